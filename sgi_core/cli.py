@@ -1,0 +1,141 @@
+"""Command line: ``python -m sgi_core {compute,score,models,convert} ...``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sgi_core.errors import SGIInputError
+
+
+def _progress_printer(label: str):
+    """Progress callback printing to stderr at most once a second; ``.total`` keeps the last total."""
+    state = {"last": 0.0}
+
+    def report(done: int, total: int) -> None:
+        report.total = total
+        now = time.monotonic()
+        if total and (done == total or now - state["last"] > 1.0):
+            state["last"] = now
+            print(f"\r{label}: {done}/{total} texts embedded", end="\n" if done == total else "", file=sys.stderr)
+
+    report.total = 0
+    return report
+
+
+def cmd_compute(args) -> int:
+    from sgi_core.embedding import load_encoder
+    from sgi_core.geometry import triple_angles
+
+    encoder = load_encoder(args.model)
+    emb = encoder.encode([args.q, args.c, args.r])
+    angles = triple_angles(emb[0:1], emb[1:2], emb[2:3])
+    result = {
+        "theta_rq": float(angles.theta_rq[0]),
+        "theta_rc": float(angles.theta_rc[0]),
+        "theta_qc": float(angles.theta_qc[0]),
+        "sgi": float(angles.sgi[0]),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"SGI={result['sgi']:.6f}  theta_rq={result['theta_rq']:.6f}  theta_rc={result['theta_rc']:.6f}")
+    return 0
+
+
+def cmd_score(args) -> int:
+    from sgi_core.data import load_triples
+    from sgi_core.embedding import EmbeddingCache, load_encoder
+    from sgi_core.export import write_table
+    from sgi_core.scoring import score_table
+
+    table = load_triples(args.input, label_positive=args.label_positive)
+    for warning in table.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    encoder = load_encoder(args.model)
+    cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
+    progress = _progress_printer(args.model)
+    scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size, progress=progress)
+    write_table(scored, args.output)
+    n_ok = int(np.isfinite(scored["sgi"].to_numpy(dtype=float)).sum())
+    print(f"{progress.total} new texts embedded, the rest from the cache", file=sys.stderr)
+    print(f"wrote {len(scored)} rows ({n_ok} scored) to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_models(args) -> int:
+    from sgi_core.embedding import model_availability
+
+    rows = model_availability()
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rows], indent=2))
+        return 0
+    for r in rows:
+        where = f"available ({r.source})" if r.available else f"not available: {r.how_to_get}"
+        print(f"{r.name:<8} {r.model_id:<42} {where}")
+    return 0
+
+
+def cmd_convert(args) -> int:
+    from sgi_core.converters import convert_halueval, convert_truthfulqa
+    from sgi_core.export import write_table
+
+    if args.kind == "truthfulqa":
+        frame = convert_truthfulqa(args.input, context=args.truthfulqa_context)
+    else:
+        frame = convert_halueval(args.input, task=args.kind.split("-", 1)[1])
+    write_table(frame, args.output)
+    print(f"wrote {len(frame)} rows to {args.output}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from sgi_core.embedding import DEFAULT_MODEL
+
+    parser = argparse.ArgumentParser(prog="python -m sgi_core", description="Semantic Grounding Index tools.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("compute", help="score one (question, context, response) triple")
+    p.add_argument("--q", required=True, help="question")
+    p.add_argument("--c", required=True, help="context")
+    p.add_argument("--r", required=True, help="response")
+    p.add_argument("--model", default=DEFAULT_MODEL, help=f"model name (default {DEFAULT_MODEL})")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_compute)
+
+    p = sub.add_parser("score", help="add theta_qc, theta_rq, theta_rc, sgi to every row of a file")
+    p.add_argument("input", type=Path)
+    p.add_argument("-o", "--output", type=Path, required=True, help="output .csv or .parquet")
+    p.add_argument("--model", default=DEFAULT_MODEL)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
+                   help="what 1/true/yes means in the label column (default: from its name)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("models", help="list registered models and whether they load offline")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_models)
+
+    p = sub.add_parser("convert", help="turn raw HaluEval / TruthfulQA files into triples")
+    p.add_argument("kind", choices=["halueval-qa", "halueval-dialogue", "halueval-summarization", "truthfulqa"])
+    p.add_argument("input", type=Path)
+    p.add_argument("-o", "--output", type=Path, required=True)
+    p.add_argument("--truthfulqa-context", choices=["references", "question"], default="references",
+                   help="TruthfulQA context: all reference answers (default) or the question itself (the paper's setup)")
+    p.set_defaults(func=cmd_convert)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SGIInputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2

@@ -1,0 +1,201 @@
+"""Angles between embeddings and the Semantic Grounding Index.
+
+All angles are in radians, in ``[0, pi]``, computed in float64 with the
+numerically exact form ``theta(a, b) = 2 * atan2(|a_hat - b_hat|, |a_hat + b_hat|)``
+on L2-normalised rows. It equals ``arccos(clip(a_hat . b_hat, -1, 1))`` in exact
+arithmetic but stays accurate near 0 and pi, where arccos of a rounded dot product
+loses half its digits (two identical float32 vectors give ~6e-4 with arccos).
+
+Sign convention: **high SGI = grounded**. A grounded response moves away from the
+question (large ``theta_rq``) toward the context (small ``theta_rc``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sgi_core.errors import SGIInputError
+
+#: Added to ``theta_rc`` in the denominator of SGI, as in the paper.
+SGI_EPSILON = 1e-8
+
+#: Two embeddings whose angle is below this many radians are treated as identical.
+IDENTICAL_ANGLE = 1e-6
+
+
+def _as_2d(x, name: str) -> np.ndarray:
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise SGIInputError(f"'{name}' must be a vector or an (n, d) array; got {arr.ndim} dimensions")
+    if not np.all(np.isfinite(arr)):
+        rows = np.flatnonzero(~np.all(np.isfinite(arr), axis=1)) + 1
+        raise SGIInputError(f"'{name}' holds NaN or infinite values", rows=rows.tolist())
+    return arr
+
+
+def l2_normalize(x, *, name: str = "x") -> np.ndarray:
+    """Return the rows of ``x`` scaled to unit L2 norm, in float64.
+
+    Parameters
+    ----------
+    x : array_like of shape (d,) or (n, d)
+    name : str
+        Used in the error message.
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+
+    Raises
+    ------
+    SGIInputError
+        If a row has zero norm (its direction, and so every angle, is undefined).
+
+    Examples
+    --------
+    >>> l2_normalize([3.0, 4.0])
+    array([[0.6, 0.8]])
+    """
+    arr = _as_2d(x, name)
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    zero = norms[:, 0] == 0
+    if zero.any():
+        raise SGIInputError(
+            f"'{name}' has zero vectors, whose angle to anything is undefined",
+            rows=(np.flatnonzero(zero) + 1).tolist(),
+            hint="Check that the encoder returned real embeddings for these texts",
+        )
+    return arr / norms
+
+
+def pairwise_angle(a, b) -> np.ndarray:
+    """Row-wise angle ``theta(a[i], b[i])`` in radians.
+
+    ``theta(a, b) = 2 * atan2(|a_hat - b_hat|, |a_hat + b_hat|)``, which equals
+    ``arccos(clip(a_hat . b_hat, -1, 1))`` and is exact at 0 and pi.
+
+    Parameters
+    ----------
+    a, b : array_like of shape (d,) or (n, d)
+        Embeddings; need not be normalised. One vector broadcasts against a batch.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> float(pairwise_angle([1.0, 0.0], [0.0, 2.0])[0])  # doctest: +ELLIPSIS
+    1.5707963...
+    """
+    a_hat = l2_normalize(a, name="a")
+    b_hat = l2_normalize(b, name="b")
+    if a_hat.shape[1] != b_hat.shape[1]:
+        raise SGIInputError(f"embedding widths differ: {a_hat.shape[1]} and {b_hat.shape[1]}")
+    if a_hat.shape[0] != b_hat.shape[0] and 1 not in (a_hat.shape[0], b_hat.shape[0]):
+        raise SGIInputError(f"row counts differ: {a_hat.shape[0]} and {b_hat.shape[0]}")
+    diff = np.linalg.norm(a_hat - b_hat, axis=1)
+    summ = np.linalg.norm(a_hat + b_hat, axis=1)
+    return 2.0 * np.arctan2(diff, summ)
+
+
+def sgi_from_angles(theta_rq, theta_rc) -> np.ndarray:
+    """Semantic Grounding Index from the two response angles.
+
+    ``SGI = theta(r, q) / (theta(r, c) + 1e-8)``. High SGI = grounded.
+
+    Examples
+    --------
+    >>> float(sgi_from_angles(1.0, 0.5)[0])  # doctest: +ELLIPSIS
+    1.99999996...
+    """
+    theta_rq = np.atleast_1d(np.asarray(theta_rq, dtype=np.float64))
+    theta_rc = np.atleast_1d(np.asarray(theta_rc, dtype=np.float64))
+    return theta_rq / (theta_rc + SGI_EPSILON)
+
+
+@dataclass(frozen=True)
+class TripleAngles:
+    """Angles, SGI and degeneracy flags for a batch of (q, c, r) triples.
+
+    Attributes
+    ----------
+    theta_qc, theta_rq, theta_rc : ndarray of shape (n,)
+        Angles in radians.
+    sgi : ndarray of shape (n,)
+        ``theta_rq / (theta_rc + 1e-8)``.
+    response_is_context, response_is_question, context_is_question : ndarray of bool
+        Pairs whose embeddings coincide (angle below ``IDENTICAL_ANGLE``). With
+        ``response_is_context`` SGI is ~1e8 times ``theta_rq``; with
+        ``context_is_question`` SGI is ~1 whatever the response.
+    """
+
+    theta_qc: np.ndarray
+    theta_rq: np.ndarray
+    theta_rc: np.ndarray
+    sgi: np.ndarray
+    response_is_context: np.ndarray
+    response_is_question: np.ndarray
+    context_is_question: np.ndarray
+
+
+def triple_angles(q_emb, c_emb, r_emb) -> TripleAngles:
+    """Compute ``theta_qc``, ``theta_rq``, ``theta_rc`` and SGI row by row.
+
+    Parameters
+    ----------
+    q_emb, c_emb, r_emb : array_like of shape (n, d)
+        Question, context and response embeddings (row ``i`` is one triple).
+
+    Returns
+    -------
+    TripleAngles
+
+    Examples
+    --------
+    >>> s = 2 ** -0.5
+    >>> out = triple_angles([[1.0, 0.0]], [[0.0, 1.0]], [[s, s]])
+    >>> round(float(out.sgi[0]), 6)
+    1.0
+    """
+    theta_qc = pairwise_angle(q_emb, c_emb)
+    theta_rq = pairwise_angle(r_emb, q_emb)
+    theta_rc = pairwise_angle(r_emb, c_emb)
+    return TripleAngles(
+        theta_qc=theta_qc,
+        theta_rq=theta_rq,
+        theta_rc=theta_rc,
+        sgi=sgi_from_angles(theta_rq, theta_rc),
+        response_is_context=theta_rc < IDENTICAL_ANGLE,
+        response_is_question=theta_rq < IDENTICAL_ANGLE,
+        context_is_question=theta_qc < IDENTICAL_ANGLE,
+    )
+
+
+def sgi_bounds(theta_qc, theta_rc) -> tuple[np.ndarray, np.ndarray]:
+    """Range SGI can take given ``theta_qc`` and ``theta_rc``.
+
+    The spherical triangle inequality gives
+    ``|theta_qc - theta_rc| <= theta_rq <= min(theta_qc + theta_rc, 2*pi - theta_qc - theta_rc)``
+    (the last because angles live in ``[0, pi]`` on the sphere), hence
+    ``lower = |theta_qc - theta_rc| / (theta_rc + 1e-8)`` and
+    ``upper = min(theta_qc + theta_rc, 2*pi - theta_qc - theta_rc) / (theta_rc + 1e-8)``.
+    As ``theta_qc -> 0`` both bounds tend to 1: SGI is squeezed toward 1 when the
+    context is close to the question.
+
+    Examples
+    --------
+    >>> lo, hi = sgi_bounds(0.5, 1.0)
+    >>> round(float(lo[0]), 6), round(float(hi[0]), 6)
+    (0.5, 1.5)
+    """
+    theta_qc = np.atleast_1d(np.asarray(theta_qc, dtype=np.float64))
+    theta_rc = np.atleast_1d(np.asarray(theta_rc, dtype=np.float64))
+    lower_rq = np.abs(theta_qc - theta_rc)
+    upper_rq = np.minimum(theta_qc + theta_rc, 2.0 * np.pi - theta_qc - theta_rc)
+    denom = theta_rc + SGI_EPSILON
+    return lower_rq / denom, upper_rq / denom

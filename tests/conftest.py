@@ -1,0 +1,32 @@
+"""Shared fixtures: an isolated embedding cache and the real MiniLM model."""
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+SAMPLE_CSV = REPO / "sample_data" / "halueval_qa_sample.csv"
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    """Every test gets its own embedding cache folder."""
+    folder = tmp_path / "emb-cache"
+    monkeypatch.setenv("SGI_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The real all-MiniLM-L6-v2, loaded offline from its PyPI package."""
+    from sgi_core.embedding import load_encoder
+
+    return load_encoder("minilm")
+
+
+@pytest.fixture
+def shared_data():
+    if not SHARED_DATA.exists():
+        pytest.skip("../shared/data is not beside the repository")
+    return SHARED_DATA
