@@ -20,6 +20,8 @@ def configure_offline() -> None:
     Sets ``HF_HUB_OFFLINE=1`` (and ``TRANSFORMERS_OFFLINE=1``) unless the user set
     them, or set ``SGI_ONLINE=1`` to allow hub downloads.
     """
+    # Weight-loading progress bars are noise on the command line and in logs.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if os.environ.get("SGI_ONLINE") == "1":
         return
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
