@@ -1,0 +1,90 @@
+"""Statistics of a score against grounded/hallucinated labels, and the confounds beside it.
+
+Conventions throughout: ``y_true`` is 1 = grounded, 0 = hallucinated, NaN =
+unlabelled (left out of label metrics and counted); scores are oriented **higher =
+grounded** (SGI as it is); a row is flagged as hallucinated when its score is below a
+threshold. Every result is a frozen dataclass whose ``to_dict()`` is JSON-safe and
+whose ``from_dict()`` reads it back.
+"""
+
+from sgi_core.evaluation._common import UndefinedStatisticWarning
+from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement
+from sgi_core.evaluation.baselines import (
+    BASELINE_DESCRIPTIONS,
+    LEXICAL_FLAG_BELOW,
+    BeyondLengthResult,
+    baseline_scores,
+    beyond_length,
+    lexical_groundedness,
+    response_length,
+)
+from sgi_core.evaluation.calibration import (
+    CalibrationResult,
+    Calibrator,
+    ReliabilityBins,
+    calibration_analysis,
+    expected_calibration_error,
+    fit_calibrator,
+    halluc_rate_by_quantile,
+    reliability_bins,
+)
+from sgi_core.evaluation.effect_size import (
+    AngleEffectsResult,
+    EffectSizeResult,
+    angle_effects,
+    cohens_d,
+    effect_size,
+    hedges_g,
+)
+from sgi_core.evaluation.ranking import RocResult, auroc, roc_analysis
+from sgi_core.evaluation.report import BaselineResult, EvaluationReport, evaluate
+from sgi_core.evaluation.strata import StrataResult, StratumResult, length_strata, theta_qc_strata
+from sgi_core.evaluation.thresholds import (
+    ThresholdChoice,
+    ThresholdMetrics,
+    choose_threshold,
+    threshold_metrics,
+    threshold_metrics_grid,
+)
+
+__all__ = [
+    "AgreementResult",
+    "AngleEffectsResult",
+    "BASELINE_DESCRIPTIONS",
+    "BaselineResult",
+    "BeyondLengthResult",
+    "CalibrationResult",
+    "Calibrator",
+    "EffectSizeResult",
+    "EvaluationReport",
+    "LEXICAL_FLAG_BELOW",
+    "ReliabilityBins",
+    "RocResult",
+    "StrataResult",
+    "StratumResult",
+    "ThresholdChoice",
+    "ThresholdMetrics",
+    "UndefinedStatisticWarning",
+    "angle_effects",
+    "auroc",
+    "baseline_scores",
+    "beyond_length",
+    "calibration_analysis",
+    "choose_threshold",
+    "cohens_d",
+    "cross_model_agreement",
+    "effect_size",
+    "evaluate",
+    "expected_calibration_error",
+    "fit_calibrator",
+    "halluc_rate_by_quantile",
+    "hedges_g",
+    "length_strata",
+    "lexical_groundedness",
+    "reliability_bins",
+    "response_length",
+    "roc_analysis",
+    "theta_qc_strata",
+    "threshold_metrics",
+    "threshold_metrics_grid",
+]

@@ -1,0 +1,163 @@
+"""Shared pieces of the evaluation package: input checks, the warning class, JSON results.
+
+Conventions used by every function in :mod:`sgi_core.evaluation`:
+
+* ``y_true``: 1 = grounded / valid, 0 = hallucinated, NaN = unlabelled (excluded
+  from label metrics and counted);
+* ``score``: higher = more grounded (SGI as it is);
+* a row whose score is NaN (not scored) is excluded from every metric and counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+import warnings
+
+import numpy as np
+
+from sgi_core.errors import SGIInputError
+
+
+class UndefinedStatisticWarning(UserWarning):
+    """A statistic is undefined for this input (one class, too few rows, zero spread); it is NaN."""
+
+
+def warn_undefined(message: str) -> None:
+    warnings.warn(message, UndefinedStatisticWarning, stacklevel=3)
+
+
+def as_labels(y_true, *, name: str = "y_true") -> np.ndarray:
+    """Labels as float64 with values 1.0, 0.0 or NaN; anything else is an input error."""
+    try:
+        labels = np.asarray(y_true, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise SGIInputError(
+            f"'{name}' must hold numbers 1 (grounded), 0 (hallucinated) or NaN (unlabelled)",
+            column=name,
+            hint="Read the file with sgi_core.data.load_triples, which maps label words to 1/0",
+        ) from None
+    bad = ~(np.isnan(labels) | (labels == 0.0) | (labels == 1.0))
+    if bad.any():
+        raise SGIInputError(
+            f"'{name}' holds values other than 1 (grounded), 0 (hallucinated) or NaN (unlabelled)",
+            column=name,
+            rows=(np.flatnonzero(bad) + 1).tolist(),
+            hint="Map the label column to 1/0 first (sgi_core.data.parse_labels does this)",
+        )
+    return labels
+
+
+def as_scores(score, *, name: str = "score", n: int | None = None) -> np.ndarray:
+    """Scores as float64; NaN means 'not scored'; infinite values are an input error."""
+    try:
+        values = np.asarray(score, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise SGIInputError(f"'{name}' must hold numbers", column=name) from None
+    if np.isinf(values).any():
+        raise SGIInputError(
+            f"'{name}' holds infinite values",
+            column=name,
+            rows=(np.flatnonzero(np.isinf(values)) + 1).tolist(),
+            hint="Replace them with NaN to leave those rows out, or with a large finite number",
+        )
+    if n is not None and len(values) != n:
+        raise SGIInputError(f"'{name}' has {len(values)} values but the labels have {n}", column=name)
+    return values
+
+
+def labelled_groups(y_true, score, *, score_name: str = "score") -> tuple[np.ndarray, np.ndarray, int]:
+    """Split finite scores by label.
+
+    Returns
+    -------
+    valid, halluc : ndarray
+        Scores of grounded (label 1) and hallucinated (label 0) rows.
+    n_excluded : int
+        Rows left out because their label or their score is NaN.
+    """
+    labels = as_labels(y_true)
+    scores = as_scores(score, name=score_name, n=len(labels))
+    keep = ~np.isnan(labels) & ~np.isnan(scores)
+    return scores[keep & (labels == 1.0)], scores[keep & (labels == 0.0)], int((~keep).sum())
+
+
+def check_int(value, name: str, func: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise SGIInputError(f"The '{name}' parameter of {func} must be an int >= {minimum}. Got {value!r} instead.")
+    return int(value)
+
+
+def check_fraction(value, name: str, func: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0.0 < value < 1.0:
+        raise SGIInputError(f"The '{name}' parameter of {func} must be a float in (0, 1). Got {value!r} instead.")
+    return float(value)
+
+
+def check_choice(value, name: str, func: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise SGIInputError(
+            f"The '{name}' parameter of {func} must be one of {', '.join(map(repr, choices))}. Got {value!r} instead."
+        )
+    return value
+
+
+def _encode(value):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return value.to_dict()
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        if math.isinf(number):
+            # JSON has no infinity; ROC curves start at an infinite threshold.
+            return "inf" if number > 0 else "-inf"
+        return number
+    return value
+
+
+def _decode(kind, value):
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _decode(inner, value)
+    if kind is float:
+        return math.nan if value is None else float(value)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v) for v in value)
+        return tuple(_decode(a, v) for a, v in zip(args, value))
+    if origin is dict:
+        return {k: _decode(args[1], v) for k, v in value.items()}
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        return kind.from_dict(value)
+    return value
+
+
+class JsonResult:
+    """Mixin for frozen result dataclasses: ``to_dict()`` is JSON-safe and ``from_dict`` reverses it.
+
+    Tuples and arrays become lists, NaN becomes ``None`` and infinities the strings
+    ``"inf"`` / ``"-inf"``; nested results become dicts. ``from_dict`` reads the field
+    types to rebuild floats (``None`` -> NaN), tuples and nested results.
+    """
+
+    def to_dict(self) -> dict:
+        return {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        hints = typing.get_type_hints(cls)
+        return cls(**{f.name: _decode(hints[f.name], data[f.name]) for f in dataclasses.fields(cls)})

@@ -1,0 +1,234 @@
+"""Trivial baselines that SGI must beat, and whether SGI adds anything beyond length.
+
+On HaluEval the grounded answers are short gold spans and the hallucinated ones
+are sentences: response length alone separates them better than SGI. Every report
+therefore shows, beside SGI, scores oriented so that **higher = grounded**:
+
+* ``neg_response_length``: minus the response length in characters (shorter =
+  grounded, the direction of HaluEval's bias; elsewhere it may point the other way,
+  which shows as an AUROC below 0.5);
+* ``lexical_groundedness``: share of the response's non-stopword tokens that occur
+  in the context (a RAG heuristic; below 0.1 is flagged as ungrounded);
+* ``theta_rq``: the response-question angle alone (grounded answers move away from
+  the question).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import QuantileTransformer
+
+from sgi_core.errors import SGIInputError
+from sgi_core.evaluation._common import JsonResult, as_labels, as_scores, check_int, warn_undefined
+
+#: Below this lexical groundedness a response is flagged as not drawn from its context.
+LEXICAL_FLAG_BELOW = 0.1
+
+#: Baseline columns of :func:`baseline_scores` and what they measure (all: higher = grounded).
+BASELINE_DESCRIPTIONS = {
+    "neg_response_length": "minus the response length in characters (shorter = grounded)",
+    "lexical_groundedness": "share of non-stopword response tokens found in the context",
+    "theta_rq": "angle between response and question alone (farther = grounded)",
+}
+
+_TOKEN = re.compile(r"\b\w+\b")
+
+
+def response_length(texts) -> np.ndarray:
+    """Length of each text in characters (missing texts count 0).
+
+    Examples
+    --------
+    >>> response_length(["Paris", "It is in France."]).tolist()
+    [5, 16]
+    """
+    return pd.Series(list(texts), dtype=object).fillna("").astype(str).str.len().to_numpy(dtype=np.int64)
+
+
+def _content_tokens(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(str(text).lower()) if t not in ENGLISH_STOP_WORDS]
+
+
+def lexical_groundedness(responses, contexts) -> np.ndarray:
+    """Share of the response's non-stopword tokens that occur in the context.
+
+    Tokens are lower-cased ``\\w+`` runs; stopwords are scikit-learn's English list;
+    repeated response tokens count each time. 1.0 = every content word comes from
+    the context; below :data:`LEXICAL_FLAG_BELOW` (0.1) the response is flagged as
+    ungrounded. A response with no content token gets NaN (with a warning).
+
+    Examples
+    --------
+    >>> lexical_groundedness(["The capital is Paris", "Berlin"], ["Paris is the capital of France", "Paris"]).tolist()
+    [1.0, 0.0]
+    """
+    responses, contexts = list(responses), list(contexts)
+    if len(responses) != len(contexts):
+        raise SGIInputError(f"{len(responses)} responses but {len(contexts)} contexts")
+    out = np.full(len(responses), np.nan)
+    for i, (response, context) in enumerate(zip(responses, contexts)):
+        tokens = _content_tokens(response)
+        if tokens:
+            vocabulary = set(_content_tokens(context))
+            out[i] = sum(t in vocabulary for t in tokens) / len(tokens)
+    empty = np.isnan(out)
+    if empty.any():
+        warn_undefined(f"{int(empty.sum())} responses have no content word: lexical groundedness is NaN there")
+    return out
+
+
+def baseline_scores(frame: pd.DataFrame) -> pd.DataFrame:
+    """Baseline scores of a (scored) triple frame, every column oriented higher = grounded.
+
+    Columns: ``neg_response_length``, ``lexical_groundedness`` and, when the frame
+    has it, ``theta_rq``; see :data:`BASELINE_DESCRIPTIONS`. Same index and order as
+    ``frame``.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"response": ["Paris", "A city in Spain"], "context": ["Paris, France", "Paris"]})
+    >>> baseline_scores(f)["neg_response_length"].tolist()
+    [-5, -15]
+    """
+    missing = [c for c in ("response", "context") if c not in frame.columns]
+    if missing:
+        raise SGIInputError(f"baseline scores need the columns {', '.join(missing)}", column=missing[0])
+    out = pd.DataFrame(index=frame.index)
+    out["neg_response_length"] = -response_length(frame["response"])
+    out["lexical_groundedness"] = lexical_groundedness(frame["response"], frame["context"])
+    if "theta_rq" in frame.columns:
+        out["theta_rq"] = frame["theta_rq"].to_numpy(dtype=np.float64)
+    return out
+
+
+#: Mean cross-validated AUROC gain below which SGI is said to add nothing beyond length.
+NEGLIGIBLE_GAIN = 0.005
+#: Gain below which the addition is called small.
+SMALL_GAIN = 0.02
+#: Length-alone AUROC from which the labels are called confounded with length.
+CONFOUNDED_AUROC = 0.8
+
+
+@dataclass(frozen=True)
+class BeyondLengthResult(JsonResult):
+    """Cross-validated AUROC of a logistic model on length alone vs length + score.
+
+    Attributes
+    ----------
+    n : int
+        Labelled rows with both features.
+    n_splits : int
+    auroc_length, auroc_length_score : float
+        Mean AUROC over the folds.
+    delta : float
+        ``auroc_length_score - auroc_length``.
+    fold_deltas : tuple of float
+        The gain in each fold (same folds for both models).
+    verdict : str
+        Plain-language reading of the numbers.
+    """
+
+    n: int
+    n_splits: int
+    auroc_length: float
+    auroc_length_score: float
+    delta: float
+    fold_deltas: tuple[float, ...]
+    verdict: str
+
+
+def length_verdict(auroc_length: float, auroc_length_score: float, fold_deltas, score_name: str = "SGI") -> str:
+    """The sentence a report prints for a :class:`BeyondLengthResult`."""
+    delta = auroc_length_score - auroc_length
+    numbers = f"(AUROC {auroc_length:.3f} with response length alone, {auroc_length_score:.3f} with length + {score_name})"
+    if delta < NEGLIGIBLE_GAIN or min(fold_deltas) <= 0:
+        text = f"{score_name} adds no consistent signal beyond response length {numbers}."
+    elif delta < SMALL_GAIN:
+        text = f"{score_name} adds a small signal beyond response length {numbers}."
+    else:
+        text = f"{score_name} adds clear signal beyond response length {numbers}."
+    if auroc_length >= CONFOUNDED_AUROC:
+        text += (
+            f" Response length alone already separates the labels (AUROC {auroc_length:.3f}): "
+            "in this data the labels are confounded with answer length."
+        )
+    return text
+
+
+def beyond_length(lengths, score, y_true, *, n_splits: int = 5, seed: int = 0, score_name: str = "SGI") -> BeyondLengthResult:
+    """Does the score add signal beyond length? Cross-validated AUROC with and without it.
+
+    Two logistic regressions (grounded = 1) on the same stratified folds: one on
+    length alone, one on length and the score. Each feature is first mapped to
+    normal quantiles (fitted on the training fold), which keeps SGI's rare huge
+    values (response = context) from dominating the fit.
+
+    Parameters
+    ----------
+    lengths : array_like of shape (n,)
+        E.g. response length in characters.
+    score : array_like of shape (n,)
+        E.g. SGI.
+    y_true : array_like of shape (n,)
+        1 = grounded, 0 = hallucinated, NaN = unlabelled (left out).
+    n_splits : int, default 5
+    seed : int, default 0
+        Seeds the fold shuffling.
+    score_name : str, default "SGI"
+        Used in the verdict.
+
+    Returns
+    -------
+    BeyondLengthResult
+        NaN with a warning when a class has fewer rows than ``n_splits``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([1, 0], 100)
+    >>> res = beyond_length(rng.normal(size=200), y + rng.normal(size=200), y)
+    >>> res.delta > 0.2
+    True
+    """
+    n_splits = check_int(n_splits, "n_splits", "beyond_length", minimum=2)
+    labels = as_labels(y_true)
+    length_values = as_scores(lengths, name="lengths", n=len(labels))
+    score_values = as_scores(score, n=len(labels))
+    keep = ~np.isnan(labels) & ~np.isnan(length_values) & ~np.isnan(score_values)
+    labels = labels[keep]
+    n_min = int(min((labels == 1).sum(), (labels == 0).sum()))
+    if n_min < n_splits:
+        warn_undefined(f"beyond_length needs at least {n_splits} rows of each class; the smaller class has {n_min}")
+        nan = math.nan
+        return BeyondLengthResult(int(keep.sum()), n_splits, nan, nan, nan, (), f"undefined: too few labelled rows ({n_min} in the smaller class)")
+    features = np.column_stack([length_values[keep], score_values[keep]])
+    folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+
+    def fold_aurocs(columns: list[int]) -> np.ndarray:
+        model = make_pipeline(
+            QuantileTransformer(output_distribution="normal", n_quantiles=min(1000, len(labels) - len(labels) // n_splits)),
+            LogisticRegression(),
+        )
+        return cross_val_score(model, features[:, columns], labels, cv=folds, scoring="roc_auc")
+
+    length_only = fold_aurocs([0])
+    with_score = fold_aurocs([0, 1])
+    fold_deltas = tuple((with_score - length_only).tolist())
+    return BeyondLengthResult(
+        n=len(labels),
+        n_splits=n_splits,
+        auroc_length=float(length_only.mean()),
+        auroc_length_score=float(with_score.mean()),
+        delta=float(with_score.mean() - length_only.mean()),
+        fold_deltas=fold_deltas,
+        verdict=length_verdict(float(length_only.mean()), float(with_score.mean()), fold_deltas, score_name),
+    )

@@ -1,0 +1,83 @@
+"""Percentile bootstrap confidence intervals for two-sample statistics.
+
+The grounded and hallucinated samples are resampled independently (a stratified
+bootstrap), so every replicate keeps the observed class sizes and both classes.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+
+from sgi_core.evaluation._common import warn_undefined
+
+#: Upper bound on resampled values held in memory at once (floats), per batch.
+_BATCH_VALUES = 2_000_000
+
+
+def two_sample_ci(
+    valid: np.ndarray,
+    halluc: np.ndarray,
+    statistic: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    *,
+    n_boot: int,
+    seed: int,
+    confidence: float,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(valid, halluc)``.
+
+    Parameters
+    ----------
+    valid, halluc : ndarray
+        The two samples.
+    statistic : callable
+        Vectorised: ``statistic(x, y, axis=-1)`` on arrays of shape ``(batch, n)``.
+    n_boot : int
+        Number of resamples; 0 gives ``(nan, nan)``.
+    seed : int
+        Seed of the resampling generator (same seed, same interval).
+    confidence : float
+        Coverage of the interval, e.g. 0.95.
+
+    Returns
+    -------
+    (lo, hi) : tuple of float
+        Percentiles ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` of the
+        replicates. Replicates where the statistic is undefined (e.g. a resample of a
+        tiny class with zero spread) are left out with a warning; ``(nan, nan)`` when
+        ``n_boot`` is 0 or no replicate is defined.
+    """
+    if n_boot == 0:
+        return (math.nan, math.nan)
+    batch = max(1, _BATCH_VALUES // (len(valid) + len(halluc)))
+    with warnings.catch_warnings():
+        # scipy warns about undefined replicates itself; the count is reported below instead.
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = stats.bootstrap(
+            (valid, halluc),
+            statistic,
+            n_resamples=n_boot,
+            batch=batch,
+            vectorized=True,
+            paired=False,
+            axis=-1,
+            confidence_level=confidence,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        )
+    replicates = result.bootstrap_distribution
+    defined = replicates[np.isfinite(replicates)]
+    if len(defined) < len(replicates):
+        warn_undefined(
+            f"the statistic is undefined in {len(replicates) - len(defined)} of {len(replicates)} bootstrap "
+            "resamples; the interval uses the others"
+        )
+    if len(defined) == 0:
+        return (math.nan, math.nan)
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.percentile(defined, [100.0 * alpha, 100.0 * (1.0 - alpha)])
+    return (float(lo), float(hi))

@@ -1,0 +1,160 @@
+"""ROC curve and AUROC with grounded as the positive class and the score as given.
+
+AUROC = P(score of a random grounded row > score of a random hallucinated row),
+ties counting one half. With SGI (high = grounded) 0.5 is chance and values above
+0.5 mean SGI ranks grounded answers higher. (The paper's reference code scores SGI
+as a hallucination score and reports 1 - AUROC; this module never flips.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.metrics import roc_auc_score, roc_curve
+
+from sgi_core.evaluation._common import JsonResult, check_fraction, check_int, labelled_groups, warn_undefined
+from sgi_core.evaluation.bootstrap import two_sample_ci
+
+
+def _auroc_of_levels(valid_levels: np.ndarray, halluc_levels: np.ndarray, n_levels: int, axis: int = -1) -> np.ndarray:
+    """AUROC of integer score levels ``0..n_levels-1``, one value per row of a batch.
+
+    The Mann-Whitney count ``sum over valid v of #(halluc < v) + #(halluc == v) / 2``
+    from a histogram of the hallucinated levels: linear time per resample, where
+    ``scipy.stats.mannwhitneyu`` sorts each one (20 times slower on 20,000 rows).
+    """
+    batched = np.ndim(valid_levels) > 1
+    valid_levels = np.atleast_2d(np.moveaxis(valid_levels, axis, -1)).astype(np.int64)
+    halluc_levels = np.atleast_2d(np.moveaxis(halluc_levels, axis, -1)).astype(np.int64)
+    batch = valid_levels.shape[0]
+    offsets = np.arange(batch)[:, None] * n_levels
+    counts = np.bincount((halluc_levels + offsets).ravel(), minlength=batch * n_levels).reshape(batch, n_levels)
+    below = np.cumsum(counts, axis=1) - counts
+    wins = np.take_along_axis(below, valid_levels, axis=1) + 0.5 * np.take_along_axis(counts, valid_levels, axis=1)
+    values = wins.sum(axis=1) / (valid_levels.shape[1] * halluc_levels.shape[1])
+    return values if batched else values[0]
+
+
+def auroc_ci(valid: np.ndarray, halluc: np.ndarray, *, n_boot: int, seed: int, confidence: float) -> tuple[float, float]:
+    """Percentile bootstrap interval of the AUROC, classes resampled independently.
+
+    AUROC depends on the scores only through their order, so both samples are
+    replaced by their dense ranks in the pooled data before resampling.
+    """
+    levels = np.unique(np.concatenate([valid, halluc]), return_inverse=True)[1]
+    n_levels = int(levels.max()) + 1
+
+    def statistic(v, h, axis=-1):
+        return _auroc_of_levels(v, h, n_levels, axis=axis)
+
+    return two_sample_ci(
+        levels[: len(valid)], levels[len(valid) :], statistic, n_boot=n_boot, seed=seed, confidence=confidence
+    )
+
+
+def _why_auroc_undefined(valid: np.ndarray, halluc: np.ndarray) -> str | None:
+    if len(valid) == 0 or len(halluc) == 0:
+        return f"AUROC needs both classes; got {len(valid)} valid and {len(halluc)} hallucinated rows"
+    return None
+
+
+def auroc_of_groups(valid: np.ndarray, halluc: np.ndarray) -> float:
+    """AUROC of grounded scores ``valid`` against hallucinated ``halluc``; both must be non-empty."""
+    labels = np.concatenate([np.ones(len(valid)), np.zeros(len(halluc))])
+    return float(roc_auc_score(labels, np.concatenate([valid, halluc])))
+
+
+def auroc(y_true, y_score) -> float:
+    """AUROC of a score against labels (grounded positive); NaN with a warning if one class.
+
+    Examples
+    --------
+    >>> auroc([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1])
+    0.75
+    """
+    valid, halluc, _ = labelled_groups(y_true, y_score, score_name="y_score")
+    reason = _why_auroc_undefined(valid, halluc)
+    if reason:
+        warn_undefined(reason)
+        return math.nan
+    return auroc_of_groups(valid, halluc)
+
+
+@dataclass(frozen=True)
+class RocResult(JsonResult):
+    """ROC curve of a score, grounded positive.
+
+    Attributes
+    ----------
+    fpr, tpr : tuple of float
+        False and true positive rates (share of hallucinated / grounded rows with
+        score >= threshold), from :func:`sklearn.metrics.roc_curve`.
+    thresholds : tuple of float
+        Decreasing; the first is ``inf`` (nothing called grounded).
+    auroc : float
+    auroc_ci : (float, float)
+        Percentile bootstrap interval, classes resampled independently.
+    n_pos, n_neg : int
+        Grounded and hallucinated rows used.
+    n_excluded : int
+        Rows left out (unlabelled or not scored).
+    """
+
+    fpr: tuple[float, ...]
+    tpr: tuple[float, ...]
+    thresholds: tuple[float, ...]
+    auroc: float
+    auroc_ci: tuple[float, float]
+    n_pos: int
+    n_neg: int
+    n_excluded: int
+
+
+def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95) -> RocResult:
+    """ROC curve, AUROC and its bootstrap interval, grounded as the positive class.
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        1 = grounded, 0 = hallucinated, NaN = unlabelled (left out, counted).
+    y_score : array_like of shape (n,)
+        Higher = more grounded. NaN = not scored (left out, counted).
+    n_boot : int, default 1000
+        Bootstrap resamples; 0 skips the interval.
+    seed : int, default 0
+    confidence : float, default 0.95
+
+    Returns
+    -------
+    RocResult
+        With one class only: empty curve, NaN AUROC and an
+        :class:`UndefinedStatisticWarning`.
+
+    Examples
+    --------
+    >>> res = roc_analysis([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1], n_boot=0)
+    >>> res.auroc, res.n_pos, res.n_neg
+    (0.75, 2, 2)
+    """
+    n_boot = check_int(n_boot, "n_boot", "roc_analysis", minimum=0)
+    confidence = check_fraction(confidence, "confidence", "roc_analysis")
+    valid, halluc, n_excluded = labelled_groups(y_true, y_score, score_name="y_score")
+    reason = _why_auroc_undefined(valid, halluc)
+    if reason:
+        warn_undefined(reason)
+        return RocResult((), (), (), math.nan, (math.nan, math.nan), len(valid), len(halluc), n_excluded)
+    labels = np.concatenate([np.ones(len(valid)), np.zeros(len(halluc))])
+    scores = np.concatenate([valid, halluc])
+    fpr, tpr, thresholds = roc_curve(labels, scores, pos_label=1)
+    return RocResult(
+        fpr=tuple(fpr.tolist()),
+        tpr=tuple(tpr.tolist()),
+        thresholds=tuple(thresholds.tolist()),
+        auroc=auroc_of_groups(valid, halluc),
+        auroc_ci=auroc_ci(valid, halluc, n_boot=n_boot, seed=seed, confidence=confidence),
+        n_pos=len(valid),
+        n_neg=len(halluc),
+        n_excluded=n_excluded,
+    )

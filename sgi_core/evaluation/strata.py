@@ -1,0 +1,169 @@
+"""SGI's separation within strata of a covariate: the paper's Tables 2 and 3.
+
+* :func:`theta_qc_strata` cuts ``theta_qc`` at quantile edges computed over all rows
+  pooled (both labels), as the paper does (Table 2).
+* :func:`length_strata` cuts a character length on its ranks, ties broken by row
+  order, so that the strata have equal sizes even though integer lengths tie
+  (Table 3).
+
+Within each stratum: n, mean score by label, Cohen's d (valid minus hallucinated,
+ddof=1) and AUROC (grounded positive).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.errors import SGIInputError
+from sgi_core.evaluation._common import JsonResult, as_labels, as_scores, check_int, warn_undefined
+from sgi_core.evaluation.effect_size import cohens_d_along
+from sgi_core.evaluation.ranking import auroc_of_groups
+
+
+@dataclass(frozen=True)
+class StratumResult(JsonResult):
+    """One stratum: covariate range ``[lo, hi]``, counts, class means of the score, d and AUROC."""
+
+    label: str
+    lo: float
+    hi: float
+    n: int
+    n_valid: int
+    n_halluc: int
+    mean_valid: float
+    mean_halluc: float
+    cohens_d: float
+    auroc: float
+
+
+@dataclass(frozen=True)
+class StrataResult(JsonResult):
+    """Strata of one covariate (``name``), from lowest to highest."""
+
+    name: str
+    strata: tuple[StratumResult, ...]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per stratum."""
+        return pd.DataFrame([s.to_dict() for s in self.strata], columns=list(StratumResult.__dataclass_fields__))
+
+
+def stratum_labels(n_strata: int) -> list[str]:
+    return ["low", "medium", "high"] if n_strata == 3 else [f"q{k + 1}" for k in range(n_strata)]
+
+
+def _summarise(name: str, codes: np.ndarray, edges: list[tuple[float, float]], labels: np.ndarray,
+               scores: np.ndarray) -> StrataResult:
+    names = stratum_labels(len(edges))
+    strata, undefined = [], []
+    for k, (lo, hi) in enumerate(edges):
+        member = codes == k
+        valid = scores[member & (labels == 1.0)]
+        halluc = scores[member & (labels == 0.0)]
+        d = float(cohens_d_along(valid, halluc)) if len(valid) >= 2 and len(halluc) >= 2 else math.nan
+        auc = auroc_of_groups(valid, halluc) if len(valid) and len(halluc) else math.nan
+        if math.isnan(d) or math.isnan(auc):
+            undefined.append(names[k])
+        strata.append(
+            StratumResult(
+                label=names[k], lo=float(lo), hi=float(hi), n=int(member.sum()),
+                n_valid=len(valid), n_halluc=len(halluc),
+                mean_valid=float(valid.mean()) if len(valid) else math.nan,
+                mean_halluc=float(halluc.mean()) if len(halluc) else math.nan,
+                cohens_d=d, auroc=auc,
+            )
+        )
+    if undefined:
+        warn_undefined(
+            f"{name} strata {', '.join(undefined)}: d or AUROC undefined (a class has too few rows or no spread)"
+        )
+    return StrataResult(name=name, strata=tuple(strata))
+
+
+def _inputs(covariate, y_true, score, covariate_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    values = as_scores(covariate, name=covariate_name)
+    labels = as_labels(y_true)
+    scores = as_scores(score, n=len(labels))
+    if len(values) != len(labels):
+        raise SGIInputError(f"'{covariate_name}' has {len(values)} values but the labels have {len(labels)}")
+    keep = ~np.isnan(values) & ~np.isnan(scores)
+    return values[keep], labels[keep], scores[keep]
+
+
+def theta_qc_strata(theta_qc, y_true, score, *, n_strata: int = 3) -> StrataResult:
+    """SGI separation within quantile strata of ``theta_qc`` (the paper's Table 2).
+
+    Edges are the ``k / n_strata`` quantiles of ``theta_qc`` over all rows with a
+    score (both labels and unlabelled rows pooled); stratum ``k`` holds
+    ``edges[k] < theta_qc <= edges[k+1]`` (the first also its lower edge). By the
+    spherical triangle inequality SGI is squeezed toward 1 when ``theta_qc`` is small,
+    so separation is expected to grow from the low to the high stratum.
+
+    Parameters
+    ----------
+    theta_qc, y_true, score : array_like of shape (n,)
+        Question-context angle, labels (1 grounded, 0 hallucinated, NaN unlabelled)
+        and score (higher = grounded).
+    n_strata : int, default 3
+
+    Returns
+    -------
+    StrataResult
+        Tied edges merge strata, with a warning.
+
+    Examples
+    --------
+    >>> res = theta_qc_strata([0.1, 0.2, 0.3, 0.4, 0.5, 0.6], [1, 0, 1, 0, 1, 0],
+    ...                       [2.0, 1.0, 3.0, 1.0, 4.0, 1.0], n_strata=3)
+    >>> [(s.label, s.n, s.mean_valid) for s in res.strata]
+    [('low', 2, 2.0), ('medium', 2, 3.0), ('high', 2, 4.0)]
+    """
+    n_strata = check_int(n_strata, "n_strata", "theta_qc_strata", minimum=1)
+    values, labels, scores = _inputs(theta_qc, y_true, score, "theta_qc")
+    if len(values) == 0:
+        warn_undefined("theta_qc strata: no row has both a theta_qc and a score")
+        return StrataResult(name="theta_qc", strata=())
+    if np.ptp(values) == 0:
+        warn_undefined(f"theta_qc is {values[0]:.6g} on every row: one stratum instead of {n_strata}")
+        return _summarise("theta_qc", np.zeros(len(values), dtype=int), [(values[0], values[0])], labels, scores)
+    codes, edges = pd.qcut(values, n_strata, labels=False, retbins=True, duplicates="drop")
+    if len(edges) - 1 < n_strata:
+        warn_undefined(f"theta_qc has tied quantile edges: {len(edges) - 1} strata instead of {n_strata}")
+    return _summarise("theta_qc", codes, list(zip(edges[:-1], edges[1:])), labels, scores)
+
+
+def length_strata(lengths, y_true, score, *, n_strata: int = 3, name: str = "response") -> StrataResult:
+    """SGI separation within equal-size strata of a length (the paper's Table 3).
+
+    Rows are ranked by length, ties in input order, and the ranks cut into
+    ``n_strata`` groups of equal size (sizes differ by at most one). ``lo`` and ``hi``
+    are the shortest and longest length in each stratum; neighbouring strata can
+    share a length value.
+
+    Parameters
+    ----------
+    lengths, y_true, score : array_like of shape (n,)
+        Lengths (e.g. characters of the response), labels and score.
+    n_strata : int, default 3
+    name : str, default "response"
+        What was measured, e.g. "question", "context", "response".
+
+    Examples
+    --------
+    >>> res = length_strata([5, 5, 5, 5, 9, 9], [1, 0, 1, 0, 1, 0], [2.0, 1.0, 3.0, 1.0, 4.0, 1.0])
+    >>> [(s.label, s.n, s.lo, s.hi) for s in res.strata]
+    [('low', 2, 5.0, 5.0), ('medium', 2, 5.0, 5.0), ('high', 2, 9.0, 9.0)]
+    """
+    n_strata = check_int(n_strata, "n_strata", "length_strata", minimum=1)
+    values, labels, scores = _inputs(lengths, y_true, score, name)
+    if len(values) < n_strata:
+        warn_undefined(f"{name} length strata: {len(values)} scored rows cannot fill {n_strata} strata")
+        return StrataResult(name=name, strata=())
+    ranks = pd.Series(values).rank(method="first").to_numpy()
+    codes = pd.qcut(ranks, n_strata, labels=False)
+    edges = [(values[codes == k].min(), values[codes == k].max()) for k in range(n_strata)]
+    return _summarise(name, codes, edges, labels, scores)

@@ -1,0 +1,223 @@
+"""Flagging rows as hallucinated below a score threshold, and choosing the threshold.
+
+A row is **flagged** (predicted hallucinated) when ``score < threshold``. The
+detector's positive class is *hallucinated*:
+
+* TP = flagged and hallucinated, FP = flagged and grounded,
+  TN = not flagged and grounded, FN = not flagged and hallucinated;
+* precision = TP / (TP + FP): share of flagged rows that are hallucinated;
+* recall = TP / (TP + FN): share of hallucinated rows that are flagged;
+* F1 = 2 TP / (2 TP + FP + FN); accuracy = (TP + TN) / labelled rows;
+* flag_rate = flagged / scored rows (unlabelled rows included: the share of
+  traffic a reviewer would see).
+
+Counts use labelled, scored rows; a ratio with a zero denominator is NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.errors import SGIInputError
+from sgi_core.evaluation._common import JsonResult, as_labels, as_scores, check_choice, warn_undefined
+
+CHOICE_METHODS = ("youden", "target_recall", "target_precision", "cost")
+
+
+@dataclass(frozen=True)
+class ThresholdMetrics(JsonResult):
+    """Confusion counts and rates of flagging ``score < threshold`` (hallucinated positive)."""
+
+    threshold: float
+    tp: int
+    fp: int
+    tn: int
+    fn: int
+    precision: float
+    recall: float
+    f1: float
+    flag_rate: float
+    accuracy: float
+    n_flagged: int
+    n_scored: int
+
+
+def _ratio(num, den):
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def _prepare(y_true, score) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    labels = as_labels(y_true)
+    scores = as_scores(score, n=len(labels))
+    scored = ~np.isnan(scores)
+    return np.sort(scores[scored & (labels == 1.0)]), np.sort(scores[scored & (labels == 0.0)]), np.sort(scores[scored])
+
+
+def _metrics_frame(valid: np.ndarray, halluc: np.ndarray, scored: np.ndarray, thresholds: np.ndarray) -> pd.DataFrame:
+    tp = np.searchsorted(halluc, thresholds, side="left")
+    fp = np.searchsorted(valid, thresholds, side="left")
+    n_flagged = np.searchsorted(scored, thresholds, side="left")
+    fn = len(halluc) - tp
+    tn = len(valid) - fp
+    return pd.DataFrame(
+        {
+            "threshold": thresholds,
+            "tp": tp,
+            "fp": fp,
+            "tn": tn,
+            "fn": fn,
+            "precision": _ratio(tp, tp + fp),
+            "recall": _ratio(tp, len(halluc)),
+            "f1": _ratio(2 * tp, 2 * tp + fp + fn),
+            "flag_rate": _ratio(n_flagged, len(scored)),
+            "accuracy": _ratio(tp + tn, len(valid) + len(halluc)),
+            "n_flagged": n_flagged,
+            "n_scored": len(scored),
+        }
+    )
+
+
+def threshold_metrics(y_true, score, threshold: float) -> ThresholdMetrics:
+    """Metrics of flagging rows with ``score < threshold`` as hallucinated.
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        1 = grounded, 0 = hallucinated, NaN = unlabelled (counts only in flag_rate).
+    score : array_like of shape (n,)
+        Higher = grounded; NaN = not scored (left out).
+    threshold : float
+
+    Returns
+    -------
+    ThresholdMetrics
+        Undefined ratios are NaN, with an :class:`UndefinedStatisticWarning`.
+
+    Examples
+    --------
+    >>> m = threshold_metrics([0, 0, 1, 0, 1, 1], [0.2, 0.4, 0.5, 0.9, 1.1, 1.3], 1.0)
+    >>> m.tp, m.fp, m.tn, m.fn, m.precision, m.recall, m.flag_rate
+    (3, 1, 2, 0, 0.75, 1.0, 0.6666666666666666)
+    """
+    if not np.isfinite(threshold):
+        raise SGIInputError(f"The 'threshold' parameter of threshold_metrics must be a finite number. Got {threshold!r} instead.")
+    frame = _metrics_frame(*_prepare(y_true, score), np.array([float(threshold)]))
+    row = frame.iloc[0]
+    undefined = [name for name in ("precision", "recall", "f1", "flag_rate") if math.isnan(row[name])]
+    if undefined:
+        warn_undefined(f"at threshold {threshold:g}: {', '.join(undefined)} undefined (zero denominator)")
+    return ThresholdMetrics(**{k: (int(v) if k in _INT_FIELDS else float(v)) for k, v in row.items()})
+
+
+_INT_FIELDS = frozenset({"tp", "fp", "tn", "fn", "n_flagged", "n_scored"})
+
+
+def threshold_metrics_grid(y_true, score) -> pd.DataFrame:
+    """:func:`threshold_metrics` at every threshold where a metric changes.
+
+    Candidates are the distinct scores (flag everything strictly below each) and
+    the next float above the largest score (flag everything). Computed from sorted
+    scores with binary search: O(n log n) in all.
+
+    Returns
+    -------
+    DataFrame
+        Columns as the fields of :class:`ThresholdMetrics`, one row per candidate,
+        thresholds increasing (so flag_rate and recall never decrease).
+
+    Examples
+    --------
+    >>> grid = threshold_metrics_grid([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4])
+    >>> grid[["threshold", "tp", "fp", "recall"]].round(4).values.tolist()[:3]
+    [[0.1, 0.0, 0.0, 0.0], [0.2, 1.0, 0.0, 0.5], [0.3, 1.0, 1.0, 0.5]]
+    """
+    valid, halluc, scored = _prepare(y_true, score)
+    if len(scored) == 0:
+        warn_undefined("no scored rows: the threshold grid is empty")
+        return _metrics_frame(valid, halluc, scored, np.array([], dtype=np.float64))
+    candidates = np.append(np.unique(scored), np.nextafter(scored[-1], np.inf))
+    return _metrics_frame(valid, halluc, scored, candidates)
+
+
+@dataclass(frozen=True)
+class ThresholdChoice(JsonResult):
+    """A chosen threshold, the rule that chose it and its metrics (``None`` if no threshold qualifies)."""
+
+    method: str
+    target: float
+    threshold: float
+    metrics: ThresholdMetrics | None
+
+
+def choose_threshold(
+    y_true, score, *, method: str = "youden", target: float | None = None, cost_ratio: float | None = None
+) -> ThresholdChoice:
+    """Pick a threshold (flag ``score < threshold``) on labelled data.
+
+    Methods, over the candidates of :func:`threshold_metrics_grid`:
+
+    * ``youden``: maximise J = recall - FP / (FP + TN);
+    * ``target_recall``: the lowest threshold whose recall >= ``target``;
+    * ``target_precision``: among thresholds with precision >= ``target``, the one
+      with the highest recall;
+    * ``cost``: minimise ``cost_ratio * FN + FP``, where ``cost_ratio`` is the cost of
+      a missed hallucination relative to a wrongly flagged grounded answer.
+
+    Ties go to the lowest threshold (fewest rows flagged).
+
+    Parameters
+    ----------
+    y_true, score : array_like of shape (n,)
+    method : {"youden", "target_recall", "target_precision", "cost"}
+    target : float in (0, 1], required by the two target methods
+    cost_ratio : float > 0, required by ``cost``
+
+    Returns
+    -------
+    ThresholdChoice
+        With NaN threshold, ``metrics=None`` and a warning when no threshold meets
+        the target or a class is missing.
+
+    Examples
+    --------
+    >>> c = choose_threshold([0, 0, 1, 0, 1, 1], [0.2, 0.4, 0.5, 0.9, 1.1, 1.3], method="youden")
+    >>> c.threshold, c.metrics.tp, c.metrics.fp
+    (0.5, 2, 0)
+    """
+    check_choice(method, "method", "choose_threshold", CHOICE_METHODS)
+    if method in ("target_recall", "target_precision"):
+        if target is None or not 0.0 < target <= 1.0:
+            raise SGIInputError(f"choose_threshold with method='{method}' needs 'target' in (0, 1]. Got {target!r} instead.")
+    if method == "cost" and (cost_ratio is None or not cost_ratio > 0):
+        raise SGIInputError(f"choose_threshold with method='cost' needs 'cost_ratio' > 0. Got {cost_ratio!r} instead.")
+    recorded_target = float(target) if target is not None else (float(cost_ratio) if method == "cost" else math.nan)
+    grid = threshold_metrics_grid(y_true, score)
+    n_halluc = int(grid["tp"].iloc[0] + grid["fn"].iloc[0]) if len(grid) else 0
+    n_valid = int(grid["fp"].iloc[0] + grid["tn"].iloc[0]) if len(grid) else 0
+    if n_halluc == 0 or n_valid == 0:
+        warn_undefined(f"choosing a threshold needs both classes; got {n_valid} grounded and {n_halluc} hallucinated")
+        return ThresholdChoice(method, recorded_target, math.nan, None)
+    if method == "youden":
+        # J * n_valid * n_halluc in integers, so that equal J values tie exactly.
+        objective = grid["tp"] * n_valid - grid["fp"] * n_halluc
+    elif method == "cost":
+        objective = -(cost_ratio * grid["fn"] + grid["fp"])
+    elif method == "target_recall":
+        objective = np.where(grid["recall"] >= target, -grid["threshold"], -np.inf)
+    else:
+        objective = np.where(grid["precision"] >= target, grid["recall"], -np.inf)
+    objective = np.asarray(objective, dtype=np.float64)
+    if not np.isfinite(objective).any():
+        warn_undefined(f"no threshold reaches {method.split('_')[1]} {target:g}")
+        return ThresholdChoice(method, recorded_target, math.nan, None)
+    best = int(np.argmax(objective))
+    row = grid.iloc[best]
+    metrics = ThresholdMetrics(**{k: (int(v) if k in _INT_FIELDS else float(v)) for k, v in row.items()})
+    return ThresholdChoice(method, recorded_target, metrics.threshold, metrics)
