@@ -1,10 +1,11 @@
-"""Reading and validating files of (question, context, response[, label]) triples.
+"""Validating tables of (question, context, response[, label]) triples.
 
-Supported formats: CSV/TSV (separator and encoding detected: UTF-8, UTF-8 with BOM,
-UTF-16 with BOM, else Latin-1), Parquet and JSON Lines. All cells are read as text,
-so ``"NA"`` or ``"None"`` stays a string and ``"007"`` keeps its zeros. Extra columns
-are kept untouched and rows keep their order; a row that cannot be scored is kept
-and marked (see :class:`TripleTable`), never dropped.
+:func:`load_triples` reads a file (see :mod:`sgi_core.reading`) and hands it to
+:func:`validate_triples`, which finds the question, context, response and label
+columns, normalises the labels and builds a :class:`TripleTable`. Extra columns are
+kept untouched and rows keep their order; a row that cannot be scored is kept and
+marked, never dropped. Input that is valid but degenerate (context equal to the
+question, one label class, very short responses, ...) is accepted with a warning.
 
 Label convention: ``label`` is 1 for grounded / valid / faithful responses and 0 for
 hallucinated ones; ``NaN`` means unlabelled.
@@ -12,18 +13,15 @@ hallucinated ones; ``NaN`` means unlabelled.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import BinaryIO, Iterable
 
 import numpy as np
 import pandas as pd
 
-from sgi_core.errors import SGIInputError
+from sgi_core.errors import SGIInputError, format_rows
+from sgi_core.reading import cell_to_text, check_unique_columns, read_table, source_name
 
 TEXT_COLUMNS = ("question", "context", "response")
 
@@ -57,8 +55,16 @@ _POSITIVE_WORDS = frozenset({"1", "1.0", "true", "yes", "y", "t", "pass"})
 _NEGATIVE_WORDS = frozenset({"0", "0.0", "false", "no", "n", "f", "fail"})
 _MISSING_WORDS = frozenset({"", "nan", "na", "n/a", "none", "null"})
 
-_SEPARATORS = [",", ";", "\t", "|"]
-_SNIFF_BYTES = 64 * 1024
+#: Columns the library adds (``theta_*``, ``sgi``, ``sgi_status`` in scoring); input
+#: columns that already bear these names are kept under an ``input_`` prefix.
+ADDED_COLUMNS = (
+    "question", "context", "response", "label", "input_row", "theta_qc", "theta_rq", "theta_rc", "sgi", "sgi_status",
+)
+
+#: The paper's protocol drops responses shorter than this; SGI is not validated on them.
+SHORT_RESPONSE_CHARS = 20
+
+_NUMBER = r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?"
 
 
 @dataclass(frozen=True)
@@ -84,16 +90,16 @@ class TripleTable:
         All input columns untouched, plus ``question``, ``context``, ``response``
         (text; empty string where the cell was missing), ``label`` (1.0 grounded,
         0.0 hallucinated, NaN unlabelled) and ``input_row`` (1-based data row number
-        in the file). Input columns whose names collide with these are renamed with
-        an ``input_`` prefix.
+        in the file). Input columns named like a column the library adds (see
+        :data:`ADDED_COLUMNS`) are renamed with an ``input_`` prefix.
     source : str
         File name or other origin, used in messages.
     mapping : ColumnMapping
     label_positive : {"grounded", "hallucinated"}
         What 1/true/yes meant in the input label column.
     unscorable : dict
-        1-based row number -> reason, for rows with an empty question, context or
-        response. They stay in ``frame`` and get no scores.
+        1-based position in ``frame`` -> reason, for rows with an empty question,
+        context or response. They stay in ``frame`` and get no scores.
     warnings : list of str
     """
 
@@ -111,153 +117,6 @@ class TripleTable:
     @property
     def n_rows(self) -> int:
         return len(self.frame)
-
-
-def _source_name(source) -> str:
-    if isinstance(source, (str, os.PathLike)):
-        return str(source)
-    return getattr(source, "name", None) or "<upload>"
-
-
-def _read_bytes(source) -> bytes:
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.exists():
-            raise SGIInputError("file not found", source=str(path))
-        return path.read_bytes()
-    if isinstance(source, bytes):
-        return source
-    data = source.read()
-    return data.encode("utf-8") if isinstance(data, str) else data
-
-
-def decode_text(raw: bytes, source: str) -> str:
-    """Decode file bytes: UTF-16/UTF-8 BOMs, then UTF-8, then Latin-1.
-
-    Raises
-    ------
-    SGIInputError
-        If the bytes look binary (NUL bytes without a UTF-16 BOM).
-    """
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return raw.decode("utf-16")
-    if b"\x00" in raw[:_SNIFF_BYTES]:
-        raise SGIInputError(
-            "the file is binary, not text", source=source,
-            hint="Upload a CSV, TSV, JSON Lines or Parquet file",
-        )
-    if raw.startswith(b"\xef\xbb\xbf"):
-        return raw[3:].decode("utf-8")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
-
-
-def _sniff_separator(text: str) -> str:
-    sample = text[:_SNIFF_BYTES]
-    try:
-        return csv.Sniffer().sniff(sample, delimiters="".join(_SEPARATORS)).delimiter
-    except csv.Error:
-        first_line = sample.splitlines()[0] if sample else ""
-        return max(_SEPARATORS, key=first_line.count)
-
-
-def _check_columns(columns: Iterable, source: str) -> None:
-    seen, dupes = set(), []
-    for col in columns:
-        if col in seen:
-            dupes.append(col)
-        seen.add(col)
-    if dupes:
-        raise SGIInputError(
-            f"duplicate column names: {', '.join(map(str, sorted(set(dupes))))}",
-            source=source, hint="Rename the columns so that each name appears once",
-        )
-
-
-def _read_csv_text(text: str, source: str) -> pd.DataFrame:
-    if not text.strip():
-        raise SGIInputError("the file is empty", source=source, hint="Upload a file with a header row and data rows")
-    sep = _sniff_separator(text)
-    header = next(csv.reader(io.StringIO(text), delimiter=sep))
-    _check_columns([h.strip() for h in header], source)
-    try:
-        frame = pd.read_csv(
-            io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
-            engine="c", skipinitialspace=False,
-        )
-    except (pd.errors.ParserError, ValueError) as err:
-        raise SGIInputError(f"cannot parse as CSV: {err}", source=source,
-                            hint="Check quoting and that every row has the header's number of fields") from None
-    frame.columns = [str(c).strip() for c in frame.columns]
-    return frame
-
-
-def _read_jsonl_text(text: str, source: str) -> pd.DataFrame:
-    records = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise SGIInputError(f"invalid JSON: {err.msg}", source=source, rows=[number],
-                                hint="Each line must be one JSON object") from None
-        if not isinstance(record, dict):
-            raise SGIInputError("a JSON Lines record must be an object", source=source, rows=[number])
-        records.append(record)
-    if not records:
-        raise SGIInputError("the file is empty", source=source, hint="Upload a file with one JSON object per line")
-    frame = pd.DataFrame.from_records(records)
-    return frame.apply(lambda col: col.map(_cell_to_text))
-
-
-def _cell_to_text(value) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return ""
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
-
-
-def _read_parquet_bytes(raw: bytes, source: str) -> pd.DataFrame:
-    try:
-        frame = pd.read_parquet(io.BytesIO(raw))
-    except Exception as err:  # pyarrow raises several unrelated types for corrupt files
-        raise SGIInputError(f"cannot read as Parquet: {err}", source=source) from None
-    _check_columns(frame.columns, source)
-    return frame
-
-
-def read_table(source: str | os.PathLike | BinaryIO | bytes, *, name: str | None = None) -> pd.DataFrame:
-    """Read a CSV, TSV, JSON Lines or Parquet file into a frame of raw columns.
-
-    Parameters
-    ----------
-    source : path, bytes or binary file object
-    name : str, optional
-        File name used to pick the format and in messages (defaults to the path).
-
-    Returns
-    -------
-    DataFrame
-        Text columns as ``str`` (CSV/JSONL) with missing cells as ``""``.
-
-    Raises
-    ------
-    SGIInputError
-        Empty, binary or unparsable files, duplicate column names.
-    """
-    source_name = name or _source_name(source)
-    raw = _read_bytes(source)
-    suffix = Path(source_name).suffix.lower()
-    if suffix in (".parquet", ".pq") or raw[:4] == b"PAR1":
-        return _read_parquet_bytes(raw, source_name)
-    text = decode_text(raw, source_name)
-    if suffix in (".jsonl", ".ndjson") or (suffix == ".json" and text.lstrip().startswith("{")):
-        return _read_jsonl_text(text, source_name)
-    return _read_csv_text(text, source_name)
 
 
 def detect_mapping(columns: Iterable[str]) -> dict[str, str | None]:
@@ -289,18 +148,24 @@ def default_label_positive(label_column: str | None) -> str:
 
 
 def parse_labels(values: pd.Series, *, label_positive: str = "grounded", source: str = "<input>",
-                 column: str = "label") -> np.ndarray:
+                 column: str = "label", first_row: int = 1) -> np.ndarray:
     """Map label cells to 1.0 (grounded), 0.0 (hallucinated) or NaN (missing).
 
     Words naming a class (grounded/valid/faithful/correct vs hallucinated/invalid/
     unfaithful/incorrect) map to that class. Direction-free forms (1/0, true/false,
     yes/no) mean grounded when ``label_positive="grounded"`` and hallucinated when
     ``label_positive="hallucinated"``. Empty, ``NaN``, ``None`` and ``null`` are missing.
+    Case and surrounding spaces are ignored; forms may be mixed in one column.
+
+    Parameters
+    ----------
+    first_row : int
+        Row number of ``values[0]`` in messages (1 = first data row of the file).
 
     Raises
     ------
     SGIInputError
-        Naming the rows (1-based) that hold any other value.
+        Naming the rows that hold any other value.
     """
     if label_positive not in ("grounded", "hallucinated"):
         raise SGIInputError(
@@ -311,45 +176,20 @@ def parse_labels(values: pd.Series, *, label_positive: str = "grounded", source:
     table.update({w: 0.0 for w in _HALLUCINATED_WORDS})
     table.update({w: positive_value for w in _POSITIVE_WORDS})
     table.update({w: 1.0 - positive_value for w in _NEGATIVE_WORDS})
-    text = values.map(_cell_to_text).str.strip().str.lower()
+    text = values.map(cell_to_text).str.strip().str.lower()
     parsed = text.map(table)
-    unknown = parsed.isna() & ~text.isin(_MISSING_WORDS)
+    unknown = (parsed.isna() & ~text.isin(_MISSING_WORDS)).to_numpy()
     if unknown.any():
-        rows = (np.flatnonzero(unknown.to_numpy()) + 1).tolist()
-        examples = ", ".join(repr(v) for v in pd.unique(values[unknown].astype(str))[:5])
+        examples = ", ".join(repr(v) for v in pd.unique(values[unknown].map(cell_to_text))[:5])
         raise SGIInputError(
-            f"unknown label values {examples}", source=source, column=column, rows=rows,
+            f"unknown label values {examples}", source=source, column=column,
+            rows=(np.flatnonzero(unknown) + first_row).tolist(),
             hint="Use 1/0, true/false, yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful",
         )
     return parsed.to_numpy(dtype=np.float64)
 
 
-def validate_triples(
-    frame: pd.DataFrame,
-    *,
-    mapping: ColumnMapping | dict | None = None,
-    label_positive: str | None = None,
-    source: str = "<input>",
-) -> TripleTable:
-    """Check a raw frame and build a :class:`TripleTable`.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Raw columns, e.g. from :func:`read_table`.
-    mapping : ColumnMapping or dict, optional
-        Role -> column. Missing roles are detected from :data:`COLUMN_ALIASES`.
-    label_positive : {"grounded", "hallucinated"}, optional
-        What 1/true/yes means in the label column; by default guessed from its name.
-    source : str
-        File name used in messages.
-
-    Raises
-    ------
-    SGIInputError
-        Missing required columns, a mapped column that does not exist, unknown labels.
-    """
-    _check_columns(frame.columns, source)
+def _resolve_mapping(frame: pd.DataFrame, mapping: ColumnMapping | dict | None, source: str) -> ColumnMapping:
     given = mapping.to_dict() if isinstance(mapping, ColumnMapping) else dict(mapping or {})
     detected = detect_mapping(frame.columns)
     roles = {role: given.get(role) or detected[role] for role in ("question", "context", "response", "label")}
@@ -366,47 +206,152 @@ def validate_triples(
             hint=(f"Columns present: {', '.join(map(str, frame.columns))}. Name them question, context, "
                   "response (and label), or map them explicitly"),
         )
-    col_map = ColumnMapping(roles["question"], roles["context"], roles["response"], roles["label"])
+    return ColumnMapping(roles["question"], roles["context"], roles["response"], roles["label"])
+
+
+def _prefixed_names(columns, mapped) -> dict:
+    """``input_``-prefixed names for input columns that clash with :data:`ADDED_COLUMNS`."""
+    taken = set(map(str, columns)) | set(ADDED_COLUMNS)
+    renames = {}
+    for column in columns:
+        if column in ADDED_COLUMNS and column not in mapped:
+            new = f"input_{column}"
+            while new in taken:
+                new = f"input_{new}"
+            taken.add(new)
+            renames[column] = new
+    return renames
+
+
+def _text_warnings(out: pd.DataFrame, mapping: ColumnMapping, scorable: np.ndarray, first_row: int) -> list[str]:
+    warnings = []
+    normalised = {}
+    for role in TEXT_COLUMNS:
+        text = out[role].str.strip()
+        looks_missing = (text.str.lower().isin(_MISSING_WORDS - {""})).to_numpy()
+        if looks_missing.any():
+            warnings.append(
+                f"the {role} reads like a missing value ('NaN', 'None', ...) in "
+                f"{format_rows((np.flatnonzero(looks_missing) + first_row).tolist())}: it is scored as that text; "
+                "leave the cell empty to mark it missing"
+            )
+        filled = text[scorable]
+        if len(filled) and filled.str.fullmatch(_NUMBER).all():
+            warnings.append(f"every {role} in column '{getattr(mapping, role)}' is a number: "
+                            f"check that the right column is used as the {role}")
+        normalised[role] = text.str.casefold().str.split().str.join(" ").to_numpy(dtype=object)
+
+    same_cq = (normalised["context"] == normalised["question"]) & scorable
+    if scorable.any() and same_cq[scorable].all():
+        warnings.append(
+            "the context equals the question in every row (the paper's TruthfulQA setup): SGI is ~1 whatever "
+            "the response, so it cannot separate grounded from hallucinated responses; give each row its own context"
+        )
+    elif same_cq.any():
+        warnings.append(f"the context equals the question in {format_rows(np.flatnonzero(same_cq) + first_row)}: "
+                        "SGI is ~1 there whatever the response")
+    for same, what in (
+        ((normalised["response"] == normalised["context"]) & scorable,
+         "the response equals the context in {rows}: theta_rc is 0, so SGI is unbounded (about 1e8 x theta_rq) there"),
+        ((normalised["response"] == normalised["question"]) & scorable,
+         "the response repeats the question in {rows}: theta_rq is 0, so SGI is 0 there"),
+        ((out["response"].str.strip().str.len().to_numpy() < SHORT_RESPONSE_CHARS) & scorable,
+         f"the response is shorter than {SHORT_RESPONSE_CHARS} characters in {{rows}}: it is scored, but the paper "
+         "dropped such responses and did not validate SGI on them"),
+    ):
+        if same.any():
+            warnings.append(what.format(rows=format_rows((np.flatnonzero(same) + first_row).tolist())))
+    return warnings
+
+
+def _label_warnings(labels: np.ndarray, mapping: ColumnMapping, first_row: int) -> list[str]:
+    if mapping.label is None:
+        return []
+    missing = np.isnan(labels)
+    if missing.all():
+        return [f"the label column '{mapping.label}' is empty in every row: treated as unlabelled"]
+    warnings = []
+    if missing.any():
+        warnings.append(f"the label is missing in {format_rows((np.flatnonzero(missing) + first_row).tolist())}: "
+                        "those rows count as unlabelled")
+    classes = np.unique(labels[~missing])
+    if len(classes) == 1:
+        only = "grounded" if classes[0] == 1.0 else "hallucinated"
+        warnings.append(f"only one label class is present (every labelled row is {only}): scores are computed, "
+                        "but label-based metrics (AUROC, effect size, calibration, thresholds) are undefined")
+    return warnings
+
+
+def validate_triples(
+    frame: pd.DataFrame,
+    *,
+    mapping: ColumnMapping | dict | None = None,
+    label_positive: str | None = None,
+    source: str = "<input>",
+    first_row: int = 1,
+) -> TripleTable:
+    """Check a raw frame and build a :class:`TripleTable`.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Raw columns, e.g. from :func:`~sgi_core.reading.read_table`.
+    mapping : ColumnMapping or dict, optional
+        Role -> column. Missing roles are detected from :data:`COLUMN_ALIASES`.
+    label_positive : {"grounded", "hallucinated"}, optional
+        What 1/true/yes means in the label column; by default guessed from its name.
+    source : str
+        File name used in messages.
+    first_row : int
+        Row number of ``frame``'s first row in the file, for ``input_row`` and
+        messages (a chunk of a larger file starts past 1).
+
+    Raises
+    ------
+    SGIInputError
+        Duplicate or missing required columns, a mapped column that does not
+        exist, unknown labels.
+    """
+    check_unique_columns(frame.columns, source)
+    col_map = _resolve_mapping(frame, mapping, source)
     positive = label_positive or default_label_positive(col_map.label)
 
-    out = frame.reset_index(drop=True).copy()
-    reserved = {"question", "context", "response", "label", "input_row"}
-    renames = {c: f"input_{c}" for c in out.columns if c in reserved and c not in col_map.to_dict().values()}
-    out = out.rename(columns=renames)
+    renames = _prefixed_names(frame.columns, set(col_map.to_dict().values()))
+    out = frame.reset_index(drop=True).rename(columns=renames)
     source_cols = {role: renames.get(col, col) for role, col in col_map.to_dict().items() if col is not None}
 
     unscorable: dict[int, str] = {}
     for role in TEXT_COLUMNS:
-        text = out[source_cols[role]].map(_cell_to_text)
-        blank = text.str.strip() == ""
-        for row in np.flatnonzero(blank.to_numpy()) + 1:
-            unscorable.setdefault(int(row), f"empty {role}")
+        text = out[source_cols[role]].map(cell_to_text)
+        for position in np.flatnonzero((text.str.strip() == "").to_numpy()) + 1:
+            unscorable.setdefault(int(position), f"empty {role}")
         out[role] = text
     if col_map.label is not None:
         out["label"] = parse_labels(out[source_cols["label"]], label_positive=positive, source=source,
-                                    column=col_map.label)
+                                    column=col_map.label, first_row=first_row)
     else:
         out["label"] = np.nan
-    out["input_row"] = np.arange(1, len(out) + 1)
+    out["input_row"] = np.arange(first_row, first_row + len(out))
 
+    scorable = np.ones(len(out), dtype=bool)
+    scorable[np.asarray(list(unscorable), dtype=np.int64) - 1] = False
     warnings = []
     if renames:
         warnings.append(f"input columns {', '.join(renames)} were renamed to {', '.join(renames.values())}")
     if unscorable:
-        warnings.append(f"{len(unscorable)} row(s) have an empty question, context or response and get no score")
-    labels = out["label"].to_numpy()
-    if col_map.label is not None and np.isnan(labels).all():
-        warnings.append(f"the label column '{col_map.label}' is empty in every row: treated as unlabelled")
-    elif col_map.label is not None and len(np.unique(labels[~np.isnan(labels)])) == 1:
-        warnings.append("only one label class is present: label-based metrics are undefined")
+        rows = sorted(position + first_row - 1 for position in unscorable)
+        warnings.append(f"the question, context or response is empty in {format_rows(rows)}: "
+                        "those rows are kept with no score")
+    warnings += _text_warnings(out, col_map, scorable, first_row)
+    warnings += _label_warnings(out["label"].to_numpy(), col_map, first_row)
     return TripleTable(out, source, col_map, positive, unscorable, warnings)
 
 
 def load_triples(
-    source, *, name: str | None = None, mapping: ColumnMapping | dict | None = None,
-    label_positive: str | None = None,
+    source: str | os.PathLike | BinaryIO | bytes, *, name: str | None = None,
+    mapping: ColumnMapping | dict | None = None, label_positive: str | None = None,
 ) -> TripleTable:
-    """Read a file and validate it: :func:`read_table` then :func:`validate_triples`."""
-    source_name = name or _source_name(source)
-    frame = read_table(source, name=source_name)
-    return validate_triples(frame, mapping=mapping, label_positive=label_positive, source=source_name)
+    """Read a file and validate it: :func:`~sgi_core.reading.read_table` then :func:`validate_triples`."""
+    name = name or source_name(source)
+    frame = read_table(source, name=name)
+    return validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name)

@@ -2,6 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
+#: Row numbers listed in a message before the rest are summed up as "and N more".
+MAX_ROWS_SHOWN = 10
+
+
+def format_rows(rows: Sequence[int]) -> str:
+    """Row numbers for a message, the first :data:`MAX_ROWS_SHOWN` of them spelled out.
+
+    Examples
+    --------
+    >>> format_rows([3])
+    'row 3'
+    >>> format_rows(list(range(1, 13)))
+    'rows 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 2 more'
+    """
+    shown = ", ".join(str(r) for r in rows[:MAX_ROWS_SHOWN])
+    more = f" and {len(rows) - MAX_ROWS_SHOWN} more" if len(rows) > MAX_ROWS_SHOWN else ""
+    return f"row{'s' if len(rows) > 1 else ''} {shown}{more}"
+
 
 class SGIInputError(ValueError):
     """Input that the library cannot use, with where it was found and what to do.
@@ -35,9 +55,7 @@ class SGIInputError(ValueError):
         if self.column:
             where.append(f"column '{self.column}'")
         if self.rows:
-            shown = ", ".join(str(r) for r in self.rows[:10])
-            more = f" and {len(self.rows) - 10} more" if len(self.rows) > 10 else ""
-            where.append(f"row{'s' if len(self.rows) > 1 else ''} {shown}{more}")
+            where.append(format_rows(self.rows))
         text = self.message
         if where:
             text = f"{text} ({', '.join(where)})"

@@ -1,31 +1,48 @@
 """Writing scored tables safely.
 
-CSV exports escape cells that a spreadsheet would run as a formula (OWASP CSV
-injection guidance): a text cell starting with ``=``, ``+``, ``-``, ``@``, tab or
-carriage return gets a leading apostrophe. Numeric columns are left as numbers.
-Parquet keeps values exactly.
+CSV exports neutralise cells that a spreadsheet would run as a formula (OWASP CSV
+injection guidance, ASVS 1.2.10): a text cell or column name starting with ``=``,
+``+``, ``-``, ``@``, tab, carriage return, line feed or NUL gets a leading apostrophe,
+which spreadsheets read as "this is text". A cell that is a plain number, such as
+``-0.5`` or ``+1e3``, is left alone: spreadsheets read it as a number, never as a
+formula, and escaping it would change the data. Numeric columns are written as
+numbers. Parquet keeps every value exactly as it is.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
 
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n", "\x00")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def escape_formula_cell(value):
+    """``value`` with a leading apostrophe if a spreadsheet would run it as a formula.
+
+    Examples
+    --------
+    >>> escape_formula_cell("=HYPERLINK(\\"http://x\\")"), escape_formula_cell("-0.5"), escape_formula_cell(3)
+    ('\\'=HYPERLINK("http://x")', '-0.5', 3)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 def escape_formula_cells(frame: pd.DataFrame) -> pd.DataFrame:
-    """Copy of ``frame`` whose text cells cannot start a spreadsheet formula."""
+    """Copy of ``frame`` whose text cells and column names cannot start a spreadsheet formula."""
     out = frame.copy()
     for col in out.columns:
         if pd.api.types.is_numeric_dtype(out[col]) or pd.api.types.is_bool_dtype(out[col]):
             continue
-        out[col] = out[col].map(
-            lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_PREFIXES) else v
-        )
+        out[col] = out[col].map(escape_formula_cell)
+    out.columns = [escape_formula_cell(col) for col in out.columns]
     return out
 
 
@@ -35,12 +52,22 @@ def to_csv_bytes(frame: pd.DataFrame) -> bytes:
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write ``frame`` as CSV (escaped) or Parquet, chosen by the file extension."""
+    """Write ``frame`` as CSV (escaped) or Parquet (exact), chosen by the file extension.
+
+    Raises
+    ------
+    SGIInputError
+        An unsupported extension, or a path that cannot be written.
+    """
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        frame.to_parquet(path, index=False)
-    elif suffix in (".csv", ".txt", ""):
-        path.write_bytes(to_csv_bytes(frame))
-    else:
+    if suffix not in (".parquet", ".pq", ".csv", ".txt", ""):
         raise SGIInputError(f"cannot write '{suffix}' files", source=str(path), hint="Use .csv or .parquet")
+    try:
+        if suffix in (".parquet", ".pq"):
+            frame.to_parquet(path, index=False)
+        else:
+            path.write_bytes(to_csv_bytes(frame))
+    except OSError as err:
+        raise SGIInputError(f"cannot write the output: {err.strerror or err}", source=str(path),
+                            hint="Check that the folder exists and can be written to") from None
