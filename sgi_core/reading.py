@@ -88,9 +88,9 @@ def source_name(source) -> str:
 
 
 def _too_large(size: int | None, limit: int, name: str) -> SGIInputError:
-    size_text = f"{size / _MB:.1f} MB" if size is not None else f"more than {limit / _MB:g} MB"
+    size_text = f"the file is {size / _MB:.1f} MB," if size is not None else "the file is"
     return SGIInputError(
-        f"the file is {size_text}, above the {limit / _MB:g} MB that can be read at once",
+        f"{size_text} larger than the {limit / _MB:g} MB that can be read at once",
         source=name,
         hint=("Split it into smaller files, or raise the limit with SGI_MAX_INPUT_MB "
               "if this machine has several times the file's size in free memory"),
