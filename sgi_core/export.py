@@ -47,8 +47,10 @@ def escape_formula_cells(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_csv_bytes(frame: pd.DataFrame) -> bytes:
-    """UTF-8 CSV of ``frame`` with formula-like cells escaped."""
-    return escape_formula_cells(frame).to_csv(index=False).encode("utf-8")
+    """UTF-8 CSV of ``frame`` with formula-like cells escaped, CRLF line ends (RFC 4180)."""
+    # With "\n" line ends the csv writer leaves a cell holding a bare "\r" unquoted, and
+    # every reader then splits the row there; "\r\n" makes it quote both.
+    return escape_formula_cells(frame).to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:
