@@ -1,0 +1,168 @@
+"""Nothing a user provides is unpickled or run as code, keys never leak, and the app stays local."""
+
+import ast
+import json
+import logging
+import tomllib
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from sgi_core.cli import main
+from sgi_core.embedding import HashingEncoder, load_encoder
+from sgi_core.reading import DEFAULT_MAX_INPUT_MB
+from tests.conftest import REPO
+from tests.reliability.hostile_files import TRIPLE, csv_lines
+
+UNSAFE_MODULES = {"pickle", "_pickle", "cPickle", "dill", "cloudpickle", "joblib", "shelve", "marshal"}
+UNSAFE_BUILTINS = {"eval", "exec", "compile", "__import__"}
+UNSAFE_METHODS = {"read_pickle", "to_pickle", "unsafe_load", "full_load"}
+SAFE_ONLY_IF_FALSE = {"trust_remote_code", "allow_pickle", "shell"}
+
+
+def unsafe_uses(source: str) -> list[str]:
+    """Every construct in ``source`` that could unpickle or run what a user provides."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names if a.name.split(".")[0] in UNSAFE_MODULES]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in UNSAFE_MODULES:
+            found.append(f"from {node.module} import")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in UNSAFE_BUILTINS:
+                found.append(f"{func.id}()")
+            if isinstance(func, ast.Attribute) and (
+                func.attr in UNSAFE_METHODS
+                or (func.attr == "load" and isinstance(func.value, ast.Name) and func.value.id in {"torch", "yaml"})
+            ):
+                found.append(f".{func.attr}()")
+            for keyword in node.keywords:
+                literal_false = isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+                if keyword.arg in SAFE_ONLY_IF_FALSE and not literal_false:
+                    found.append(f"{keyword.arg}={ast.unparse(keyword.value)}")
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in {"SentenceTransformer", "from_pretrained"} and not any(
+                k.arg == "trust_remote_code" for k in node.keywords
+            ):
+                found.append(f"{name}() without trust_remote_code=False")
+    return found
+
+
+def package_sources() -> list[Path]:
+    return sorted([*(REPO / "sgi_core").rglob("*.py"), *(REPO / "dashboard").rglob("*.py")])
+
+
+def test_scanner_catches_every_unsafe_form():
+    sample = """
+import pickle
+from joblib import load
+import dill.settings
+x = eval(text); exec(code); compile(src, "f", "exec"); __import__(name)
+pd.read_pickle(path); frame.to_pickle(path); torch.load(f); yaml.load(s); yaml.unsafe_load(s)
+SentenceTransformer(path, trust_remote_code=True)
+AutoModel.from_pretrained(path, trust_remote_code=flag)
+SentenceTransformer(path)
+np.load(f, allow_pickle=True); subprocess.run(cmd, shell=True)
+"""
+    assert unsafe_uses(sample) == [
+        "import pickle", "from joblib import", "import dill.settings",
+        "eval()", "exec()", "compile()", "__import__()",
+        ".read_pickle()", ".to_pickle()", ".load()", ".load()", ".unsafe_load()",
+        "trust_remote_code=True", "trust_remote_code=flag", "SentenceTransformer() without trust_remote_code=False",
+        "allow_pickle=True", "shell=True",
+    ]
+    assert unsafe_uses("SentenceTransformer(p, trust_remote_code=False); re.compile('x'); np.load(f)") == []
+
+
+@pytest.mark.parametrize("path", package_sources(), ids=lambda p: str(p.relative_to(REPO)))
+def test_no_unpickling_eval_or_remote_code(path):
+    assert unsafe_uses(path.read_text(encoding="utf-8")) == []
+
+
+def test_every_package_source_was_scanned():
+    names = {str(p.relative_to(REPO)) for p in package_sources()}
+    assert {"sgi_core/reading.py", "sgi_core/embedding/sentence_transformer.py", "dashboard/app.py"} <= names
+
+
+KEY = "sk-test-0123456789-SECRET-abcdefghij"
+
+
+class FakeResponse:
+    def __init__(self, payload):
+        self.body = json.dumps(payload).encode()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def read(self):
+        return self.body
+
+
+@pytest.fixture
+def openai_env(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://embeddings.invalid/v1")
+    sent = []
+
+    def fake_urlopen(request, timeout=None):
+        sent.append(request)
+        inputs = json.loads(request.data)["input"]
+        vectors = HashingEncoder(32).encode(inputs).tolist()
+        return FakeResponse({"data": [{"index": i, "embedding": v} for i, v in enumerate(vectors)]})
+
+    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
+    return sent
+
+
+def test_api_key_is_sent_but_never_printed_logged_or_written(tmp_path, capsys, caplog, isolated_cache, openai_env):
+    caplog.set_level(logging.DEBUG)
+    source = tmp_path / "in.csv"
+    source.write_bytes(csv_lines("question,context,response", ",".join(TRIPLE)))
+    for output in ("out.csv", "out.parquet"):
+        assert main(["score", str(source), "-o", str(tmp_path / output), "--model", "openai:text-embedding-3-small"]) == 0
+    assert main(["compute", "--json", "--q", "q", "--c", "c", "--r", "r", "--model", "openai:text-embedding-3-small"]) == 0
+    assert openai_env and all(r.get_header("Authorization") == f"Bearer {KEY}" for r in openai_env)
+    printed = capsys.readouterr()
+    assert KEY not in printed.out + printed.err
+    assert KEY not in caplog.text
+    written = [p for p in [*tmp_path.rglob("*"), *isolated_cache.rglob("*")] if p.is_file()]
+    assert {p.name for p in written} >= {"out.csv", "out.parquet"}
+    assert not [p for p in written if KEY.encode() in p.read_bytes()]
+    assert KEY not in repr(load_encoder("openai:text-embedding-3-small"))
+
+
+@pytest.mark.parametrize("failure, message", [
+    # a server may echo what it was sent; the message keeps only the status code
+    (urllib.error.HTTPError("https://embeddings.invalid/v1/embeddings", 401, f"Incorrect API key {KEY}", {}, None),
+     "error: the embeddings API of openai:m answered HTTP 401. Check the key, endpoint, deployment and API version"),
+    (urllib.error.URLError(ConnectionRefusedError(111, "Connection refused")),
+     "error: cannot reach the embeddings API of openai:m: [Errno 111] Connection refused. "
+     "Check the endpoint and the network, or pick an offline model"),
+])
+def test_api_failures_are_one_line_without_the_key(tmp_path, capsys, monkeypatch, failure, message):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+    def failing_urlopen(request, timeout=None):
+        raise failure
+
+    monkeypatch.setattr(urllib.request, "urlopen", failing_urlopen)
+    source = tmp_path / "in.csv"
+    source.write_bytes(csv_lines("question,context,response", ",".join(TRIPLE)))
+    assert main(["score", str(source), "-o", str(tmp_path / "o.csv"), "--model", "openai:m", "--no-cache"]) == 2
+    assert capsys.readouterr().err == message + "\n"
+
+
+def test_app_listens_on_localhost_with_the_reader_upload_limit():
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    server = config["server"]
+    assert server["address"] == "127.0.0.1"
+    assert server["maxUploadSize"] == DEFAULT_MAX_INPUT_MB
+    assert server.get("enableXsrfProtection", True) is True
+    assert server.get("enableCORS", True) is True
+    assert config["browser"]["gatherUsageStats"] is False
