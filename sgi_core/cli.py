@@ -1,4 +1,4 @@
-"""Command line: ``python -m sgi_core {compute,score,models,convert} ...``."""
+"""Command line: ``python -m sgi_core {compute,score,report,models,convert} ...``."""
 
 from __future__ import annotations
 
@@ -94,6 +94,31 @@ def cmd_convert(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    import warnings
+
+    from sgi_core.data import load_triples
+    from sgi_core.evaluation import UndefinedStatisticWarning
+    from sgi_core.evaluation.comparison import compare_models
+
+    table = load_triples(args.input, label_positive=args.label_positive)
+    for warning in table.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    with warnings.catch_warnings():
+        # Each report keeps its caveats as notes, printed at the end of the text.
+        warnings.simplefilter("ignore", UndefinedStatisticWarning)
+        comparison, _ = compare_models(
+            table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
+            use_cache=not args.no_cache, progress_for=_progress_printer,
+        )
+    print(comparison.to_text())
+    if args.json:
+        args.json.write_text(json.dumps(comparison.to_report_json(), indent=2))
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from sgi_core.embedding import DEFAULT_MODEL
 
@@ -117,6 +142,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what 1/true/yes means in the label column (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("report", help="paper tables, baselines and confounds of SGI on a labelled file")
+    p.add_argument("input", type=Path)
+    p.add_argument("--models", default=DEFAULT_MODEL, help=f"comma-separated model names (default {DEFAULT_MODEL})")
+    p.add_argument("--json", type=Path, default=None, help="also write the full report as JSON here")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
+                   help="what 1/true/yes means in the label column (default: from its name)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("models", help="list registered models and whether they load offline")
     p.add_argument("--json", action="store_true")

@@ -1,0 +1,76 @@
+"""The paper's tables as DataFrames, built from :class:`EvaluationReport` objects only.
+
+Table 1: SGI by label, d and AUROC per model. Table 2: theta(q,c) strata. Table 3:
+question/context/response length strata. Table 5: d of theta(r,q) and theta(r,c).
+Plus the baselines beside SGI. The CLI prints these frames; the reproduction
+benchmark puts the paper's values beside them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from sgi_core.evaluation.report import EvaluationReport
+
+
+def _ci(pair) -> str:
+    lo, hi = pair
+    return "" if math.isnan(lo) else f"[{lo:.3f}, {hi:.3f}]"
+
+
+def table1(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
+    """One row per model: n, mean SGI by label, Cohen's d and AUROC with their intervals."""
+    rows = []
+    for name, rep in reports.items():
+        es, roc = rep.effect_size, rep.roc
+        rows.append({
+            "model": name, "n": rep.n_scored, "n_valid": rep.n_valid, "n_halluc": rep.n_halluc,
+            "sgi_valid": es.mean_valid, "sgi_halluc": es.mean_halluc,
+            "cohens_d": es.cohens_d, "d_ci": _ci(es.cohens_d_ci), "auroc": roc.auroc, "auroc_ci": _ci(roc.auroc_ci),
+        })
+    return pd.DataFrame(rows)
+
+
+def table2(report: EvaluationReport) -> pd.DataFrame:
+    """theta(q,c) strata of one model: range, n, mean SGI by label, d, AUROC."""
+    if report.theta_qc_strata is None:
+        return pd.DataFrame()
+    return report.theta_qc_strata.to_frame()
+
+
+def table3(report: EvaluationReport) -> pd.DataFrame:
+    """Length strata of question, context and response for one model."""
+    frames = [strata.to_frame().assign(text=strata.name) for strata in report.length_strata]
+    if not frames:
+        return pd.DataFrame()
+    frame = pd.concat(frames, ignore_index=True)
+    return frame[["text", *[c for c in frame.columns if c != "text"]]]
+
+
+def table5(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
+    """Per model: d (valid minus hallucinated) of theta(r,q) and of theta(r,c), and their means."""
+    rows = []
+    for name, rep in reports.items():
+        if rep.angle_effects is not None:
+            rows.append({"model": name, **rep.angle_effects.to_dict()})
+    return pd.DataFrame(rows)
+
+
+def baselines_table(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
+    """SGI of each model beside the baselines: AUROC with interval and d (all higher = grounded).
+
+    Model-independent baselines (length, lexical) are listed once; theta(r,q) once per model.
+    """
+    rows, seen = [], set()
+    for name, rep in reports.items():
+        rows.append({"score": f"sgi ({name})", "auroc": rep.roc.auroc, "auroc_ci": _ci(rep.roc.auroc_ci),
+                     "cohens_d": rep.effect_size.cohens_d})
+        for base in rep.baselines:
+            label = f"{base.name} ({name})" if base.name == "theta_rq" else base.name
+            if label not in seen:
+                seen.add(label)
+                rows.append({"score": label, "auroc": base.auroc, "auroc_ci": _ci(base.auroc_ci),
+                             "cohens_d": base.cohens_d})
+    return pd.DataFrame(rows)
