@@ -1,7 +1,33 @@
 """SGI Workbench: entry point for `streamlit run dashboard/app.py`."""
 
-import streamlit as st
+import sys
+from pathlib import Path
 
-st.set_page_config(page_title="SGI Workbench", layout="wide")
-st.title("SGI Workbench")
-st.write("Semantic Grounding Index for RAG responses.")
+# `streamlit run` puts only this folder on sys.path; the pages import the repository's packages.
+REPO = str(Path(__file__).resolve().parents[1])
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+import streamlit as st  # noqa: E402
+
+from dashboard import services, state  # noqa: E402
+
+PAGES = [
+    st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
+    st.Page("pages/overview.py", title="Overview", icon=":material/insights:"),
+    st.Page("pages/strata.py", title="Strata", icon=":material/stacked_bar_chart:"),
+    st.Page("pages/calibration.py", title="Calibration session", icon=":material/tune:"),
+    st.Page("pages/geometry.py", title="Geometry", icon=":material/scatter_plot:"),
+    st.Page("pages/explorer.py", title="Explorer", icon=":material/search:"),
+    st.Page("pages/models.py", title="Models", icon=":material/compare:"),
+]
+
+st.set_page_config(page_title="SGI Workbench", page_icon=":material/hub:", layout="wide")
+page = st.navigation(PAGES)
+with st.sidebar:
+    models = state.chosen_models(services.default_model())
+    if len(models) > 1:
+        st.selectbox("Model shown on the analysis pages", models, key=state.MODEL_SHOWN, **state.PERSIST)
+    st.caption("SGI = angle(response, question) / angle(response, context). "
+               "**High SGI = grounded**: the answer moved from the question toward its context.")
+page.run()

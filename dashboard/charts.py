@@ -1,0 +1,218 @@
+"""Plotly figures drawn from sgi_core results and scored frames; no statistics here.
+
+Histograms leave binning to plotly (it is drawing, not a reported number). Rows
+whose SGI is degenerate (response equal to context gives SGI ~1e8) are left out of
+score axes by the callers' ``plottable`` filter, so one row cannot squash the rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
+COLOURS = {GROUNDED: "#1b9e77", HALLUCINATED: "#d95f02", UNLABELLED: "#7f7f7f"}
+ROLE_SYMBOLS = {"question": "circle", "context": "square", "response": "diamond"}
+#: Above this many points the geometry plot switches to WebGL.
+WEBGL_POINTS = 1500
+
+_LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
+
+
+def label_names(labels) -> np.ndarray:
+    """1.0 / 0.0 / NaN labels as the words shown in legends."""
+    labels = np.asarray(labels, dtype=np.float64)
+    return np.where(labels == 1.0, GROUNDED, np.where(labels == 0.0, HALLUCINATED, UNLABELLED))
+
+
+def plottable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose SGI is an ordinary number (status "ok")."""
+    return frame[frame["sgi_status"] == "ok"]
+
+
+def score_histogram(frame: pd.DataFrame, *, threshold: float | None = None, score: str = "sgi") -> go.Figure:
+    """Overlaid histograms of a score per label class, with the flagging threshold as a line."""
+    fig = go.Figure()
+    names = label_names(frame["label"])
+    for name in (GROUNDED, HALLUCINATED, UNLABELLED):
+        values = frame.loc[names == name, score]
+        if len(values):
+            fig.add_trace(go.Histogram(x=values, name=name, marker_color=COLOURS[name], opacity=0.6, nbinsx=40))
+    if threshold is not None:
+        fig.add_vline(x=threshold, line_dash="dash", annotation_text=f"threshold {threshold:.3f}")
+    fig.update_layout(barmode="overlay", xaxis_title=f"{score} (higher = grounded)", yaxis_title="rows",
+                      title=f"{score} by label", **_LAYOUT)
+    return fig
+
+
+def roc_figure(curves: dict) -> go.Figure:
+    """ROC curves (grounded = positive) of several scores, named with their AUROC."""
+    fig = go.Figure()
+    for name, roc in curves.items():
+        fig.add_trace(go.Scatter(x=roc.fpr, y=roc.tpr, mode="lines", name=f"{name} (AUROC {roc.auroc:.3f})"))
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line=dict(dash="dot", color="grey")))
+    fig.update_layout(xaxis_title="share of hallucinated rows passed", yaxis_title="share of grounded rows passed",
+                      title="ROC: each score as a detector", height=460, **_LAYOUT)
+    return fig
+
+
+def strata_figure(strata) -> go.Figure:
+    """Cohen's d and AUROC of the score within each stratum of one covariate."""
+    table = strata.to_frame()
+    ticks = [f"{row.label}<br>[{row.lo:.3g}, {row.hi:.3g}]" for row in table.itertuples()]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Cohen's d (grounded - hallucinated)", "AUROC"))
+    fig.add_trace(go.Bar(x=ticks, y=table["cohens_d"], name="d", marker_color="#7570b3"), row=1, col=1)
+    fig.add_trace(go.Bar(x=ticks, y=table["auroc"], name="AUROC", marker_color="#e7298a"), row=1, col=2)
+    fig.add_hline(y=0.5, line_dash="dot", row=1, col=2, annotation_text="chance")
+    fig.update_yaxes(range=[0, 1], row=1, col=2)
+    fig.update_layout(showlegend=False, title=f"Within {strata.name} strata", height=360, **_LAYOUT)
+    return fig
+
+
+def reliability_figure(result) -> go.Figure:
+    """Reliability diagram on the evaluation split, with the rows in each bin as bars."""
+    bins = result.bins
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Bar(x=bins.prob_pred, y=bins.counts, name="rows in bin", marker_color="#d9d9d9",
+                         width=0.03), secondary_y=True)
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
+                             line=dict(dash="dot", color="grey")))
+    fig.add_trace(go.Scatter(x=bins.prob_pred, y=bins.prob_true, mode="lines+markers", name=result.method,
+                             marker_color="#1b9e77"))
+    fig.update_xaxes(title="predicted P(grounded)", range=[0, 1])
+    fig.update_yaxes(title="observed share grounded", range=[0, 1], secondary_y=False)
+    fig.update_yaxes(title="rows", secondary_y=True, showgrid=False)
+    fig.update_layout(title="Reliability on the held-out split", height=400, **_LAYOUT)
+    return fig
+
+
+def decile_figure(result) -> go.Figure:
+    """Share of hallucinated rows per decile of the raw score."""
+    fig = go.Figure(go.Bar(x=[f"D{k + 1}" for k in range(len(result.halluc_rate_by_decile))],
+                           y=result.halluc_rate_by_decile, marker_color=COLOURS[HALLUCINATED]))
+    fig.update_layout(title="Share hallucinated per score decile (D1 = lowest SGI)", yaxis_range=[0, 1],
+                      yaxis_title="share hallucinated", height=400, **_LAYOUT)
+    return fig
+
+
+def confusion_figure(metrics) -> go.Figure:
+    """2x2 counts at one threshold; hallucinated is the detector's positive class."""
+    counts = [[metrics.tp, metrics.fn], [metrics.fp, metrics.tn]]
+    names = [["hallucinated, flagged", "hallucinated, passed"], ["grounded, flagged", "grounded, passed"]]
+    text = [[f"{names[i][j]}<br><b>{counts[i][j]:,}</b>" for j in range(2)] for i in range(2)]
+    fig = go.Figure(go.Heatmap(z=counts, x=["flagged", "passed"], y=["hallucinated", "grounded"], text=text,
+                               texttemplate="%{text}", colorscale="Blues", showscale=False))
+    fig.update_layout(title="Confusion matrix", xaxis_title="detector says", yaxis_title="label says",
+                      yaxis_autorange="reversed", height=320, **_LAYOUT)
+    return fig
+
+
+def threshold_curves(grid: pd.DataFrame, threshold: float) -> go.Figure:
+    """Precision, recall, F1 and flag rate against the threshold, with the chosen one marked."""
+    fig = go.Figure()
+    for metric in ("precision", "recall", "f1", "flag_rate"):
+        fig.add_trace(go.Scatter(x=grid["threshold"], y=grid[metric], mode="lines", name=metric))
+    fig.add_vline(x=threshold, line_dash="dash")
+    fig.update_layout(title="Metrics as the threshold moves (hallucinated = positive)",
+                      xaxis_title="threshold on SGI (flag when SGI < threshold)", yaxis_range=[0, 1.02],
+                      height=320, **_LAYOUT)
+    return fig
+
+
+def geometry_figure(projection, rows: pd.DataFrame, *, colour_by: str) -> go.Figure:
+    """Questions, contexts and responses in one 2-D map, each triple joined by a line q - r - c.
+
+    ``rows`` are the scored rows in the order of the projection; their ``input_row`` is
+    put in ``customdata`` so a picked point leads back to its triple.
+    """
+    points = {role: getattr(projection, role) for role in ROLE_SYMBOLS}
+    n = len(rows)
+    scatter = go.Scattergl if 3 * n > WEBGL_POINTS else go.Scatter
+    fig = go.Figure()
+    # One trace of segments separated by None: a line per triple costs one trace, not n.
+    path = np.full((n, 4, 2), np.nan)
+    path[:, 0], path[:, 1], path[:, 2] = points["question"], points["response"], points["context"]
+    fig.add_trace(scatter(x=path[:, :, 0].ravel(), y=path[:, :, 1].ravel(), mode="lines", hoverinfo="skip",
+                          line=dict(color="rgba(120,120,120,0.25)", width=1), name="triple (q - r - c)"))
+    names = label_names(rows["label"])
+    if colour_by == "label":
+        colour = [COLOURS[name] for name in names]
+        marker_extra = {}
+    else:
+        colour = rows["sgi"].to_numpy()
+        marker_extra = dict(colorscale="RdYlGn")
+    for role, symbol in ROLE_SYMBOLS.items():
+        hover = [f"<b>{role}</b> of row {r}<br>SGI {s:.3f} · {lab}<br>{_snippet(t)}"
+                 for r, s, lab, t in zip(rows["input_row"], rows["sgi"], names, rows[role])]
+        marker = dict(symbol=symbol, size=8 if role == "response" else 6, color=colour,
+                      line=dict(width=0.5, color="black"), **marker_extra)
+        if colour_by == "sgi" and role == "response":
+            marker["colorbar"] = dict(title="SGI")
+        fig.add_trace(scatter(x=points[role][:, 0], y=points[role][:, 1], mode="markers", name=role,
+                              marker=marker, customdata=rows["input_row"].to_numpy(), text=hover,
+                              hovertemplate="%{text}<extra></extra>"))
+    if colour_by == "label":
+        for name in (GROUNDED, HALLUCINATED, UNLABELLED):
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"colour: {name}",
+                                     marker=dict(color=COLOURS[name], size=10)))
+    axis_note = "" if not projection.explained_variance_ratio else " ({:.0%} and {:.0%} of variance)".format(
+        *projection.explained_variance_ratio)
+    fig.update_layout(title=f"{projection.method.upper()} of question, context and response embeddings{axis_note}",
+                      height=620, xaxis=dict(showticklabels=False), yaxis=dict(showticklabels=False),
+                      dragmode="pan", **_LAYOUT)
+    return fig
+
+
+def _snippet(text: str, limit: int = 120) -> str:
+    text = str(text).replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def bounds_figure(scores: dict) -> go.Figure:
+    """SGI of one triple inside the range the triangle inequality allows for its theta_qc and theta_rc."""
+    lower, upper, sgi = scores["sgi_lower"], scores["sgi_upper"], scores["sgi"]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[lower, upper], y=[0, 0], mode="lines+markers+text", name="possible SGI",
+                             line=dict(width=10, color="#bdbdbd"), text=[f"{lower:.2f}", f"{upper:.2f}"],
+                             textposition="bottom center"))
+    fig.add_trace(go.Scatter(x=[sgi], y=[0], mode="markers+text", name="this SGI", text=[f"SGI {sgi:.3f}"],
+                             textposition="top center", marker=dict(size=16, color="#7570b3", symbol="diamond")))
+    fig.add_vline(x=1.0, line_dash="dot", annotation_text="SGI = 1")
+    fig.update_layout(title="Where the triangle inequality lets SGI be, given theta(q,c) and theta(r,c)",
+                      yaxis=dict(visible=False, range=[-1, 1]), xaxis_title="SGI", height=220,
+                      showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def position_figure(frame: pd.DataFrame, sgi: float) -> go.Figure:
+    """The data set's SGI histogram by label with one triple's SGI marked."""
+    fig = score_histogram(frame)
+    fig.add_vline(x=sgi, line_color="#7570b3", line_width=3, annotation_text="this triple",
+                  annotation_position="top left")
+    fig.update_layout(title="This triple against the data set", height=320)
+    return fig
+
+
+def correlation_heatmap(names, matrix, *, title: str) -> go.Figure:
+    matrix = np.asarray(matrix, dtype=np.float64)
+    fig = go.Figure(go.Heatmap(z=matrix, x=list(names), y=list(names), zmin=-1, zmax=1, colorscale="RdBu",
+                               text=np.round(matrix, 3), texttemplate="%{text}"))
+    fig.update_layout(title=title, yaxis_autorange="reversed", height=380, **_LAYOUT)
+    return fig
+
+
+def model_scatter(frame: pd.DataFrame, model_a: str, model_b: str) -> go.Figure:
+    """Per-row SGI of two models; ``frame`` has columns named after the models and ``label``."""
+    fig = go.Figure()
+    names = label_names(frame["label"])
+    for name in (GROUNDED, HALLUCINATED, UNLABELLED):
+        part = frame[names == name]
+        if len(part):
+            fig.add_trace(go.Scatter(x=part[model_a], y=part[model_b], mode="markers", name=name,
+                                     marker=dict(color=COLOURS[name], size=6, opacity=0.7),
+                                     customdata=part["input_row"], hovertemplate="row %{customdata}<extra></extra>"))
+    fig.update_layout(title=f"SGI per row: {model_a} vs {model_b}", xaxis_title=f"SGI {model_a}",
+                      yaxis_title=f"SGI {model_b}", height=460, **_LAYOUT)
+    return fig

@@ -1,0 +1,152 @@
+"""Calibration session: turn SGI into P(grounded), pick a flagging threshold, save it, download the flags."""
+
+import functools
+
+import streamlit as st
+
+from dashboard import charts, services, state, texts
+from sgi_core.errors import SGIInputError
+from sgi_core.export import to_csv_bytes
+from sgi_core.session import apply_session, load_session, new_session, session_to_json
+
+PRESETS = {"youden": "Youden's J (best recall - false-flag rate)", "target_recall": "reach a recall",
+           "target_precision": "reach a precision", "cost": "cost of a missed hallucination"}
+SESSION_UPLOAD = "calibration.session_upload"
+SESSION_MESSAGE = "calibration.session_message"
+PRESET_MESSAGE = "calibration.preset_message"
+
+st.title("Calibration session")
+data = services.scored_data()
+report = services.report(data.key, data.model, data.frame)
+st.caption(f"Model: **{data.model}** · file: `{data.key.name}`")
+missing = texts.labels_missing(report.n_valid, report.n_halluc)
+if missing:
+    st.info(missing)
+    st.download_button("Download the scored file (CSV)", data=functools.partial(to_csv_bytes, data.frame),
+                       file_name="sgi_scores.csv", mime="text/csv", on_click="ignore")
+    st.stop()
+
+
+def _forget_loaded_session() -> None:
+    st.session_state.pop(state.CALIBRATION_LOADED, None)
+
+
+st.subheader("1. Calibrator")
+st.radio("Map SGI to P(grounded) with", ["platt", "isotonic", "minmax"], key=state.CALIBRATION_METHOD,
+         horizontal=True, on_change=_forget_loaded_session, **state.PERSIST,
+         format_func={"platt": "Platt (logistic)", "isotonic": "isotonic", "minmax": "min-max (the paper's)"}.get)
+try:
+    active = services.active_calibration(data)
+    result = services.calibration(data.key, data.model, active.calibrator.method, data.frame)
+except SGIInputError as err:
+    st.error(f"{err}")
+    st.stop()
+st.caption(f"In use: {active.origin}. Fitted on half of the labelled rows (stratified), measured on the other "
+           f"half ({result.n_eval:,} rows), so the numbers below are not flattered by fitting and scoring "
+           "the same rows.")
+metrics = st.columns(3)
+metrics[0].metric("ECE (10 equal-count bins)", f"{result.ece_quantile:.3f}", help="Expected calibration error: "
+                  "average gap between predicted P(grounded) and the observed share grounded. 0 = perfect.")
+metrics[1].metric("ECE (10 equal-width bins)", f"{result.ece_uniform:.3f}")
+metrics[2].metric("Brier score", f"{result.brier:.3f}", help="Mean squared error of P(grounded); lower is better.")
+left, right = st.columns(2)
+left.plotly_chart(charts.reliability_figure(result), key="calibration.reliability")
+right.plotly_chart(charts.decile_figure(result), key="calibration.deciles")
+
+
+def _apply_preset() -> None:
+    method = st.session_state["calibration.preset"]
+    target = st.session_state.get(state.CALIBRATION_TARGET) if method.startswith("target") else None
+    cost = st.session_state.get(state.CALIBRATION_COST) if method == "cost" else None
+    choice = services.choose_threshold(data.key, data.model, method, target, cost, data.frame)
+    if choice.metrics is None:
+        wanted = method.removeprefix("target_")
+        st.session_state[PRESET_MESSAGE] = f"No threshold reaches a {wanted} of {target:g}; the threshold is unchanged."
+    else:
+        st.session_state[state.CALIBRATION_THRESHOLD] = choice.threshold
+        st.session_state[PRESET_MESSAGE] = None
+
+
+def _load_session(fingerprint: str, models: list) -> None:
+    upload = st.session_state[SESSION_UPLOAD]
+    if upload is None:
+        return
+    try:
+        session = load_session(upload.getvalue(), fingerprint=fingerprint, source=upload.name)
+        if session.model not in models:
+            raise SGIInputError(f"the session was tuned on scores of model '{session.model}'",
+                                source=upload.name, hint="Add that model on the Data page, then load it again")
+    except SGIInputError as err:
+        st.session_state[SESSION_MESSAGE] = ("error", f"{err}")
+        return
+    st.session_state[state.CALIBRATION_LOADED] = session.to_dict()
+    st.session_state[state.CALIBRATION_METHOD] = session.calibrator["method"]
+    st.session_state[state.CALIBRATION_THRESHOLD] = session.threshold
+    st.session_state[state.MODEL_SHOWN] = session.model
+    st.session_state[SESSION_MESSAGE] = ("success", f"Loaded the session saved {session.created}: "
+                                         f"{session.calibrator['method']} calibrator, threshold {session.threshold:.4f}.")
+
+
+def _flagged_csv(frame, calibrator, threshold: float) -> bytes:
+    """Built only when the download is clicked: a large file costs nothing until asked for."""
+    return to_csv_bytes(apply_session(frame, calibrator, threshold))
+
+
+@st.fragment
+def threshold_panel() -> None:
+    """Redrawn alone when the slider or a preset moves, so the page above is not recomputed."""
+    grid = services.threshold_grid(data.key, data.model, data.frame)
+    lowest = float(grid["threshold"].iloc[0])
+    highest = float(charts.plottable(data.frame)["sgi"].max())
+    if state.CALIBRATION_THRESHOLD not in st.session_state:
+        st.session_state[state.CALIBRATION_THRESHOLD] = services.choose_threshold(
+            data.key, data.model, "youden", None, None, data.frame).threshold
+    st.session_state[state.CALIBRATION_THRESHOLD] = min(max(st.session_state[state.CALIBRATION_THRESHOLD], lowest),
+                                                        highest)
+
+    preset_col, target_col, button_col = st.columns([2, 1, 1], vertical_alignment="bottom")
+    preset = preset_col.selectbox("Preset", list(PRESETS), format_func=PRESETS.get, key="calibration.preset", **state.PERSIST)
+    if preset.startswith("target"):
+        target_col.number_input("target", 0.01, 1.0, 0.9, 0.01, key=state.CALIBRATION_TARGET, **state.PERSIST)
+    elif preset == "cost":
+        target_col.number_input("cost ratio (missed / false flag)", 0.1, 100.0, 5.0, 0.5, key=state.CALIBRATION_COST,
+                                **state.PERSIST)
+    button_col.button("Apply preset", on_click=_apply_preset, width="stretch")
+    if st.session_state.get(PRESET_MESSAGE):
+        st.warning(st.session_state[PRESET_MESSAGE])
+
+    threshold = st.slider("Flag a row as hallucinated when SGI is below", lowest, highest,
+                          key=state.CALIBRATION_THRESHOLD, step=(highest - lowest) / 1000 or 0.001, format="%.4f",
+                          **state.PERSIST)
+    metrics = services.threshold_metrics(data.frame, threshold)
+    probability = float(active.calibrator.predict([threshold])[0])
+    st.caption(f"At this threshold the calibrator gives P(grounded) = {probability:.3f}. "
+               "Positive class = hallucinated: recall is the share of hallucinated rows flagged.")
+    cols = st.columns(5)
+    for col, (name, value) in zip(cols, [("Precision", metrics.precision), ("Recall", metrics.recall),
+                                         ("F1", metrics.f1), ("Flag rate", metrics.flag_rate),
+                                         ("Accuracy", metrics.accuracy)]):
+        col.metric(name, f"{value:.3f}")
+    left, right = st.columns(2)
+    left.plotly_chart(charts.confusion_figure(metrics), key="calibration.confusion")
+    right.plotly_chart(charts.threshold_curves(grid, threshold), key="calibration.curves")
+
+    st.subheader("3. Save and download")
+    session = new_session(model=data.model, calibrator=active.calibrator, threshold=threshold, frame=data.frame)
+    save_col, download_col = st.columns(2)
+    save_col.download_button("Save this session (JSON)", data=session_to_json(session),
+                              file_name="sgi_calibration_session.json", mime="application/json", on_click="ignore")
+    download_col.download_button(
+        "Download the scored file with P(grounded) and flags (CSV)",
+        data=functools.partial(_flagged_csv, data.frame, active.calibrator, threshold),
+        file_name="sgi_scores_flagged.csv", mime="text/csv", on_click="ignore")
+
+
+st.subheader("2. Threshold")
+threshold_panel()
+
+st.file_uploader("Load a saved session (JSON)", type=["json"], key=SESSION_UPLOAD, on_change=_load_session,
+                 args=(services.fingerprint(data.key, data.frame), list(data.frames)))
+if st.session_state.get(SESSION_MESSAGE):
+    kind, message = st.session_state[SESSION_MESSAGE]
+    (st.error if kind == "error" else st.success)(message)

@@ -1,0 +1,54 @@
+"""Models: the same rows scored by several embedding models, side by side."""
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, services, texts
+
+st.title("Models")
+data = services.scored_data()
+models = list(data.frames)
+if len(models) < 2:
+    names, unavailable = services.model_choices()
+    st.info(f"Only **{models[0]}** has scored this file. Choose two or more models on the Data page to compare "
+            f"them here (available: {', '.join(names)}).")
+    if unavailable:
+        st.caption("Not installed here: " + "; ".join(f"{m.name}: {m.how_to_get}" for m in unavailable))
+    st.stop()
+
+st.subheader("SGI by label, per model (the paper's Table 1)")
+reports = {name: services.report(data.key, name, frame) for name, frame in data.frames.items()}
+rows = []
+for name, report in reports.items():
+    summary = report.summary()
+    rows.append({"model": name, "rows scored": summary["n"], "SGI grounded": summary["sgi_mean_valid"],
+                 "SGI hallucinated": summary["sgi_mean_halluc"], "Cohen's d": summary["cohens_d"],
+                 "d 95% CI": "[{:+.2f}, {:+.2f}]".format(*report.effect_size.cohens_d_ci),
+                 "AUROC": summary["auroc"], "AUROC 95% CI": "[{:.3f}, {:.3f}]".format(*report.roc.auroc_ci)})
+st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
+    c: st.column_config.NumberColumn(format="%.3f") for c in ("SGI grounded", "SGI hallucinated", "Cohen's d", "AUROC")})
+first = next(iter(reports.values()))
+missing = texts.labels_missing(first.n_valid, first.n_halluc)
+if missing:
+    st.info(missing)
+
+st.subheader("Do the models agree row by row?")
+agreement = services.agreement(data.key, tuple(models), data.frames)
+cols = st.columns(2)
+cols[0].metric("Mean Pearson r between models", f"{agreement.mean_offdiag_pearson:.3f}")
+cols[1].metric("Mean Spearman ρ between models", f"{agreement.mean_offdiag_spearman:.3f}")
+left, right = st.columns(2)
+left.plotly_chart(charts.correlation_heatmap(agreement.names, agreement.pearson, title="Pearson r of per-row SGI"),
+                  key="models.pearson")
+right.plotly_chart(charts.correlation_heatmap(agreement.names, agreement.spearman,
+                                              title="Spearman ρ of per-row SGI"), key="models.spearman")
+st.caption(f"Over the {agreement.n_rows:,} rows every model scored.")
+
+pick_a, pick_b = st.columns(2)
+model_a = pick_a.selectbox("Model A", models, index=0, key="models.a")
+model_b = pick_b.selectbox("Model B", models, index=1, key="models.b")
+pairs = data.frame[["input_row", "label"]].copy()
+for name in {model_a, model_b}:
+    pairs[name] = data.frames[name]["sgi"].to_numpy()
+ordinary = (data.frames[model_a]["sgi_status"] == "ok") & (data.frames[model_b]["sgi_status"] == "ok")
+st.plotly_chart(charts.model_scatter(pairs[ordinary.to_numpy()], model_a, model_b), key="models.scatter")

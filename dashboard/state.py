@@ -1,0 +1,124 @@
+"""Session-state keys (namespaced by page) and their accessors.
+
+Widgets whose choice must survive a page switch are created with ``persist_state="session"``
+(``PERSIST``); without it Streamlit drops a widget's value once a page that does not
+draw it has run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import NamedTuple
+
+import streamlit as st
+
+from sgi_core.data import default_label_positive, detect_mapping
+
+ROLES = ("question", "context", "response", "label")
+
+DATA_NAME = "data.name"
+DATA_RAW = "data.raw"
+DATA_DIGEST = "data.digest"
+DATA_LABEL_POSITIVE = "data.label_positive"
+DATA_MODELS = "data.models"
+DATA_UPLOAD = "data.upload"
+MODEL_SHOWN = "app.model"
+CALIBRATION_METHOD = "calibration.method"
+CALIBRATION_THRESHOLD = "calibration.threshold"
+CALIBRATION_LOADED = "calibration.loaded_session"
+CALIBRATION_LOADED_FILE = "calibration.loaded_file"
+CALIBRATION_TARGET = "calibration.target"
+CALIBRATION_COST = "calibration.cost_ratio"
+GEOMETRY_METHOD = "geometry.method"
+GEOMETRY_COLOUR = "geometry.colour"
+GEOMETRY_SIZE = "geometry.size"
+EXPLORER_ROW = "explorer.row"
+EXPLORER_TEXTS = {role: f"explorer.{role}" for role in ("question", "context", "response")}
+
+
+def mapping_key(role: str) -> str:
+    return f"data.mapping.{role}"
+
+
+#: Keyword for widgets whose value must outlive a page switch.
+PERSIST = {"persist_state": "session"}
+
+#: Shown in the label-column select box for "this file has no labels".
+NO_LABEL = "(no label column)"
+
+
+class DataKey(NamedTuple):
+    """Everything that decides the validated table: the cache key of every computed frame."""
+
+    name: str
+    digest: str
+    mapping: tuple
+    label_positive: str
+
+
+def set_file(name: str, raw: bytes) -> None:
+    """Make ``raw`` the current data and forget the choices that belonged to the previous file."""
+    digest = hashlib.sha256(raw).hexdigest()
+    if st.session_state.get(DATA_DIGEST) == digest and st.session_state.get(DATA_NAME) == name:
+        return
+    st.session_state[DATA_NAME] = name
+    st.session_state[DATA_RAW] = raw
+    st.session_state[DATA_DIGEST] = digest
+    for key in (*(mapping_key(role) for role in ROLES), DATA_LABEL_POSITIVE, CALIBRATION_THRESHOLD,
+                CALIBRATION_LOADED, EXPLORER_ROW, *EXPLORER_TEXTS.values()):
+        st.session_state.pop(key, None)
+
+
+def seed_mapping(columns) -> None:
+    """Fill the column mapping detected from the file's column names, where none is chosen yet."""
+    if mapping_key("question") in st.session_state:
+        return
+    detected = detect_mapping(columns)
+    for role in ROLES:
+        st.session_state[mapping_key(role)] = detected[role] or (NO_LABEL if role == "label" else None)
+    st.session_state[DATA_LABEL_POSITIVE] = default_label_positive(detected["label"])
+
+
+def has_file() -> bool:
+    return DATA_RAW in st.session_state
+
+
+def raw_file() -> tuple[str, bytes]:
+    return st.session_state[DATA_NAME], st.session_state[DATA_RAW]
+
+
+def data_digest() -> str:
+    return st.session_state[DATA_DIGEST]
+
+
+def data_key() -> DataKey:
+    mapping = []
+    for role in ROLES:
+        column = st.session_state.get(mapping_key(role))
+        mapping.append(None if column == NO_LABEL else column)
+    return DataKey(
+        st.session_state[DATA_NAME], st.session_state[DATA_DIGEST], tuple(mapping),
+        st.session_state.get(DATA_LABEL_POSITIVE, "grounded"),
+    )
+
+
+def mapping_dict(key: DataKey) -> dict:
+    """The mapping of a key as ``validate_triples`` takes it (``label: None`` = unlabelled)."""
+    return dict(zip(ROLES, key.mapping))
+
+
+def chosen_models(default: str) -> list[str]:
+    return list(st.session_state.get(DATA_MODELS) or [default])
+
+
+def shown_model(models: list[str]) -> str:
+    """The model the analysis pages show; the first scored one until the user picks another."""
+    current = st.session_state.get(MODEL_SHOWN)
+    return current if current in models else models[0]
+
+
+def pick_triple(row: int, question: str, context: str, response: str) -> None:
+    """Open a data row in the Explorer (its texts become the editable fields)."""
+    st.session_state[EXPLORER_ROW] = row
+    for role, text in zip(EXPLORER_TEXTS, (question, context, response)):
+        st.session_state[EXPLORER_TEXTS[role]] = text

@@ -1,0 +1,25 @@
+"""Explanations shown on more than one page."""
+
+from __future__ import annotations
+
+D_HELP = ("Cohen's d = (mean grounded - mean hallucinated) / pooled SD (ddof=1). Positive: grounded answers "
+          "score higher, as SGI intends. 0.2 is small, 0.5 medium, 0.8 large.")
+AUROC_HELP = ("Probability that a random grounded row scores above a random hallucinated one. "
+              "0.5 = chance, 1 = perfect.")
+CONFOUND = ("A score is only useful if it beats what is trivial to compute. On HaluEval the correct answers are "
+            "short spans and the hallucinated ones full sentences, so **response length alone** separates them "
+            "very well; SGI must be judged against it.")
+
+
+def labels_missing(n_valid: int, n_halluc: int) -> str | None:
+    """Why label-based statistics are empty, or None when both classes are present."""
+    if n_valid == 0 and n_halluc == 0:
+        return ("This file has no labels, so there is nothing to measure SGI against: the scores, histograms, "
+                "Geometry and Explorer still work. To see effect sizes, ROC curves and calibration, add a label "
+                "column (1 = grounded, 0 = hallucinated) and map it on the Data page.")
+    if n_valid == 0 or n_halluc == 0:
+        present, absent = ("grounded", "hallucinated") if n_halluc == 0 else ("hallucinated", "grounded")
+        return (f"Every labelled row is {present}: with no {absent} rows there is nothing to separate, so "
+                "effect sizes, ROC, calibration and thresholds are undefined. If the label column means the "
+                "opposite of what the Data page assumes, or another column holds the labels, fix it there.")
+    return None

@@ -1,0 +1,84 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sgi_core.errors import SGIInputError
+from sgi_core.evaluation import fit_calibrator
+from sgi_core.session import (
+    FLAG_COLUMN,
+    PROBABILITY_COLUMN,
+    apply_session,
+    data_fingerprint,
+    load_session,
+    new_session,
+    session_to_json,
+)
+
+
+@pytest.fixture
+def frame():
+    return pd.DataFrame({
+        "question": ["q1", "q2", "q3", "q4", "q5"],
+        "context": ["c1", "c2", "c3", "c4", "c5"],
+        "response": ["r1", "r2", "r3", "r4", ""],
+        "label": [1.0, 0.0, 1.0, 0.0, np.nan],
+        "sgi": [1.4, 0.7, 1.1, 0.9, np.nan],
+    })
+
+
+@pytest.fixture
+def calibrator(frame):
+    return fit_calibrator(frame["sgi"][:4], frame["label"][:4], method="platt")
+
+
+def test_round_trip(frame, calibrator):
+    session = new_session(model="minilm", calibrator=calibrator, threshold=1.0, frame=frame)
+    loaded = load_session(session_to_json(session), fingerprint=data_fingerprint(frame))
+    assert loaded == session
+    assert loaded.calibrator == calibrator.to_dict()
+    assert loaded.created.endswith("+00:00")
+
+
+def test_fingerprint_covers_triples_and_labels_only(frame):
+    base = data_fingerprint(frame)
+    assert data_fingerprint(frame.assign(extra=1, sgi=0.0)) == base
+    assert data_fingerprint(frame.assign(label=[1.0, 0.0, 1.0, 1.0, np.nan])) != base
+    assert data_fingerprint(frame.assign(response=["r1", "r2", "r3", "r4", "r5"])) != base
+    assert data_fingerprint(frame.iloc[::-1]) != base
+    # Cells are kept apart: moving text across a column boundary changes the digest.
+    shifted = frame.assign(question=["q1c", "q2", "q3", "q4", "q5"], context=["1", "c2", "c3", "c4", "c5"])
+    assert data_fingerprint(shifted) != base
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.update(schema="x"), "not a calibration session"),
+    (lambda d: d.update(version=99), "version 99 is not supported"),
+    (lambda d: d.pop("created"), "lacks the fields created"),
+    (lambda d: d.update(threshold="high"), "threshold have the wrong type"),
+    (lambda d: d.update(threshold=True), "threshold have the wrong type"),
+    (lambda d: d.update(calibrator={"method": "platt"}), "calibrator parameters do not load"),
+    (lambda d: d.update(fingerprint="f" * 64), "tuned on different data"),
+])
+def test_bad_sessions_are_refused(frame, calibrator, mutate, message):
+    data = new_session(model="minilm", calibrator=calibrator, threshold=1.0, frame=frame).to_dict()
+    mutate(data)
+    with pytest.raises(SGIInputError, match=message):
+        load_session(json.dumps(data), fingerprint=data_fingerprint(frame), source="s.json")
+
+
+def test_not_json_is_refused(frame):
+    with pytest.raises(SGIInputError, match="not a JSON file.*s.json"):
+        load_session(b"\x00garbage", fingerprint=data_fingerprint(frame), source="s.json")
+    with pytest.raises(SGIInputError, match="not a calibration session"):
+        load_session(b"[1, 2]", fingerprint=data_fingerprint(frame))
+
+
+def test_apply_session_adds_probability_and_flag(frame, calibrator):
+    out = apply_session(frame, calibrator, 1.0)
+    np.testing.assert_allclose(out[PROBABILITY_COLUMN][:4], calibrator.predict(frame["sgi"][:4]))
+    assert np.isnan(out[PROBABILITY_COLUMN][4])
+    assert out[FLAG_COLUMN].tolist()[:4] == [False, True, False, True]
+    assert out[FLAG_COLUMN].isna().tolist() == [False, False, False, False, True]
+    assert list(frame.columns) == ["question", "context", "response", "label", "sgi"]

@@ -1,0 +1,149 @@
+"""Every page on the bundled sample: it renders, and the numbers it shows are sgi_core's."""
+
+import numpy as np
+import pytest
+
+from sgi_core import evaluation
+from sgi_core.data import load_triples
+from sgi_core.embedding import load_encoder
+from sgi_core.geometry import sgi_bounds, triple_angles
+from sgi_core.projection import project_triples, sample_rows
+from sgi_core.scoring import score_table
+from tests.conftest import SAMPLE_CSV
+from tests.dashboard.conftest import MODEL, PAGES, array, assert_clean, figures, goto, metric
+
+CHART_PAGES = ("overview", "strata", "calibration", "geometry", "explorer")
+
+
+@pytest.fixture(scope="module")
+def sample_report(sample_scores):
+    return evaluation.evaluate(sample_scores)
+
+
+def test_every_page_renders_without_error(app):
+    for page in PAGES:
+        goto(app, page)
+        assert_clean(app)
+        assert app.title[0].value, page
+        if page in CHART_PAGES:
+            assert figures(app), f"no chart on the {page} page"
+
+
+def test_data_page_reports_the_validated_table(app, sample_scores):
+    assert metric(app, "Rows read") == f"{len(sample_scores):,}"
+    assert metric(app, "Rows that cannot be scored") == "0"
+    assert [s.value for s in app.selectbox if s.key.startswith("data.mapping.")] == [
+        "question", "context", "response", "label"]
+    assert app.multiselect(key="data.models").value == [MODEL]
+
+
+def test_overview_numbers_are_the_evaluation_report(app, sample_report):
+    goto(app, "overview")
+    es, roc = sample_report.effect_size, sample_report.roc
+    assert metric(app, "Labelled grounded") == f"{sample_report.n_valid:,}"
+    assert metric(app, "Labelled hallucinated") == f"{sample_report.n_halluc:,}"
+    assert metric(app, "Mean SGI, grounded") == f"{es.mean_valid:.3f}"
+    assert metric(app, "Mean SGI, hallucinated") == f"{es.mean_halluc:.3f}"
+    assert metric(app, "Cohen's d") == f"{es.cohens_d:+.2f}"
+    assert metric(app, "AUROC") == f"{roc.auroc:.3f}"
+    assert f"AUROC [{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}]" in app.caption[1].value
+    roc_figure = figures(app)[1]
+    names = [trace["name"] for trace in roc_figure["data"]]
+    assert f"SGI (AUROC {roc.auroc:.3f})" in names
+    for baseline in sample_report.baselines:
+        assert f"{baseline.name} (AUROC {baseline.auroc:.3f})" in names
+    verdicts = [w.value for w in app.warning] + [s.value for s in app.success]
+    assert sample_report.beyond_length.verdict in verdicts
+
+
+def test_strata_tables_are_the_evaluation_report(app, sample_report):
+    goto(app, "strata")
+    shown = app.dataframe[0].value
+    expected = sample_report.theta_qc_strata.to_frame()
+    np.testing.assert_allclose(shown["cohens_d"], expected["cohens_d"])
+    np.testing.assert_allclose(shown["auroc"], expected["auroc"])
+    np.testing.assert_allclose(shown["from"], expected["lo"])
+    assert [t.label for t in app.tabs] == [f"{s.name} length" for s in sample_report.length_strata]
+    response = sample_report.strata_by_name("response").to_frame()
+    np.testing.assert_allclose(app.dataframe[3].value["auroc"], response["auroc"])
+
+
+def test_geometry_plots_sgi_core_projection(app, sample_scores):
+    goto(app, "geometry")
+    figure = figures(app)[0]
+    by_name = {trace["name"]: trace for trace in figure["data"]}
+    assert {by_name[role]["marker"]["symbol"] for role in ("question", "context", "response")} == {
+        "circle", "square", "diamond"}
+    encoder = load_encoder(MODEL)
+    rows = sample_rows(len(sample_scores), app.number_input(key="geometry.size").value)
+    picked = sample_scores.iloc[rows]
+    expected = project_triples(*(encoder.encode(picked[role].tolist()) for role in ("question", "context", "response")))
+    np.testing.assert_allclose(array(by_name["response"]["x"]), expected.response[:, 0], atol=1e-9)
+    assert array(by_name["response"]["customdata"]).tolist() == picked["input_row"].tolist()
+    assert len(array(by_name["triple (q - r - c)"]["x"])) == 4 * len(rows)
+
+
+def test_geometry_colour_by_sgi_uses_the_scores(app, sample_scores):
+    goto(app, "geometry")
+    app.radio(key="geometry.colour").set_value("sgi").run()
+    assert_clean(app)
+    response = {t["name"]: t for t in figures(app)[0]["data"]}["response"]
+    scores = sample_scores.set_index("input_row").loc[array(response["customdata"]), "sgi"]
+    np.testing.assert_allclose(array(response["marker"]["color"]), scores.to_numpy())
+
+
+def test_explorer_shows_the_row_and_follows_edits(app, sample_scores):
+    goto(app, "explorer")
+    app.number_input(key="explorer.row").set_value(5).run()
+    row = sample_scores[sample_scores["input_row"] == 5].iloc[0]
+    assert app.text_area(key="explorer.response").value == row["response"]
+    assert metric(app, "SGI = θ(r,q) / θ(r,c)") == f"{row['sgi']:.4f}"
+
+    edited = row["context"].split(".")[0]
+    app.text_area(key="explorer.response").input(edited).run()
+    assert_clean(app)
+    encoder = load_encoder(MODEL)
+    angles = triple_angles(*(encoder.encode([text]) for text in (row["question"], row["context"], edited)))
+    lower, upper = sgi_bounds(angles.theta_qc, angles.theta_rc)
+    assert metric(app, "SGI = θ(r,q) / θ(r,c)") == f"{angles.sgi[0]:.4f}"
+    assert metric(app, "θ(r,c) response-context") == f"{angles.theta_rc[0]:.4f} rad"
+    assert f"[{lower[0]:.3f}, {upper[0]:.3f}]" in app.caption[-1].value
+
+
+def test_explorer_probability_uses_the_calibrator(app, sample_scores):
+    goto(app, "explorer")
+    row = sample_scores.iloc[0]
+    fitted = evaluation.calibration_analysis(sample_scores["label"], sample_scores["sgi"], method="platt")
+    assert metric(app, "P(grounded)") == f"{fitted.calibrator.predict([row['sgi']])[0]:.3f}"
+
+
+def test_explorer_empty_response_is_explained(app):
+    goto(app, "explorer")
+    app.text_area(key="explorer.response").input("   ").run()
+    assert not app.exception
+    assert "the response is empty" in app.error[0].value
+
+
+def test_models_page_asks_for_a_second_model(app):
+    goto(app, "models")
+    assert_clean(app)
+    assert "Choose two or more models" in app.info[0].value
+
+
+def test_models_page_compares_two_models(app):
+    app.session_state["data.models"] = [MODEL, "hashing-64"]
+    goto(app, "models")
+    assert_clean(app)
+    table = load_triples(SAMPLE_CSV)
+    frames = {name: score_table(table, load_encoder(name)) for name in (MODEL, "hashing-64")}
+    shown = app.dataframe[0].value.set_index("model")
+    for name, frame in frames.items():
+        report = evaluation.evaluate(frame)
+        assert shown.loc[name, "AUROC"] == pytest.approx(report.roc.auroc)
+        assert shown.loc[name, "Cohen's d"] == pytest.approx(report.effect_size.cohens_d)
+    agreement = evaluation.cross_model_agreement({name: f["sgi"] for name, f in frames.items()})
+    assert metric(app, "Mean Pearson r between models") == f"{agreement.mean_offdiag_pearson:.3f}"
+    heatmap = figures(app)[0]["data"][0]
+    np.testing.assert_allclose(array(heatmap["z"]), agreement.pearson)
+    scatter = figures(app)[2]
+    assert sum(len(array(t["x"])) for t in scatter["data"]) == len(table.frame)
