@@ -1,0 +1,235 @@
+"""Imported detector scores beside SGI, and a cross-validated combination of them.
+
+A detector score is any numeric column a file carries (an LLM judge's answer
+consistency, RAGAS faithfulness, an NLI probability, ...). It is first oriented so
+that **higher = grounded** (a score where higher means hallucinated is negated), and
+then gets the same ROC, calibration and threshold tools as SGI.
+
+The combination is a logistic regression (grounded = 1) on the oriented scores,
+each mapped to normal quantiles on the training fold so that SGI's rare huge values
+(response = context) do not dominate. Its AUROC is measured out of fold, on the same
+stratified folds as each score alone through the same pipeline, so the comparison is
+like for like.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import QuantileTransformer
+
+from sgi_core.errors import SGIInputError
+from sgi_core.evaluation._common import JsonResult, as_labels, as_scores, check_choice, check_int, warn_undefined
+from sgi_core.evaluation.ranking import RocResult, roc_analysis
+
+DIRECTIONS = ("grounded", "hallucinated")
+
+
+def orient_detector_score(values, *, higher_is: str = "grounded", source: str = "<input>",
+                          column: str = "score") -> np.ndarray:
+    """Read a detector column as numbers oriented so that higher = grounded.
+
+    Parameters
+    ----------
+    values : array_like
+        Numbers or numeric text; empty cells are NaN (row not scored by the detector).
+    higher_is : {"grounded", "hallucinated"}
+        What a high raw value means. ``"hallucinated"`` scores are negated.
+    source, column : str
+        Used in error messages.
+
+    Raises
+    ------
+    SGIInputError
+        Naming the rows that hold text that is not a number.
+
+    Examples
+    --------
+    >>> orient_detector_score(["0.9", "", "0.2"], higher_is="hallucinated")
+    array([-0.9,  nan, -0.2])
+    """
+    check_choice(higher_is, "higher_is", "orient_detector_score", DIRECTIONS)
+    raw = pd.Series(values, dtype=object)
+    blank = raw.isna() | raw.map(lambda v: isinstance(v, str) and not v.strip())
+    numbers = pd.to_numeric(raw.where(~blank), errors="coerce")
+    bad = numbers.isna() & ~blank
+    if bad.any():
+        rows = (np.flatnonzero(bad.to_numpy()) + 1).tolist()
+        raise SGIInputError(
+            "detector scores must be numbers", source=source, column=column, rows=rows,
+            hint="Clean the column or choose another one as the detector score",
+        )
+    oriented = numbers.to_numpy(dtype=np.float64)
+    if np.isinf(oriented).any():
+        rows = (np.flatnonzero(np.isinf(oriented)) + 1).tolist()
+        raise SGIInputError("detector scores must be finite", source=source, column=column, rows=rows)
+    return -oriented if higher_is == "hallucinated" else oriented
+
+
+def numeric_score_columns(frame: pd.DataFrame, *, exclude=()) -> list[str]:
+    """Columns whose non-empty cells are all numbers, candidates for detector scores.
+
+    Identifier-like columns (integers only, one distinct value per row) are left out.
+    """
+    found = []
+    for col in frame.columns:
+        if col in exclude:
+            continue
+        series = frame[col]
+        text = series.astype(str).str.strip()
+        filled = series[series.notna() & (text != "")]
+        if filled.empty:
+            continue
+        numbers = pd.to_numeric(filled, errors="coerce")
+        if numbers.isna().any():
+            continue
+        is_id = bool((numbers == numbers.round()).all() and numbers.nunique() == len(numbers))
+        if not is_id:
+            found.append(col)
+    return found
+
+
+@dataclass(frozen=True)
+class DetectorComparison(JsonResult):
+    """Detectors alone and combined, on the rows that every detector scored.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The detectors, oriented higher = grounded (the first is usually SGI).
+    n : int
+        Labelled rows scored by every detector.
+    n_splits : int
+    roc : tuple of RocResult
+        Each detector's raw-score ROC with bootstrap CI, in ``names`` order.
+    spearman_with_first : tuple of float
+        Spearman correlation of each detector with ``names[0]`` over all rows both
+        scored (labelled or not); 1.0 for the first.
+    cv_auroc_alone : tuple of float
+        Out-of-fold AUROC of the logistic pipeline on each detector alone.
+    cv_auroc_combined : float
+        Out-of-fold AUROC of the pipeline on all detectors together.
+    combined_roc : RocResult
+        ROC of the out-of-fold combined probability.
+    gain_over_best : float
+        ``cv_auroc_combined - max(cv_auroc_alone)``.
+    verdict : str
+    """
+
+    names: tuple[str, ...]
+    n: int
+    n_splits: int
+    roc: tuple[RocResult, ...]
+    spearman_with_first: tuple[float, ...]
+    cv_auroc_alone: tuple[float, ...]
+    cv_auroc_combined: float
+    combined_roc: RocResult
+    gain_over_best: float
+    verdict: str
+
+
+#: Out-of-fold AUROC gain under which the combination is said not to help.
+NEGLIGIBLE_COMBINED_GAIN = 0.005
+
+
+def _oof_probability(features: np.ndarray, labels: np.ndarray, folds: StratifiedKFold) -> np.ndarray:
+    # The smallest training fold, so the transformer never asks for more quantiles than rows.
+    n_train = len(labels) - math.ceil(len(labels) / folds.get_n_splits())
+    model = make_pipeline(
+        QuantileTransformer(output_distribution="normal", n_quantiles=min(1000, n_train)),
+        LogisticRegression(),
+    )
+    return cross_val_predict(model, features, labels, cv=folds, method="predict_proba")[:, 1]
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    both = ~np.isnan(a) & ~np.isnan(b)
+    if both.sum() < 3 or np.ptp(a[both]) == 0 or np.ptp(b[both]) == 0:
+        return math.nan
+    return float(spearmanr(a[both], b[both]).statistic)
+
+
+def _verdict(names, alone, combined) -> str:
+    best = int(np.nanargmax(alone))
+    gain = combined - alone[best]
+    numbers = ", ".join(f"{n} {a:.3f}" for n, a in zip(names, alone))
+    head = (f"Combined AUROC {combined:.3f} against {numbers} alone (out of fold)")
+    if gain < NEGLIGIBLE_COMBINED_GAIN:
+        return f"{head}: the combination does not beat {names[best]} alone."
+    return f"{head}: the combination beats every detector alone by {gain:+.3f} over {names[best]}."
+
+
+def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 1000,
+                      seed: int = 0) -> DetectorComparison:
+    """Compare detector scores alone and combined.
+
+    Parameters
+    ----------
+    scores : dict of str -> array_like of shape (n,)
+        Oriented scores (higher = grounded), e.g. ``{"sgi": ..., "judge": ...}``.
+        NaN = row not scored by that detector.
+    y_true : array_like of shape (n,)
+        1 = grounded, 0 = hallucinated, NaN = unlabelled.
+    n_splits : int, default 5
+    n_boot : int, default 1000
+    seed : int, default 0
+
+    Returns
+    -------
+    DetectorComparison
+        Cross-validated parts are NaN, with a warning, when a class has fewer
+        labelled rows than ``n_splits``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([1.0, 0.0], 200)
+    >>> res = compare_detectors({"a": y + rng.normal(size=400), "b": y + rng.normal(size=400)}, y, n_boot=0)
+    >>> res.gain_over_best > 0.02
+    True
+    """
+    if len(scores) < 1:
+        raise SGIInputError("compare_detectors needs at least one score")
+    n_splits = check_int(n_splits, "n_splits", "compare_detectors", minimum=2)
+    labels = as_labels(y_true)
+    names = tuple(scores)
+    matrix = np.column_stack([as_scores(scores[name], name=name, n=len(labels)) for name in names])
+    rocs = tuple(roc_analysis(labels, matrix[:, j], n_boot=n_boot, seed=seed) for j in range(len(names)))
+    spearman = tuple(_spearman(matrix[:, 0], matrix[:, j]) for j in range(len(names)))
+
+    keep = ~np.isnan(labels) & ~np.isnan(matrix).any(axis=1)
+    y = labels[keep]
+    features = matrix[keep]
+    n_min = int(min((y == 1).sum(), (y == 0).sum()))
+    nan_roc = RocResult((), (), (), math.nan, (math.nan, math.nan), int((y == 1).sum()), int((y == 0).sum()), 0)
+    if n_min < n_splits:
+        warn_undefined(f"combining detectors needs at least {n_splits} labelled rows of each class; "
+                       f"the smaller class has {n_min}")
+        nans = tuple(math.nan for _ in names)
+        return DetectorComparison(names, int(keep.sum()), n_splits, rocs, spearman, nans, math.nan, nan_roc,
+                                  math.nan, f"undefined: too few labelled rows ({n_min} in the smaller class)")
+    folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    alone = np.array([roc_auc_score(y, _oof_probability(features[:, [j]], y, folds)) for j in range(len(names))])
+    combined_prob = _oof_probability(features, y, folds)
+    combined = float(roc_auc_score(y, combined_prob))
+    combined_roc = roc_analysis(y, combined_prob, n_boot=n_boot, seed=seed)
+    return DetectorComparison(
+        names=names,
+        n=len(y),
+        n_splits=n_splits,
+        roc=rocs,
+        spearman_with_first=spearman,
+        cv_auroc_alone=tuple(float(a) for a in alone),
+        cv_auroc_combined=combined,
+        combined_roc=combined_roc,
+        gain_over_best=float(combined - alone.max()),
+        verdict=_verdict(names, alone, combined),
+    )
