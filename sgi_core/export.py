@@ -19,7 +19,7 @@ import pandas as pd
 from sgi_core.errors import SGIInputError
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n", "\x00")
-_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_PLAIN_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def escape_formula_cell(value):
