@@ -12,7 +12,6 @@ Caveats met on the way (one class, undefined strata, degenerate rows) are kept a
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 

@@ -117,10 +117,11 @@ def theta_qc_strata(theta_qc, y_true, score, *, n_strata: int = 3) -> StrataResu
 
     Examples
     --------
-    >>> res = theta_qc_strata([0.1, 0.2, 0.3, 0.4, 0.5, 0.6], [1, 0, 1, 0, 1, 0],
-    ...                       [2.0, 1.0, 3.0, 1.0, 4.0, 1.0], n_strata=3)
-    >>> [(s.label, s.n, s.mean_valid) for s in res.strata]
-    [('low', 2, 2.0), ('medium', 2, 3.0), ('high', 2, 4.0)]
+    >>> theta_qc = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2]
+    >>> sgi = [2.0, 1.0, 4.0, 2.0, 2.0, 1.0, 5.0, 2.0, 3.0, 1.0, 6.0, 1.0]
+    >>> res = theta_qc_strata(theta_qc, [1, 0, 1, 0] * 3, sgi)
+    >>> [(s.label, s.n, round(s.cohens_d, 3), s.auroc) for s in res.strata]
+    [('low', 4, 1.342, 0.875), ('medium', 4, 1.265, 0.875), ('high', 4, 2.333, 1.0)]
     """
     n_strata = check_int(n_strata, "n_strata", "theta_qc_strata", minimum=1)
     values, labels, scores = _inputs(theta_qc, y_true, score, "theta_qc")
@@ -154,9 +155,11 @@ def length_strata(lengths, y_true, score, *, n_strata: int = 3, name: str = "res
 
     Examples
     --------
-    >>> res = length_strata([5, 5, 5, 5, 9, 9], [1, 0, 1, 0, 1, 0], [2.0, 1.0, 3.0, 1.0, 4.0, 1.0])
+    >>> lengths = [5, 5, 5, 5, 5, 5, 9, 9, 9, 9, 12, 12]
+    >>> sgi = [2.0, 1.0, 4.0, 2.0, 2.0, 1.0, 5.0, 2.0, 3.0, 1.0, 6.0, 1.0]
+    >>> res = length_strata(lengths, [1, 0, 1, 0] * 3, sgi)
     >>> [(s.label, s.n, s.lo, s.hi) for s in res.strata]
-    [('low', 2, 5.0, 5.0), ('medium', 2, 5.0, 5.0), ('high', 2, 9.0, 9.0)]
+    [('low', 4, 5.0, 5.0), ('medium', 4, 5.0, 9.0), ('high', 4, 9.0, 12.0)]
     """
     n_strata = check_int(n_strata, "n_strata", "length_strata", minimum=1)
     values, labels, scores = _inputs(lengths, y_true, score, name)
