@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
@@ -18,7 +19,12 @@ ROLE_SYMBOLS = {"question": "circle", "context": "square", "response": "diamond"
 #: Above this many points the geometry plot switches to WebGL.
 WEBGL_POINTS = 1500
 
-_LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
+# Legend in a row above the plot, right-aligned, so it never covers the x-axis title.
+_LAYOUT = dict(margin=dict(l=10, r=10, t=60, b=10),
+               legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
+#: Readable names of sgi_core's baseline score columns.
+BASELINE_NAMES = {"neg_response_length": "response length (shorter = grounded)",
+                  "lexical_groundedness": "word overlap with the context", "theta_rq": "θ(r,q) alone"}
 
 
 def label_names(labels) -> np.ndarray:
@@ -32,29 +38,34 @@ def plottable(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["sgi_status"] == "ok"]
 
 
-def score_histogram(frame: pd.DataFrame, *, threshold: float | None = None, score: str = "sgi") -> go.Figure:
-    """Overlaid histograms of a score per label class, with the flagging threshold as a line."""
+def score_histogram(frame: pd.DataFrame, *, threshold: float | None = None, score: str = "sgi",
+                    score_name: str = "SGI") -> go.Figure:
+    """Overlaid histograms of a score per label class (shared bins), with the flagging threshold as a line."""
     fig = go.Figure()
     names = label_names(frame["label"])
     for name in (GROUNDED, HALLUCINATED, UNLABELLED):
         values = frame.loc[names == name, score]
         if len(values):
-            fig.add_trace(go.Histogram(x=values, name=name, marker_color=COLOURS[name], opacity=0.6, nbinsx=40))
+            fig.add_trace(go.Histogram(x=values, name=name, marker_color=COLOURS[name], opacity=0.6, nbinsx=40,
+                                       bingroup="score"))
     if threshold is not None:
         fig.add_vline(x=threshold, line_dash="dash", annotation_text=f"threshold {threshold:.3f}")
-    fig.update_layout(barmode="overlay", xaxis_title=f"{score} (higher = grounded)", yaxis_title="rows",
-                      title=f"{score} by label", **_LAYOUT)
+    fig.update_layout(barmode="overlay", xaxis_title=f"{score_name} (higher = grounded)", yaxis_title="rows",
+                      title=f"{score_name} by label", **_LAYOUT)
     return fig
 
 
 def roc_figure(curves: dict) -> go.Figure:
     """ROC curves (grounded = positive) of several scores, named with their AUROC."""
     fig = go.Figure()
-    for name, roc in curves.items():
-        fig.add_trace(go.Scatter(x=roc.fpr, y=roc.tpr, mode="lines", name=f"{name} (AUROC {roc.auroc:.3f})"))
+    for (name, roc), colour in zip(curves.items(), qualitative.D3):
+        fig.add_trace(go.Scatter(x=roc.fpr, y=roc.tpr, mode="lines", name=f"{name} (AUROC {roc.auroc:.3f})",
+                                 line=dict(color=colour, width=4 if name == "SGI" else 2)))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line=dict(dash="dot", color="grey")))
     fig.update_layout(xaxis_title="share of hallucinated rows passed", yaxis_title="share of grounded rows passed",
-                      title="ROC: each score as a detector", height=460, **_LAYOUT)
+                      title="ROC: each score as a detector (up and left is better)", height=480,
+                      margin=_LAYOUT["margin"],
+                      legend=dict(yanchor="bottom", y=0.02, xanchor="right", x=0.98, bgcolor="rgba(255,255,255,0.8)"))
     return fig
 
 
@@ -65,26 +76,24 @@ def strata_figure(strata) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Cohen's d (grounded - hallucinated)", "AUROC"))
     fig.add_trace(go.Bar(x=ticks, y=table["cohens_d"], name="d", marker_color="#7570b3"), row=1, col=1)
     fig.add_trace(go.Bar(x=ticks, y=table["auroc"], name="AUROC", marker_color="#e7298a"), row=1, col=2)
-    fig.add_hline(y=0.5, line_dash="dot", row=1, col=2, annotation_text="chance")
+    fig.add_hline(y=0.5, line_dash="dot", row=1, col=2, annotation_text="chance", annotation_position="top left")
     fig.update_yaxes(range=[0, 1], row=1, col=2)
-    fig.update_layout(showlegend=False, title=f"Within {strata.name} strata", height=360, **_LAYOUT)
+    fig.update_layout(showlegend=False, height=340, margin=dict(l=10, r=10, t=30, b=10))
     return fig
 
 
 def reliability_figure(result) -> go.Figure:
     """Reliability diagram on the evaluation split, with the rows in each bin as bars."""
     bins = result.bins
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Bar(x=bins.prob_pred, y=bins.counts, name="rows in bin", marker_color="#d9d9d9",
-                         width=0.03), secondary_y=True)
+    fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
                              line=dict(dash="dot", color="grey")))
-    fig.add_trace(go.Scatter(x=bins.prob_pred, y=bins.prob_true, mode="lines+markers", name=result.method,
-                             marker_color="#1b9e77"))
-    fig.update_xaxes(title="predicted P(grounded)", range=[0, 1])
-    fig.update_yaxes(title="observed share grounded", range=[0, 1], secondary_y=False)
-    fig.update_yaxes(title="rows", secondary_y=True, showgrid=False)
-    fig.update_layout(title="Reliability on the held-out split", height=400, **_LAYOUT)
+    fig.add_trace(go.Scatter(x=bins.prob_pred, y=bins.prob_true, mode="lines+markers+text", name=result.method,
+                             marker=dict(color="#1b9e77", size=9), text=[f"n={n}" for n in bins.counts],
+                             textposition="top center", textfont=dict(size=10)))
+    fig.update_xaxes(title="predicted P(grounded)", range=[-0.02, 1.02])
+    fig.update_yaxes(title="observed share grounded", range=[-0.02, 1.1])
+    fig.update_layout(title="Reliability on the held-out rows (n = rows per bin)", height=400, **_LAYOUT)
     return fig
 
 
@@ -146,16 +155,20 @@ def geometry_figure(projection, rows: pd.DataFrame, *, colour_by: str) -> go.Fig
     for role, symbol in ROLE_SYMBOLS.items():
         hover = [f"<b>{role}</b> of row {r}<br>SGI {s:.3f} · {lab}<br>{_snippet(t)}"
                  for r, s, lab, t in zip(rows["input_row"], rows["sgi"], names, rows[role])]
-        marker = dict(symbol=symbol, size=8 if role == "response" else 6, color=colour,
+        marker = dict(symbol=symbol, size=9 if role == "response" else 6, color=colour,
                       line=dict(width=0.5, color="black"), **marker_extra)
         if colour_by == "sgi" and role == "response":
             marker["colorbar"] = dict(title="SGI")
         fig.add_trace(scatter(x=points[role][:, 0], y=points[role][:, 1], mode="markers", name=role,
                               marker=marker, customdata=rows["input_row"].to_numpy(), text=hover,
-                              hovertemplate="%{text}<extra></extra>"))
+                              hovertemplate="%{text}<extra></extra>", showlegend=False))
+    # Legend-only entries: shapes in neutral grey, colours as plain dots, so neither reads as the other.
+    for role, symbol in ROLE_SYMBOLS.items():
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=role,
+                                 marker=dict(symbol=symbol, size=10, color="#bdbdbd", line=dict(width=1))))
     if colour_by == "label":
         for name in (GROUNDED, HALLUCINATED, UNLABELLED):
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"colour: {name}",
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
                                      marker=dict(color=COLOURS[name], size=10)))
     axis_note = "" if not projection.explained_variance_ratio else " ({:.0%} and {:.0%} of variance)".format(
         *projection.explained_variance_ratio)
@@ -179,8 +192,8 @@ def bounds_figure(scores: dict) -> go.Figure:
                              textposition="bottom center"))
     fig.add_trace(go.Scatter(x=[sgi], y=[0], mode="markers+text", name="this SGI", text=[f"SGI {sgi:.3f}"],
                              textposition="top center", marker=dict(size=16, color="#7570b3", symbol="diamond")))
-    fig.add_vline(x=1.0, line_dash="dot", annotation_text="SGI = 1")
-    fig.update_layout(title="Where the triangle inequality lets SGI be, given theta(q,c) and theta(r,c)",
+    fig.add_vline(x=1.0, line_dash="dot", annotation_text="SGI = 1", annotation_position="bottom right")
+    fig.update_layout(title="Where the triangle inequality lets SGI be, given θ(q,c) and θ(r,c)",
                       yaxis=dict(visible=False, range=[-1, 1]), xaxis_title="SGI", height=220,
                       showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
     return fig

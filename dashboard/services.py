@@ -278,4 +278,4 @@ def active_calibration(data: ScoredData) -> ActiveCalibration:
                                  f"loaded from the session saved {loaded['created']}")
     method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
     result = calibration(data.key, data.model, method, data.frame)
-    return ActiveCalibration(result.calibrator, f"{method} fitted on {result.n_fit:,} labelled rows", result)
+    return ActiveCalibration(result.calibrator, f"{method} calibrator fitted on {result.n_fit:,} labelled rows (half, split by label)", result)

@@ -41,9 +41,8 @@ try:
 except SGIInputError as err:
     st.error(f"{err}")
     st.stop()
-st.caption(f"In use: {active.origin}. Fitted on half of the labelled rows (stratified), measured on the other "
-           f"half ({result.n_eval:,} rows), so the numbers below are not flattered by fitting and scoring "
-           "the same rows.")
+st.caption(f"In use: {active.origin}. ECE, Brier and the diagram are measured on {result.n_eval:,} other labelled "
+           "rows held out from the fit, so they are not flattered by fitting and scoring the same rows.")
 metrics = st.columns(3)
 metrics[0].metric("ECE (10 equal-count bins)", f"{result.ece_quantile:.3f}", help="Expected calibration error: "
                   "average gap between predicted P(grounded) and the observed share grounded. 0 = perfect.")
@@ -131,7 +130,7 @@ def threshold_panel() -> None:
     left.plotly_chart(charts.confusion_figure(metrics), key="calibration.confusion")
     right.plotly_chart(charts.threshold_curves(grid, threshold), key="calibration.curves")
 
-    st.subheader("3. Save and download")
+    st.subheader("3. Save, load and download")
     session = new_session(model=data.model, calibrator=active.calibrator, threshold=threshold, frame=data.frame)
     save_col, download_col = st.columns(2)
     save_col.download_button("Save this session (JSON)", data=session_to_json(session),

@@ -87,6 +87,6 @@ for model, frame in data.frames.items():
                                             if len(odd) else "Every row scored normally."))
     if len(odd):
         st.dataframe(odd[["input_row", "sgi", "sgi_status"]], hide_index=True, height=min(300, 40 + 35 * len(odd)))
-with st.expander("Scored rows", expanded=False):
+with st.expander("Scored rows: angles (radians), SGI and status per row", expanded=False):
     st.dataframe(data.frame, hide_index=True)
 st.page_link("pages/overview.py", label="Next: the Overview page", icon=":material/arrow_forward:")

@@ -13,7 +13,7 @@ if len(models) < 2:
     st.info(f"Only **{models[0]}** has scored this file. Choose two or more models on the Data page to compare "
             f"them here (available: {', '.join(names)}).")
     if unavailable:
-        st.caption("Not installed here: " + "; ".join(f"{m.name}: {m.how_to_get}" for m in unavailable))
+        st.caption("Not installed here:\n" + "\n".join(f"- **{m.name}**: {m.how_to_get}" for m in unavailable))
     st.stop()
 
 st.subheader("SGI by label, per model (the paper's Table 1)")

@@ -40,18 +40,22 @@ if labelled is None:
     st.write(texts.CONFOUND)
     curves = {"SGI": roc}
     for name, curve in services.baseline_curves(data.key, data.model, data.frame).items():
-        curves[name] = curve
+        curves[charts.BASELINE_NAMES.get(name, name)] = curve
     extra = st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score; higher must "
                            "mean grounded)", services.numeric_columns(data.table), key="overview.extra_scores",
                            **state.PERSIST)
     for column in extra:
         curves[column] = services.column_roc(data.key, column, data.table)
     st.plotly_chart(charts.roc_figure(curves), key="overview.roc")
-    st.dataframe(pd.DataFrame([{"score": b.name, "what it measures": b.description, "AUROC": b.auroc,
-                                "AUROC 95% CI": f"[{b.auroc_ci[0]:.3f}, {b.auroc_ci[1]:.3f}]",
-                                "Cohen's d": b.cohens_d} for b in report.baselines]),
-                 hide_index=True, column_config={"AUROC": st.column_config.NumberColumn(format="%.3f"),
-                                                 "Cohen's d": st.column_config.NumberColumn(format="%+.2f")})
+    rows = [{"score": "SGI", "what it measures": "θ(r,q) / θ(r,c), the Semantic Grounding Index",
+             "AUROC": roc.auroc, "AUROC 95% CI": f"[{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}]",
+             "Cohen's d": es.cohens_d}]
+    rows += [{"score": charts.BASELINE_NAMES.get(b.name, b.name), "what it measures": b.description,
+              "AUROC": b.auroc, "AUROC 95% CI": f"[{b.auroc_ci[0]:.3f}, {b.auroc_ci[1]:.3f}]",
+              "Cohen's d": b.cohens_d} for b in report.baselines]
+    st.dataframe(pd.DataFrame(rows), hide_index=True,
+                 column_config={"AUROC": st.column_config.NumberColumn(format="%.3f"),
+                                "Cohen's d": st.column_config.NumberColumn(format="%+.2f")})
     if report.beyond_length is not None:
         st.subheader("Does SGI add anything beyond response length?")
         (st.success if report.beyond_length.delta >= SMALL_GAIN else st.warning)(report.beyond_length.verdict)

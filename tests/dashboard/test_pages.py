@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from dashboard import charts
 from sgi_core import evaluation
 from sgi_core.data import load_triples
 from sgi_core.embedding import load_encoder
@@ -51,7 +52,10 @@ def test_overview_numbers_are_the_evaluation_report(app, sample_report):
     names = [trace["name"] for trace in roc_figure["data"]]
     assert f"SGI (AUROC {roc.auroc:.3f})" in names
     for baseline in sample_report.baselines:
-        assert f"{baseline.name} (AUROC {baseline.auroc:.3f})" in names
+        assert f"{charts.BASELINE_NAMES[baseline.name]} (AUROC {baseline.auroc:.3f})" in names
+    table = app.dataframe[0].value.set_index("score")
+    assert table.loc["SGI", "AUROC"] == roc.auroc
+    assert table.loc[charts.BASELINE_NAMES["theta_rq"], "AUROC"] == {b.name: b for b in sample_report.baselines}["theta_rq"].auroc
     verdicts = [w.value for w in app.warning] + [s.value for s in app.success]
     assert sample_report.beyond_length.verdict in verdicts
 
@@ -60,18 +64,20 @@ def test_strata_tables_are_the_evaluation_report(app, sample_report):
     goto(app, "strata")
     shown = app.dataframe[0].value
     expected = sample_report.theta_qc_strata.to_frame()
-    np.testing.assert_allclose(shown["cohens_d"], expected["cohens_d"])
-    np.testing.assert_allclose(shown["auroc"], expected["auroc"])
+    np.testing.assert_allclose(shown["Cohen's d"], expected["cohens_d"])
+    np.testing.assert_allclose(shown["AUROC"], expected["auroc"])
     np.testing.assert_allclose(shown["from"], expected["lo"])
-    assert [t.label for t in app.tabs] == [f"{s.name} length" for s in sample_report.length_strata]
+    assert shown["rows"].tolist() == expected["n"].tolist()
+    assert [t.label for t in app.tabs] == ["response length", "question length", "context length"]
     response = sample_report.strata_by_name("response").to_frame()
-    np.testing.assert_allclose(app.dataframe[3].value["auroc"], response["auroc"])
+    np.testing.assert_allclose(app.dataframe[1].value["AUROC"], response["auroc"])
 
 
 def test_geometry_plots_sgi_core_projection(app, sample_scores):
     goto(app, "geometry")
     figure = figures(app)[0]
-    by_name = {trace["name"]: trace for trace in figure["data"]}
+    by_name = {trace["name"]: trace for trace in figure["data"] if trace.get("showlegend") is not False}
+    by_name.update({trace["name"]: trace for trace in figure["data"] if trace.get("showlegend") is False})
     assert {by_name[role]["marker"]["symbol"] for role in ("question", "context", "response")} == {
         "circle", "square", "diamond"}
     encoder = load_encoder(MODEL)
@@ -87,7 +93,7 @@ def test_geometry_colour_by_sgi_uses_the_scores(app, sample_scores):
     goto(app, "geometry")
     app.radio(key="geometry.colour").set_value("sgi").run()
     assert_clean(app)
-    response = {t["name"]: t for t in figures(app)[0]["data"]}["response"]
+    (response,) = [t for t in figures(app)[0]["data"] if t["name"] == "response" and t.get("showlegend") is False]
     scores = sample_scores.set_index("input_row").loc[array(response["customdata"]), "sgi"]
     np.testing.assert_allclose(array(response["marker"]["color"]), scores.to_numpy())
 
