@@ -209,7 +209,13 @@ def detect_separator(text: str) -> tuple[str, str]:
     return max(SEPARATORS, key=lambda sep: _header_field_count(sample, sep)), text
 
 
-def _parse_error(message: str, separator: str, name: str) -> SGIInputError:
+def csv_parse_error(err: pd.errors.ParserError, separator: str, name: str) -> SGIInputError:
+    """The :class:`SGIInputError` for a pandas parser error on a file read with ``header=None``.
+
+    Rows too wide for the header and unclosed quotes are named by data row; any other
+    parser message is passed on.
+    """
+    message = str(err)
     # pandas counts records from 1 with the header as record 1, so record N is data row N - 1.
     field_count = _FIELD_COUNT_ERROR.search(message)
     if field_count:
@@ -251,7 +257,7 @@ def _read_csv_text(text: str, name: str) -> pd.DataFrame:
         cells = pd.read_csv(io.StringIO(body), sep=separator, header=None, dtype=str,
                             keep_default_na=False, na_filter=False, engine="c")
     except pd.errors.ParserError as err:
-        raise _parse_error(str(err), separator, name) from None
+        raise csv_parse_error(err, separator, name) from None
     header = [str(column).strip() for column in cells.iloc[0]]
     check_unique_columns(header, name)
     frame = cells.iloc[1:].reset_index(drop=True)
@@ -313,13 +319,17 @@ def _read_json_array_text(text: str, name: str) -> pd.DataFrame:
     return _frame_from_records(records, name)
 
 
+def parquet_error(err: Exception, name: str) -> SGIInputError:
+    """The :class:`SGIInputError` for a file pyarrow cannot read as Parquet."""
+    detail = _PYARROW_SOURCE_PREFIX.sub("", str(err))
+    return SGIInputError(f"cannot read as Parquet: {detail}", source=name, hint="Write the file again, or export it as CSV")
+
+
 def _read_parquet_bytes(raw: bytes, name: str) -> pd.DataFrame:
     try:
         frame = pd.read_parquet(io.BytesIO(raw))
     except Exception as err:  # pyarrow raises several unrelated types for corrupt files
-        detail = _PYARROW_SOURCE_PREFIX.sub("", str(err))
-        raise SGIInputError(f"cannot read as Parquet: {detail}", source=name,
-                            hint="Write the file again, or export it as CSV") from None
+        raise parquet_error(err, name) from None
     check_unique_columns(frame.columns, name)
     return frame
 
