@@ -155,3 +155,12 @@ def test_json_round_trip(noisy):
 def test_bad_input_raises(call, match):
     with pytest.raises(SGIInputError, match=match):
         call()
+
+
+def test_isotonic_in_sample_is_invariant_to_monotone_transform(noisy):
+    y, s = noisy
+    base = calibration_analysis(y, s, method="isotonic", test_size=None)
+    moved = calibration_analysis(y, np.exp(3 * s), method="isotonic", test_size=None)
+    assert moved.ece_uniform == pytest.approx(base.ece_uniform)
+    assert moved.brier == pytest.approx(base.brier)
+    assert moved.halluc_rate_by_decile == base.halluc_rate_by_decile

@@ -155,3 +155,14 @@ def test_json_round_trip():
     assert ThresholdChoice.from_dict(json.loads(json.dumps(c.to_dict()))) == c
     m = threshold_metrics(Y, S, 1.0)
     assert ThresholdMetrics.from_dict(json.loads(json.dumps(m.to_dict()))) == m
+
+
+def test_grid_counts_invariant_to_monotone_transform():
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 300)
+    s = np.round(rng.normal(size=300) + y, 2)
+    counts = ["tp", "fp", "tn", "fn", "n_flagged"]
+    base = threshold_metrics_grid(y, s)
+    moved = threshold_metrics_grid(y, np.exp(2 * s) + 1)
+    assert base[counts].equals(moved[counts])
+    assert np.allclose(np.exp(2 * base["threshold"].iloc[:-1]) + 1, moved["threshold"].iloc[:-1])
