@@ -8,23 +8,19 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from sgi_core.errors import SGIInputError
 
 
 def _progress_printer(label: str):
-    """Progress callback printing to stderr at most once a second; ``.total`` keeps the last total."""
+    """Progress callback printing to stderr at most once a second."""
     state = {"last": 0.0}
 
     def report(done: int, total: int) -> None:
-        report.total = total
         now = time.monotonic()
         if total and (done == total or now - state["last"] > 1.0):
             state["last"] = now
             print(f"\r{label}: {done}/{total} texts embedded", end="\n" if done == total else "", file=sys.stderr)
 
-    report.total = 0
     return report
 
 
@@ -49,22 +45,19 @@ def cmd_compute(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from sgi_core.data import load_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
-    from sgi_core.export import write_table
-    from sgi_core.scoring import score_table
+    from sgi_core.streaming import read_chunks, score_to_file
 
-    table = load_triples(args.input, label_positive=args.label_positive)
-    for warning in table.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    # The file's header and first chunk are checked before the model loads.
+    chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
     encoder = load_encoder(args.model)
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
-    progress = _progress_printer(args.model)
-    scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size, progress=progress)
-    write_table(scored, args.output)
-    n_ok = int(np.isfinite(scored["sgi"].to_numpy(dtype=float)).sum())
-    print(f"{progress.total} new texts embedded, the rest from the cache", file=sys.stderr)
-    print(f"wrote {len(scored)} rows ({n_ok} scored) to {args.output}", file=sys.stderr)
+    summary = score_to_file(
+        chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
+        progress=_progress_printer(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
+    )
+    print(f"{summary.new_texts} new texts embedded, the rest from the cache", file=sys.stderr)
+    print(f"wrote {summary.rows} rows ({summary.scored} scored) to {args.output}", file=sys.stderr)
     return 0
 
 
@@ -121,6 +114,7 @@ def cmd_report(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from sgi_core.embedding import DEFAULT_MODEL
+    from sgi_core.streaming import DEFAULT_CHUNK_ROWS
 
     parser = argparse.ArgumentParser(prog="python -m sgi_core", description="Semantic Grounding Index tools.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -141,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
+                   help=f"rows read, scored and written at a time; memory stays flat (default {DEFAULT_CHUNK_ROWS})")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("report", help="paper tables, baselines and confounds of SGI on a labelled file")

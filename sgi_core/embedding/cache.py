@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.embedding.base import Encoder, ProgressCallback
+from sgi_core.errors import SGIInputError
 
 _SQL_PARAMS = 900  # below SQLite's default limit on bound parameters
 
@@ -61,15 +62,43 @@ class EmbeddingCache:
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
 
-    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
-        """Return the cached vectors for those keys that are present."""
-        found: dict[bytes, np.ndarray] = {}
+    def get_many(self, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """Look up distinct keys.
+
+        The vectors come back as one matrix built from the joined blobs, not one
+        array per key: on a warm cache this lookup is most of the scoring time.
+
+        Returns
+        -------
+        found : ndarray of int64
+            Positions in ``keys`` whose vectors are cached.
+        vectors : ndarray of shape (len(found), d), float32
+            ``vectors[j]`` belongs to ``keys[found[j]]``; shape ``(0, 0)`` when
+            nothing is cached.
+
+        Raises
+        ------
+        SGIInputError
+            If the stored vectors do not all have the same width (a damaged file).
+        """
+        position = {key: i for i, key in enumerate(keys)}
+        found: list[int] = []
+        blobs: list[bytes] = []
         for start in range(0, len(keys), _SQL_PARAMS):
             chunk = list(keys[start : start + _SQL_PARAMS])
             marks = ",".join("?" * len(chunk))
             for key, blob in self._conn.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", chunk):
-                found[key] = np.frombuffer(blob, dtype="<f4")
-        return found
+                found.append(position[key])
+                blobs.append(blob)
+        if not found:
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        if len({len(blob) for blob in blobs}) != 1:
+            raise SGIInputError(
+                f"the embedding cache '{self.path}' holds vectors of different widths",
+                hint="Delete the file; it is rebuilt on the next run",
+            )
+        vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(found), -1)
+        return np.asarray(found, dtype=np.int64), vectors
 
     def put_many(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         """Store one vector per key (float32)."""
@@ -110,27 +139,31 @@ def encode_unique(
     inverse : ndarray of shape (len(texts),)
         ``unique_emb[inverse[i]]`` is the embedding of ``texts[i]``.
     """
-    inverse, unique_texts = pd.factorize(pd.Series(texts, dtype=object), sort=False)
+    inverse, uniques = pd.factorize(pd.Series(texts, dtype=object), sort=False)
+    unique_texts = np.asarray(uniques, dtype=object)
     if len(unique_texts) == 0:
         return np.empty((0, 0), dtype=np.float32), inverse
-    keys = [text_key(t) for t in unique_texts]
-    cached = cache.get_many(keys) if cache is not None else {}
-    missing = [i for i, key in enumerate(keys) if key not in cached]
-    new_vectors = None
-    if missing:
+    keys: list[bytes] = []
+    found, cached = np.empty(0, dtype=np.int64), None
+    if cache is not None:
+        keys = [text_key(t) for t in unique_texts]
+        found, cached = cache.get_many(keys)
+    is_missing = np.ones(len(unique_texts), dtype=bool)
+    is_missing[found] = False
+    missing = np.flatnonzero(is_missing)
+    if len(missing):
         new_vectors = np.asarray(
-            encoder.encode([unique_texts[i] for i in missing], batch_size=batch_size, progress=progress),
+            encoder.encode(unique_texts[missing].tolist(), batch_size=batch_size, progress=progress),
             dtype=np.float32,
         )
         if cache is not None:
             cache.put_many([keys[i] for i in missing], new_vectors)
     elif progress is not None:
         progress(0, 0)
-    dim = new_vectors.shape[1] if new_vectors is not None else next(iter(cached.values())).shape[0]
-    unique_emb = np.empty((len(unique_texts), dim), dtype=np.float32)
-    if missing:
+    width = new_vectors.shape[1] if len(missing) else cached.shape[1]
+    unique_emb = np.empty((len(unique_texts), width), dtype=np.float32)
+    if len(found):
+        unique_emb[found] = cached
+    if len(missing):
         unique_emb[missing] = new_vectors
-    for i, key in enumerate(keys):
-        if key in cached:
-            unique_emb[i] = cached[key]
     return unique_emb, inverse

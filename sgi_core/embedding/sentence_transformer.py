@@ -10,9 +10,6 @@ import numpy as np
 
 from sgi_core.embedding.base import ProgressCallback
 
-#: Texts handed to one ``SentenceTransformer.encode`` call between progress reports.
-_CHUNK_BATCHES = 8
-
 
 def configure_offline() -> None:
     """Make the Hugging Face libraries fail fast instead of waiting on the network.
@@ -31,10 +28,15 @@ def configure_offline() -> None:
 class SentenceTransformerEncoder:
     """Encode with a ``sentence_transformers.SentenceTransformer`` model.
 
-    Texts are sorted by length once for the whole call and fed in chunks, so each
-    batch pads to similar lengths and progress is reported between chunks. The
-    returned rows are in input order, float32, not normalised (the geometry
-    normalises). Remote code is never trusted.
+    Texts are sorted by their number of tokens and encoded one batch at a time,
+    so each batch pads to nearly its own length. sentence-transformers sorts by
+    *characters* instead, a poor proxy for short texts: on HaluEval QA its batches
+    carry about 37% padding tokens against 3% here (docs/PERFORMANCE.md). The
+    length pass costs one extra run of the fast tokenizer, about 1% of the encode
+    time. The order only decides which texts share a batch, so the vectors equal
+    ``SentenceTransformer.encode``'s up to float rounding. The returned rows are
+    in input order, float32, not normalised (the geometry normalises). Remote
+    code is never trusted.
 
     Parameters
     ----------
@@ -68,23 +70,33 @@ class SentenceTransformerEncoder:
     ) -> np.ndarray:
         texts = list(texts)
         total = len(texts)
-        dim = self.dimension
-        out = np.empty((total, dim), dtype=np.float32)
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        chunk = batch_size * _CHUNK_BATCHES
-        for start in range(0, total, chunk):
-            idx = order[start : start + chunk]
-            out[idx] = self.model.encode(
-                [texts[i] for i in idx],
+        out = np.empty((total, self.dimension), dtype=np.float32)
+        order = np.argsort(-self.token_counts(texts, truncate=True), kind="stable")
+        for start in range(0, total, batch_size):
+            batch = order[start : start + batch_size]
+            out[batch] = self.model.encode(
+                [texts[i] for i in batch],
                 batch_size=batch_size,
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
             if progress is not None:
-                progress(min(start + chunk, total), total)
+                progress(min(start + batch_size, total), total)
         return out
 
-    def token_counts(self, texts: Sequence[str]) -> np.ndarray:
-        """Number of tokens of each text without truncation (special tokens included)."""
-        encoded = self.model.tokenizer(list(texts), add_special_tokens=True, truncation=False)["input_ids"]
+    def token_counts(self, texts: Sequence[str], *, truncate: bool = False) -> np.ndarray:
+        """Number of tokens of each text, special tokens included.
+
+        With ``truncate=True``, capped at ``max_seq_length`` as the model sees them.
+        """
+        if len(texts) == 0:
+            return np.zeros(0, dtype=np.int64)
+        encoded = self.model.tokenizer(
+            list(texts),
+            add_special_tokens=True,
+            truncation=truncate,
+            max_length=self.max_seq_length if truncate else None,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )["input_ids"]
         return np.array([len(ids) for ids in encoded], dtype=np.int64)

@@ -56,7 +56,39 @@ def test_cache_serves_second_call(tmp_path):
 def test_cache_files_are_per_model(tmp_path):
     a, b = EmbeddingCache("model-a", tmp_path), EmbeddingCache("model/b", tmp_path)
     a.put_many([b"k"], np.ones((1, 2)))
-    assert b.get_many([b"k"]) == {}
+    found, vectors = b.get_many([b"k"])
+    assert found.size == 0 and vectors.shape == (0, 0)
+
+
+def test_get_many_returns_positions_and_one_matrix(tmp_path):
+    cache = EmbeddingCache("m", tmp_path)
+    vectors = np.arange(12, dtype=np.float32).reshape(4, 3)
+    cache.put_many([b"a", b"b", b"c", b"d"], vectors)
+    found, got = cache.get_many([b"x", b"c", b"a", b"y"])
+    assert got.dtype == np.float32 and got.shape == (2, 3)
+    by_position = dict(zip(found.tolist(), got.tolist()))
+    assert by_position == {1: vectors[2].tolist(), 2: vectors[0].tolist()}
+
+
+def test_damaged_cache_with_mixed_widths_is_an_error(tmp_path):
+    cache = EmbeddingCache("m", tmp_path)
+    cache.put_many([b"a"], np.ones((1, 3)))
+    cache.put_many([b"b"], np.ones((1, 4)))
+    with pytest.raises(SGIInputError, match="vectors of different widths.*Delete the file"):
+        cache.get_many([b"a", b"b"])
+
+
+def test_partly_cached_texts_equal_uncached(tmp_path):
+    texts = ["a b", "c", "a b", "d e f", "c", "g"]
+    cache = EmbeddingCache("hashing-8", tmp_path)
+    encode_unique(HashingEncoder(8), ["c", "g"], cache=cache)
+    enc = CountingEncoder()
+    emb, inverse = encode_unique(enc, texts, cache=cache)
+    assert sorted(enc.seen) == ["a b", "d e f"]
+    np.testing.assert_array_equal(emb[inverse], HashingEncoder(8).encode(texts))
+    warm, warm_inverse = encode_unique(enc, texts, cache=cache)
+    np.testing.assert_array_equal(warm[warm_inverse], emb[inverse])
+    assert len(enc.seen) == 2
 
 
 def test_unknown_model_fails_fast_with_how_to():
@@ -163,3 +195,23 @@ def test_minilm_encode_order_matches_single_calls(minilm):
     batched = minilm.encode(texts, batch_size=2)
     single = np.vstack([minilm.encode([t]) for t in texts])
     np.testing.assert_allclose(batched, single, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_minilm_token_sorted_batches_equal_sentence_transformers(minilm):
+    """Batching by token count changes which texts share a batch, not the vectors."""
+    import pandas as pd
+
+    from tests.conftest import SAMPLE_CSV
+
+    frame = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False).head(40)
+    texts = pd.unique(frame[["question", "context", "response"]].to_numpy().ravel()).tolist()
+    texts.append("a context far longer than the model reads " * 60)
+    calls = []
+    ours = minilm.encode(texts, batch_size=16, progress=lambda done, total: calls.append((done, total)))
+    reference = minilm.model.encode(texts, batch_size=16, convert_to_numpy=True)
+    assert ours.dtype == np.float32
+    np.testing.assert_allclose(ours, reference, atol=1e-5)
+    assert calls[-1] == (len(texts), len(texts))
+    lengths = minilm.token_counts(texts, truncate=True)
+    assert lengths.max() == minilm.max_seq_length < minilm.token_counts(texts).max()

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from sgi_core.data import load_triples, validate_triples
-from sgi_core.embedding import HashingEncoder
+from sgi_core.embedding import EmbeddingCache, HashingEncoder
 from sgi_core.geometry import triple_angles
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
@@ -55,3 +55,12 @@ def test_direction_grounded_scores_higher_with_minilm(minilm):
     halluc = out.loc[out["label"] == 0, "sgi"]
     assert valid.mean() > halluc.mean() + 0.1
     assert (out["sgi_status"] == "ok").all()
+
+
+def test_cold_warm_and_uncached_scores_are_identical(tmp_path):
+    table = load_triples(SAMPLE_CSV)
+    enc = HashingEncoder(64)
+    cache = EmbeddingCache(enc.model_id, tmp_path)
+    plain = score_table(table, enc)
+    pd.testing.assert_frame_equal(score_table(table, enc, cache=cache), plain)
+    pd.testing.assert_frame_equal(score_table(table, enc, cache=EmbeddingCache(enc.model_id, tmp_path)), plain)

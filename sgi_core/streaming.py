@@ -1,0 +1,402 @@
+"""Scoring files of any size in chunks of rows, with memory that does not grow with the file.
+
+:func:`read_chunks` yields a file as validated chunks of ``chunk_rows`` rows, with
+``input_row`` and the row numbers in messages counted from the top of the file
+(:func:`sgi_core.data.validate_triples` with ``first_row``). A file up to
+:data:`WHOLE_READ_BYTES` is read whole by :func:`sgi_core.reading.read_table`, so
+it gets every check and message of the dashboard's reader. A larger file is
+streamed: CSV/TSV through pandas' chunked reader with ``read_table``'s options,
+JSON Lines a block of lines at a time (each block read by ``read_table``),
+Parquet by record batches. Its cells are the same as in a whole read; a malformed
+row is reported with pandas' own description.
+
+:func:`score_to_file` scores each chunk with :func:`sgi_core.scoring.score_table`
+and appends it to one CSV file (escaped as :func:`sgi_core.export.to_csv_bytes`
+does) or Parquet file. Warnings come per chunk.
+
+The embedding cache carries texts across chunks: a question in row 5 and again
+in row 50,005 is encoded once. Without a cache, a text repeated in two chunks is
+encoded in each.
+"""
+
+from __future__ import annotations
+
+import codecs
+import itertools
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.data import ColumnMapping, TripleTable, validate_triples
+from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
+from sgi_core.errors import SGIInputError
+from sgi_core.export import to_csv_bytes
+from sgi_core.reading import check_unique_columns, decode_text, detect_separator, max_input_bytes, read_table
+from sgi_core.scoring import score_table
+
+#: Files up to this size are read whole by :func:`~sgi_core.reading.read_table`, so they
+#: get exactly its checks and messages; parsed, they take about as much memory as
+#: scoring one chunk. Larger files (and any above ``SGI_MAX_INPUT_MB``) are streamed.
+WHOLE_READ_BYTES = 16 * 1024 * 1024
+
+#: Rows per chunk. Scoring 10,000 HaluEval rows holds a few hundred MB (texts,
+#: float32 embeddings, float64 angle work arrays); the model itself is separate.
+DEFAULT_CHUNK_ROWS = 10_000
+
+_SNIFF_BYTES = 64 * 1024
+_DECODE_BLOCK = 1024 * 1024
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"),
+)
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+_CSV_OUTPUT_SUFFIXES = (".csv", ".txt", "")
+
+
+@dataclass(frozen=True)
+class StreamSummary:
+    """What :func:`score_to_file` did.
+
+    Attributes
+    ----------
+    rows : int
+        Rows written (every input row).
+    scored : int
+        Rows with a finite SGI.
+    new_texts : int
+        Texts that had to be encoded (the rest came from the cache).
+    chunks : int
+    """
+
+    rows: int
+    scored: int
+    new_texts: int
+    chunks: int
+
+    def to_dict(self) -> dict:
+        return {"rows": self.rows, "scored": self.scored, "new_texts": self.new_texts, "chunks": self.chunks}
+
+
+def _decodes(path: Path, encoding: str) -> bool:
+    """Whether the whole file decodes, read block by block so memory stays flat."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    with open(path, "rb") as handle:
+        try:
+            for block in iter(lambda: handle.read(_DECODE_BLOCK), b""):
+                decoder.decode(block)
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+def _text_encoding(path: Path, head: bytes, name: str) -> str:
+    """The encoding :func:`~sgi_core.reading.decode_text` would pick for the whole file.
+
+    Byte-order marks first, then UTF-8, Windows-1252, Latin-1. The first bytes go
+    through ``decode_text`` too, for its checks against binary files.
+    """
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding
+    utf8 = _decodes(path, "utf-8")
+    # A UTF-8 head may end inside a character; "ignore" drops only that cut tail.
+    decode_text(head.decode("utf-8", errors="ignore").encode("utf-8") if utf8 else head, name)
+    if utf8:
+        return "utf-8"
+    return "cp1252" if _decodes(path, "cp1252") else "latin-1"
+
+
+def _not_decodable(encoding: str, name: str) -> SGIInputError:
+    return SGIInputError(f"the file is not valid {encoding.upper()} text past its start", source=name,
+                         hint="Save it again as UTF-8")
+
+
+def _csv_chunks(path: Path, encoding: str, name: str, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    try:
+        with open(path, encoding=encoding, newline="") as handle:
+            head = handle.read(_SNIFF_BYTES)
+            separator, body = detect_separator(head)
+            handle.seek(0)
+            if len(body) != len(head):
+                handle.readline()  # Excel's "sep=X" line
+            # Options as in read_table: every cell text, and header=None so that a first
+            # column the header does not name is an error, not a silent index.
+            with pd.read_csv(handle, sep=separator, header=None, dtype=str, keep_default_na=False,
+                             na_filter=False, engine="c", chunksize=chunk_rows) as reader:
+                first = reader.get_chunk(chunk_rows + 1)  # the header row and a full chunk
+                header = [str(column).strip() for column in first.iloc[0]]
+                check_unique_columns(header, name)
+                for cells in itertools.chain([first.iloc[1:]], reader):
+                    if len(cells):
+                        yield cells.set_axis(header, axis=1).reset_index(drop=True)
+    except pd.errors.EmptyDataError:
+        raise SGIInputError("the file is empty", source=name, hint="Give a file with a header row and data rows") from None
+    except pd.errors.ParserError as err:
+        raise SGIInputError(f"cannot parse as CSV: {str(err).strip()}", source=name,
+                            hint="Check the quoting and that every row has the header's number of fields") from None
+    except UnicodeDecodeError:
+        raise _not_decodable(encoding, name) from None
+
+
+def _jsonl_lines(path: Path, encoding: str, name: str) -> Iterator[tuple[int, str]]:
+    """Non-blank lines with their 1-based line numbers."""
+    with open(path, encoding=encoding) as handle:
+        try:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield number, line
+        except UnicodeDecodeError:
+            raise _not_decodable(encoding, name) from None
+
+
+def _jsonl_columns(path: Path, encoding: str, name: str) -> list[str]:
+    """Every key of every record, in order of first appearance (what a whole-file read gives)."""
+    columns: dict[str, None] = {}
+    for number, line in _jsonl_lines(path, encoding, name):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise SGIInputError(f"invalid JSON: {err.msg}", source=name, rows=[number],
+                                hint="Each line must be one JSON object") from None
+        if not isinstance(record, dict):
+            raise SGIInputError("a JSON Lines record must be an object", source=name, rows=[number])
+        columns.update(dict.fromkeys(record))
+    return list(columns)
+
+
+def _jsonl_chunks(path: Path, encoding: str, name: str, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    # A block of lines is itself a JSON Lines file, so read_table converts its cells
+    # exactly as it would in a whole-file read; a first pass finds the columns that
+    # later blocks may add, so that every chunk has the same columns.
+    columns = _jsonl_columns(path, encoding, name)
+    if not columns:
+        raise SGIInputError("the file is empty", source=name, hint="Give one JSON object per row")
+    lines = (line for _, line in _jsonl_lines(path, encoding, name))
+    while block := list(itertools.islice(lines, chunk_rows)):
+        frame = read_table("".join(block).encode("utf-8"), name=name)
+        yield frame.reindex(columns=columns, fill_value="")
+
+
+def _parquet_chunks(path: Path, name: str, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as err:  # pyarrow raises several unrelated types for corrupt files
+        raise SGIInputError(f"cannot read as Parquet: {err}", source=name,
+                            hint="Write the file again, or export it as CSV") from None
+    check_unique_columns(parquet.schema_arrow.names, name)
+    if parquet.metadata.num_rows == 0:
+        raise SGIInputError("the file has column names but no data rows", source=name,
+                            hint="Add at least one row with a question, a context and a response")
+    for batch in parquet.iter_batches(batch_size=chunk_rows):
+        yield batch.to_pandas()
+
+
+def _frame_chunks(frame: pd.DataFrame, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    for start in range(0, len(frame), chunk_rows):
+        yield frame.iloc[start : start + chunk_rows].reset_index(drop=True)
+
+
+def _raw_chunks(path: Path, name: str, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    if not path.is_file() or path.stat().st_size <= min(WHOLE_READ_BYTES, max_input_bytes()):
+        return _frame_chunks(read_table(path, name=name), chunk_rows)
+    with open(path, "rb") as handle:
+        head = handle.read(_SNIFF_BYTES)
+    suffix = path.suffix.lower()
+    if suffix in _PARQUET_SUFFIXES or head[:4] == b"PAR1":
+        return _parquet_chunks(path, name, chunk_rows)
+    encoding = _text_encoding(path, head, name)
+    start = head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")[:1]
+    if suffix in (".jsonl", ".ndjson") or (suffix == ".json" and start == "{"):
+        return _jsonl_chunks(path, encoding, name, chunk_rows)
+    if suffix == ".json":
+        # A JSON array cannot be cut into rows without parsing it whole.
+        return _frame_chunks(read_table(path, name=name), chunk_rows)
+    return _csv_chunks(path, encoding, name, chunk_rows)
+
+
+def _validated(raw: Iterator[pd.DataFrame], name: str, mapping, label_positive) -> Iterator[TripleTable]:
+    first_row = 1
+    for frame in raw:
+        yield validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name,
+                               first_row=first_row)
+        first_row += len(frame)
+    if first_row == 1:
+        raise SGIInputError("the file has column names but no data rows", source=name,
+                            hint="Add at least one row with a question, a context and a response")
+
+
+def read_chunks(
+    path: str | os.PathLike,
+    *,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    mapping: ColumnMapping | dict | None = None,
+    label_positive: str | None = None,
+) -> Iterator[TripleTable]:
+    """Read and validate a file of triples ``chunk_rows`` rows at a time.
+
+    The first chunk is read and validated before this returns, so a missing
+    column or an unreadable file fails at once; later chunks are read as the
+    iterator is consumed.
+
+    Parameters
+    ----------
+    path : path-like
+        CSV, TSV, JSON Lines, JSON array or Parquet file (a JSON array is read whole).
+    chunk_rows : int
+        Rows per chunk.
+    mapping, label_positive
+        As in :func:`sgi_core.data.validate_triples`.
+
+    Returns
+    -------
+    iterator of TripleTable
+        Chunks in file order; ``frame["input_row"]`` counts from the top of the file.
+
+    Raises
+    ------
+    SGIInputError
+        Everything :func:`~sgi_core.reading.read_table` and
+        :func:`~sgi_core.data.validate_triples` refuse, with file row numbers.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "t.csv").write_text("question,context,response\\nq1,c1,r1\\nq2,c2,r2\\nq3,c3,r3\\n")
+    >>> [chunk.frame["input_row"].tolist() for chunk in read_chunks(folder / "t.csv", chunk_rows=2)]
+    [[1, 2], [3]]
+    """
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
+        raise SGIInputError(f"The 'chunk_rows' parameter of read_chunks must be an int >= 1. Got {chunk_rows!r} instead.")
+    name = str(path)
+    tables = _validated(_raw_chunks(Path(path), name, chunk_rows), name, mapping, label_positive)
+    first = next(tables)
+    return itertools.chain([first], tables)
+
+
+class _CsvSink:
+    """Appends scored chunks to a CSV file exactly as ``write_table`` writes the whole table."""
+
+    def __init__(self, path: Path):
+        self._handle = open(path, "wb")
+        self._header_written = False
+
+    def write(self, frame: pd.DataFrame) -> None:
+        data = to_csv_bytes(frame)
+        if self._header_written:
+            # The header is the same bytes at the head of every chunk's CSV; cut it off.
+            data = data[len(to_csv_bytes(frame.iloc[:0])):]
+        self._handle.write(data)
+        self._header_written = True
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+class _ParquetSink:
+    """Appends scored chunks as row groups of one Parquet file; the first chunk fixes the schema."""
+
+    def __init__(self, path: Path):
+        self._path = path
+        self._writer = None
+        open(path, "wb").close()  # fail on an unwritable folder now, not after the first chunk
+
+    def write(self, frame: pd.DataFrame) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._writer is None:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            self._writer = pq.ParquetWriter(self._path, table.schema)
+        else:
+            table = pa.Table.from_pandas(frame, schema=self._writer.schema, preserve_index=False)
+        self._writer.write_table(table)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def score_to_file(
+    chunks: Iterator[TripleTable],
+    output: str | os.PathLike,
+    encoder: Encoder,
+    *,
+    cache: EmbeddingCache | None = None,
+    batch_size: int = 64,
+    progress: ProgressCallback | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> StreamSummary:
+    """Score chunks of triples and write them, in order, to one CSV or Parquet file.
+
+    The output is written beside its target under a hidden ``.partial`` name and
+    renamed when complete, so a run that fails midway leaves no truncated table.
+
+    Parameters
+    ----------
+    chunks : iterator of TripleTable
+        Usually from :func:`read_chunks`.
+    output : path-like
+        ``.csv`` (formula cells escaped) or ``.parquet`` (exact values).
+    encoder : Encoder
+    cache : EmbeddingCache, optional
+    batch_size : int
+    progress : callable, optional
+        ``progress(done, total)`` over the texts of the current chunk that need encoding.
+    warn : callable, optional
+        Called with each validation warning as its chunk is read.
+
+    Returns
+    -------
+    StreamSummary
+
+    Raises
+    ------
+    SGIInputError
+        An unsupported output extension, an output that cannot be written, or bad input rows.
+    """
+    output = Path(output)
+    suffix = output.suffix.lower()
+    if suffix not in _PARQUET_SUFFIXES + _CSV_OUTPUT_SUFFIXES:
+        raise SGIInputError(f"cannot write '{suffix}' files", source=str(output), hint="Use .csv or .parquet")
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        sink = _ParquetSink(partial) if suffix in _PARQUET_SUFFIXES else _CsvSink(partial)
+    except OSError as err:
+        raise SGIInputError(f"cannot write the output: {err.strerror or err}", source=str(output),
+                            hint="Check that the folder exists and can be written to") from None
+    chunk_new_texts = [0]
+
+    def count(done: int, total: int) -> None:
+        chunk_new_texts[0] = total  # the last call carries the chunk's number of texts to encode
+        if progress is not None:
+            progress(done, total)
+
+    rows = scored = new_texts = n_chunks = 0
+    try:
+        for table in chunks:
+            for text in table.warnings:
+                if warn is not None:
+                    warn(text)
+            chunk_new_texts[0] = 0
+            frame = score_table(table, encoder, cache=cache, batch_size=batch_size, progress=count)
+            sink.write(frame)
+            rows += len(frame)
+            scored += int(np.isfinite(frame["sgi"].to_numpy(dtype=float)).sum())
+            new_texts += chunk_new_texts[0]
+            n_chunks += 1
+        sink.close()
+        os.replace(partial, output)
+    except BaseException:
+        sink.close()
+        partial.unlink(missing_ok=True)
+        raise
+    return StreamSummary(rows=rows, scored=scored, new_texts=new_texts, chunks=n_chunks)
