@@ -7,8 +7,7 @@
 it gets every check and message of the dashboard's reader. A larger file is
 streamed: CSV/TSV through pandas' chunked reader with ``read_table``'s options,
 JSON Lines a block of lines at a time (each block read by ``read_table``),
-Parquet by record batches. Its cells are the same as in a whole read; a malformed
-row is reported with pandas' own description.
+Parquet by record batches. Its cells and messages are those of a whole read.
 
 :func:`score_to_file` scores each chunk with :func:`sgi_core.scoring.score_table`
 and appends it to one CSV file (escaped as :func:`sgi_core.export.to_csv_bytes`
@@ -36,7 +35,15 @@ from sgi_core.data import ColumnMapping, TripleTable, validate_triples
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
 from sgi_core.errors import SGIInputError
 from sgi_core.export import to_csv_bytes
-from sgi_core.reading import check_unique_columns, decode_text, detect_separator, max_input_bytes, read_table
+from sgi_core.reading import (
+    check_unique_columns,
+    csv_parse_error,
+    decode_text,
+    detect_separator,
+    max_input_bytes,
+    parquet_error,
+    read_table,
+)
 from sgi_core.scoring import score_table
 
 #: Files up to this size are read whole by :func:`~sgi_core.reading.read_table`, so they
@@ -138,8 +145,7 @@ def _csv_chunks(path: Path, encoding: str, name: str, chunk_rows: int) -> Iterat
     except pd.errors.EmptyDataError:
         raise SGIInputError("the file is empty", source=name, hint="Give a file with a header row and data rows") from None
     except pd.errors.ParserError as err:
-        raise SGIInputError(f"cannot parse as CSV: {str(err).strip()}", source=name,
-                            hint="Check the quoting and that every row has the header's number of fields") from None
+        raise csv_parse_error(err, separator, name) from None
     except UnicodeDecodeError:
         raise _not_decodable(encoding, name) from None
 
@@ -189,8 +195,7 @@ def _parquet_chunks(path: Path, name: str, chunk_rows: int) -> Iterator[pd.DataF
     try:
         parquet = pq.ParquetFile(path)
     except Exception as err:  # pyarrow raises several unrelated types for corrupt files
-        raise SGIInputError(f"cannot read as Parquet: {err}", source=name,
-                            hint="Write the file again, or export it as CSV") from None
+        raise parquet_error(err, name) from None
     check_unique_columns(parquet.schema_arrow.names, name)
     if parquet.metadata.num_rows == 0:
         raise SGIInputError("the file has column names but no data rows", source=name,

@@ -189,3 +189,16 @@ def test_cli_streams_a_file_above_the_read_at_once_limit(tmp_path, monkeypatch, 
     assert written["id"].tolist() == pd.read_csv(SAMPLE_CSV, dtype=str)["id"].tolist()
     assert np.isfinite(written["sgi"]).all()
     assert capsys.readouterr().err.splitlines()[-1] == f"wrote 300 rows (300 scored) to {out}"
+
+
+@pytest.mark.parametrize("bad_row, expected", [
+    ("q8,c8,r8,extra", r"a row has 4 fields but the header has 3 \(file '.*', row 8\)"),
+    ('q8,"c8,r8', r"a double quote opens a cell that is never closed \(file '.*', row 8\)"),
+])
+def test_malformed_row_far_down_is_reported_as_a_whole_read_reports_it(tmp_path, reader, bad_row, expected):
+    rows = ["question,context,response"] + [f"q{i},c{i},r{i}" for i in range(1, 11)]
+    rows[8] = bad_row
+    source = tmp_path / "t.csv"
+    source.write_text("\n".join(rows) + "\n")
+    with pytest.raises(SGIInputError, match=expected):
+        list(read_chunks(source, chunk_rows=3))
