@@ -7,17 +7,36 @@ import sys
 import pandas as pd
 import pytest
 
+from sgi_core import streaming
 from sgi_core.cli import main
 from tests.conftest import REPO
 from tests.reliability.hostile_files import FORMULAS, REFUSED, SCORED, TRIPLE, csv_lines
 
 
-def score(tmp_path, filename, content, capsys, output="scored.parquet"):
+# Where a file read two rows at a time is told apart from the same file read whole.
+STREAMED_MESSAGES = {
+    # the streamed reader checks a whole byte-order-marked file without locating the bad byte
+    "UTF-16 byte-order mark on odd bytes": "the file is not valid UTF-16 text past its start (file '{source}'). "
+                                           "Save it again as UTF-8",
+    # scoring stops at the first chunk with a bad label: only its rows are named
+    "unknown labels": "unknown label values 'maybe' (file '{source}', column 'label', row 2). Use 1/0, true/false, "
+                      "yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful",
+}
+
+
+def score(tmp_path, filename, content, capsys, output="scored.parquet", extra=()):
     source = tmp_path / filename
     source.write_bytes(content)
     out = tmp_path / output
-    code = main(["score", str(source), "-o", str(out), "--model", "hashing", "--no-cache"])
+    code = main(["score", str(source), "-o", str(out), "--model", "hashing", "--no-cache", *extra])
     return code, source, out, capsys.readouterr().err
+
+
+@pytest.fixture
+def streamed(monkeypatch):
+    """Make the CLI read even tiny files chunk by chunk, two rows at a time."""
+    monkeypatch.setattr(streaming, "WHOLE_READ_BYTES", 0)
+    return ("--chunk-rows", "2")
 
 
 def warning_lines(stderr):
@@ -37,6 +56,25 @@ def test_every_row_written_in_order(tmp_path, capsys, case):
     code, _, out, stderr = score(tmp_path, case.filename, case.content, capsys)
     assert code == 0
     assert warning_lines(stderr) == case.warnings
+    written = pd.read_parquet(out)
+    assert written["input_row"].tolist() == list(range(1, len(case.status) + 1))
+    assert written["sgi_status"].tolist() == case.status
+    for column, values in case.cells.items():
+        assert written[column].tolist() == values, column
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=lambda case: case.id)
+def test_streamed_file_refused_with_one_line_reason(tmp_path, capsys, streamed, case):
+    code, source, out, stderr = score(tmp_path, case.filename, case.content, capsys, extra=streamed)
+    assert code == 2
+    assert stderr == f"error: {STREAMED_MESSAGES.get(case.id, case.message).format(source=source)}\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("case", SCORED, ids=lambda case: case.id)
+def test_streamed_file_written_row_for_row(tmp_path, capsys, streamed, case):
+    code, _, out, _ = score(tmp_path, case.filename, case.content, capsys, extra=streamed)
+    assert code == 0
     written = pd.read_parquet(out)
     assert written["input_row"].tolist() == list(range(1, len(case.status) + 1))
     assert written["sgi_status"].tolist() == case.status
