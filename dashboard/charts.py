@@ -19,9 +19,8 @@ ROLE_SYMBOLS = {"question": "circle", "context": "square", "response": "diamond"
 #: Above this many points the geometry plot switches to WebGL.
 WEBGL_POINTS = 1500
 
-# Legend in a row above the plot, right-aligned, so it never covers the x-axis title.
-_LAYOUT = dict(margin=dict(l=10, r=10, t=60, b=10),
-               legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
+# Plotly's own legend place (a column right of the plot) never covers titles or axes.
+_LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10))
 #: Readable names of sgi_core's baseline score columns.
 BASELINE_NAMES = {"neg_response_length": "response length (shorter = grounded)",
                   "lexical_groundedness": "word overlap with the context", "theta_rq": "θ(r,q) alone"}
@@ -76,7 +75,8 @@ def strata_figure(strata) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Cohen's d (grounded - hallucinated)", "AUROC"))
     fig.add_trace(go.Bar(x=ticks, y=table["cohens_d"], name="d", marker_color="#7570b3"), row=1, col=1)
     fig.add_trace(go.Bar(x=ticks, y=table["auroc"], name="AUROC", marker_color="#e7298a"), row=1, col=2)
-    fig.add_hline(y=0.5, line_dash="dot", row=1, col=2, annotation_text="chance", annotation_position="top left")
+    fig.add_hline(y=0.5, line_dash="dot", row=1, col=2, annotation_text="chance",
+                  annotation_position="bottom right")
     fig.update_yaxes(range=[0, 1], row=1, col=2)
     fig.update_layout(showlegend=False, height=340, margin=dict(l=10, r=10, t=30, b=10))
     return fig
@@ -170,9 +170,7 @@ def geometry_figure(projection, rows: pd.DataFrame, *, colour_by: str) -> go.Fig
         for name in (GROUNDED, HALLUCINATED, UNLABELLED):
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
                                      marker=dict(color=COLOURS[name], size=10)))
-    axis_note = "" if not projection.explained_variance_ratio else " ({:.0%} and {:.0%} of variance)".format(
-        *projection.explained_variance_ratio)
-    fig.update_layout(title=f"{projection.method.upper()} of question, context and response embeddings{axis_note}",
+    fig.update_layout(title=f"{projection.method.upper()} of question, context and response embeddings",
                       height=620, xaxis=dict(showticklabels=False), yaxis=dict(showticklabels=False),
                       dragmode="pan", **_LAYOUT)
     return fig

@@ -41,9 +41,15 @@ except SGIInputError as err:
 sample = data.frame.iloc[rows]
 event = st.plotly_chart(charts.geometry_figure(projection, sample, colour_by=colour_by), key="geometry.chart",
                         on_select="rerun", selection_mode="points")
+notes = ["A 2-D map cannot keep every angle of the embedding space: read it as a rough picture of "
+         "neighbourhoods, and use the Explorer for exact angles."]
+if projection.explained_variance_ratio:
+    notes.append("The two PCA axes carry {:.0%} and {:.0%} of the variance.".format(
+        *projection.explained_variance_ratio))
 if len(sample) < len(data.frame):
-    st.caption(f"{len(sample):,} of {len(data.frame):,} rows shown; rows with a degenerate or missing SGI are "
-               "never drawn. Axes of a projection have no units: read distances, not coordinates.")
+    notes.append(f"{len(sample):,} of {len(data.frame):,} rows shown; rows with a degenerate or missing SGI are "
+                 "never drawn.")
+st.caption(" ".join(notes))
 
 picked = [p["customdata"] for p in event.selection.points if p.get("customdata") is not None]
 if picked:

@@ -25,8 +25,9 @@ for name, report in reports.items():
                  "SGI hallucinated": summary["sgi_mean_halluc"], "Cohen's d": summary["cohens_d"],
                  "d 95% CI": "[{:+.2f}, {:+.2f}]".format(*report.effect_size.cohens_d_ci),
                  "AUROC": summary["auroc"], "AUROC 95% CI": "[{:.3f}, {:.3f}]".format(*report.roc.auroc_ci)})
-st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-    c: st.column_config.NumberColumn(format="%.3f") for c in ("SGI grounded", "SGI hallucinated", "Cohen's d", "AUROC")})
+formats = {"SGI grounded": "%.3f", "SGI hallucinated": "%.3f", "Cohen's d": "%+.2f", "AUROC": "%.3f"}
+st.dataframe(pd.DataFrame(rows), hide_index=True,
+             column_config={c: st.column_config.NumberColumn(format=f) for c, f in formats.items()})
 first = next(iter(reports.values()))
 missing = texts.labels_missing(first.n_valid, first.n_halluc)
 if missing:

@@ -26,6 +26,7 @@ def strata_table(strata, *, edge_format: str) -> None:
                "Cohen's d": "%+.2f", "AUROC": "%.3f"}
     st.dataframe(strata.to_frame().rename(columns=COLUMNS), hide_index=True,
                  column_config={name: st.column_config.NumberColumn(format=f) for name, f in formats.items()})
+    st.caption("An empty cell is undefined there: a stratum needs two rows of each class for d, one for AUROC.")
 
 
 st.subheader("By the question-context angle θ(q,c)")
@@ -53,6 +54,7 @@ if report.angle_effects is not None:
          "mean hallucinated": angles.mean_theta_rq_halluc, "Cohen's d": angles.cohens_d_theta_rq},
         {"angle": "θ(r,c) response-context", "mean grounded": angles.mean_theta_rc_valid,
          "mean hallucinated": angles.mean_theta_rc_halluc, "Cohen's d": angles.cohens_d_theta_rc},
-    ]), hide_index=True, column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                        for c in ("mean grounded", "mean hallucinated", "Cohen's d")})
+    ]), hide_index=True, column_config={"mean grounded": st.column_config.NumberColumn(format="%.3f rad"),
+                                      "mean hallucinated": st.column_config.NumberColumn(format="%.3f rad"),
+                                      "Cohen's d": st.column_config.NumberColumn(format="%+.2f")})
     st.caption("Positive d: grounded answers lie farther from the question (θ(r,q)) or from the context (θ(r,c)).")

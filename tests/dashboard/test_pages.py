@@ -1,6 +1,7 @@
 """Every page on the bundled sample: it renders, and the numbers it shows are sgi_core's."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dashboard import charts
@@ -11,8 +12,9 @@ from sgi_core.geometry import sgi_bounds, triple_angles
 from sgi_core.projection import project_triples, sample_rows
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import MODEL, PAGES, array, assert_clean, figures, goto, metric
+from tests.dashboard.conftest import MODEL, PAGES, array, assert_clean, figures, goto, metric, upload
 
+SAMPLE = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False)
 CHART_PAGES = ("overview", "strata", "calibration", "geometry", "explorer")
 
 
@@ -153,3 +155,30 @@ def test_models_page_compares_two_models(app):
     np.testing.assert_allclose(array(heatmap["z"]), agreement.pearson)
     scatter = figures(app)[2]
     assert sum(len(array(t["x"])) for t in scatter["data"]) == len(table.frame)
+
+
+def test_geometry_switches_to_webgl_for_large_samples(app):
+    big = pd.concat([SAMPLE.assign(response=SAMPLE["response"] + f" ({copy})") for copy in range(2)],
+                    ignore_index=True)
+    upload(app, "big.csv", big.to_csv(index=False).encode())
+    goto(app, "geometry")
+    app.number_input(key="geometry.size").set_value(len(big)).run()
+    assert_clean(app)
+    types = {trace["type"] for trace in figures(app)[0]["data"] if trace.get("showlegend") is False}
+    assert types == {"scattergl"}
+    app.number_input(key="geometry.size").set_value(100).run()
+    types = {trace["type"] for trace in figures(app)[0]["data"] if trace.get("showlegend") is False}
+    assert types == {"scatter"}
+
+
+@pytest.mark.slow
+def test_geometry_umap_on_request(app, sample_scores):
+    goto(app, "geometry")
+    app.number_input(key="geometry.size").set_value(60).run()
+    app.radio(key="geometry.method").set_value("umap").run(timeout=300)
+    assert_clean(app)
+    figure = figures(app)[0]
+    assert figure["layout"]["title"]["text"].startswith("UMAP of question, context and response")
+    (response,) = [t for t in figure["data"] if t["name"] == "response" and t.get("showlegend") is False]
+    assert len(array(response["x"])) == 60
+    assert "50 s" in app.radio(key="geometry.method").help
