@@ -292,6 +292,12 @@ def _json_cell_to_text(value) -> str:
     return cell_to_text(value)
 
 
+def json_nesting_error(name: str, rows=None) -> SGIInputError:
+    """The :class:`SGIInputError` for JSON nested deeper than Python's parser recurses."""
+    return SGIInputError("JSON nested too deeply to read", source=name, rows=rows,
+                         hint="Each row must be one JSON object of question, context, response and other fields")
+
+
 def _read_jsonl_text(text: str, name: str) -> pd.DataFrame:
     records = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -302,6 +308,8 @@ def _read_jsonl_text(text: str, name: str) -> pd.DataFrame:
         except json.JSONDecodeError as err:
             raise SGIInputError(f"invalid JSON: {err.msg}", source=name, rows=[number],
                                 hint="Each line must be one JSON object") from None
+        except RecursionError:
+            raise json_nesting_error(name, rows=[number]) from None
         if not isinstance(record, dict):
             raise SGIInputError("a JSON Lines record must be an object", source=name, rows=[number])
         records.append(record)
@@ -313,6 +321,8 @@ def _read_json_array_text(text: str, name: str) -> pd.DataFrame:
         records = json.loads(text)
     except json.JSONDecodeError as err:
         raise SGIInputError(f"invalid JSON: {err.msg} at line {err.lineno}", source=name) from None
+    except RecursionError:
+        raise json_nesting_error(name) from None
     bad = [i for i, record in enumerate(records, start=1) if not isinstance(record, dict)]
     if bad:
         raise SGIInputError("every element of a JSON array must be an object", source=name, rows=bad)

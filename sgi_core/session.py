@@ -134,7 +134,7 @@ def load_session(raw: bytes | str, *, fingerprint: str, source: str = "<session>
     """
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:  # RecursionError: nested too deep
         raise SGIInputError(f"not a JSON file: {err}", source=source,
                             hint="Load a session saved from the Calibration page") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -172,9 +172,34 @@ def _check_calibrator(params: dict, source: str) -> None:
     from sgi_core.evaluation import Calibrator
 
     try:
-        Calibrator.from_dict(params)
+        calibrator = Calibrator.from_dict(params)
     except (KeyError, TypeError, ValueError) as err:
         raise SGIInputError(f"the calibrator parameters do not load: {err}", source=source) from None
+    problem = _calibrator_problem(calibrator)
+    if problem:
+        raise SGIInputError(f"the calibrator parameters are not usable: {problem}", source=source,
+                            hint="Load a session saved from the Calibration page")
+
+
+def _calibrator_problem(calibrator) -> str | None:
+    """Why a calibrator that loaded would fail or give values outside [0, 1] when applied."""
+    from sgi_core.evaluation.calibration import METHODS
+
+    if calibrator.method not in METHODS:
+        return f"unknown method {calibrator.method!r}"
+    if calibrator.method == "platt":
+        finite = math.isfinite(calibrator.slope) and math.isfinite(calibrator.intercept)
+        return None if finite else "the Platt slope and intercept must be finite numbers"
+    knots_x, knots_y = np.asarray(calibrator.knots_x), np.asarray(calibrator.knots_y)
+    if len(knots_x) == 0 or len(knots_x) != len(knots_y):
+        return "knots_x and knots_y must be non-empty and of equal length"
+    if not (np.isfinite(knots_x).all() and np.isfinite(knots_y).all()):
+        return "the knots must be finite numbers"
+    if np.any(np.diff(knots_x) < 0):
+        return "knots_x must be in increasing order"
+    if np.any((knots_y < 0) | (knots_y > 1)):
+        return "knots_y are probabilities and must lie in [0, 1]"
+    return None
 
 
 def apply_session(frame: pd.DataFrame, calibrator, threshold: float, *, score_column: str = "sgi") -> pd.DataFrame:

@@ -40,6 +40,7 @@ from sgi_core.reading import (
     csv_parse_error,
     decode_text,
     detect_separator,
+    json_nesting_error,
     max_input_bytes,
     parquet_error,
     read_table,
@@ -170,6 +171,8 @@ def _jsonl_columns(path: Path, encoding: str, name: str) -> list[str]:
         except json.JSONDecodeError as err:
             raise SGIInputError(f"invalid JSON: {err.msg}", source=name, rows=[number],
                                 hint="Each line must be one JSON object") from None
+        except RecursionError:
+            raise json_nesting_error(name, rows=[number]) from None
         if not isinstance(record, dict):
             raise SGIInputError("a JSON Lines record must be an object", source=name, rows=[number])
         columns.update(dict.fromkeys(record))

@@ -1,0 +1,88 @@
+"""Hostile calibration-session files: refused with a reason on load, never accepted and broken on use."""
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sgi_core.errors import SGIInputError
+from sgi_core.evaluation import Calibrator, fit_calibrator
+from sgi_core.session import data_fingerprint, load_session, new_session, session_to_json
+
+FRAME = pd.DataFrame({"question": ["q1", "q2", "q3", "q4"], "context": ["c1", "c2", "c3", "c4"],
+                      "response": ["r1", "r2", "r3", "r4"], "label": [1.0, 0.0, 1.0, 0.0], "sgi": [1.4, 0.7, 1.1, 0.9]})
+FINGERPRINT = data_fingerprint(FRAME)
+SAVED = {method: json.loads(session_to_json(new_session(
+    model="minilm", calibrator=fit_calibrator(FRAME["sgi"], FRAME["label"], method=method), threshold=1.0,
+    frame=FRAME))) for method in ("minmax", "platt", "isotonic")}
+UNUSABLE = "the calibrator parameters are not usable: {} (file 's.json'). Load a session saved from the Calibration page"
+
+
+def unusable(problem):
+    return f"^{re.escape(UNUSABLE.format(problem))}$"
+
+
+def with_calibrator(fitted_with, **changes):
+    data = json.loads(json.dumps(SAVED[fitted_with]))
+    data["calibrator"].update(changes)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("raw, message", [
+    ("[" * 100_000, r"^not a JSON file: maximum recursion depth exceeded"),
+    (json.dumps({"schema": "other"}), "^" + re.escape("not a calibration session (the 'schema' field is missing or "
+                                                      "different) (file 's.json'). Load a session saved from the "
+                                                      "Calibration page") + "$"),
+    (with_calibrator("platt", method="magic"), unusable("unknown method 'magic'")),
+    (with_calibrator("platt", slope=float("nan")),
+     unusable('the Platt slope and intercept must be finite numbers')),
+    (with_calibrator("minmax", knots_y=[0.0]),
+     unusable('knots_x and knots_y must be non-empty and of equal length')),
+    (with_calibrator("minmax", knots_x=[], knots_y=[]),
+     unusable('knots_x and knots_y must be non-empty and of equal length')),
+    (with_calibrator("isotonic", knots_x=[2.0, 1.0], knots_y=[0.0, 1.0]),
+     unusable('knots_x must be in increasing order')),
+    (with_calibrator("minmax", knots_y=[0.0, 7.0]),
+     unusable('knots_y are probabilities and must lie in [0, 1]')),
+    (with_calibrator("minmax", knots_x=[0.0, float("inf")]),
+     unusable('the knots must be finite numbers')),
+])
+def test_hostile_session_is_refused(raw, message):
+    with pytest.raises(SGIInputError, match=message):
+        load_session(raw, fingerprint=FINGERPRINT, source="s.json")
+
+
+def test_session_for_other_data_is_refused():
+    other = data_fingerprint(FRAME.assign(label=[0.0, 0.0, 1.0, 1.0]))
+    with pytest.raises(SGIInputError, match=r"^the session was tuned on different data"):
+        load_session(json.dumps(SAVED["platt"]), fingerprint=other, source="s.json")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(method=st.sampled_from(sorted(SAVED)),
+       field=st.sampled_from(["method", "knots_x", "knots_y", "slope", "intercept", "calibrator", "threshold",
+                              "schema", "version", "fingerprint"]),
+       value=json_values)
+def test_a_loaded_session_always_applies(method, field, value):
+    data = json.loads(json.dumps(SAVED[method]))
+    if field in data["calibrator"]:
+        data["calibrator"][field] = value
+    else:
+        data[field] = value
+    try:
+        session = load_session(json.dumps(data), fingerprint=FINGERPRINT)
+    except SGIInputError:
+        return
+    probability = Calibrator.from_dict(session.calibrator).predict(np.array([-1.0, 0.5, 1.0, 3.0]))
+    assert np.all((probability >= 0) & (probability <= 1))
