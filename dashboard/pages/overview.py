@@ -34,6 +34,9 @@ threshold = st.session_state.get(state.CALIBRATION_THRESHOLD)
 st.plotly_chart(charts.score_histogram(charts.plottable(data.frame), threshold=threshold), key="overview.histogram")
 st.caption("Dashed line: the threshold set on the Calibration session page (rows left of it are flagged)."
            if threshold is not None else "Set a flagging threshold on the Calibration session page to see it here.")
+if report.n_degenerate:
+    st.caption(f"{report.n_degenerate:,} rows with degenerate geometry (see the Data page) are left out of the "
+               "histogram, whose axis their extreme SGI would squash; the statistics include them.")
 
 if labelled is None:
     st.subheader("SGI against trivial baselines")

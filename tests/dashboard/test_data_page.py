@@ -8,7 +8,7 @@ import pytest
 from dashboard import services
 from sgi_core import evaluation
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import MODEL, PAGES, assert_clean, figures, goto, metric, upload
+from tests.dashboard.conftest import MODEL, PAGES, array, assert_clean, figures, goto, metric, upload
 
 SAMPLE = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False)
 
@@ -168,3 +168,14 @@ def test_overview_extra_score_column_gets_its_roc(app, sample_scores):
     expected = evaluation.roc_analysis(sample_scores["label"], sample_scores["theta_rq"])
     names = [trace["name"] for trace in figures(app)[1]["data"]]
     assert f"judge (AUROC {expected.auroc:.3f})" in names
+
+
+def test_degenerate_rows_are_counted_where_plots_leave_them_out(app):
+    echo = SAMPLE.head(30).copy()
+    echo.loc[:4, "response"] = echo.loc[:4, "context"]
+    upload(app, "echo.csv", csv_bytes(echo))
+    goto(app, "overview")
+    assert_clean(app)
+    assert any(c.value.startswith("5 rows with degenerate geometry") for c in app.caption)
+    histogram = figures(app)[0]
+    assert sum(len(array(trace["x"])) for trace in histogram["data"]) == 25
