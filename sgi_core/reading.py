@@ -266,7 +266,7 @@ def _read_csv_text(text: str, name: str) -> pd.DataFrame:
 
 
 def cell_to_text(value) -> str:
-    """A cell as text: missing -> ``""``, lists and mappings -> JSON, bytes -> UTF-8."""
+    """A cell as text: missing -> ``""``, lists and mappings -> JSON, bytes -> UTF-8 (bad bytes -> U+FFFD)."""
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, (list, tuple, dict)):

@@ -5,7 +5,6 @@ comes back with every row, in order, every cell as written.
 """
 
 import csv
-import io
 
 import numpy as np
 import pandas as pd
