@@ -92,8 +92,11 @@ def pairwise_angle(a, b) -> np.ndarray:
     >>> float(pairwise_angle([1.0, 0.0], [0.0, 2.0])[0])  # doctest: +ELLIPSIS
     1.5707963...
     """
-    a_hat = l2_normalize(a, name="a")
-    b_hat = l2_normalize(b, name="b")
+    return _unit_angle(l2_normalize(a, name="a"), l2_normalize(b, name="b"))
+
+
+def _unit_angle(a_hat: np.ndarray, b_hat: np.ndarray) -> np.ndarray:
+    """``2 * atan2(|a_hat - b_hat|, |a_hat + b_hat|)`` row by row, for unit rows."""
     if a_hat.shape[1] != b_hat.shape[1]:
         raise SGIInputError(f"embedding widths differ: {a_hat.shape[1]} and {b_hat.shape[1]}")
     if a_hat.shape[0] != b_hat.shape[0] and 1 not in (a_hat.shape[0], b_hat.shape[0]):
@@ -162,9 +165,13 @@ def triple_angles(q_emb, c_emb, r_emb) -> TripleAngles:
     >>> round(float(out.sgi[0]), 6)
     1.0
     """
-    theta_qc = pairwise_angle(q_emb, c_emb)
-    theta_rq = pairwise_angle(r_emb, q_emb)
-    theta_rc = pairwise_angle(r_emb, c_emb)
+    # Each matrix is converted to float64 and normalised once, not once per angle.
+    q_hat = l2_normalize(q_emb, name="q_emb")
+    c_hat = l2_normalize(c_emb, name="c_emb")
+    r_hat = l2_normalize(r_emb, name="r_emb")
+    theta_qc = _unit_angle(q_hat, c_hat)
+    theta_rq = _unit_angle(r_hat, q_hat)
+    theta_rc = _unit_angle(r_hat, c_hat)
     return TripleAngles(
         theta_qc=theta_qc,
         theta_rq=theta_rq,
