@@ -26,7 +26,7 @@ def strata_table(strata, *, edge_format: str) -> None:
                "Cohen's d": "%+.2f", "AUROC": "%.3f"}
     st.dataframe(strata.to_frame().rename(columns=COLUMNS), hide_index=True,
                  column_config={name: st.column_config.NumberColumn(format=f) for name, f in formats.items()})
-    st.caption("An empty cell is undefined there: a stratum needs two rows of each class for d, one for AUROC.")
+    st.caption("None = undefined in that stratum: d needs two rows of each class, AUROC one.")
 
 
 st.subheader("By the question-context angle θ(q,c)")
