@@ -5,6 +5,7 @@
 * :func:`length_strata` cuts a character length on its ranks, ties broken by row
   order, so that the strata have equal sizes even though integer lengths tie
   (Table 3).
+* :func:`group_strata` takes groups given per row (e.g. retrieval hit or miss).
 
 Within each stratum: n, mean score by label, Cohen's d (valid minus hallucinated,
 ddof=1) and AUROC (grounded positive).
@@ -57,8 +58,8 @@ def stratum_labels(n_strata: int) -> list[str]:
 
 
 def _summarise(name: str, codes: np.ndarray, edges: list[tuple[float, float]], labels: np.ndarray,
-               scores: np.ndarray) -> StrataResult:
-    names = stratum_labels(len(edges))
+               scores: np.ndarray, names: list[str] | None = None) -> StrataResult:
+    names = names or stratum_labels(len(edges))
     strata, undefined = [], []
     for k, (lo, hi) in enumerate(edges):
         member = codes == k
@@ -170,3 +171,32 @@ def length_strata(lengths, y_true, score, *, n_strata: int = 3, name: str = "res
     codes = pd.qcut(ranks, n_strata, labels=False)
     edges = [(values[codes == k].min(), values[codes == k].max()) for k in range(n_strata)]
     return _summarise(name, codes, edges, labels, scores)
+
+
+def group_strata(groups, y_true, score, *, group_names: dict, name: str) -> StrataResult:
+    """SGI separation within groups given by a code per row (e.g. retrieval miss / hit).
+
+    Parameters
+    ----------
+    groups : array_like of shape (n,)
+        Group code of each row; NaN = no group (left out).
+    y_true, score : array_like of shape (n,)
+    group_names : dict of number -> str
+        The codes to report, in order, and their names. ``lo`` and ``hi`` of each
+        stratum are its code.
+    name : str
+        What the groups are, e.g. "retrieval hit@5".
+
+    Examples
+    --------
+    >>> res = group_strata([0, 0, 0, 0, 1, 1, 1, 1], [1, 0, 1, 0, 1, 0, 1, 0],
+    ...                    [2.0, 1.0, 0.5, 3.0, 4.0, 1.0, 5.0, 2.0], group_names={0: "miss", 1: "hit"}, name="hit")
+    >>> [(s.label, s.n, s.auroc) for s in res.strata]
+    [('miss', 4, 0.25), ('hit', 4, 1.0)]
+    """
+    values, labels, scores = _inputs(groups, y_true, score, name)
+    codes = np.full(len(values), -1)
+    for k, code in enumerate(group_names):
+        codes[values == code] = k
+    edges = [(float(code), float(code)) for code in group_names]
+    return _summarise(name, codes, edges, labels, scores, names=list(group_names.values()))
