@@ -101,15 +101,50 @@ def cmd_report(args) -> int:
     with warnings.catch_warnings():
         # Each report keeps its caveats as notes, printed at the end of the text.
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
-        comparison, _ = compare_models(
+        comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=_progress_printer,
         )
     print(comparison.to_text())
+    report_json = comparison.to_report_json()
+    frame = scored[models[0]]
+    extras = _retrieval_and_detectors(args, table, frame, models[0])
+    for key, result in extras.items():
+        print(f"\n{result.to_text()}")
+        report_json[key] = result.to_dict()
     if args.json:
-        args.json.write_text(json.dumps(comparison.to_report_json(), indent=2))
+        args.json.write_text(json.dumps(report_json, indent=2))
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
+
+
+def _parse_detector(spec: str) -> tuple[str, str]:
+    """``COLUMN`` or ``COLUMN:hallucinated`` / ``COLUMN:grounded`` -> (column, what high values mean)."""
+    column, _, direction = spec.rpartition(":") if spec.endswith((":grounded", ":hallucinated")) else (spec, "", "")
+    return column, direction or "grounded"
+
+
+def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
+    """The optional parts of ``report``: retrieval metrics when the file has id lists, declared detectors."""
+    from sgi_core.evaluation.detectors import compare_detectors, orient_detector_score
+    from sgi_core.evaluation.retrieval_report import retrieval_report
+
+    extras = {}
+    rag = retrieval_report(frame, grounded_threshold=args.grounded_threshold, source=table.source)
+    if rag is not None:
+        extras["retrieval"] = rag
+    if args.detector:
+        scores = {f"sgi ({model_name})": frame["sgi"].to_numpy()}
+        for spec in args.detector:
+            column, higher_is = _parse_detector(spec)
+            if column not in frame.columns:
+                raise SGIInputError(f"detector column '{column}' is not in the file", source=table.source,
+                                    hint=f"Columns present: {', '.join(map(str, table.frame.columns))}")
+            scores[column] = orient_detector_score(frame[column], higher_is=higher_is, source=table.source,
+                                                   column=column)
+        extras["detectors"] = compare_detectors(scores, frame["label"].to_numpy(), n_boot=args.n_boot,
+                                                seed=args.seed)
+    return extras
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -149,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--detector", action="append", default=[], metavar="COLUMN[:hallucinated]",
+                   help="a numeric column to compare with SGI (repeatable); add ':hallucinated' when high values "
+                        "mean hallucinated")
+    p.add_argument("--grounded-threshold", type=float, default=1.0,
+                   help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("models", help="list registered models and whether they load offline")

@@ -135,6 +135,20 @@ class DetectorComparison(JsonResult):
     gain_over_best: float
     verdict: str
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per detector, then the combination."""
+        rows = [{"detector": name, "auroc": roc.auroc, "auroc_ci_lo": roc.auroc_ci[0], "auroc_ci_hi": roc.auroc_ci[1],
+                 "spearman_with_" + self.names[0]: rho, "cv_auroc": cv}
+                for name, roc, rho, cv in zip(self.names, self.roc, self.spearman_with_first, self.cv_auroc_alone)]
+        rows.append({"detector": "combined (logistic)", "auroc": self.combined_roc.auroc,
+                     "auroc_ci_lo": self.combined_roc.auroc_ci[0], "auroc_ci_hi": self.combined_roc.auroc_ci[1],
+                     "cv_auroc": self.cv_auroc_combined})
+        return pd.DataFrame(rows)
+
+    def to_text(self) -> str:
+        table = self.to_frame().to_string(index=False, float_format=lambda x: f"{x:.3f}", na_rep="")
+        return f"Detectors beside SGI ({self.n} labelled rows, {self.n_splits}-fold CV)\n{table}\n{self.verdict}"
+
 
 #: Out-of-fold AUROC gain under which the combination is said not to help.
 NEGLIGIBLE_COMBINED_GAIN = 0.005
