@@ -20,10 +20,13 @@ PAGES = [
     st.Page("pages/geometry.py", title="Geometry", icon=":material/scatter_plot:"),
     st.Page("pages/explorer.py", title="Explorer", icon=":material/search:"),
     st.Page("pages/models.py", title="Models", icon=":material/compare:"),
+    st.Page("pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
 ]
+# Only files that list retrieved and relevant ids get this page.
+RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
 
 st.set_page_config(page_title="SGI Workbench", page_icon=":material/hub:", layout="wide")
-page = st.navigation(PAGES)
+page = st.navigation(PAGES + ([RETRIEVAL_PAGE] if services.has_retrieval_columns() else []))
 with st.sidebar:
     models = state.chosen_models(services.default_model())
     if len(models) > 1:

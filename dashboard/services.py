@@ -29,8 +29,11 @@ from sgi_core.embedding import (
     model_availability,
 )
 from sgi_core.errors import SGIInputError
+from sgi_core.evaluation import detectors
+from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
 from sgi_core.geometry import sgi_bounds, triple_angles
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
+from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import embed_table, score_table
 from sgi_core.session import data_fingerprint
 
@@ -173,24 +176,59 @@ def baseline_curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -
 
 
 def numeric_columns(table: TripleTable) -> list[str]:
-    """Input columns, other than the mapped ones, whose every non-empty cell is a number (e.g. a judge score)."""
+    """Input columns, other than the mapped ones, that can serve as detector scores (e.g. an LLM judge)."""
     roles = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c)}
-    out = []
-    for column in table.frame.columns:
-        if column in roles:
-            continue
-        cells = table.frame[column].replace("", np.nan)
-        parsed = pd.to_numeric(cells, errors="coerce")
-        if cells.notna().any() and parsed.notna().sum() == cells.notna().sum():
-            out.append(column)
-    return out
+    return detectors.numeric_score_columns(table.frame, exclude=roles)
+
+
+def _detector_values(table: TripleTable, column: str, higher_is: str) -> np.ndarray:
+    return detectors.orient_detector_score(table.frame[column], higher_is=higher_is, source=table.source,
+                                           column=column)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def column_roc(key: state.DataKey, column: str, _table: TripleTable) -> evaluation.RocResult:
-    """ROC of a numeric input column taken as a score (higher = grounded)."""
-    values = pd.to_numeric(_table.frame[column].replace("", np.nan), errors="coerce").to_numpy(dtype=np.float64)
-    return evaluation.roc_analysis(_table.frame["label"].to_numpy(), values)
+def column_roc(key: state.DataKey, column: str, higher_is: str, _table: TripleTable) -> evaluation.RocResult:
+    """ROC of a numeric input column taken as a detector score, oriented by ``higher_is``."""
+    return evaluation.roc_analysis(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is))
+
+
+@st.cache_data(show_spinner="Comparing detectors...", max_entries=32)
+def detector_comparison(key: state.DataKey, model_name: str, specs: tuple, _table: TripleTable,
+                        _frame: pd.DataFrame) -> detectors.DetectorComparison:
+    """SGI and the declared detector columns ``specs`` ((column, higher_is), ...), alone and combined."""
+    scores = {"SGI": _frame["sgi"].to_numpy()}
+    scores.update({column: _detector_values(_table, column, higher_is) for column, higher_is in specs})
+    return detectors.compare_detectors(scores, _frame["label"].to_numpy())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def detector_calibration(key: state.DataKey, column: str, higher_is: str, method: str,
+                         _table: TripleTable) -> evaluation.CalibrationResult:
+    return evaluation.calibration_analysis(_table.frame["label"].to_numpy(),
+                                           _detector_values(_table, column, higher_is), method=method)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def detector_threshold(key: state.DataKey, column: str, higher_is: str,
+                       _table: TripleTable) -> evaluation.ThresholdChoice:
+    """Youden's J threshold of a detector column (on the oriented score)."""
+    return evaluation.choose_threshold(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is),
+                                       method="youden")
+
+
+def has_retrieval_columns() -> bool:
+    """Whether the current file lists retrieved and relevant ids (False while it cannot be read)."""
+    try:
+        columns = current_columns()
+    except SGIInputError:
+        return False
+    return None not in find_retrieval_columns(columns)
+
+
+@st.cache_data(show_spinner="Computing retrieval metrics...", max_entries=32)
+def retrieval(key: state.DataKey, model_name: str, grounded_threshold: float,
+              _frame: pd.DataFrame) -> RetrievalReport | None:
+    return retrieval_report(_frame, grounded_threshold=grounded_threshold, source=key.name)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

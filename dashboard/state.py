@@ -33,11 +33,24 @@ GEOMETRY_METHOD = "geometry.method"
 GEOMETRY_COLOUR = "geometry.colour"
 GEOMETRY_SIZE = "geometry.size"
 EXPLORER_ROW = "explorer.row"
+DETECTOR_COLUMNS = "detectors.columns"
+DETECTOR_CALIBRATION = "detectors.calibration_column"
+RETRIEVAL_THRESHOLD = "retrieval.grounded_threshold"
 EXPLORER_TEXTS = {role: f"explorer.{role}" for role in ("question", "context", "response")}
 
 
 def mapping_key(role: str) -> str:
     return f"data.mapping.{role}"
+
+
+def detector_direction_key(column: str) -> str:
+    return f"detectors.higher_is.{column}"
+
+
+def detector_specs() -> tuple:
+    """The detector columns chosen on the Detectors page with what their high values mean."""
+    return tuple((column, st.session_state.get(detector_direction_key(column), "grounded"))
+                 for column in st.session_state.get(DETECTOR_COLUMNS) or ())
 
 
 #: Keyword for widgets whose value must outlive a page switch.

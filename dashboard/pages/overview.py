@@ -44,11 +44,11 @@ if labelled is None:
     curves = {"SGI": roc}
     for name, curve in services.baseline_curves(data.key, data.model, data.frame).items():
         curves[charts.BASELINE_NAMES.get(name, name)] = curve
-    extra = st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score; higher must "
-                           "mean grounded)", services.numeric_columns(data.table), key="overview.extra_scores",
-                           **state.PERSIST)
-    for column in extra:
-        curves[column] = services.column_roc(data.key, column, data.table)
+    st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score); say what their high "
+                   "values mean, and see them combined with SGI, on the Detectors page",
+                   services.numeric_columns(data.table), key=state.DETECTOR_COLUMNS, **state.PERSIST)
+    for column, higher_is in state.detector_specs():
+        curves[column] = services.column_roc(data.key, column, higher_is, data.table)
     st.plotly_chart(charts.roc_figure(curves), key="overview.roc")
     rows = [{"score": "SGI", "what it measures": "θ(r,q) / θ(r,c), the Semantic Grounding Index",
              "AUROC": roc.auroc, "AUROC 95% CI": f"[{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}]",

@@ -162,9 +162,9 @@ def test_overview_extra_score_column_gets_its_roc(app, sample_scores):
     judged = SAMPLE.assign(judge=sample_scores["theta_rq"].map(repr))
     upload(app, "judged.csv", csv_bytes(judged))
     goto(app, "overview")
-    app.multiselect(key="overview.extra_scores").set_value(["judge"]).run()
+    app.multiselect(key="detectors.columns").set_value(["judge"]).run()
     assert_clean(app)
-    assert "pair_id" in app.multiselect(key="overview.extra_scores").options
+    assert "pair_id" in app.multiselect(key="detectors.columns").options
     expected = evaluation.roc_analysis(sample_scores["label"], sample_scores["theta_rq"])
     names = [trace["name"] for trace in figures(app)[1]["data"]]
     assert f"judge (AUROC {expected.auroc:.3f})" in names
