@@ -149,6 +149,9 @@ def user_csv(tmp_path_factory) -> Path:
     frame = frame.rename(columns={"question": "query", "context": "passage", "response": "answer"})
     frame["is_hallucinated"] = (frame.pop("label") == "0").astype(int)
     frame["judge_score"] = [(i % 7) / 7 for i in range(len(frame))]
+    # the relevant document is ranked first in even rows and third in odd rows: MRR (1 + 1/3) / 2
+    frame["retrieved_ids"] = [f"d{i}|x|y" if i % 2 == 0 else f'["x", "y", "d{i}"]' for i in range(len(frame))]
+    frame["relevant_ids"] = [f"d{i}" for i in range(len(frame))]
     path = tmp_path_factory.mktemp("user") / "my_rag_eval.csv"
     frame.to_csv(path, index=False)
     return path
@@ -266,3 +269,19 @@ def test_browser_walkthrough(browser_page, server, user_csv, tmp_path):
     else:
         assert page.get_by_text("Choose two or more models").count() == 1
     shoot(page, "09_models")
+
+    open_page(page, "Detectors")
+    page.get_by_test_id("stMultiSelect").click()
+    page.get_by_role("option", name="judge_score").click()
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    assert_no_error(page, "Detectors")
+    expect_charts(page, 2)
+    shoot(page, "10_detectors")
+
+    open_page(page, "Retrieval")
+    assert_no_error(page, "Retrieval")
+    assert metric_value(page, "MRR") == f"{(1 + 1 / 3) / 2:.3f}"
+    assert metric_value(page, "Recall@3") == "1.000"
+    expect_charts(page, 1)
+    shoot(page, "11_retrieval")
