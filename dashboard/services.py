@@ -293,6 +293,11 @@ def triple_score(model_name: str, question: str, context: str, response: str) ->
     }
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def sgi_percentile(key: state.DataKey, model_name: str, value: float, _frame: pd.DataFrame) -> float:
+    return evaluation.score_percentile(_frame["sgi"].to_numpy(), value)
+
+
 @dataclass(frozen=True)
 class ActiveCalibration:
     """The calibrator the pages use: fitted here on a split, or loaded from a saved session."""

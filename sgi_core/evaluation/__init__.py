@@ -36,7 +36,7 @@ from sgi_core.evaluation.effect_size import (
     effect_size,
     hedges_g,
 )
-from sgi_core.evaluation.ranking import RocResult, auroc, roc_analysis
+from sgi_core.evaluation.ranking import RocResult, auroc, roc_analysis, score_percentile
 from sgi_core.evaluation.report import BaselineResult, EvaluationReport, evaluate
 from sgi_core.evaluation.strata import StrataResult, StratumResult, length_strata, theta_qc_strata
 from sgi_core.evaluation.thresholds import (
@@ -84,6 +84,7 @@ __all__ = [
     "reliability_bins",
     "response_length",
     "roc_analysis",
+    "score_percentile",
     "theta_qc_strata",
     "threshold_metrics",
     "threshold_metrics_grid",

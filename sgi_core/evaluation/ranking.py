@@ -12,9 +12,17 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import percentileofscore
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from sgi_core.evaluation._common import JsonResult, check_fraction, check_int, labelled_groups, warn_undefined
+from sgi_core.evaluation._common import (
+    JsonResult,
+    as_scores,
+    check_fraction,
+    check_int,
+    labelled_groups,
+    warn_undefined,
+)
 from sgi_core.evaluation.bootstrap import two_sample_ci
 
 
@@ -158,3 +166,22 @@ def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confiden
         n_neg=len(halluc),
         n_excluded=n_excluded,
     )
+
+
+def score_percentile(scores, value: float) -> float:
+    """Percentage of scored rows whose score is at or below ``value`` (NaN rows left out).
+
+    Uses :func:`scipy.stats.percentileofscore` with ``kind="weak"``: 100 * share of
+    scores ``<= value``. NaN when no row is scored.
+
+    Examples
+    --------
+    >>> score_percentile([0.5, 1.0, float("nan"), 1.5, 2.0], 1.0)
+    50.0
+    """
+    values = as_scores(scores)
+    values = values[~np.isnan(values)]
+    if len(values) == 0:
+        warn_undefined("score_percentile: no scored row")
+        return math.nan
+    return float(percentileofscore(values, float(value), kind="weak"))

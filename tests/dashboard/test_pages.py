@@ -115,7 +115,11 @@ def test_explorer_shows_the_row_and_follows_edits(app, sample_scores):
     lower, upper = sgi_bounds(angles.theta_qc, angles.theta_rc)
     assert metric(app, "SGI = θ(r,q) / θ(r,c)") == f"{angles.sgi[0]:.4f}"
     assert metric(app, "θ(r,c) response-context") == f"{angles.theta_rc[0]:.4f} rad"
-    assert f"[{lower[0]:.3f}, {upper[0]:.3f}]" in app.caption[-1].value
+    captions = [c.value for c in app.caption]
+    assert any(f"[{lower[0]:.3f}, {upper[0]:.3f}]" in c for c in captions)
+    scored = sample_scores["sgi"].to_numpy()
+    percentile = 100 * np.mean(scored[~np.isnan(scored)] <= angles.sgi[0])
+    assert f"that of {percentile:.1f}% of the scored rows" in captions[-1]
 
 
 def test_explorer_probability_uses_the_calibrator(app, sample_scores):

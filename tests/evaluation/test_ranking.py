@@ -122,3 +122,16 @@ def test_json_round_trip_keeps_infinite_first_threshold():
     data = json.loads(json.dumps(res.to_dict()))
     assert data["thresholds"][0] == "inf"
     assert RocResult.from_dict(data) == res
+
+
+def test_score_percentile_against_brute_force():
+    from sgi_core.evaluation import score_percentile
+
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=501)
+    values[::50] = np.nan
+    scored = values[~np.isnan(values)]
+    for x in (-5.0, scored[3], 0.0, 10.0):
+        assert score_percentile(values, x) == pytest.approx(100 * np.mean(scored <= x))
+    with pytest.warns(UndefinedStatisticWarning):
+        assert np.isnan(score_percentile([np.nan], 1.0))
