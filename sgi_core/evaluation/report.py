@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import JsonResult, UndefinedStatisticWarning, as_labels, as_scores
+from sgi_core.evaluation._common import JsonResult, UndefinedStatisticWarning, as_labels, as_scores, labelled_groups
 from sgi_core.evaluation.baselines import BASELINE_DESCRIPTIONS, BeyondLengthResult, baseline_scores, beyond_length, response_length
-from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, effect_size
+from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, cohens_d, effect_size
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
 from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_strata
 
@@ -114,8 +114,8 @@ def _baselines(frame: pd.DataFrame, labels: np.ndarray, *, n_boot: int, seed: in
     for name in scores.columns:
         values = scores[name].to_numpy(dtype=np.float64)
         roc = roc_analysis(labels, values, n_boot=n_boot, seed=seed)
-        es = effect_size(labels, values, n_boot=0)
-        out.append(BaselineResult(name, BASELINE_DESCRIPTIONS[name], roc.auroc, roc.auroc_ci, es.cohens_d))
+        valid, halluc, _ = labelled_groups(labels, values, score_name=name)
+        out.append(BaselineResult(name, BASELINE_DESCRIPTIONS[name], roc.auroc, roc.auroc_ci, cohens_d(valid, halluc)))
     return tuple(out)
 
 
