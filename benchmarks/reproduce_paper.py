@@ -216,13 +216,14 @@ def table4_section(res: dict) -> list[str]:
                        ("truthfulqa_references", "context = all reference answers")):
         for model, entry in res["data"][key]["models"].items():
             rep, rq = entry["report"], entry["theta_rq_roc"]
+            papers = key == "truthfulqa_ctx_question"
             rows.append({
                 "setup": label, "model": model, "n truthful / false": f"{rep.n_valid} / {rep.n_halluc}",
                 "median abs(SGI - 1)": f"{entry['median_abs_sgi_minus_1']:.1e}",
-                "AUC (paper)": num(PAPER_TABLE4["auroc"]),
+                "AUC (paper)": num(PAPER_TABLE4["auroc"]) if papers else "-",
                 "SGI AUROC (ours)": num(rep.roc.auroc) + ci(rep.roc.auroc_ci),
                 "theta(r,q) AUROC (ours)": num(rq.auroc), "1 - theta(r,q) AUROC": num(1 - rq.auroc),
-                "d (paper)": num(PAPER_TABLE4["d"], 2, True),
+                "d (paper)": num(PAPER_TABLE4["d"], 2, True) if papers else "-",
                 "d false - truthful (ours)": num(-rep.effect_size.cohens_d, 3, True),
             })
     return ["## Table 4: TruthfulQA", "",
@@ -355,13 +356,11 @@ def verdict_section(res: dict) -> list[str]:
     for key in ("paperlike", "paired"):
         for model, entry in res["data"][key]["models"].items():
             rep = entry["report"]
-            length = next(b for b in rep.baselines if b.name == "neg_response_length")
-            rq = next(b for b in rep.baselines if b.name == "theta_rq")
+            beaten = [f"{b.name} {b.auroc:.3f}" for b in rep.baselines if b.auroc > rep.roc.auroc]
             lines.append(
-                f"- {key}, {model}: response length alone scores AUROC {length.auroc:.3f} and theta(r,q) alone "
-                f"{rq.auroc:.3f}, against {rep.roc.auroc:.3f} for SGI; "
-                + ("SGI is beaten by a trivial baseline on this data." if max(length.auroc, rq.auroc) > rep.roc.auroc
-                   else "SGI beats both baselines.")
+                f"- {key}, {model}: SGI AUROC {rep.roc.auroc:.3f}; "
+                + (f"beaten by the trivial baselines {', '.join(beaten)}." if beaten
+                   else "above every trivial baseline.")
             )
     for model, entry in res["data"]["truthfulqa_ctx_question"]["models"].items():
         sgi_auc, rq_auc = entry["report"].roc.auroc, entry["theta_rq_roc"].auroc
