@@ -86,9 +86,6 @@ class StreamSummary:
     new_texts: int
     chunks: int
 
-    def to_dict(self) -> dict:
-        return {"rows": self.rows, "scored": self.scored, "new_texts": self.new_texts, "chunks": self.chunks}
-
 
 def _decodes(path: Path, encoding: str) -> bool:
     """Whether the whole file decodes, read block by block so memory stays flat."""

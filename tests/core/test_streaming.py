@@ -202,3 +202,35 @@ def test_malformed_row_far_down_is_reported_as_a_whole_read_reports_it(tmp_path,
     source.write_text("\n".join(rows) + "\n")
     with pytest.raises(SGIInputError, match=expected):
         list(read_chunks(source, chunk_rows=3))
+
+
+ENCODED_FILES = {
+    "utf-8 with BOM": "\ufeffquestion,context,response\nq1,c1,r1\nq2,c2 é,r2\nq3,c3,r3\n".encode("utf-8"),
+    "utf-16 with BOM": "question\tcontext\tresponse\nq1\tc1\tr1\nq2\tc2 é\tr2\nq3\tc3\tr3\n".encode("utf-16"),
+    "windows-1252": "question;context;response\nq1;c1 \u20ac;r1\nq2;c2 é;r2\nq3;c3;r3\n".encode("cp1252"),
+    "excel sep line": b"sep=|\nquestion|context|response\nq1|c1|r1\nq2|c2|r2\nq3|c3|r3\n",
+    "quoted newlines": b'question,context,response\nq1,"c1\nline two",r1\nq2,c2,"r2, with ""quotes"""\nq3,c3,r3\n',
+}
+
+
+@pytest.mark.parametrize("content", ENCODED_FILES.values(), ids=ENCODED_FILES.keys())
+def test_streamed_cells_equal_whole_read(tmp_path, monkeypatch, content):
+    source = tmp_path / "t.csv"
+    source.write_bytes(content)
+    whole = load_triples(source).frame
+    monkeypatch.setattr(streaming, "WHOLE_READ_BYTES", 0)
+    streamed = pd.concat([chunk.frame for chunk in read_chunks(source, chunk_rows=2)], ignore_index=True)
+    pd.testing.assert_frame_equal(streamed, whole)
+
+
+@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40, b"PK\x03\x04" + b"\x00" * 500],
+                         ids=["png", "zip"])
+def test_streamed_binary_file_is_refused_as_a_whole_read_refuses_it(tmp_path, monkeypatch, content):
+    source = tmp_path / "t.csv"
+    source.write_bytes(content)
+    with pytest.raises(SGIInputError) as whole:
+        load_triples(source)
+    monkeypatch.setattr(streaming, "WHOLE_READ_BYTES", 0)
+    with pytest.raises(SGIInputError) as streamed:
+        read_chunks(source)
+    assert str(streamed.value) == str(whole.value)
