@@ -68,10 +68,10 @@ def roc_figure(curves: dict) -> go.Figure:
     return fig
 
 
-def strata_figure(strata) -> go.Figure:
-    """Cohen's d and AUROC of the score within each stratum of one covariate."""
+def strata_figure(strata, *, show_range: bool = True) -> go.Figure:
+    """Cohen's d and AUROC of the score within each stratum of one covariate (named groups: no range)."""
     table = strata.to_frame()
-    ticks = [f"{row.label}<br>[{row.lo:.3g}, {row.hi:.3g}]" for row in table.itertuples()]
+    ticks = [f"{row.label}<br>[{row.lo:.3g}, {row.hi:.3g}]" if show_range else row.label for row in table.itertuples()]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Cohen's d (grounded - hallucinated)", "AUROC"))
     fig.add_trace(go.Bar(x=ticks, y=table["cohens_d"], name="d", marker_color="#7570b3"), row=1, col=1)
     fig.add_trace(go.Bar(x=ticks, y=table["auroc"], name="AUROC", marker_color="#e7298a"), row=1, col=2)

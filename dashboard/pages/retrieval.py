@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, services, state
+from dashboard import charts, services, state, tables
 
 st.title("Retrieval")
 st.write("Your file lists the retrieved document ids (ranked) and the relevant ids of each row, so retrieval and "
@@ -33,8 +33,8 @@ st.write("SGI measures whether the response moved toward the context it was give
          "relevant one, a grounded-looking response may still be wrong: compare SGI's separation of the labels "
          "among retrieval hits and misses.")
 strata = rag.sgi_by_hit
-st.dataframe(strata.to_frame(), hide_index=True)
+tables.strata_table(strata, edge_format=None)
 if any(s.n_valid and s.n_halluc for s in strata.strata):
-    st.plotly_chart(charts.strata_figure(strata), key="retrieval.by_hit")
+    st.plotly_chart(charts.strata_figure(strata, show_range=False), key="retrieval.by_hit")
 else:
     st.info("The labels are needed on both sides of the split to compare SGI's separation.")

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, services, texts
+from dashboard import charts, services, tables, texts
 
 st.title("Strata")
 data = services.scored_data()
@@ -16,25 +16,12 @@ if missing:
     st.stop()
 
 
-COLUMNS = {"label": "stratum", "lo": "from", "hi": "to", "n": "rows", "n_valid": "grounded",
-           "n_halluc": "hallucinated", "mean_valid": "mean SGI grounded", "mean_halluc": "mean SGI hallucinated",
-           "cohens_d": "Cohen's d", "auroc": "AUROC"}
-
-
-def strata_table(strata, *, edge_format: str) -> None:
-    formats = {"from": edge_format, "to": edge_format, "mean SGI grounded": "%.3f", "mean SGI hallucinated": "%.3f",
-               "Cohen's d": "%+.2f", "AUROC": "%.3f"}
-    st.dataframe(strata.to_frame().rename(columns=COLUMNS), hide_index=True,
-                 column_config={name: st.column_config.NumberColumn(format=f) for name, f in formats.items()})
-    st.caption("None = undefined in that stratum: d needs two rows of each class, AUROC one.")
-
-
 st.subheader("By the question-context angle θ(q,c)")
 st.write("When the context is close to the question (small θ(q,c)), the triangle inequality squeezes SGI toward 1 "
          "for every answer, so SGI can only separate the labels well where θ(q,c) is large.")
 if report.theta_qc_strata is not None:
     st.plotly_chart(charts.strata_figure(report.theta_qc_strata), key="strata.theta_qc")
-    strata_table(report.theta_qc_strata, edge_format="%.3f rad")
+    tables.strata_table(report.theta_qc_strata, edge_format="%.3f rad")
 
 st.subheader("By text length (characters)")
 st.write("If SGI only tracked answer length, its AUROC would fall to about 0.5 **within** each response-length "
@@ -44,7 +31,7 @@ ordered = sorted(report.length_strata, key=lambda strata: strata.name != "respon
 for tab, strata in zip(st.tabs([f"{s.name} length" for s in ordered]), ordered):
     with tab:
         st.plotly_chart(charts.strata_figure(strata), key=f"strata.length.{strata.name}")
-        strata_table(strata, edge_format="%.0f chars")
+        tables.strata_table(strata, edge_format="%.0f chars")
 
 if report.angle_effects is not None:
     st.subheader("Each angle on its own")
