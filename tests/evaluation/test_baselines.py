@@ -116,3 +116,21 @@ def test_json_round_trip():
     rng, y, length = _toy(100)
     res = beyond_length(length, rng.normal(size=100), y)
     assert BeyondLengthResult.from_dict(json.loads(json.dumps(res.to_dict()))) == res
+
+
+def test_lexical_groundedness_ignores_case_and_context_word_order():
+    responses = ["The Eiffel Tower is in Paris", "Berlin has a tower"]
+    contexts = ["paris hosts the eiffel tower", "A TOWER stands in Berlin"]
+    base = lexical_groundedness(responses, contexts)
+    shuffled = [" ".join(reversed(c.split())) for c in contexts]
+    assert lexical_groundedness([r.upper() for r in responses], shuffled).tolist() == base.tolist()
+
+
+def test_beyond_length_invariant_to_monotone_transforms():
+    # Features are mapped to normal quantiles first, so only their order matters.
+    rng, y, length = _toy(300, seed=5)
+    score = y + rng.normal(0, 1.0, len(y))
+    base = beyond_length(length, score, y)
+    moved = beyond_length(np.exp(length / 10), score ** 3, y)
+    assert moved.auroc_length == pytest.approx(base.auroc_length, abs=1e-3)
+    assert moved.auroc_length_score == pytest.approx(base.auroc_length_score, abs=1e-3)
