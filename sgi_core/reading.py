@@ -298,21 +298,23 @@ def json_nesting_error(name: str, rows=None) -> SGIInputError:
                          hint="Each row must be one JSON object of question, context, response and other fields")
 
 
+def parse_jsonl_record(line: str, number: int, name: str) -> dict:
+    """One JSON Lines record; errors name the file and the (1-based) line."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise SGIInputError(f"invalid JSON: {err.msg}", source=name, rows=[number],
+                            hint="Each line must be one JSON object") from None
+    except RecursionError:
+        raise json_nesting_error(name, rows=[number]) from None
+    if not isinstance(record, dict):
+        raise SGIInputError("a JSON Lines record must be an object", source=name, rows=[number])
+    return record
+
+
 def _read_jsonl_text(text: str, name: str) -> pd.DataFrame:
-    records = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise SGIInputError(f"invalid JSON: {err.msg}", source=name, rows=[number],
-                                hint="Each line must be one JSON object") from None
-        except RecursionError:
-            raise json_nesting_error(name, rows=[number]) from None
-        if not isinstance(record, dict):
-            raise SGIInputError("a JSON Lines record must be an object", source=name, rows=[number])
-        records.append(record)
+    records = [parse_jsonl_record(line, number, name)
+               for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
     return _frame_from_records(records, name)
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import codecs
 import itertools
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +39,9 @@ from sgi_core.reading import (
     csv_parse_error,
     decode_text,
     detect_separator,
-    json_nesting_error,
     max_input_bytes,
     parquet_error,
+    parse_jsonl_record,
     read_table,
 )
 from sgi_core.scoring import score_table
@@ -163,16 +162,7 @@ def _jsonl_columns(path: Path, encoding: str, name: str) -> list[str]:
     """Every key of every record, in order of first appearance (what a whole-file read gives)."""
     columns: dict[str, None] = {}
     for number, line in _jsonl_lines(path, encoding, name):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise SGIInputError(f"invalid JSON: {err.msg}", source=name, rows=[number],
-                                hint="Each line must be one JSON object") from None
-        except RecursionError:
-            raise json_nesting_error(name, rows=[number]) from None
-        if not isinstance(record, dict):
-            raise SGIInputError("a JSON Lines record must be an object", source=name, rows=[number])
-        columns.update(dict.fromkeys(record))
+        columns.update(dict.fromkeys(parse_jsonl_record(line, number, name)))
     return list(columns)
 
 
