@@ -234,7 +234,15 @@ def _prefixed_names(columns, mapped) -> dict:
     return renames
 
 
-def _text_warnings(out: pd.DataFrame, mapping: ColumnMapping, scorable: np.ndarray, first_row: int) -> list[str]:
+#: The warning for a file whose every context equals its question.
+CONTEXT_IS_QUESTION_EVERYWHERE = (
+    "the context equals the question in every row (the paper's TruthfulQA setup): SGI is ~1 whatever "
+    "the response, so it cannot separate grounded from hallucinated responses; give each row its own context"
+)
+
+
+def _text_warnings(out: pd.DataFrame, mapping: ColumnMapping, scorable: np.ndarray, first_row: int,
+                   whole_file: bool) -> list[str]:
     warnings = []
     normalised = {}
     for role in TEXT_COLUMNS:
@@ -254,11 +262,8 @@ def _text_warnings(out: pd.DataFrame, mapping: ColumnMapping, scorable: np.ndarr
         normalised[role] = text.str.replace(r"[ \t\r\n\f\v]+", " ", regex=True).str.lower().to_numpy(dtype=object)
 
     same_cq = (normalised["context"] == normalised["question"]) & scorable
-    if scorable.any() and same_cq[scorable].all():
-        warnings.append(
-            "the context equals the question in every row (the paper's TruthfulQA setup): SGI is ~1 whatever "
-            "the response, so it cannot separate grounded from hallucinated responses; give each row its own context"
-        )
+    if whole_file and scorable.any() and same_cq[scorable].all():
+        warnings.append(CONTEXT_IS_QUESTION_EVERYWHERE)
     elif same_cq.any():
         warnings.append(f"the context equals the question in {format_rows(np.flatnonzero(same_cq) + first_row)}: "
                         "SGI is ~1 there whatever the response")
@@ -276,21 +281,29 @@ def _text_warnings(out: pd.DataFrame, mapping: ColumnMapping, scorable: np.ndarr
     return warnings
 
 
-def _label_warnings(labels: np.ndarray, mapping: ColumnMapping, first_row: int) -> list[str]:
+def label_class_warnings(n_grounded: int, n_hallucinated: int, label_column: str | None) -> list[str]:
+    """Warnings about the label classes of a whole file: none labelled, or only one class."""
+    if label_column is None:
+        return []
+    if n_grounded == 0 and n_hallucinated == 0:
+        return [f"the label column '{label_column}' is empty in every row: treated as unlabelled"]
+    if n_grounded == 0 or n_hallucinated == 0:
+        only = "grounded" if n_hallucinated == 0 else "hallucinated"
+        return [f"only one label class is present (every labelled row is {only}): scores are computed, "
+                "but label-based metrics (AUROC, effect size, calibration, thresholds) are undefined"]
+    return []
+
+
+def _label_warnings(labels: np.ndarray, mapping: ColumnMapping, first_row: int, whole_file: bool) -> list[str]:
     if mapping.label is None:
         return []
     missing = np.isnan(labels)
-    if missing.all():
-        return [f"the label column '{mapping.label}' is empty in every row: treated as unlabelled"]
     warnings = []
-    if missing.any():
+    if missing.any() and not missing.all():
         warnings.append(f"the label is missing in {format_rows((np.flatnonzero(missing) + first_row).tolist())}: "
                         "those rows count as unlabelled")
-    classes = np.unique(labels[~missing])
-    if len(classes) == 1:
-        only = "grounded" if classes[0] == 1.0 else "hallucinated"
-        warnings.append(f"only one label class is present (every labelled row is {only}): scores are computed, "
-                        "but label-based metrics (AUROC, effect size, calibration, thresholds) are undefined")
+    if whole_file:
+        warnings += label_class_warnings(int((labels == 1.0).sum()), int((labels == 0.0).sum()), mapping.label)
     return warnings
 
 
@@ -301,6 +314,7 @@ def validate_triples(
     label_positive: str | None = None,
     source: str = "<input>",
     first_row: int = 1,
+    whole_file: bool = True,
 ) -> TripleTable:
     """Check a raw frame and build a :class:`TripleTable`.
 
@@ -317,6 +331,10 @@ def validate_triples(
     first_row : int
         Row number of ``frame``'s first row in the file, for ``input_row`` and
         messages (a chunk of a larger file starts past 1).
+    whole_file : bool, default True
+        False for a chunk of a larger file: warnings that speak of every row (one
+        label class, no labels, context = question everywhere) are left to the
+        caller, who sees the whole file (:func:`label_class_warnings`).
 
     Raises
     ------
@@ -354,8 +372,8 @@ def validate_triples(
         rows = sorted(position + first_row - 1 for position in unscorable)
         warnings.append(f"the question, context or response is empty in {format_rows(rows)}: "
                         "those rows are kept with no score")
-    warnings += _text_warnings(out, col_map, scorable, first_row)
-    warnings += _label_warnings(out["label"].to_numpy(), col_map, first_row)
+    warnings += _text_warnings(out, col_map, scorable, first_row, whole_file)
+    warnings += _label_warnings(out["label"].to_numpy(), col_map, first_row, whole_file)
     return TripleTable(out, source, col_map, positive, unscorable, warnings)
 
 

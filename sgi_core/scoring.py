@@ -18,12 +18,14 @@ from sgi_core.geometry import triple_angles
 SCORE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc", "sgi", "sgi_status")
 
 STATUS_OK = "ok"
+#: Start of the ``sgi_status`` of a row whose context embedding equals its question's.
+CONTEXT_IS_QUESTION_STATUS = "degenerate: context equals question"
 
 
 def _status(angles, unscorable_rows: np.ndarray, reasons: dict[int, str], n: int) -> np.ndarray:
     status = np.full(n, STATUS_OK, dtype=object)
     flags = (
-        (angles.context_is_question, "degenerate: context equals question (SGI ~1 whatever the response)"),
+        (angles.context_is_question, f"{CONTEXT_IS_QUESTION_STATUS} (SGI ~1 whatever the response)"),
         (angles.response_is_question, "degenerate: response equals question"),
         (angles.response_is_context, "degenerate: response equals context (SGI unbounded)"),
     )

@@ -30,7 +30,13 @@ from typing import Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import ColumnMapping, TripleTable, validate_triples
+from sgi_core.data import (
+    CONTEXT_IS_QUESTION_EVERYWHERE,
+    ColumnMapping,
+    TripleTable,
+    label_class_warnings,
+    validate_triples,
+)
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
 from sgi_core.errors import SGIInputError
 from sgi_core.export import to_csv_bytes
@@ -44,7 +50,7 @@ from sgi_core.reading import (
     parse_jsonl_record,
     read_table,
 )
-from sgi_core.scoring import score_table
+from sgi_core.scoring import CONTEXT_IS_QUESTION_STATUS, score_table
 
 #: Files up to this size are read whole by :func:`~sgi_core.reading.read_table`, so they
 #: get exactly its checks and messages; parsed, they take about as much memory as
@@ -220,8 +226,9 @@ def _raw_chunks(path: Path, name: str, chunk_rows: int) -> Iterator[pd.DataFrame
 def _validated(raw: Iterator[pd.DataFrame], name: str, mapping, label_positive) -> Iterator[TripleTable]:
     first_row = 1
     for frame in raw:
+        # Warnings about every row of the file come from score_to_file, which sees them all.
         yield validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name,
-                               first_row=first_row)
+                               first_row=first_row, whole_file=False)
         first_row += len(frame)
     if first_row == 1:
         raise SGIInputError("the file has column names but no data rows", source=name,
@@ -375,9 +382,11 @@ def score_to_file(
         if progress is not None:
             progress(done, total)
 
-    rows = scored = new_texts = n_chunks = 0
+    rows = scored = new_texts = n_chunks = n_grounded = n_halluc = n_context_is_question = 0
+    label_column = None
     try:
         for table in chunks:
+            label_column = table.mapping.label
             for text in table.warnings:
                 if warn is not None:
                     warn(text)
@@ -386,10 +395,20 @@ def score_to_file(
             sink.write(frame)
             rows += len(frame)
             scored += int(np.isfinite(frame["sgi"].to_numpy(dtype=float)).sum())
+            labels = frame["label"].to_numpy(dtype=float)
+            n_grounded += int((labels == 1.0).sum())
+            n_halluc += int((labels == 0.0).sum())
+            n_context_is_question += int(frame["sgi_status"].str.startswith(CONTEXT_IS_QUESTION_STATUS).sum())
             new_texts += chunk_new_texts[0]
             n_chunks += 1
         sink.close()
         os.replace(partial, output)
+        file_warnings = label_class_warnings(n_grounded, n_halluc, label_column)
+        if scored and n_context_is_question == scored:
+            file_warnings.append(CONTEXT_IS_QUESTION_EVERYWHERE)
+        for text in file_warnings:
+            if warn is not None:
+                warn(text)
     except BaseException:
         sink.close()
         partial.unlink(missing_ok=True)

@@ -234,3 +234,23 @@ def test_streamed_binary_file_is_refused_as_a_whole_read_refuses_it(tmp_path, mo
     with pytest.raises(SGIInputError) as streamed:
         read_chunks(source)
     assert str(streamed.value) == str(whole.value)
+
+
+@pytest.mark.parametrize("labels, expected", [
+    (["1", "0", "1", "1", "1"], []),
+    (["1", "1", "1", "1", "1"], ["only one label class is present (every labelled row is grounded)"]),
+    (["", "", "", "", ""], ["the label column 'label' is empty in every row"]),
+])
+def test_file_wide_label_warnings_speak_of_the_whole_file(tmp_path, labels, expected):
+    from sgi_core.embedding import HashingEncoder
+    from sgi_core.streaming import read_chunks, score_to_file
+
+    rows = "".join(f"question {i},context {i},response {i},{label}\n" for i, label in enumerate(labels))
+    source = tmp_path / "in.csv"
+    source.write_text("question,context,response,label\n" + rows)
+    said = []
+    score_to_file(read_chunks(source, chunk_rows=2), tmp_path / "out.csv", HashingEncoder(), warn=said.append)
+    about_classes = [w for w in said if "label class" in w or "empty in every row" in w]
+    assert len(about_classes) == len(expected)
+    for text, start in zip(about_classes, expected):
+        assert text.startswith(start)

@@ -64,6 +64,10 @@ def test_cli_flags_rows_and_warns(tmp_path, capsys, name):
     assert main(["score", str(source), "-o", str(out), "--model", "hashing", "--no-cache"]) == 0
     assert pd.read_parquet(out)["sgi_status"].tolist() == status
     stderr = capsys.readouterr().err
+    if TRUTHFULQA_WARNING in warnings:
+        # The CLI reads in chunks: each chunk names its rows, the whole file is judged once at the end.
+        warnings = ["the context equals the question in rows 1, 2, 3: SGI is ~1 there whatever the response",
+                    TRUTHFULQA_WARNING]
     assert [line for line in stderr.splitlines() if line.startswith("warning: ")] == [f"warning: {w}" for w in warnings]
 
 
