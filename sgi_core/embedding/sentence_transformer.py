@@ -31,12 +31,12 @@ class SentenceTransformerEncoder:
     Texts are sorted by their number of tokens and encoded one batch at a time,
     so each batch pads to nearly its own length. sentence-transformers sorts by
     *characters* instead, a poor proxy for short texts: on HaluEval QA its batches
-    carry about 37% padding tokens against 3% here (docs/PERFORMANCE.md). The
-    length pass costs one extra run of the fast tokenizer, about 1% of the encode
-    time. The order only decides which texts share a batch, so the vectors equal
-    ``SentenceTransformer.encode``'s up to float rounding. The returned rows are
-    in input order, float32, not normalised (the geometry normalises). Remote
-    code is never trusted.
+    of 64 hold 37% more tokens than the texts themselves, against 3% here
+    (docs/PERFORMANCE.md). The length pass costs one extra run of the fast
+    tokenizer, about 1% of the encode time. The order only decides which texts
+    share a batch, so the vectors equal ``SentenceTransformer.encode``'s up to
+    float rounding. The returned rows are in input order, float32, not
+    normalised (the geometry normalises). Remote code is never trusted.
 
     Parameters
     ----------
