@@ -204,7 +204,7 @@ def test_browser_walkthrough(browser_page, server, user_csv, tmp_path):
     slider.focus()
     for _ in range(120):
         slider.press("ArrowRight")
-    wait_idle(page)
+    wait_idle(page, SCORING_TIMEOUT_MS)  # every key press queues a rerun of the fragment
     assert metric_value(page, "Precision") != precision_before or metric_value(page, "Recall") != "1.000"
     threshold = float(slider.input_value())
 
@@ -226,7 +226,7 @@ def test_browser_walkthrough(browser_page, server, user_csv, tmp_path):
 
     for _ in range(60):
         slider.press("ArrowLeft")
-    wait_idle(page)
+    wait_idle(page, SCORING_TIMEOUT_MS)
     assert float(slider.input_value()) != pytest.approx(threshold)
     page.locator('[data-testid="stFileUploader"] input[type=file]').last.set_input_files(str(session_path))
     page.get_by_text("Loaded the session").wait_for()
