@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError, format_rows
+from sgi_core.results import JsonResult
 from sgi_core.reading import cell_to_text, check_unique_columns, read_table, source_name
 
 TEXT_COLUMNS = ("question", "context", "response")
@@ -68,16 +69,13 @@ _NUMBER = r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
 
 
 @dataclass(frozen=True)
-class ColumnMapping:
+class ColumnMapping(JsonResult):
     """Which input column plays each role. ``label`` is ``None`` for unlabelled data."""
 
     question: str
     context: str
     response: str
     label: str | None = None
-
-    def to_dict(self) -> dict:
-        return {"question": self.question, "context": self.context, "response": self.response, "label": self.label}
 
 
 @dataclass(frozen=True)

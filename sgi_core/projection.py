@@ -10,12 +10,13 @@ tens of seconds compiling numba code.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
 from sgi_core.errors import SGIInputError
 from sgi_core.geometry import l2_normalize
+from sgi_core.results import JsonResult
 
 METHODS = ("pca", "umap")
 
@@ -24,7 +25,7 @@ UMAP_MIN_POINTS = 10
 
 
 @dataclass(frozen=True)
-class TripleProjection:
+class TripleProjection(JsonResult):
     """2-D coordinates of each triple's question, context and response.
 
     Attributes
@@ -42,13 +43,6 @@ class TripleProjection:
     context: np.ndarray
     response: np.ndarray
     explained_variance_ratio: tuple = ()
-
-    def to_dict(self) -> dict:
-        out = asdict(self)
-        for role in ("question", "context", "response"):
-            out[role] = getattr(self, role).tolist()
-        out["explained_variance_ratio"] = list(self.explained_variance_ratio)
-        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "TripleProjection":

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
+from sgi_core.results import JsonResult
 
 DEFAULT_KS = (3, 5, 10)
 
@@ -85,7 +86,7 @@ def first_relevant_rank(retrieved: list[str], relevant: set[str]) -> int:
 
 
 @dataclass(frozen=True)
-class RetrievalResult:
+class RetrievalResult(JsonResult):
     """Retrieval metrics over a set of queries.
 
     Attributes
@@ -103,10 +104,10 @@ class RetrievalResult:
         row has no relevant ids.
     """
 
-    ks: tuple
+    ks: tuple[int, ...]
     n_queries: int
     n_without_relevant: int
-    recall_at_k: dict
+    recall_at_k: dict[int, float]
     mrr: float
     first_relevant_rank: list
 
@@ -123,35 +124,6 @@ class RetrievalResult:
         out = np.where(ranks >= 1, 1.0 / np.maximum(ranks, 1), 0.0)
         out[ranks < 0] = np.nan
         return out
-
-    def to_dict(self) -> dict:
-        return {
-            "ks": list(self.ks),
-            "n_queries": self.n_queries,
-            "n_without_relevant": self.n_without_relevant,
-            "recall_at_k": {str(k): _none_if_nan(v) for k, v in self.recall_at_k.items()},
-            "mrr": _none_if_nan(self.mrr),
-            "first_relevant_rank": list(self.first_relevant_rank),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "RetrievalResult":
-        return cls(
-            ks=tuple(data["ks"]),
-            n_queries=data["n_queries"],
-            n_without_relevant=data["n_without_relevant"],
-            recall_at_k={int(k): _nan_if_none(v) for k, v in data["recall_at_k"].items()},
-            mrr=_nan_if_none(data["mrr"]),
-            first_relevant_rank=list(data["first_relevant_rank"]),
-        )
-
-
-def _none_if_nan(value):
-    return None if value is None or (isinstance(value, float) and np.isnan(value)) else float(value)
-
-
-def _nan_if_none(value):
-    return float("nan") if value is None else float(value)
 
 
 def retrieval_metrics(retrieved_lists, relevant_lists, *, ks=DEFAULT_KS) -> RetrievalResult:

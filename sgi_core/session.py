@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import numpy as np
@@ -20,6 +20,7 @@ import pandas as pd
 
 from sgi_core.data import TEXT_COLUMNS
 from sgi_core.errors import SGIInputError
+from sgi_core.results import JsonResult
 
 SCHEMA = "sgi-workbench.calibration-session"
 SCHEMA_VERSION = 1
@@ -59,7 +60,7 @@ def data_fingerprint(frame: pd.DataFrame) -> str:
 
 
 @dataclass(frozen=True)
-class CalibrationSession:
+class CalibrationSession(JsonResult):
     """What a user tuned on one data set, in a form that survives JSON.
 
     Attributes
@@ -86,9 +87,6 @@ class CalibrationSession:
     created: str
     schema: str = SCHEMA
     version: int = SCHEMA_VERSION
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> "CalibrationSession":

@@ -23,11 +23,12 @@ import shutil
 import sys
 import tempfile
 import zipfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from sgi_core.embedding.base import Encoder, HashingEncoder
 from sgi_core.errors import SGIInputError
+from sgi_core.results import JsonResult
 
 DEFAULT_MODEL = "minilm"
 
@@ -139,7 +140,7 @@ def resolve_spec(name: str) -> ModelSpec | None:
 
 
 @dataclass(frozen=True)
-class ModelAvailability:
+class ModelAvailability(JsonResult):
     """Whether a registered model can be loaded here, and how to get it if not."""
 
     name: str
@@ -147,9 +148,6 @@ class ModelAvailability:
     available: bool
     source: str | None
     how_to_get: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def model_availability() -> list[ModelAvailability]:

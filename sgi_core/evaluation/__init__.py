@@ -7,7 +7,7 @@ threshold. Every result is a frozen dataclass whose ``to_dict()`` is JSON-safe a
 whose ``from_dict()`` reads it back.
 """
 
-from sgi_core.evaluation._common import UndefinedStatisticWarning
+from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement
 from sgi_core.evaluation.baselines import (
     BASELINE_DESCRIPTIONS,

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import JsonResult, as_scores, warn_undefined
+from sgi_core.evaluation._common import as_scores
+from sgi_core.results import JsonResult, warn_undefined
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import QuantileTransformer
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import JsonResult, as_labels, as_scores, check_int, warn_undefined
+from sgi_core.evaluation._common import as_labels, as_scores, check_int
+from sgi_core.results import JsonResult, warn_undefined
 
 #: Below this lexical groundedness a response is flagged as not drawn from its context.
 LEXICAL_FLAG_BELOW = 0.1

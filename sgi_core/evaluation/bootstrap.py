@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-from sgi_core.evaluation._common import warn_undefined
+from sgi_core.results import warn_undefined
 
 #: Upper bound on resampled values held in memory at once (floats), per batch.
 _BATCH_VALUES = 2_000_000

@@ -27,15 +27,8 @@ from sklearn.metrics import brier_score_loss
 from sklearn.model_selection import train_test_split
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import (
-    JsonResult,
-    as_labels,
-    as_scores,
-    check_choice,
-    check_fraction,
-    check_int,
-    warn_undefined,
-)
+from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_fraction, check_int
+from sgi_core.results import JsonResult, warn_undefined
 
 METHODS = ("minmax", "platt", "isotonic")
 STRATEGIES = ("quantile", "uniform")

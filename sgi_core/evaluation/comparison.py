@@ -8,7 +8,7 @@ import pandas as pd
 
 from sgi_core.data import TripleTable
 from sgi_core.embedding import EmbeddingCache, ProgressCallback, load_encoder
-from sgi_core.evaluation._common import JsonResult
+from sgi_core.results import JsonResult
 from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement
 from sgi_core.evaluation.long_context import TruncationResult, truncation_report
 from sgi_core.evaluation.report import EvaluationReport, evaluate

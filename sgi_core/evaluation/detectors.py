@@ -27,7 +27,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import QuantileTransformer
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import JsonResult, as_labels, as_scores, check_choice, check_int, warn_undefined
+from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int
+from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
 
 DIRECTIONS = ("grounded", "hallucinated")

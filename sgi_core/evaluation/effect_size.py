@@ -12,13 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from sgi_core.evaluation._common import (
-    JsonResult,
-    check_fraction,
-    check_int,
-    labelled_groups,
-    warn_undefined,
-)
+from sgi_core.evaluation._common import check_fraction, check_int, labelled_groups
+from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.bootstrap import two_sample_ci
 
 

@@ -15,14 +15,8 @@ import numpy as np
 from scipy.stats import percentileofscore
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from sgi_core.evaluation._common import (
-    JsonResult,
-    as_scores,
-    check_fraction,
-    check_int,
-    labelled_groups,
-    warn_undefined,
-)
+from sgi_core.evaluation._common import as_scores, check_fraction, check_int, labelled_groups
+from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.bootstrap import two_sample_ci
 
 

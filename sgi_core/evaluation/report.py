@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import JsonResult, UndefinedStatisticWarning, as_labels, as_scores, labelled_groups
+from sgi_core.evaluation._common import as_labels, as_scores, labelled_groups
+from sgi_core.results import JsonResult, UndefinedStatisticWarning
 from sgi_core.evaluation.baselines import BASELINE_DESCRIPTIONS, BeyondLengthResult, baseline_scores, beyond_length, response_length
 from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, cohens_d, effect_size
 from sgi_core.evaluation.ranking import RocResult, roc_analysis

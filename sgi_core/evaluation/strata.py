@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import JsonResult, as_labels, as_scores, check_int, warn_undefined
+from sgi_core.evaluation._common import as_labels, as_scores, check_int
+from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.effect_size import cohens_d_along
 from sgi_core.evaluation.ranking import auroc_of_groups
 

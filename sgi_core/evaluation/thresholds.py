@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import JsonResult, as_labels, as_scores, check_choice, warn_undefined
+from sgi_core.evaluation._common import as_labels, as_scores, check_choice
+from sgi_core.results import JsonResult, warn_undefined
 
 CHOICE_METHODS = ("youden", "target_recall", "target_precision", "cost")
 
