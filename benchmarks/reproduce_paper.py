@@ -37,7 +37,7 @@ from sgi_core.evaluation import (  # noqa: E402
     evaluate,
     roc_analysis,
 )
-from sgi_core.evaluation.long_context import score_table_chunked, truncation_report  # noqa: E402
+from sgi_core.long_context import score_table_chunked, truncation_report  # noqa: E402
 from sgi_core.scoring import score_table  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"

@@ -181,9 +181,9 @@ def _snippet(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def bounds_figure(scores: dict) -> go.Figure:
+def bounds_figure(scores) -> go.Figure:
     """SGI of one triple inside the range the triangle inequality allows for its theta_qc and theta_rc."""
-    lower, upper, sgi = scores["sgi_lower"], scores["sgi_upper"], scores["sgi"]
+    lower, upper, sgi = scores.sgi_lower, scores.sgi_upper, scores.sgi
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[lower, upper], y=[0, 0], mode="lines+markers+text", name="possible SGI",
                              line=dict(width=10, color="#bdbdbd"), text=[f"{lower:.2f}", f"{upper:.2f}"],

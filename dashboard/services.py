@@ -24,17 +24,15 @@ from sgi_core.embedding import (
     DEFAULT_MODEL,
     EmbeddingCache,
     default_cache_dir,
-    encode_unique,
     load_encoder,
     model_availability,
 )
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
-from sgi_core.geometry import sgi_bounds, triple_angles
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
 from sgi_core.retrieval import find_retrieval_columns
-from sgi_core.scoring import embed_table, score_table
+from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
 from sgi_core.session import data_fingerprint
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"
@@ -276,21 +274,9 @@ def projection(key: state.DataKey, model_name: str, method: str, size: int, _tab
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def triple_score(model_name: str, question: str, context: str, response: str) -> dict:
+def triple_score(model_name: str, question: str, context: str, response: str) -> TripleScore:
     """Angles, SGI and the SGI bounds of one typed triple."""
-    for role, text in (("question", question), ("context", context), ("response", response)):
-        if not text.strip():
-            raise SGIInputError(f"the {role} is empty", hint=f"Type a {role} to score the triple")
-    unique_emb, inverse = encode_unique(encoder(model_name), [question, context, response],
-                                        cache=_disk_cache(model_name))
-    q_emb, c_emb, r_emb = (unique_emb[inverse[i]][None, :] for i in range(3))
-    angles = triple_angles(q_emb, c_emb, r_emb)
-    lower, upper = sgi_bounds(angles.theta_qc, angles.theta_rc)
-    return {
-        "theta_qc": float(angles.theta_qc[0]), "theta_rq": float(angles.theta_rq[0]),
-        "theta_rc": float(angles.theta_rc[0]), "sgi": float(angles.sgi[0]),
-        "sgi_lower": float(lower[0]), "sgi_upper": float(upper[0]),
-    }
+    return score_triple(question, context, response, encoder(model_name), cache=_disk_cache(model_name))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

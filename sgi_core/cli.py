@@ -26,21 +26,13 @@ def _progress_printer(label: str):
 
 def cmd_compute(args) -> int:
     from sgi_core.embedding import load_encoder
-    from sgi_core.geometry import triple_angles
+    from sgi_core.scoring import score_triple
 
-    encoder = load_encoder(args.model)
-    emb = encoder.encode([args.q, args.c, args.r])
-    angles = triple_angles(emb[0:1], emb[1:2], emb[2:3])
-    result = {
-        "theta_rq": float(angles.theta_rq[0]),
-        "theta_rc": float(angles.theta_rc[0]),
-        "theta_qc": float(angles.theta_qc[0]),
-        "sgi": float(angles.sgi[0]),
-    }
+    result = score_triple(args.q, args.c, args.r, load_encoder(args.model))
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps({name: getattr(result, name) for name in ("theta_rq", "theta_rc", "theta_qc", "sgi")}))
     else:
-        print(f"SGI={result['sgi']:.6f}  theta_rq={result['theta_rq']:.6f}  theta_rc={result['theta_rc']:.6f}")
+        print(f"SGI={result.sgi:.6f}  theta_rq={result.theta_rq:.6f}  theta_rc={result.theta_rc:.6f}")
     return 0
 
 
@@ -92,7 +84,7 @@ def cmd_report(args) -> int:
 
     from sgi_core.data import load_triples
     from sgi_core.evaluation import UndefinedStatisticWarning
-    from sgi_core.evaluation.comparison import compare_models
+    from sgi_core.comparison import compare_models
 
     table = load_triples(args.input, label_positive=args.label_positive)
     for warning in table.warnings:

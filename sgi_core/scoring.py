@@ -7,12 +7,16 @@ cache, and only the missing ones are encoded, in length-sorted batches.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from sgi_core.data import TEXT_COLUMNS, TripleTable
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
-from sgi_core.geometry import triple_angles
+from sgi_core.errors import SGIInputError
+from sgi_core.geometry import sgi_bounds, triple_angles
+from sgi_core.results import JsonResult
 
 #: Columns added by :func:`score_table`.
 SCORE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc", "sgi", "sgi_status")
@@ -108,3 +112,56 @@ def score_table(
         status = np.array([f"not scored: {table.unscorable[i + 1]}" for i in range(n)], dtype=object)
     out["sgi_status"] = status
     return out
+
+
+@dataclass(frozen=True)
+class TripleScore(JsonResult):
+    """Angles and SGI of one triple, with the bounds the triangle inequality puts on its SGI.
+
+    Attributes
+    ----------
+    theta_qc, theta_rq, theta_rc : float
+        Angles in radians.
+    sgi : float
+        ``theta_rq / (theta_rc + 1e-8)``; high = grounded.
+    sgi_lower, sgi_upper : float
+        Range of SGI over every response at this ``theta_rc`` for this question and
+        context (:func:`sgi_core.geometry.sgi_bounds`).
+    """
+
+    theta_qc: float
+    theta_rq: float
+    theta_rc: float
+    sgi: float
+    sgi_lower: float
+    sgi_upper: float
+
+
+def score_triple(question: str, context: str, response: str, encoder: Encoder, *,
+                 cache: EmbeddingCache | None = None) -> TripleScore:
+    """Score one (question, context, response) triple.
+
+    Raises
+    ------
+    SGIInputError
+        When a text is empty or only whitespace.
+
+    Examples
+    --------
+    >>> from sgi_core.embedding import HashingEncoder
+    >>> res = score_triple("who wrote hamlet", "hamlet was written by shakespeare", "shakespeare",
+    ...                    HashingEncoder())
+    >>> res.sgi_lower <= res.sgi <= res.sgi_upper
+    True
+    """
+    for role, text in (("question", question), ("context", context), ("response", response)):
+        if not str(text).strip():
+            raise SGIInputError(f"the {role} is empty", hint=f"Give a {role} to score the triple")
+    unique_emb, inverse = encode_unique(encoder, [question, context, response], cache=cache)
+    q_emb, c_emb, r_emb = (unique_emb[inverse[i]][None, :] for i in range(3))
+    angles = triple_angles(q_emb, c_emb, r_emb)
+    lower, upper = sgi_bounds(angles.theta_qc, angles.theta_rc)
+    return TripleScore(
+        theta_qc=float(angles.theta_qc[0]), theta_rq=float(angles.theta_rq[0]), theta_rc=float(angles.theta_rc[0]),
+        sgi=float(angles.sgi[0]), sgi_lower=float(lower[0]), sgi_upper=float(upper[0]),
+    )

@@ -39,21 +39,21 @@ except SGIInputError as err:
     st.stop()
 
 cols = st.columns(5)
-cols[0].metric("θ(r,q) response-question", f"{scores['theta_rq']:.4f} rad")
-cols[1].metric("θ(r,c) response-context", f"{scores['theta_rc']:.4f} rad")
-cols[2].metric("θ(q,c) question-context", f"{scores['theta_qc']:.4f} rad")
-cols[3].metric("SGI = θ(r,q) / θ(r,c)", f"{scores['sgi']:.4f}")
+cols[0].metric("θ(r,q) response-question", f"{scores.theta_rq:.4f} rad")
+cols[1].metric("θ(r,c) response-context", f"{scores.theta_rc:.4f} rad")
+cols[2].metric("θ(q,c) question-context", f"{scores.theta_qc:.4f} rad")
+cols[3].metric("SGI = θ(r,q) / θ(r,c)", f"{scores.sgi:.4f}")
 try:
     active = services.active_calibration(data)
-    probability = float(active.calibrator.predict([scores["sgi"]])[0])
+    probability = float(active.calibrator.predict([scores.sgi])[0])
     cols[4].metric("P(grounded)", f"{probability:.3f}", help=f"Calibrator: {active.origin}.")
 except SGIInputError as err:
     cols[4].metric("P(grounded)", "n/a", help=f"No calibrator: {err}")
 
 st.plotly_chart(charts.bounds_figure(scores), key="explorer.bounds")
 st.caption(f"The spherical triangle inequality keeps θ(r,q) between |θ(q,c) - θ(r,c)| and θ(q,c) + θ(r,c), so for "
-           f"this context and θ(r,c) SGI can only lie in [{scores['sgi_lower']:.3f}, {scores['sgi_upper']:.3f}]. "
+           f"this context and θ(r,c) SGI can only lie in [{scores.sgi_lower:.3f}, {scores.sgi_upper:.3f}]. "
            "The closer the context is to the question, the tighter this range squeezes SGI toward 1.")
-st.plotly_chart(charts.position_figure(charts.plottable(frame), scores["sgi"]), key="explorer.position")
-percentile = services.sgi_percentile(data.key, data.model, scores["sgi"], frame)
+st.plotly_chart(charts.position_figure(charts.plottable(frame), scores.sgi), key="explorer.position")
+percentile = services.sgi_percentile(data.key, data.model, scores.sgi, frame)
 st.caption(f"This triple's SGI is at or above that of {percentile:.1f}% of the scored rows of the file.")

@@ -5,7 +5,9 @@ import pytest
 from sgi_core.data import load_triples, validate_triples
 from sgi_core.embedding import EmbeddingCache, HashingEncoder
 from sgi_core.geometry import triple_angles
-from sgi_core.scoring import score_table
+from sgi_core.errors import SGIInputError
+from sgi_core.geometry import sgi_bounds
+from sgi_core.scoring import score_table, score_triple
 from tests.conftest import SAMPLE_CSV
 
 
@@ -64,3 +66,22 @@ def test_cold_warm_and_uncached_scores_are_identical(tmp_path):
     plain = score_table(table, enc)
     pd.testing.assert_frame_equal(score_table(table, enc, cache=cache), plain)
     pd.testing.assert_frame_equal(score_table(table, enc, cache=EmbeddingCache(enc.model_id, tmp_path)), plain)
+
+
+def test_score_triple_equals_the_table_path():
+    triple = {"question": ["who wrote hamlet"], "context": ["hamlet is a play by shakespeare"],
+              "response": ["shakespeare wrote it"]}
+    encoder = HashingEncoder(64)
+    row = score_table(validate_triples(pd.DataFrame(triple)), encoder).iloc[0]
+    one = score_triple(triple["question"][0], triple["context"][0], triple["response"][0], encoder)
+    for name in ("theta_qc", "theta_rq", "theta_rc", "sgi"):
+        assert getattr(one, name) == pytest.approx(row[name], rel=1e-12)
+    lower, upper = sgi_bounds([row["theta_qc"]], [row["theta_rc"]])
+    assert (one.sgi_lower, one.sgi_upper) == pytest.approx((lower[0], upper[0]))
+
+
+@pytest.mark.parametrize("role", ["question", "context", "response"])
+def test_score_triple_refuses_an_empty_text(role):
+    texts = {"question": "q", "context": "c", "response": "r", role: "  "}
+    with pytest.raises(SGIInputError, match=f"the {role} is empty"):
+        score_triple(texts["question"], texts["context"], texts["response"], HashingEncoder(8))

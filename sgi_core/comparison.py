@@ -10,7 +10,7 @@ from sgi_core.data import TripleTable
 from sgi_core.embedding import EmbeddingCache, ProgressCallback, load_encoder
 from sgi_core.results import JsonResult
 from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement
-from sgi_core.evaluation.long_context import TruncationResult, truncation_report
+from sgi_core.long_context import TruncationResult, truncation_report
 from sgi_core.evaluation.report import EvaluationReport, evaluate
 from sgi_core.evaluation.tables import baselines_table, table1, table2, table3, table5
 from sgi_core.scoring import score_table

@@ -1,4 +1,8 @@
-"""The two lines the architecture rests on: sgi_core knows no UI, the dashboard does no statistics."""
+"""The lines the architecture rests on.
+
+sgi_core knows no UI; the dashboard does no statistics; ``sgi_core.evaluation`` is pure
+statistics on arrays and frames (it neither loads encoders nor scores texts).
+"""
 
 import ast
 import re
@@ -7,20 +11,34 @@ from tests.conftest import REPO
 
 UI_PACKAGES = {"streamlit", "plotly", "matplotlib", "altair", "dashboard"}
 STATS_PACKAGES = {"scipy", "sklearn", "statsmodels", "umap", "pingouin"}
+# What embeds or scores texts: the evaluation package sits below all of it.
+ENCODING_MODULES = ("sgi_core.embedding", "sgi_core.scoring", "sgi_core.comparison", "sgi_core.long_context",
+                    "sgi_core.streaming", "sgi_core.detectors", "sgi_core.judge", "torch", "sentence_transformers",
+                    "transformers")
 # Calls that compute a statistic; the dashboard must take such numbers from sgi_core results.
 STATS_CALLS = re.compile(r"\.(mean|std|var|median|quantile|corr|describe|cov)\(|np\.(percentile|nanpercentile|"
                          r"histogram|corrcoef|average|nanmean|mean|std|median)\(|roc_auc|ttest")
 
 
-def imported_packages(path) -> set[str]:
+def imported_modules(path) -> set[str]:
+    """Every module a file imports, at any depth (function-level imports included)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(node.module)
     return names
+
+
+def imported_packages(path) -> set[str]:
+    return {name.split(".")[0] for name in imported_modules(path)}
+
+
+def encoding_imports(path) -> set[str]:
+    return {name for name in imported_modules(path)
+            if any(name == m or name.startswith(m + ".") for m in ENCODING_MODULES)}
 
 
 def test_sgi_core_imports_no_ui_library():
@@ -28,6 +46,13 @@ def test_sgi_core_imports_no_ui_library():
     assert files
     offenders = {str(f.relative_to(REPO)): imported_packages(f) & UI_PACKAGES for f in files}
     assert not {f: p for f, p in offenders.items() if p}
+
+
+def test_evaluation_is_statistics_only():
+    files = sorted((REPO / "sgi_core" / "evaluation").rglob("*.py"))
+    assert len(files) > 8
+    offenders = {str(f.relative_to(REPO)): encoding_imports(f) for f in files}
+    assert not {f: m for f, m in offenders.items() if m}
 
 
 def test_dashboard_imports_no_statistics_library():
@@ -48,7 +73,9 @@ def test_dashboard_computes_no_statistic():
 
 def test_the_checks_would_catch_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("import streamlit as st\nfrom scipy import stats\nx = frame['sgi'].mean()\n")
+    bad.write_text("import streamlit as st\nfrom scipy import stats\nx = frame['sgi'].mean()\n"
+                   "def f():\n    from sgi_core.scoring import score_table\n")
+    assert encoding_imports(bad) == {"sgi_core.scoring"}
     assert imported_packages(bad) & UI_PACKAGES == {"streamlit"}
     assert imported_packages(bad) & STATS_PACKAGES == {"scipy"}
     assert STATS_CALLS.search(bad.read_text().splitlines()[2])

@@ -8,7 +8,7 @@ from sgi_core.data import validate_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import UndefinedStatisticWarning
-from sgi_core.evaluation.long_context import (
+from sgi_core.long_context import (
     TruncationResult,
     chunked_context_embeddings,
     score_table_chunked,
