@@ -22,13 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold, cross_val_score
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import QuantileTransformer
+from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, as_scores, check_int
+from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probability
 from sgi_core.results import JsonResult, warn_undefined
 
 #: Below this lexical groundedness a response is flagged as not drawn from its context.
@@ -212,14 +210,11 @@ def beyond_length(lengths, score, y_true, *, n_splits: int = 5, seed: int = 0, s
         nan = math.nan
         return BeyondLengthResult(int(keep.sum()), n_splits, nan, nan, nan, (), f"undefined: too few labelled rows ({n_min} in the smaller class)")
     features = np.column_stack([length_values[keep], score_values[keep]])
-    folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    folds = fold_ids(labels, n_splits=n_splits, seed=seed)
 
     def fold_aurocs(columns: list[int]) -> np.ndarray:
-        model = make_pipeline(
-            QuantileTransformer(output_distribution="normal", n_quantiles=min(1000, len(labels) - len(labels) // n_splits)),
-            LogisticRegression(),
-        )
-        return cross_val_score(model, features[:, columns], labels, cv=folds, scoring="roc_auc")
+        prob = out_of_fold_probability(features[:, columns], labels, folds)
+        return np.array([roc_auc_score(labels[folds == k], prob[folds == k]) for k in range(n_splits)])
 
     length_only = fold_aurocs([0])
     with_score = fold_aurocs([0, 1])

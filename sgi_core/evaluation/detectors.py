@@ -20,14 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import QuantileTransformer
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int
+from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probability
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
 
@@ -155,16 +152,6 @@ class DetectorComparison(JsonResult):
 NEGLIGIBLE_COMBINED_GAIN = 0.005
 
 
-def _oof_probability(features: np.ndarray, labels: np.ndarray, folds: StratifiedKFold) -> np.ndarray:
-    # The smallest training fold, so the transformer never asks for more quantiles than rows.
-    n_train = len(labels) - math.ceil(len(labels) / folds.get_n_splits())
-    model = make_pipeline(
-        QuantileTransformer(output_distribution="normal", n_quantiles=min(1000, n_train)),
-        LogisticRegression(),
-    )
-    return cross_val_predict(model, features, labels, cv=folds, method="predict_proba")[:, 1]
-
-
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     both = ~np.isnan(a) & ~np.isnan(b)
     if both.sum() < 3 or np.ptp(a[both]) == 0 or np.ptp(b[both]) == 0:
@@ -231,9 +218,10 @@ def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 
         nans = tuple(math.nan for _ in names)
         return DetectorComparison(names, int(keep.sum()), n_splits, rocs, spearman, nans, math.nan, nan_roc,
                                   math.nan, f"undefined: too few labelled rows ({n_min} in the smaller class)")
-    folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    alone = np.array([roc_auc_score(y, _oof_probability(features[:, [j]], y, folds)) for j in range(len(names))])
-    combined_prob = _oof_probability(features, y, folds)
+    folds = fold_ids(y, n_splits=n_splits, seed=seed)
+    alone = np.array([roc_auc_score(y, out_of_fold_probability(features[:, [j]], y, folds))
+                      for j in range(len(names))])
+    combined_prob = out_of_fold_probability(features, y, folds)
     combined = float(roc_auc_score(y, combined_prob))
     combined_roc = roc_analysis(y, combined_prob, n_boot=n_boot, seed=seed)
     return DetectorComparison(

@@ -1,7 +1,6 @@
 import json
 import warnings
 
-import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
