@@ -12,16 +12,10 @@ from sgi_core.errors import SGIInputError
 
 
 def _progress_printer(label: str):
-    """Progress callback printing to stderr at most once a second."""
-    state = {"last": 0.0}
+    """Progress callback writing texts embedded, texts/s and time left to stderr."""
+    from sgi_core.progress import EmbeddingProgress
 
-    def report(done: int, total: int) -> None:
-        now = time.monotonic()
-        if total and (done == total or now - state["last"] > 1.0):
-            state["last"] = now
-            print(f"\r{label}: {done}/{total} texts embedded", end="\n" if done == total else "", file=sys.stderr)
-
-    return report
+    return EmbeddingProgress(label)
 
 
 def cmd_compute(args) -> int:
