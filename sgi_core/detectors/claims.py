@@ -1,0 +1,244 @@
+"""Claim-level grounding: each response sentence against the context, no labels needed.
+
+One vector per response averages a supported claim with an invented one. Here the
+response is split into sentences and the context into sentences (long ones into
+word windows); every piece is embedded, and each response sentence is judged on
+its own:
+
+- ``support = max_j cos(s, c_j)``: its best cosine to any context piece;
+- ``sgi = theta(s, q) / (theta(s, c*) + 1e-8)`` with ``c*`` that nearest context
+  piece, the SGI of the sentence alone.
+
+A row's ``claim_min_support`` is its weakest sentence's support (one unsupported
+claim is enough to hallucinate) and ``claim_mean_support`` the mean; the same for
+the sentence SGI. All are oriented high = grounded.
+
+Sentences are cut by a regular expression (no model download): after ``.``, ``!``
+or ``?`` (and any closing quotes or brackets) followed by a space and a capital
+letter or digit, or glued to a capitalised word (``"century.First"``, as HaluEval's
+joined paragraphs have it), and at line breaks; not after common abbreviations
+(``Dr.``, ``e.g.``) or initials (``J.``, ``U.S.``). A sentence that ends on an
+initial (``... vitamin C. It ...``) is not cut.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.data import TEXT_COLUMNS
+from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
+from sgi_core.errors import SGIInputError
+from sgi_core.evaluation._common import check_int
+from sgi_core.geometry import l2_normalize, pairwise_angle, sgi_from_angles
+
+#: A sentence longer than this many words is cut into near-equal windows of at most as many.
+DEFAULT_MAX_WORDS = 64
+#: Columns returned by :func:`claim_scores`.
+CLAIM_COLUMNS = ("claim_min_support", "claim_mean_support", "claim_min_sgi", "claim_mean_sgi", "claim_n_sentences")
+
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof st jr sr vs etc e.g i.e cf al inc ltd co corp no nos mt ft gen col lt sgt capt "
+    "rev gov sen rep pres jan feb mar apr jun jul aug sep sept oct nov dec fig approx est dept univ".split()
+)
+_CUT = re.compile(
+    r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])"
+    r"|(?<=[a-z0-9)])[.!?]+(?=[A-Z][a-z])"
+)
+_INITIALS = re.compile(r"(?:[A-Z]\.)+")
+
+
+def _keeps_going(before: str) -> bool:
+    """Whether the text before a candidate cut ends on an abbreviation or initials."""
+    last = before.split()[-1] if before.split() else ""
+    last = last.lstrip("\"'(\u201c\u2018[")
+    return bool(_INITIALS.fullmatch(last)) or last.rstrip(".").lower() in _ABBREVIATIONS
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a text into sentences with a regular expression (see the module notes).
+
+    Whitespace inside a sentence is collapsed to single spaces; empty pieces are
+    dropped, so an empty or blank text gives ``[]``.
+
+    Examples
+    --------
+    >>> split_sentences("Dr. Smith left at 3.30 p.m. on Monday. He was late!Not really.")
+    ['Dr. Smith left at 3.30 p.m. on Monday.', 'He was late!', 'Not really.']
+    >>> split_sentences("It was in the 19th century.First for Women came later.")
+    ['It was in the 19th century.', 'First for Women came later.']
+    """
+    sentences = []
+    for line in str(text).splitlines():
+        cuts = [m.end() for m in _CUT.finditer(line) if not _keeps_going(line[: m.end()])]
+        bounds = [0, *cuts, len(line)]
+        for start, end in zip(bounds[:-1], bounds[1:]):
+            sentence = " ".join(line[start:end].split())
+            if sentence:
+                sentences.append(sentence)
+    return sentences
+
+
+def split_pieces(text: str, *, max_words: int = DEFAULT_MAX_WORDS) -> list[str]:
+    """Sentences of ``text``, each longer than ``max_words`` words cut into near-equal windows.
+
+    A sentence of ``w > max_words`` words becomes ``ceil(w / max_words)`` consecutive,
+    non-overlapping windows whose sizes differ by at most one word (keeping pieces
+    well inside a model's token limit, e.g. MiniLM's 256 word pieces).
+
+    Examples
+    --------
+    >>> split_pieces("one two three four five. Six.", max_words=3)
+    ['one two three', 'four five.', 'Six.']
+    """
+    max_words = check_int(max_words, "max_words", "split_pieces", minimum=1)
+    pieces = []
+    for sentence in split_sentences(text):
+        words = sentence.split()
+        n_windows = -(-len(words) // max_words)
+        pieces.extend(" ".join(chunk) for chunk in np.array_split(np.asarray(words, dtype=object), n_windows))
+    return pieces
+
+
+def _texts(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    missing = [c for c in TEXT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise SGIInputError(f"claim scoring needs the columns {', '.join(TEXT_COLUMNS)}; "
+                            f"missing {', '.join(missing)}",
+                            hint="Read the file with sgi_core.data.load_triples, which maps the columns")
+    texts = frame[list(TEXT_COLUMNS)].fillna("").astype(str)
+    scorable = (texts.apply(lambda col: col.str.strip() != "")).all(axis=1).to_numpy()
+    return texts, scorable
+
+
+def sentence_scores(
+    frame: pd.DataFrame,
+    encoder: Encoder,
+    *,
+    cache: EmbeddingCache | None = None,
+    batch_size: int = 64,
+    max_words: int = DEFAULT_MAX_WORDS,
+    progress: ProgressCallback | None = None,
+) -> pd.DataFrame:
+    """Support and SGI of every response sentence against its row's context pieces.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        With ``question``, ``context`` and ``response`` columns. Rows where one of
+        them is empty are skipped.
+    encoder : Encoder
+    cache : EmbeddingCache, optional
+        Every distinct question, sentence and context piece is embedded once
+        (:func:`sgi_core.embedding.encode_unique`), through the cache if given.
+    batch_size : int, default 64
+    max_words : int, default 64
+        Window size for long sentences (:func:`split_pieces`).
+    progress : callable, optional
+        ``progress(done, total)`` over the texts encoded.
+
+    Returns
+    -------
+    DataFrame
+        One row per response sentence: ``row`` (the frame's index label),
+        ``sentence``, ``support`` (``max_j cos(s, c_j)``), ``context_piece`` (the
+        nearest ``c_j``) and ``sgi`` (``theta(s, q) / (theta(s, c_j) + 1e-8)``).
+
+    Examples
+    --------
+    >>> from sgi_core.embedding import HashingEncoder
+    >>> frame = pd.DataFrame({"question": ["Who wrote it?"], "context": ["Ann wrote it. Bob read it."],
+    ...                       "response": ["Ann wrote it. Carl sang."]})
+    >>> out = sentence_scores(frame, HashingEncoder(dim=64))
+    >>> out["sentence"].tolist(), out["context_piece"].tolist()[0]
+    (['Ann wrote it.', 'Carl sang.'], 'Ann wrote it.')
+    """
+    batch_size = check_int(batch_size, "batch_size", "sentence_scores", minimum=1)
+    max_words = check_int(max_words, "max_words", "sentence_scores", minimum=1)
+    texts, scorable = _texts(frame)
+    rows = np.flatnonzero(scorable)
+    sentences = [split_pieces(texts["response"].iat[i], max_words=max_words) for i in rows]
+    contexts = [split_pieces(texts["context"].iat[i], max_words=max_words) for i in rows]
+    n_sent = np.array([len(s) for s in sentences], dtype=np.int64)
+    n_ctx = np.array([len(c) for c in contexts], dtype=np.int64)
+    flat_sent = [s for row in sentences for s in row]
+    flat_ctx = [c for row in contexts for c in row]
+    questions = texts["question"].to_numpy(dtype=object)[rows].tolist()
+    columns = ["row", "sentence", "support", "context_piece", "sgi"]
+    if not flat_sent:
+        return pd.DataFrame({c: pd.Series(dtype=object if c in ("row", "sentence", "context_piece") else float)
+                             for c in columns})
+    unique_emb, inverse = encode_unique(encoder, questions + flat_sent + flat_ctx, cache=cache,
+                                        batch_size=batch_size, progress=progress)
+    unit = l2_normalize(unique_emb, name="embeddings")
+    q_id = inverse[: len(rows)]
+    s_id = inverse[len(rows) : len(rows) + len(flat_sent)]
+    c_id = inverse[len(rows) + len(flat_sent) :]
+    s_start = np.concatenate([[0], np.cumsum(n_sent)])
+    c_start = np.concatenate([[0], np.cumsum(n_ctx)])
+    support = np.empty(len(flat_sent))
+    nearest = np.empty(len(flat_sent), dtype=np.int64)
+    for j in range(len(rows)):
+        s_slice, c_ids = slice(s_start[j], s_start[j + 1]), c_id[c_start[j] : c_start[j + 1]]
+        cosine = unit[s_id[s_slice]] @ unit[c_ids].T
+        best = cosine.argmax(axis=1)
+        support[s_slice] = cosine[np.arange(len(best)), best]
+        nearest[s_slice] = c_ids[best]
+    sent_q = np.repeat(q_id, n_sent)
+    sgi = sgi_from_angles(pairwise_angle(unit[s_id], unit[sent_q]), pairwise_angle(unit[s_id], unit[nearest]))
+    first_ctx = pd.Series(flat_ctx, dtype=object).groupby(c_id).first()
+    return pd.DataFrame({
+        "row": np.repeat(frame.index.to_numpy()[rows], n_sent),
+        "sentence": flat_sent,
+        "support": support,
+        "context_piece": first_ctx.loc[nearest].to_numpy(),
+        "sgi": sgi,
+    })
+
+
+def claim_scores(
+    frame: pd.DataFrame,
+    encoder: Encoder,
+    *,
+    cache: EmbeddingCache | None = None,
+    batch_size: int = 64,
+    max_words: int = DEFAULT_MAX_WORDS,
+    progress: ProgressCallback | None = None,
+) -> pd.DataFrame:
+    """Row scores from the weakest and the average response sentence.
+
+    ``claim_min_support = min_s max_j cos(s, c_j)`` and ``claim_mean_support`` its
+    mean over the response sentences ``s``; ``claim_min_sgi`` / ``claim_mean_sgi``
+    the same for the sentence SGI ``theta(s, q) / (theta(s, c*) + 1e-8)``. High =
+    grounded. See :func:`sentence_scores` for the parameters.
+
+    Returns
+    -------
+    DataFrame
+        Indexed like ``frame``, with the columns :data:`CLAIM_COLUMNS`;
+        ``claim_n_sentences`` counts the response sentences scored (0, with NaN
+        scores, for a row whose question, context or response is empty).
+
+    Examples
+    --------
+    >>> from sgi_core.embedding import HashingEncoder
+    >>> frame = pd.DataFrame({"question": ["Who wrote it?", "Who?"], "context": ["Ann wrote it.", ""],
+    ...                       "response": ["Ann wrote it. Carl sang.", "Ann."]})
+    >>> out = claim_scores(frame, HashingEncoder(dim=64))
+    >>> out["claim_n_sentences"].tolist(), bool(out["claim_min_support"].isna().iloc[1])
+    ([2, 0], True)
+    """
+    per_sentence = sentence_scores(frame, encoder, cache=cache, batch_size=batch_size, max_words=max_words,
+                                   progress=progress)
+    grouped = per_sentence.groupby("row", sort=False)
+    out = pd.DataFrame({
+        "claim_min_support": grouped["support"].min(),
+        "claim_mean_support": grouped["support"].mean(),
+        "claim_min_sgi": grouped["sgi"].min(),
+        "claim_mean_sgi": grouped["sgi"].mean(),
+        "claim_n_sentences": grouped.size(),
+    }).reindex(frame.index)
+    out["claim_n_sentences"] = out["claim_n_sentences"].fillna(0).astype(np.int64)
+    return out[list(CLAIM_COLUMNS)]
