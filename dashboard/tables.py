@@ -1,8 +1,47 @@
-"""Tables drawn on more than one page, from sgi_core result objects."""
+"""Tables drawn from sgi_core result objects: sgi_core builds each table, this module names and formats its columns."""
 
 from __future__ import annotations
 
 import streamlit as st
+
+from dashboard.charts import BASELINE_NAMES
+from sgi_core.evaluation import tables
+
+#: Display name and number format of each column sgi_core's tables may carry.
+DISPLAY = {
+    "model": ("model", None), "n": ("rows scored", None), "n_valid": ("grounded", None),
+    "n_halluc": ("hallucinated", None), "sgi_valid": ("SGI grounded", "%.3f"),
+    "sgi_halluc": ("SGI hallucinated", "%.3f"), "cohens_d": ("Cohen's d", "%+.2f"), "d_ci": ("d 95% CI", None),
+    "auroc": ("AUROC", "%.3f"), "auroc_ci": ("AUROC 95% CI", None), "score": ("score", None),
+    "description": ("what it measures", None), "angle": ("angle", None),
+    "mean_valid": ("mean grounded", "%.3f rad"), "mean_halluc": ("mean hallucinated", "%.3f rad"),
+}
+ANGLE_NAMES = {"theta_rq": "θ(r,q) response-question", "theta_rc": "θ(r,c) response-context"}
+
+
+def _show(frame) -> None:
+    config = {DISPLAY[c][0]: st.column_config.NumberColumn(format=DISPLAY[c][1])
+              for c in frame.columns if c in DISPLAY and DISPLAY[c][1]}
+    st.dataframe(frame.rename(columns={c: DISPLAY[c][0] for c in frame.columns if c in DISPLAY}),
+                 hide_index=True, column_config=config)
+
+
+def models_table(reports: dict) -> None:
+    """The paper's Table 1, one row per model."""
+    _show(tables.table1(reports))
+
+
+def baselines_table(report, model: str) -> None:
+    """One model's SGI beside the trivial baselines, with what each score measures."""
+    frame = tables.baselines_table({model: report}, describe=True)
+    names = {f"sgi ({model})": "SGI", f"theta_rq ({model})": BASELINE_NAMES["theta_rq"], **BASELINE_NAMES}
+    _show(frame.assign(score=frame["score"].map(lambda name: names.get(name, name))))
+
+
+def angles_table(report) -> None:
+    """Each angle alone: its mean by label and Cohen's d."""
+    frame = tables.angle_table(report)
+    _show(frame.assign(angle=frame["angle"].map(ANGLE_NAMES)))
 
 STRATA_COLUMNS = {"label": "stratum", "lo": "from", "hi": "to", "n": "rows", "n_valid": "grounded",
                   "n_halluc": "hallucinated", "mean_valid": "mean SGI grounded",

@@ -1,9 +1,8 @@
 """Models: the same rows scored by several embedding models, side by side."""
 
-import pandas as pd
 import streamlit as st
 
-from dashboard import charts, services, texts
+from dashboard import charts, services, tables, texts
 
 st.title("Models")
 data = services.scored_data()
@@ -18,16 +17,7 @@ if len(models) < 2:
 
 st.subheader("SGI by label, per model (the paper's Table 1)")
 reports = {name: services.report(data.key, name, frame) for name, frame in data.frames.items()}
-rows = []
-for name, report in reports.items():
-    summary = report.summary()
-    rows.append({"model": name, "rows scored": summary["n"], "SGI grounded": summary["sgi_mean_valid"],
-                 "SGI hallucinated": summary["sgi_mean_halluc"], "Cohen's d": summary["cohens_d"],
-                 "d 95% CI": "[{:+.2f}, {:+.2f}]".format(*report.effect_size.cohens_d_ci),
-                 "AUROC": summary["auroc"], "AUROC 95% CI": "[{:.3f}, {:.3f}]".format(*report.roc.auroc_ci)})
-formats = {"SGI grounded": "%.3f", "SGI hallucinated": "%.3f", "Cohen's d": "%+.2f", "AUROC": "%.3f"}
-st.dataframe(pd.DataFrame(rows), hide_index=True,
-             column_config={c: st.column_config.NumberColumn(format=f) for c, f in formats.items()})
+tables.models_table(reports)
 first = next(iter(reports.values()))
 missing = texts.labels_missing(first.n_valid, first.n_halluc)
 if missing:

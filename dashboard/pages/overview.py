@@ -1,9 +1,8 @@
 """Overview: does SGI separate grounded from hallucinated answers here, and does it beat trivial baselines?"""
 
-import pandas as pd
 import streamlit as st
 
-from dashboard import charts, services, state, texts
+from dashboard import charts, services, state, tables, texts
 from sgi_core.evaluation.baselines import SMALL_GAIN
 
 st.title("Overview")
@@ -50,15 +49,7 @@ if labelled is None:
     for column, higher_is in state.detector_specs():
         curves[column] = services.column_roc(data.key, column, higher_is, data.table)
     st.plotly_chart(charts.roc_figure(curves), key="overview.roc")
-    rows = [{"score": "SGI", "what it measures": "θ(r,q) / θ(r,c), the Semantic Grounding Index",
-             "AUROC": roc.auroc, "AUROC 95% CI": f"[{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}]",
-             "Cohen's d": es.cohens_d}]
-    rows += [{"score": charts.BASELINE_NAMES.get(b.name, b.name), "what it measures": b.description,
-              "AUROC": b.auroc, "AUROC 95% CI": f"[{b.auroc_ci[0]:.3f}, {b.auroc_ci[1]:.3f}]",
-              "Cohen's d": b.cohens_d} for b in report.baselines]
-    st.dataframe(pd.DataFrame(rows), hide_index=True,
-                 column_config={"AUROC": st.column_config.NumberColumn(format="%.3f"),
-                                "Cohen's d": st.column_config.NumberColumn(format="%+.2f")})
+    tables.baselines_table(report, data.model)
     if report.beyond_length is not None:
         st.subheader("Does SGI add anything beyond response length?")
         (st.success if report.beyond_length.delta >= SMALL_GAIN else st.warning)(report.beyond_length.verdict)

@@ -1,6 +1,5 @@
 """Strata: where SGI separates the labels, by question-context angle and by text length."""
 
-import pandas as pd
 import streamlit as st
 
 from dashboard import charts, services, tables, texts
@@ -35,13 +34,5 @@ for tab, strata in zip(st.tabs([f"{s.name} length" for s in ordered]), ordered):
 
 if report.angle_effects is not None:
     st.subheader("Each angle on its own")
-    angles = report.angle_effects
-    st.dataframe(pd.DataFrame([
-        {"angle": "θ(r,q) response-question", "mean grounded": angles.mean_theta_rq_valid,
-         "mean hallucinated": angles.mean_theta_rq_halluc, "Cohen's d": angles.cohens_d_theta_rq},
-        {"angle": "θ(r,c) response-context", "mean grounded": angles.mean_theta_rc_valid,
-         "mean hallucinated": angles.mean_theta_rc_halluc, "Cohen's d": angles.cohens_d_theta_rc},
-    ]), hide_index=True, column_config={"mean grounded": st.column_config.NumberColumn(format="%.3f rad"),
-                                      "mean hallucinated": st.column_config.NumberColumn(format="%.3f rad"),
-                                      "Cohen's d": st.column_config.NumberColumn(format="%+.2f")})
+    tables.angles_table(report)
     st.caption("Positive d: grounded answers lie farther from the question (θ(r,q)) or from the context (θ(r,c)).")

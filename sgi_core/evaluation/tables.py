@@ -2,8 +2,9 @@
 
 Table 1: SGI by label, d and AUROC per model. Table 2: theta(q,c) strata. Table 3:
 question/context/response length strata. Table 5: d of theta(r,q) and theta(r,c).
-Plus the baselines beside SGI. The CLI prints these frames; the reproduction
-benchmark puts the paper's values beside them.
+Plus the baselines beside SGI. The CLI prints these frames and the dashboard shows
+them (renaming columns for display only); the reproduction benchmark puts the
+paper's values beside them.
 """
 
 from __future__ import annotations
@@ -14,10 +15,20 @@ import pandas as pd
 
 from sgi_core.evaluation.report import EvaluationReport
 
+#: What the SGI row of the baselines table measures.
+SGI_DESCRIPTION = "θ(r,q) / θ(r,c), the Semantic Grounding Index"
 
-def _ci(pair) -> str:
+
+def format_ci(pair, digits: int = 3) -> str:
+    """``"[lo, hi]"`` of an interval, or ``""`` when it is undefined (NaN).
+
+    Examples
+    --------
+    >>> format_ci((0.81234, 0.9)), format_ci((float("nan"), float("nan")))
+    ('[0.812, 0.900]', '')
+    """
     lo, hi = pair
-    return "" if math.isnan(lo) else f"[{lo:.3f}, {hi:.3f}]"
+    return "" if math.isnan(lo) else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def table1(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
@@ -28,7 +39,8 @@ def table1(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
         rows.append({
             "model": name, "n": rep.n_scored, "n_valid": rep.n_valid, "n_halluc": rep.n_halluc,
             "sgi_valid": es.mean_valid, "sgi_halluc": es.mean_halluc,
-            "cohens_d": es.cohens_d, "d_ci": _ci(es.cohens_d_ci), "auroc": roc.auroc, "auroc_ci": _ci(roc.auroc_ci),
+            "cohens_d": es.cohens_d, "d_ci": format_ci(es.cohens_d_ci), "auroc": roc.auroc,
+            "auroc_ci": format_ci(roc.auroc_ci),
         })
     return pd.DataFrame(rows)
 
@@ -58,19 +70,34 @@ def table5(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def baselines_table(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
+def angle_table(report: EvaluationReport) -> pd.DataFrame:
+    """One model's Table 5 in long form: per angle, its mean by label and d (valid - hallucinated)."""
+    angles = report.angle_effects
+    if angles is None:
+        return pd.DataFrame()
+    return pd.DataFrame([
+        {"angle": "theta_rq", "mean_valid": angles.mean_theta_rq_valid, "mean_halluc": angles.mean_theta_rq_halluc,
+         "cohens_d": angles.cohens_d_theta_rq},
+        {"angle": "theta_rc", "mean_valid": angles.mean_theta_rc_valid, "mean_halluc": angles.mean_theta_rc_halluc,
+         "cohens_d": angles.cohens_d_theta_rc},
+    ])
+
+
+def baselines_table(reports: dict[str, EvaluationReport], *, describe: bool = False) -> pd.DataFrame:
     """SGI of each model beside the baselines: AUROC with interval and d (all higher = grounded).
 
     Model-independent baselines (length, lexical) are listed once; theta(r,q) once per model.
+    With ``describe=True`` a ``description`` column says what each score measures.
     """
     rows, seen = [], set()
     for name, rep in reports.items():
-        rows.append({"score": f"sgi ({name})", "auroc": rep.roc.auroc, "auroc_ci": _ci(rep.roc.auroc_ci),
-                     "cohens_d": rep.effect_size.cohens_d})
+        rows.append({"score": f"sgi ({name})", "description": SGI_DESCRIPTION, "auroc": rep.roc.auroc,
+                     "auroc_ci": format_ci(rep.roc.auroc_ci), "cohens_d": rep.effect_size.cohens_d})
         for base in rep.baselines:
             label = f"{base.name} ({name})" if base.name == "theta_rq" else base.name
             if label not in seen:
                 seen.add(label)
-                rows.append({"score": label, "auroc": base.auroc, "auroc_ci": _ci(base.auroc_ci),
-                             "cohens_d": base.cohens_d})
-    return pd.DataFrame(rows)
+                rows.append({"score": label, "description": base.description,
+                             "auroc": base.auroc, "auroc_ci": format_ci(base.auroc_ci), "cohens_d": base.cohens_d})
+    frame = pd.DataFrame(rows)
+    return frame if describe else frame.drop(columns="description")
