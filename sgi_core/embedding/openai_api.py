@@ -1,7 +1,9 @@
 """OpenAI and Azure OpenAI embeddings backend.
 
-Speaks the embeddings endpoint over plain HTTP (``urllib``), so it needs no SDK.
-Configuration comes from the environment:
+Speaks the embeddings endpoint through :class:`sgi_core.api_client.ApiClient` (https
+only except on loopback hosts, no redirects, retries with backoff, one-line errors), so it
+needs no SDK. Each reply is checked against its request: one vector per input, indices
+0..n-1 each once, and the same width throughout. Configuration comes from the environment:
 
 - OpenAI: ``OPENAI_API_KEY`` (and optionally ``OPENAI_BASE_URL``, default
   ``https://api.openai.com/v1``).
@@ -14,14 +16,13 @@ The key is sent in a request header only; it is never printed, logged, part of
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.error
-import urllib.request
 from typing import Sequence
+from urllib.parse import quote
 
 import numpy as np
 
+from sgi_core.api_client import ApiClient
 from sgi_core.embedding.base import ProgressCallback
 from sgi_core.errors import SGIInputError
 
@@ -50,32 +51,33 @@ class OpenAIEncoder:
         deployment name, default ``$AZURE_OPENAI_DEPLOYMENT_NAME``.
     timeout : float
         Seconds per HTTP request.
+    client_options : dict, optional
+        More keyword arguments of :class:`~sgi_core.api_client.ApiClient` (``retry``, ``sleep``).
     """
 
-    def __init__(self, provider: str, model: str | None = None, *, timeout: float = 60.0):
+    def __init__(self, provider: str, model: str | None = None, *, timeout: float = 60.0, client_options=None):
         self.provider = provider
         self.timeout = timeout
         self.max_seq_length = None
+        self._width: int | None = None
+        options = {"timeout": timeout, **(client_options or {})}
         if provider == "openai":
             env = _require_env(["OPENAI_API_KEY"])
             if not model:
                 raise SGIInputError("name the OpenAI embedding model, e.g. 'openai:text-embedding-3-small'")
-            base = os.environ.get("OPENAI_BASE_URL", _DEFAULT_OPENAI_BASE).rstrip("/")
-            self._url = f"{base}/embeddings"
-            self._headers = {"Authorization": f"Bearer {env['OPENAI_API_KEY']}"}
-            self._body_model = model
+            base = os.environ.get("OPENAI_BASE_URL", _DEFAULT_OPENAI_BASE)
+            self._client = ApiClient(base, api_key=env["OPENAI_API_KEY"], **options)
+            self._path, self._params, self._body_model = "embeddings", None, model
         elif provider == "azure":
             env = _require_env(
                 ["AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_VERSION"]
                 + ([] if model else ["AZURE_OPENAI_DEPLOYMENT_NAME"])
             )
             model = model or env["AZURE_OPENAI_DEPLOYMENT_NAME"]
-            endpoint = env["AZURE_OPENAI_ENDPOINT"].rstrip("/")
-            self._url = (
-                f"{endpoint}/openai/deployments/{model}/embeddings"
-                f"?api-version={env['AZURE_OPENAI_API_VERSION']}"
-            )
-            self._headers = {"api-key": env["AZURE_OPENAI_API_KEY"]}
+            self._client = ApiClient(env["AZURE_OPENAI_ENDPOINT"], api_key=env["AZURE_OPENAI_API_KEY"],
+                                     key_header="api-key", **options)
+            self._path = f"openai/deployments/{quote(model, safe='')}/embeddings"
+            self._params = {"api-version": env["AZURE_OPENAI_API_VERSION"]}
             self._body_model = None
         else:
             raise SGIInputError(f"unknown API provider '{provider}'", hint="Use 'openai' or 'azure'")
@@ -88,27 +90,39 @@ class OpenAIEncoder:
         body = {"input": inputs}
         if self._body_model:
             body["model"] = self._body_model
-        request = urllib.request.Request(
-            self._url,
-            data=json.dumps(body).encode("utf-8"),
-            headers={"Content-Type": "application/json", **self._headers},
-            method="POST",
-        )
+        payload = self._client.post_json(self._path, body, params=self._params)
+        vectors = self._check_reply(payload, len(inputs))
+        self._width = vectors.shape[1]
+        return vectors
+
+    def _check_reply(self, payload: dict, n_inputs: int) -> np.ndarray:
+        """The reply's vectors in input order, after checking count, indices and width."""
+
+        def bad(problem: str) -> SGIInputError:
+            return SGIInputError(f"the embeddings API of {self.model_id} at {self._client.host} {problem}",
+                                 hint="Check that the endpoint serves this embedding model")
+
+        items = payload.get("data")
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise bad("answered without a 'data' list of embeddings")
+        if len(items) != n_inputs:
+            raise bad(f"returned {len(items)} vectors for {n_inputs} inputs")
+        if sorted(item.get("index") for item in items if type(item.get("index")) is int) != list(range(n_inputs)):
+            raise bad(f"returned indices that are not 0..{n_inputs - 1} each once")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                payload = json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as err:
-            raise SGIInputError(
-                f"the embeddings API of {self.model_id} answered HTTP {err.code}",
-                hint="Check the key, endpoint, deployment and API version",
-            ) from None
-        except urllib.error.URLError as err:
-            raise SGIInputError(
-                f"cannot reach the embeddings API of {self.model_id}: {err.reason}",
-                hint="Check the endpoint and the network, or pick an offline model",
-            ) from None
-        items = sorted(payload["data"], key=lambda item: item["index"])
-        return np.asarray([item["embedding"] for item in items], dtype=np.float32)
+            vectors = [np.asarray(item.get("embedding"), dtype=np.float32)
+                       for item in sorted(items, key=lambda item: item["index"])]
+        except (TypeError, ValueError):
+            raise bad("returned an embedding that is not a list of numbers") from None
+        widths = sorted({v.shape[0] if v.ndim == 1 else -1 for v in vectors})
+        expected = self._width or widths[0]
+        if widths != [expected] or expected < 1:
+            shown = ", ".join("?" if w < 0 else str(w) for w in widths)
+            raise bad(f"returned vectors of width {shown}, expected one width of {expected}")
+        matrix = np.vstack(vectors)
+        if not np.isfinite(matrix).all():
+            raise bad("returned an embedding holding NaN or infinity")
+        return matrix
 
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 64, progress: ProgressCallback | None = None

@@ -1,0 +1,109 @@
+"""Asking an OpenAI-compatible chat-completions endpoint one judge task."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sgi_core.api_client import ApiClient
+from sgi_core.errors import SGIInputError
+from sgi_core.judge.prompts import AnswerError, Task, decode_answer
+
+#: Characters per token assumed by the estimates (English prose, OpenAI tokenizers).
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(messages: list[dict]) -> int:
+    """Rough input tokens of a chat request: characters / :data:`CHARS_PER_TOKEN`, plus 4 per message.
+
+    Examples
+    --------
+    >>> estimate_tokens([{"role": "user", "content": "x" * 40}])
+    14
+    """
+    return sum(len(m["content"]) // CHARS_PER_TOKEN + 4 for m in messages)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A task's answer: the checked JSON object, its parsed value and the tokens spent."""
+
+    answer: dict
+    value: object
+    tokens: int
+
+
+class JudgeClient:
+    """A judge model behind ``{endpoint}/chat/completions``.
+
+    Parameters
+    ----------
+    endpoint : str
+        Base URL, e.g. ``https://api.openai.com/v1`` or ``http://127.0.0.1:8000/v1``.
+    model : str
+        The judge model's name at that endpoint.
+    api_key : str, optional
+        None for local servers that need no key.
+    max_tokens : int
+        Longest answer asked for.
+    json_mode : bool
+        Ask for ``response_format={"type": "json_object"}`` (OpenAI, vLLM, Ollama and
+        llama.cpp servers accept it).
+    **client_options
+        Passed to :class:`~sgi_core.api_client.ApiClient` (``timeout``, ``retry``, ``sleep``).
+    """
+
+    def __init__(self, endpoint: str, model: str, *, api_key: str | None = None, max_tokens: int = 1024,
+                 json_mode: bool = True, **client_options):
+        if not str(model).strip():
+            raise SGIInputError("name the judge model", hint="Pass --judge-model, e.g. gpt-4o-mini")
+        self.model = str(model).strip()
+        self.max_tokens = max_tokens
+        self.json_mode = json_mode
+        self._api = ApiClient(endpoint, api_key=api_key, **client_options)
+        self.endpoint = str(self._api.base_url)
+
+    def __repr__(self) -> str:
+        return f"JudgeClient(endpoint={self.endpoint!r}, model={self.model!r})"
+
+    def close(self) -> None:
+        self._api.close()
+
+    def _chat(self, messages: list[dict]) -> tuple[object, int]:
+        body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_tokens}
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        payload = self._api.post_json("chat/completions", body)
+        usage = payload.get("usage")
+        total = usage.get("total_tokens") if isinstance(usage, dict) else None
+        tokens = total if type(total) is int else estimate_tokens(messages)
+        try:
+            content = payload["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            content = None
+        return content, tokens
+
+    def ask(self, task: Task, inputs: dict) -> Reply:
+        """Ask ``task`` about one row; a malformed answer is asked again once, with the reason.
+
+        Raises
+        ------
+        AnswerError
+            The second answer is malformed too; the message gives the reason.
+        ApiError
+            The request failed (after the client's retries).
+        """
+        messages = task.messages(inputs)
+        content, tokens = self._chat(messages)
+        try:
+            answer = decode_answer(content)
+            return Reply(answer, task.parse(answer, inputs), tokens)
+        except AnswerError as err:
+            retry = [*messages, {"role": "assistant", "content": content if isinstance(content, str) else ""},
+                     {"role": "user", "content": f"That reply was not valid: {err}. Reply again with only the "
+                                                 "JSON object in the form asked for."}]
+        content, more = self._chat(retry)
+        try:
+            answer = decode_answer(content)
+            return Reply(answer, task.parse(answer, inputs), tokens + more)
+        except AnswerError as err:
+            raise AnswerError(f"malformed answer twice ({err})") from None

@@ -1,0 +1,87 @@
+"""``python -m sgi_core judge IN -o OUT --endpoint URL --judge-model NAME --metrics ...``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from sgi_core.judge.metrics import METRICS
+from sgi_core.judge.runner import JudgeProgress
+
+DEFAULT_METRICS = "answer_consistency"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``judge`` subcommand on an ``add_subparsers()`` object."""
+    p = subparsers.add_parser("judge", help="add LLM-judged RAG metrics (judge_<metric> columns) to every row")
+    p.add_argument("input", type=Path)
+    p.add_argument("-o", "--output", type=Path, required=True, help="output .csv or .parquet")
+    p.add_argument("--endpoint", required=True,
+                   help="OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1")
+    p.add_argument("--judge-model", required=True, help="the judge model's name at that endpoint")
+    p.add_argument("--metrics", default=DEFAULT_METRICS,
+                   help=f"comma-separated, from {', '.join(METRICS)} (default {DEFAULT_METRICS})")
+    p.add_argument("--contexts-column", default=None,
+                   help="column of retrieved passages per row (JSON array or |-separated), needed by the "
+                        "retrieval metrics; without it the context column is the one passage")
+    p.add_argument("--reference-column", default=None, help="column of reference answers (answer_similarity)")
+    p.add_argument("--k", type=int, default=3, help="top-k of retrieval_k_recall (default 3)")
+    p.add_argument("--max-rows", type=int, default=None, help="judge the first N rows; the rest are kept unjudged")
+    p.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default 4)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                   help="environment variable holding the key (default OPENAI_API_KEY; '' sends no key)")
+    p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
+                   help="what 1/true/yes means in the label column (default: from its name)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the judge answer cache")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the number of requests and an estimate of input tokens, send nothing")
+    p.set_defaults(func=cmd_judge)
+    return p
+
+
+def _tqdm_progress(bar) -> JudgeProgress:
+    def report(done: int, total: int, tokens: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+        bar.set_postfix_str(f"{tokens:,} tokens", refresh=False)
+
+    return report
+
+
+def cmd_judge(args) -> int:
+    from tqdm import tqdm
+
+    from sgi_core.data import load_triples
+    from sgi_core.export import write_table
+    from sgi_core.judge.cache import AnswerCache
+    from sgi_core.judge.client import JudgeClient
+    from sgi_core.judge.runner import estimate, plan_judging, run_judge, with_judge_columns
+
+    table = load_triples(args.input, label_positive=args.label_positive)
+    for warning in table.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
+    judge = JudgeClient(args.endpoint, args.judge_model, api_key=api_key, timeout=args.timeout)
+    try:
+        plan = plan_judging(table.frame, judge, args.metrics, contexts_column=args.contexts_column,
+                            reference_column=args.reference_column, k=args.k, max_rows=args.max_rows,
+                            source=table.source)
+        cache = None if args.no_cache else AnswerCache()
+        guess = estimate(plan, cache=cache)
+        if args.dry_run:
+            print(guess.to_text())
+            return 0
+        print(guess.to_text(), file=sys.stderr)
+        with tqdm(total=guess.n_judged_rows, unit="row", desc="judge", file=sys.stderr) as bar:
+            columns, summary = run_judge(plan, judge, cache=cache, concurrency=args.concurrency,
+                                         progress=_tqdm_progress(bar))
+    finally:
+        judge.close()
+    write_table(with_judge_columns(table.frame, columns), args.output)
+    print(f"{summary.n_sent} requests sent, {summary.n_cached} answers from the cache, {summary.tokens:,} tokens",
+          file=sys.stderr)
+    print(f"wrote {summary.n_rows} rows ({summary.n_ok} judged ok) to {args.output}", file=sys.stderr)
+    return 0

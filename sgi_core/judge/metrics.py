@@ -1,0 +1,104 @@
+"""The six judge metrics (after Tonic Validate), each a formula over task answers.
+
+Every score lies in [0, 1] and is oriented **higher = better / grounded**. With
+``rel_i`` the relevance verdict of passage ``i`` (task ``relevance``), ``used_i`` whether
+the response uses it (task ``usage``), ``sup_j`` whether statement ``j`` of the response
+is supported by the passages (task ``support``) and ``s`` the 0-5 similarity score:
+
+==========================  =================================================  ============================
+metric                      formula                                            undefined (NaN) when
+==========================  =================================================  ============================
+answer_similarity           s / 5                                              never
+retrieval_precision         mean_i rel_i                                       never (>= 1 passage)
+retrieval_k_recall          sum_{i <= k} rel_i / sum_i rel_i                   no passage is relevant
+augmentation_precision      sum_i (rel_i and used_i) / sum_i rel_i             no passage is relevant
+augmentation_accuracy       mean_i used_i                                      never
+answer_consistency          mean_j sup_j  (+ ``_binary``: 1 if all j hold)     the response states nothing
+==========================  =================================================  ============================
+
+``answer_consistency_binary`` is 1 when the response contains nothing unsupported (also
+when it states nothing) and 0 otherwise. The passages are the row's retrieved-contexts
+list when one is given, else its ``context`` cell as a single passage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+Scores = dict[str, float]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One judge metric.
+
+    Attributes
+    ----------
+    name : str
+    tasks : tuple of str
+        Tasks (see :data:`sgi_core.judge.prompts.TASKS`) whose answers it reads.
+    needs : str or None
+        ``"contexts"`` when it needs a retrieved-contexts list column, ``"reference"``
+        when it needs a reference-answer column, None when the triple suffices.
+    compute : callable
+        ``compute(answers, k) -> (scores by column, reason it is undefined or None)``.
+    """
+
+    name: str
+    tasks: tuple[str, ...]
+    needs: str | None
+    compute: Callable[[dict, int], tuple[Scores, str | None]]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        extra = ("_binary",) if self.name == "answer_consistency" else ()
+        return tuple(f"judge_{self.name}{suffix}" for suffix in ("", *extra))
+
+
+def _share(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else float("nan")
+
+
+def _similarity(answers, k):
+    return {"judge_answer_similarity": answers["similarity"] / 5}, None
+
+
+def _retrieval_precision(answers, k):
+    return {"judge_retrieval_precision": float(np.mean(answers["relevance"]))}, None
+
+
+def _retrieval_k_recall(answers, k):
+    relevant = np.asarray(answers["relevance"], dtype=bool)
+    score = _share(int(relevant[:k].sum()), int(relevant.sum()))
+    return {"judge_retrieval_k_recall": score}, (None if relevant.any() else "undefined, no passage is relevant")
+
+
+def _augmentation_precision(answers, k):
+    relevant = np.asarray(answers["relevance"], dtype=bool)
+    used = np.asarray(answers["usage"], dtype=bool)
+    score = _share(int((relevant & used).sum()), int(relevant.sum()))
+    return {"judge_augmentation_precision": score}, (None if relevant.any() else "undefined, no passage is relevant")
+
+
+def _augmentation_accuracy(answers, k):
+    return {"judge_augmentation_accuracy": float(np.mean(answers["usage"]))}, None
+
+
+def _answer_consistency(answers, k):
+    supported = np.asarray(answers["support"], dtype=bool)
+    scores = {"judge_answer_consistency": _share(int(supported.sum()), len(supported)),
+              "judge_answer_consistency_binary": float(supported.all())}
+    return scores, (None if len(supported) else "undefined share, the response states nothing")
+
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("answer_similarity", ("similarity",), "reference", _similarity),
+    Metric("retrieval_precision", ("relevance",), "contexts", _retrieval_precision),
+    Metric("augmentation_precision", ("relevance", "usage"), None, _augmentation_precision),
+    Metric("augmentation_accuracy", ("usage",), None, _augmentation_accuracy),
+    Metric("answer_consistency", ("support",), None, _answer_consistency),
+    Metric("retrieval_k_recall", ("relevance",), "contexts", _retrieval_k_recall),
+)}
