@@ -184,7 +184,7 @@ def _score_block(d, q_hat, r_hat, sgi, rows, neighbours, n_directions) -> dict[s
 
 
 def reference_scores(q_emb, c_emb, r_emb, y_true, groups=None, *, protocol: str = "crossfit",
-                     n_neighbors: int = 10, n_directions: int = DEFAULT_N_DIRECTIONS, n_folds: int = 5,
+                     n_neighbors: int = 10, n_directions: int | None = None, n_folds: int = 5,
                      seed: int = 0) -> ReferenceScores:
     """Score every row with the five reference-set detectors, out of fold.
 
@@ -225,8 +225,9 @@ def reference_scores(q_emb, c_emb, r_emb, y_true, groups=None, *, protocol: str 
         reference set: for showing the leakage only, never for a reported score.
     n_neighbors : int, default 10
         ``k``, at least 2 (the magnitude z-score needs a spread).
-    n_directions : int, default 3
-        Principal directions of the tangent space, at most ``n_neighbors``.
+    n_directions : int, optional
+        Principal directions of the tangent space, at most ``n_neighbors``; by
+        default :data:`DEFAULT_N_DIRECTIONS` (3), or ``n_neighbors`` if smaller.
     n_folds, seed : int
         Folds of :func:`~sgi_core.detectors.folds.crossfit_folds`.
 
@@ -252,6 +253,8 @@ def reference_scores(q_emb, c_emb, r_emb, y_true, groups=None, *, protocol: str 
     func = "reference_scores"
     check_choice(protocol, "protocol", func, PROTOCOLS)
     k = check_int(n_neighbors, "n_neighbors", func, minimum=2)
+    if n_directions is None:
+        n_directions = min(DEFAULT_N_DIRECTIONS, k)
     n_directions = check_int(n_directions, "n_directions", func, minimum=1)
     if n_directions > k:
         raise SGIInputError(f"The 'n_directions' parameter of {func} must be <= n_neighbors ({k}). "
