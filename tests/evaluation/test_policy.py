@@ -1,0 +1,152 @@
+import json
+import math
+
+import numpy as np
+import pytest
+
+from sgi_core.errors import SGIInputError
+from sgi_core.evaluation.calibration import fit_calibrator
+from sgi_core.evaluation.policy import (
+    POLICY_SCHEMA,
+    HeldOutThreshold,
+    Policy,
+    development_split,
+    holdout_threshold,
+    load_policy,
+    make_policy,
+    policy_from_json,
+    policy_to_json,
+    proportion_ci,
+    save_policy,
+)
+from sgi_core.evaluation.thresholds import choose_threshold, threshold_metrics
+from sgi_core.results import UndefinedStatisticWarning
+
+
+def _paired_data(n_pairs=200, seed=0):
+    """Two answers per question (pair), grounded ones score higher on average."""
+    rng = np.random.default_rng(seed)
+    y = np.tile([1.0, 0.0], n_pairs)
+    pair = np.repeat(np.arange(n_pairs), 2)
+    score = rng.normal(y, 0.8)
+    return y, score, pair
+
+
+def test_wilson_interval_matches_the_closed_form():
+    z = 1.959963984540054
+    for k, n in [(8, 10), (0, 7), (45, 50)]:
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        assert proportion_ci(k, n) == pytest.approx((centre - half, centre + half), abs=1e-12)
+    assert all(math.isnan(x) for x in proportion_ci(0, 0))
+
+
+def test_split_is_stratified_seeded_and_leaves_out_unlabelled_rows():
+    y = np.array([1.0] * 30 + [0.0] * 50 + [np.nan] * 5)
+    dev, held = development_split(y, seed=1)
+    assert len(dev) + len(held) == 80 and not set(dev) & set(held)
+    assert (y[dev] == 1).sum() == 15 and (y[held] == 1).sum() == 15
+    again = development_split(y, seed=1)
+    assert np.array_equal(again[0], dev)
+    assert not np.array_equal(development_split(y, seed=2)[0], dev)
+
+
+def test_grouped_split_keeps_both_answers_of_a_question_together():
+    y, _, pair = _paired_data()
+    dev, held = development_split(y, groups=pair, seed=3)
+    assert not set(pair[dev]) & set(pair[held])
+    assert len(dev) == len(held) == 200  # every pair is balanced, so the halves are too
+
+
+def test_holdout_threshold_is_chosen_on_dev_and_measured_on_heldout():
+    y, score, pair = _paired_data(seed=4)
+    res = holdout_threshold(y, score, groups=pair, seed=5)
+    dev, held = development_split(y, groups=pair, seed=5)
+    assert res.threshold == choose_threshold(y[dev], score[dev]).threshold
+    assert res.heldout == threshold_metrics(y[held], score[held], res.threshold)
+    m = res.heldout
+    assert res.precision_ci == proportion_ci(m.tp, m.tp + m.fp)
+    assert res.recall_ci == proportion_ci(m.tp, m.tp + m.fn)
+    assert res.flag_rate_ci == proportion_ci(m.n_flagged, 200)
+    assert res.grouped and (res.n_dev, res.n_heldout) == (200, 200)
+    back = HeldOutThreshold.from_dict(json.loads(json.dumps(res.to_dict())))
+    assert back == res
+
+
+def test_holdout_threshold_without_a_qualifying_threshold():
+    y = np.tile([1.0, 0.0], 20)
+    backwards = np.where(y == 1, 0.0, 1.0)  # every flagged row is grounded: precision is 0 at best
+    with pytest.warns(UndefinedStatisticWarning, match="no threshold reaches precision 1"):
+        res = holdout_threshold(y, backwards, method="target_precision", target=1.0)
+    assert math.isnan(res.threshold) and res.heldout is None and math.isnan(res.precision_ci[0])
+
+
+def test_make_policy_fits_on_dev_and_round_trips_through_a_file(tmp_path):
+    y, score, pair = _paired_data(seed=7)
+    policy, holdout = make_policy(y, score, model="minilm", calibration="isotonic", groups=pair, min_auroc=0.7, seed=8)
+    dev, _ = development_split(y, groups=pair, seed=8)
+    assert policy.calibrator == fit_calibrator(score[dev], y[dev], method="isotonic").to_dict()
+    assert (policy.threshold, policy.precision, policy.recall) == (
+        holdout.threshold, holdout.heldout.precision, holdout.heldout.recall)
+    assert policy.schema == POLICY_SCHEMA and policy.min_auroc == 0.7
+    path = tmp_path / "policy.json"
+    save_policy(policy, path)
+    assert load_policy(path) == policy
+    platt, _ = make_policy(y, score, model="minilm")
+    text = policy_to_json(platt)
+    assert json.loads(text)["calibrator"]["knots_x"] == [] and policy_from_json(text) == platt
+
+
+def _policy_dict():
+    y, score, _ = _paired_data(n_pairs=50, seed=9)
+    return json.loads(policy_to_json(make_policy(y, score, model="minilm", calibration="minmax")[0]))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.update(extra=1), "unknown fields extra"),
+        (lambda d: d.pop("threshold"), "missing fields threshold"),
+        (lambda d: d.update(schema="other"), "not a policy of this tool"),
+        (lambda d: d.update(version=2), "not a policy of this tool"),
+        (lambda d: d.update(threshold="0.9"), "policy field 'threshold' must be a number"),
+        (lambda d: d.update(precision=1.5), "policy field 'precision' must be null or in"),
+        (lambda d: d.update(min_auroc=True), "policy field 'min_auroc' must be null or in"),
+        (lambda d: d.update(model=""), "policy field 'model' must be a non-empty string"),
+        (lambda d: d.update(threshold_method="magic"), "policy field 'threshold_method' must be one of"),
+        (lambda d: d["calibrator"].update(code="import os"), "policy field 'calibrator' must be an object"),
+        (lambda d: d["calibrator"].update(method="pickle"), "policy field 'calibrator.method' must be one of"),
+        (lambda d: d["calibrator"].update(knots_y=[0.0]), "policy field 'calibrator.knots_y' must be as long"),
+    ],
+)
+def test_strict_reading_refuses_malformed_policies(change, message):
+    data = _policy_dict()
+    change(data)
+    with pytest.raises(SGIInputError, match=message):
+        policy_from_json(json.dumps(data), source="p.json")
+
+
+def test_non_json_and_unreadable_policies(tmp_path):
+    with pytest.raises(SGIInputError, match="the policy holds NaN, which is not JSON"):
+        policy_from_json(json.dumps(_policy_dict()).replace('"threshold": ', '"threshold": NaN, "x": '))
+    with pytest.raises(SGIInputError, match="the policy is not valid JSON"):
+        policy_from_json("{'threshold': 1}")
+    with pytest.raises(SGIInputError, match="a policy must be a JSON object"):
+        policy_from_json("[1, 2]")
+    with pytest.raises(SGIInputError, match="cannot read the policy"):
+        load_policy(tmp_path / "absent.json")
+
+
+def test_split_and_policy_errors():
+    with pytest.raises(SGIInputError, match="needs at least 2 grounded and 2 hallucinated labelled rows"):
+        development_split([1, 1, 1, 0])
+    with pytest.raises(SGIInputError, match="'groups' has 3 values but the labels have 4"):
+        development_split([1, 1, 0, 0], groups=[1, 2, 3])
+    with pytest.raises(SGIInputError, match="a grouped split needs at least 2 groups"):
+        development_split([1, 1, 0, 0], groups=[7, 7, 7, 7])
+    with pytest.raises(SGIInputError, match="The 'min_auroc' parameter of make_policy must be in"):
+        make_policy([1, 0, 1, 0], [0.9, 0.1, 0.8, 0.2], model="m", min_auroc=2.0)
+    with pytest.raises(SGIInputError, match="no threshold meets the 'target_precision' rule"):
+        with pytest.warns(UndefinedStatisticWarning):
+            make_policy([1, 0] * 10, [0.0, 1.0] * 10, model="m", method="target_precision", target=1.0)
