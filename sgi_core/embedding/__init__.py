@@ -1,7 +1,8 @@
 """Encoders, the model registry and the embedding cache."""
 
-from sgi_core.embedding.base import Encoder, HashingEncoder, ProgressCallback
-from sgi_core.embedding.cache import EmbeddingCache, default_cache_dir, encode_unique
+from sgi_core.embedding.base import Encoder, HashingEncoder, ProgressCallback, cache_key
+from sgi_core.embedding.cache import CacheWarning, EmbeddingCache, default_cache_dir, encode_unique
+from sgi_core.embedding.device import DEVICES, PRECISIONS, resolve_device
 from sgi_core.embedding.registry import (
     DEFAULT_MODEL,
     REGISTRY,
@@ -14,16 +15,21 @@ from sgi_core.embedding.registry import (
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEVICES",
+    "PRECISIONS",
     "REGISTRY",
+    "CacheWarning",
     "EmbeddingCache",
     "Encoder",
     "HashingEncoder",
     "ModelAvailability",
     "ModelSpec",
     "ProgressCallback",
+    "cache_key",
     "default_cache_dir",
     "encode_unique",
     "load_encoder",
     "model_availability",
+    "resolve_device",
     "resolve_spec",
 ]

