@@ -48,12 +48,16 @@ _CUT = re.compile(
     r"|(?<=[a-z0-9)])[.!?]+(?=[A-Z][a-z])"
 )
 _INITIALS = re.compile(r"(?:[A-Z]\.)+")
+_GLUED = re.compile(r"(?<=[a-z0-9)][.!?])(?=[A-Z])")
 
 
 def _keeps_going(before: str) -> bool:
-    """Whether the text before a candidate cut ends on an abbreviation or initials."""
-    last = before.split()[-1] if before.split() else ""
-    last = last.lstrip("\"'(\u201c\u2018[")
+    """Whether the text before a candidate cut ends on an abbreviation or initials.
+
+    The last word is read after any glued sentence end, so ``"Louis.St."`` ends on ``St.``.
+    """
+    words = before.split()
+    last = _GLUED.split(words[-1])[-1].lstrip("\"'(\u201c\u2018[") if words else ""
     return bool(_INITIALS.fullmatch(last)) or last.rstrip(".").lower() in _ABBREVIATIONS
 
 
