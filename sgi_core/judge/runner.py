@@ -9,6 +9,7 @@ arrives, and returns one row of judge columns per input row, in input order.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Callable
@@ -204,9 +205,18 @@ def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, tuple[int
     if progress is not None:
         progress(done, total, tokens)
 
+    stop = threading.Event()
+
     def work(key):
+        if stop.is_set():
+            return None
         task, inputs = plan.requests[key]
-        reply = judge.ask(TASKS[task], inputs)
+        try:
+            reply = judge.ask(TASKS[task], inputs)
+        except ApiError as err:
+            if err.fatal:
+                stop.set()  # no worker starts another request once the endpoint refuses for good
+            raise
         if cache is not None:
             cache.put(key, task, reply.answer)
         return reply
@@ -218,6 +228,8 @@ def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, tuple[int
             key = futures[future]
             try:
                 reply = future.result()
+                if reply is None:
+                    continue
                 outcomes[key], tokens, sent = reply.value, tokens + reply.tokens, sent + 1
             except AnswerError as err:
                 outcomes[key], sent = _Failed(str(err)), sent + 1

@@ -10,7 +10,8 @@ deterministic functions of the judge prompt (a lexical stand-in for a judge mode
 - ``similarity``: ``round(5 * Jaccard(content words of response, of reference))``.
 
 Content words are lower-cased runs of letters, digits and apostrophes longer than three
-characters. Embeddings are :class:`~sgi_core.embedding.HashingEncoder` vectors.
+characters. Each request waits :attr:`delay` seconds first; :attr:`max_in_flight` is the
+most requests it held at once. Embeddings are :class:`~sgi_core.embedding.HashingEncoder` vectors.
 
 Faults are queued with :meth:`FakeServer.inject` and each spoils the next request that
 arrives: ``"429"`` (with ``Retry-After``), ``"500"``, ``"401"``, ``"slow"`` (replies after
@@ -18,7 +19,7 @@ arrives: ``"429"`` (with ``Retry-After``), ``"500"``, ``"401"``, ``"slow"`` (rep
 ``"malformed"`` (a 200 reply that is not JSON), ``"bad_answer"`` (a chat reply whose
 content is not the JSON asked for), ``"redirect"`` (307 to :attr:`redirect_target`),
 ``"one_vector"`` / ``"bad_index"`` / ``"ragged"`` (embeddings replies that do not match
-the request). A response holding ``ALWAYS_BAD`` always gets a malformed chat answer.
+the request); ``"ok"`` lets one request through. A response holding ``ALWAYS_BAD`` always gets a malformed chat answer.
 """
 
 from __future__ import annotations
@@ -78,6 +79,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         fault = self.server.record(self.path, dict(self.headers), body)
+        try:
+            self._answer(body, fault)
+        finally:
+            self.server.leave()
+
+    def _answer(self, body: dict, fault: str | None) -> None:
         if fault == "drop":
             self.connection.shutdown(socket.SHUT_RDWR)
             self.close_connection = True
@@ -110,9 +117,11 @@ class FakeServer(ThreadingHTTPServer):
         self.slow_seconds = slow_seconds
         self.redirect_target = ""
         self.requests: list[dict] = []
+        self.delay = 0.0
+        self.in_flight = self.max_in_flight = 0
         self._faults: deque = deque()
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -136,7 +145,16 @@ class FakeServer(ThreadingHTTPServer):
     def record(self, path: str, headers: dict, body: dict) -> str | None:
         with self._lock:
             self.requests.append({"path": path, "headers": {k.lower(): v for k, v in headers.items()}, "body": body})
-            return self._faults.popleft() if self._faults else None
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            fault = self._faults.popleft() if self._faults else None
+            fault = None if fault == "ok" else fault
+        time.sleep(self.delay)
+        return fault
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def chat_requests(self, task: str | None = None) -> list[dict]:
         with self._lock:

@@ -1,0 +1,87 @@
+"""The API embedder on the shared client, against a real loopback server."""
+
+import numpy as np
+import pytest
+
+from sgi_core.api_client import ApiError
+from sgi_core.embedding import HashingEncoder
+from sgi_core.embedding.openai_api import OpenAIEncoder
+from sgi_core.errors import SGIInputError
+from tests.judge.fake_server import FakeServer
+
+KEY = "sk-embed-test-SECRET-42"
+TEXTS = ["one", "two words", "three more words", "four", "five", "six"]
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeServer() as running:
+        monkeypatch.setenv("OPENAI_BASE_URL", running.base_url)
+        yield running
+
+
+def encoder(sleeps=None):
+    return OpenAIEncoder("openai", "emb-model", client_options={"sleep": (sleeps if sleeps is not None else []).append})
+
+
+def test_vectors_come_back_in_input_order(server):
+    out = encoder().encode(TEXTS, batch_size=4)
+    np.testing.assert_array_equal(out, HashingEncoder(8).encode(TEXTS))
+    assert [len(r["body"]["input"]) for r in server.requests] == [4, 2]
+    assert {r["headers"]["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+
+
+@pytest.mark.parametrize("fault, message", [
+    ("one_vector", r"returned 1 vectors for 6 inputs"),
+    ("bad_index", r"returned indices that are not 0\.\.5 each once"),
+    ("ragged", r"returned vectors of width 4, 8, expected one width of 4"),
+])
+def test_replies_that_do_not_match_the_request_are_errors(server, fault, message):
+    server.inject(fault)
+    with pytest.raises(SGIInputError, match=r"^the embeddings API of openai:emb-model at 127\.0\.0\.1 " + message):
+        encoder().encode(TEXTS)
+
+
+def test_width_must_stay_the_same_across_requests(server):
+    enc = encoder()
+    enc.encode(TEXTS[:1])
+    server.inject("ragged")
+    with pytest.raises(SGIInputError, match="returned vectors of width 4, 8, expected one width of 8"):
+        enc.encode(TEXTS[:2])
+
+
+def test_429_and_500_are_retried(server):
+    server.inject("429", "500")
+    sleeps = []
+    out = encoder(sleeps).encode(TEXTS)
+    np.testing.assert_array_equal(out, HashingEncoder(8).encode(TEXTS))
+    assert len(server.requests) == 3 and sleeps[0] == 1.0 and len(sleeps) == 2
+
+
+def test_redirect_is_refused_and_the_key_stays_home(server):
+    with FakeServer() as other:
+        server.redirect_target = f"{other.base_url}/embeddings"
+        server.inject("redirect")
+        with pytest.raises(ApiError, match="redirect .* not followed"):
+            encoder().encode(TEXTS)
+        assert other.requests == []
+
+
+@pytest.mark.parametrize("base, message", [
+    ("http://embeddings.example.com/v1", "plain http is allowed only on this machine"),
+    ("file:///tmp/embeddings", "must be an https:// URL, not 'file:'"),
+])
+def test_unsafe_base_urls_are_refused_before_sending(monkeypatch, base, message):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", base)
+    with pytest.raises(SGIInputError, match=message) as info:
+        OpenAIEncoder("openai", "m")
+    assert KEY not in str(info.value)
+
+
+def test_malformed_reply_is_one_line_and_keyless(server):
+    server.inject("malformed")
+    with pytest.raises(ApiError, match="answered with something other than a JSON object") as info:
+        encoder().encode(TEXTS)
+    assert KEY not in str(info.value) and KEY not in repr(encoder())
