@@ -135,6 +135,7 @@ def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     from sgi_core.embedding import DEFAULT_MODEL
+    from sgi_core.gate import add_parser as add_gate_parser
     from sgi_core.streaming import DEFAULT_CHUNK_ROWS
 
     parser = argparse.ArgumentParser(prog="python -m sgi_core", description="Semantic Grounding Index tools.")
@@ -188,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--truthfulqa-context", choices=["references", "question"], default="references",
                    help="TruthfulQA context: all reference answers (default) or the question itself (the paper's setup)")
     p.set_defaults(func=cmd_convert)
+
+    add_gate_parser(sub)
     return parser
 
 
