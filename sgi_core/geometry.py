@@ -206,3 +206,123 @@ def sgi_bounds(theta_qc, theta_rc) -> tuple[np.ndarray, np.ndarray]:
     upper_rq = np.minimum(theta_qc + theta_rc, 2.0 * np.pi - theta_qc - theta_rc)
     denom = theta_rc + SGI_EPSILON
     return lower_rq / denom, upper_rq / denom
+
+
+#: Triangle-inequality violations up to this many radians are taken as rounding and clipped.
+TRIANGLE_TOLERANCE = 1e-6
+
+
+def canonical_triangle(theta_qc, theta_rq, theta_rc, *, normalize: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Draw each (q, c, r) triple exactly in the plane, with its three angles as side lengths.
+
+    q is at the origin, c at ``(theta_qc, 0)`` and r in the upper half-plane at
+    distance ``theta_rq`` from q and ``theta_rc`` from c:
+
+    ``x_r = (theta_rq**2 - theta_rc**2 + theta_qc**2) / (2 * theta_qc)``,
+    ``y_r = sqrt(theta_rq**2 - x_r**2)``.
+
+    The triangle exists because the angle between unit vectors is a metric, so the
+    three angles obey the triangle inequality. Rounding can break it by a few ulps; a
+    violation up to :data:`TRIANGLE_TOLERANCE` radians is clipped (``y_r = 0``, r on the
+    x-axis), a larger one is an input error. A grounded response (SGI > 1, closer to c
+    than to q) lies right of the bisector ``x = theta_qc / 2``.
+
+    Parameters
+    ----------
+    theta_qc, theta_rq, theta_rc : array_like of shape (n,)
+        Angles in radians; NaN rows (not scored) give NaN coordinates.
+    normalize : bool, default False
+        Divide every coordinate by ``theta_qc`` so that c is at ``(1, 0)`` for every
+        triple. SGI is a ratio of two sides, so it is unchanged and one set of
+        :func:`sgi_isolines` (``theta_qc=1``) serves all triples.
+
+    Returns
+    -------
+    c_xy, r_xy : ndarray of shape (n, 2)
+        When ``theta_qc`` is 0 (context = question) c coincides with q and r is drawn
+        at ``(0, theta_rq)``; with ``normalize`` those rows are NaN.
+
+    Raises
+    ------
+    SGIInputError
+        If the three angles of a row break the triangle inequality by more than
+        :data:`TRIANGLE_TOLERANCE`.
+
+    Examples
+    --------
+    >>> c_xy, r_xy = canonical_triangle([1.0], [1.0], [1.0])
+    >>> c_xy.tolist(), r_xy.round(6).tolist()
+    ([[1.0, 0.0]], [[0.5, 0.866025]])
+    """
+    qc, rq, rc = (np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in (theta_qc, theta_rq, theta_rc))
+    if not qc.shape == rq.shape == rc.shape or qc.ndim != 1:
+        raise SGIInputError(f"theta_qc, theta_rq and theta_rc must be 1-d and of one length; got shapes "
+                            f"{qc.shape}, {rq.shape}, {rc.shape}")
+    with np.errstate(invalid="ignore"):
+        violation = np.maximum.reduce([rq - qc - rc, rc - qc - rq, qc - rq - rc])
+    broken = violation > TRIANGLE_TOLERANCE
+    if broken.any():
+        raise SGIInputError(
+            "the angles break the triangle inequality, so they are not the angles of one (q, c, r) triple",
+            rows=(np.flatnonzero(broken) + 1).tolist(),
+            hint="Pass theta_qc, theta_rq and theta_rc computed from the same embeddings",
+        )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = np.where(qc == 0, 0.0, (rq**2 - rc**2 + qc**2) / (2.0 * qc))
+        y = np.sqrt(np.clip(rq**2 - x**2, 0.0, None))
+    c_xy = np.column_stack([qc, np.zeros_like(qc)])
+    r_xy = np.column_stack([x, y])
+    if normalize:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = np.where(qc > 0, 1.0 / qc, np.nan)[:, None]
+        return c_xy * scale, r_xy * scale
+    return c_xy, r_xy
+
+
+def sgi_isolines(levels, *, theta_qc: float = 1.0, n_points: int = 200, y_max: float = np.pi) -> dict:
+    """Points of the SGI level sets in the canonical triangle's plane (upper half).
+
+    With q at the origin and c at ``(d, 0)``, ``d = theta_qc``, the points r with
+    ``|r - q| / |r - c| = s`` (SGI = s, ignoring its 1e-8) form an Apollonius circle:
+    centre ``(s**2 d / (s**2 - 1), 0)``, radius ``s d / |s**2 - 1|``, around c when
+    ``s > 1`` (grounded side) and around q when ``s < 1``. For ``s = 1`` the locus is
+    the bisector ``x = d / 2``, drawn from ``y = 0`` to ``y = y_max``.
+
+    Parameters
+    ----------
+    levels : iterable of float
+        SGI values, each > 0.
+    theta_qc : float, default 1.0
+        1.0 matches :func:`canonical_triangle` with ``normalize=True``.
+    n_points : int, default 200
+    y_max : float, default pi
+        Height of the ``s = 1`` line.
+
+    Returns
+    -------
+    dict of float -> ndarray of shape (n_points, 2)
+        The upper half of each circle (or the line segment).
+
+    Examples
+    --------
+    >>> pts = sgi_isolines([2.0], n_points=3)[2.0]
+    >>> pts.round(6).tolist()
+    [[2.0, 0.0], [1.333333, 0.666667], [0.666667, 0.0]]
+    """
+    d = float(theta_qc)
+    if not (np.isfinite(d) and d > 0):
+        raise SGIInputError(f"The 'theta_qc' parameter of sgi_isolines must be a number > 0. Got {theta_qc!r} instead.")
+    if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
+        raise SGIInputError(f"The 'n_points' parameter of sgi_isolines must be an int >= 2. Got {n_points!r} instead.")
+    out = {}
+    for s in levels:
+        s = float(s)
+        if not (np.isfinite(s) and s > 0):
+            raise SGIInputError(f"SGI levels must be numbers > 0. Got {s!r}.")
+        if s == 1.0:
+            out[s] = np.column_stack([np.full(n_points, d / 2.0), np.linspace(0.0, y_max, n_points)])
+            continue
+        centre, radius = s * s * d / (s * s - 1.0), s * d / abs(s * s - 1.0)
+        phi = np.linspace(0.0, np.pi, n_points)
+        out[s] = np.column_stack([centre + radius * np.cos(phi), radius * np.sin(phi)])
+    return out
