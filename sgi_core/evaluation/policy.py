@@ -31,7 +31,8 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, as_scores, check_fraction
-from sgi_core.evaluation.calibration import METHODS as CALIBRATION_METHODS, Calibrator, fit_calibrator
+from sgi_core.evaluation.calibration import METHODS as CALIBRATION_METHODS
+from sgi_core.evaluation.calibration import Calibrator, fit_calibrator
 from sgi_core.evaluation.thresholds import CHOICE_METHODS, ThresholdMetrics, choose_threshold, threshold_metrics
 from sgi_core.results import JsonResult
 
@@ -219,7 +220,7 @@ class Policy(JsonResult):
     version: int = POLICY_VERSION
 
     @classmethod
-    def from_dict(cls, data: dict, *, source: str = "<policy>") -> "Policy":
+    def from_dict(cls, data: dict, *, source: str = "<policy>") -> Policy:
         """Strict reading: every field present with the right type, nothing else."""
         if not isinstance(data, dict):
             raise SGIInputError("a policy must be a JSON object", source=source)

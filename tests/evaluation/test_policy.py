@@ -9,7 +9,6 @@ from sgi_core.evaluation.calibration import fit_calibrator
 from sgi_core.evaluation.policy import (
     POLICY_SCHEMA,
     HeldOutThreshold,
-    Policy,
     development_split,
     holdout_threshold,
     load_policy,
@@ -147,6 +146,6 @@ def test_split_and_policy_errors():
         development_split([1, 1, 0, 0], groups=[7, 7, 7, 7])
     with pytest.raises(SGIInputError, match="The 'min_auroc' parameter of make_policy must be in"):
         make_policy([1, 0, 1, 0], [0.9, 0.1, 0.8, 0.2], model="m", min_auroc=2.0)
-    with pytest.raises(SGIInputError, match="no threshold meets the 'target_precision' rule"):
-        with pytest.warns(UndefinedStatisticWarning):
-            make_policy([1, 0] * 10, [0.0, 1.0] * 10, model="m", method="target_precision", target=1.0)
+    with pytest.raises(SGIInputError, match="no threshold meets the 'target_precision' rule"), \
+            pytest.warns(UndefinedStatisticWarning):
+        make_policy([1, 0] * 10, [0.0, 1.0] * 10, model="m", method="target_precision", target=1.0)
