@@ -21,8 +21,8 @@ import email.utils
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import httpx
 

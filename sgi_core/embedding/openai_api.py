@@ -17,7 +17,7 @@ The key is sent in a request header only; it is never printed, logged, part of
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 from urllib.parse import quote
 
 import numpy as np
@@ -82,6 +82,13 @@ class OpenAIEncoder:
         else:
             raise SGIInputError(f"unknown API provider '{provider}'", hint="Use 'openai' or 'azure'")
         self.model_id = f"{provider}:{model}"
+        # The embedding cache keys vectors on the endpoint, path and model, never on the key.
+        self.cache_key = f"api:{self._client.url_for(self._path)}|{self._body_model or model}"
+
+    @property
+    def dimension(self) -> int | None:
+        """Width of the vectors, known after the first reply."""
+        return self._width
 
     def __repr__(self) -> str:
         return f"OpenAIEncoder(model_id={self.model_id!r})"

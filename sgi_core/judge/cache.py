@@ -92,8 +92,8 @@ class AnswerCache:
         for start in range(0, len(keys), _SQL_PARAMS):
             chunk = keys[start:start + _SQL_PARAMS]
             marks = ",".join("?" * len(chunk))
-            rows = self._run(lambda conn: conn.execute(
-                f"SELECT key, answer FROM answers WHERE key IN ({marks})", chunk).fetchall())
+            query = f"SELECT key, answer FROM answers WHERE key IN ({marks})"
+            rows = self._run(lambda conn, query=query, chunk=chunk: conn.execute(query, chunk).fetchall())
             found.update((key, json.loads(answer)) for key, answer in rows)
         return found
 

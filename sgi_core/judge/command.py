@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from sgi_core.errors import SGIInputError
 from sgi_core.judge.metrics import METRICS
 from sgi_core.judge.runner import JudgeProgress
 
@@ -58,11 +59,17 @@ def cmd_judge(args) -> int:
     from sgi_core.export import write_table
     from sgi_core.judge.cache import AnswerCache
     from sgi_core.judge.client import JudgeClient
-    from sgi_core.judge.runner import estimate, plan_judging, run_judge, with_judge_columns
+    from sgi_core.judge.runner import (
+        estimate,
+        plan_judging,
+        run_judge,
+        with_judge_columns,
+    )
 
+    if args.concurrency < 1:
+        raise SGIInputError(f"--concurrency must be >= 1. Got {args.concurrency} instead")
+    # The reader's warnings are about SGI scoring (short responses, labels); `report` prints them.
     table = load_triples(args.input, label_positive=args.label_positive)
-    for warning in table.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     judge = JudgeClient(args.endpoint, args.judge_model, api_key=api_key, timeout=args.timeout)
     try:

@@ -23,8 +23,8 @@ list when one is given, else its ``context`` cell as a single passage.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -15,8 +15,8 @@ lists exactly one entry per passage. Keys beyond the schema are ignored.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 #: Part of every cache key and written to every output row; change it with any prompt.
 PROMPT_VERSION = "sgi-judge-1"

@@ -10,9 +10,9 @@ arrives, and returns one row of judge columns per input row, in input order.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd

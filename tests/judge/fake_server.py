@@ -63,7 +63,7 @@ def judge_answer(task: str, inputs: dict) -> dict:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "FakeServer"
+    server: FakeServer
 
     def log_message(self, *args):
         pass

@@ -6,7 +6,13 @@ import socket
 
 import pytest
 
-from sgi_core.api_client import ApiClient, ApiError, RetryPolicy, check_base_url, retry_after_seconds
+from sgi_core.api_client import (
+    ApiClient,
+    ApiError,
+    RetryPolicy,
+    check_base_url,
+    retry_after_seconds,
+)
 from sgi_core.errors import SGIInputError
 from tests.judge.fake_server import FakeServer
 

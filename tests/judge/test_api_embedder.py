@@ -85,3 +85,15 @@ def test_malformed_reply_is_one_line_and_keyless(server):
     with pytest.raises(ApiError, match="answered with something other than a JSON object") as info:
         encoder().encode(TEXTS)
     assert KEY not in str(info.value) and KEY not in repr(encoder())
+
+
+def test_cache_key_names_endpoint_and_model_but_not_the_key(server, monkeypatch):
+    here = encoder()
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    there = OpenAIEncoder("openai", "emb-model")
+    assert here.cache_key == f"api:{server.base_url}/embeddings|emb-model"
+    assert there.cache_key == "api:https://api.openai.com/v1/embeddings|emb-model"
+    assert KEY not in here.cache_key
+    assert here.dimension is None
+    here.encode(TEXTS[:2])
+    assert here.dimension == 8

@@ -11,8 +11,17 @@ import pytest
 import sgi_core.judge.cache as judge_cache
 from sgi_core.data import validate_triples
 from sgi_core.errors import SGIInputError
-from sgi_core.judge import (BEYOND_MAX_ROWS, PROMPT_VERSION, TASKS, AnswerCache, JudgeClient, estimate,
-                            plan_judging, run_judge, with_judge_columns)
+from sgi_core.judge import (
+    BEYOND_MAX_ROWS,
+    PROMPT_VERSION,
+    TASKS,
+    AnswerCache,
+    JudgeClient,
+    estimate,
+    plan_judging,
+    run_judge,
+    with_judge_columns,
+)
 from sgi_core.judge.client import estimate_tokens
 from tests.judge.fake_server import FakeServer
 
@@ -105,10 +114,9 @@ def test_faults_end_in_a_retry_or_a_recorded_status(frame):
         # answered; row 2 meets a reply past the timeout, then an answer that is not JSON, asked again
         # with the reason and answered; row 3's reply body is not JSON: recorded, not retried
         server.inject("429", "500", "drop", "ok", "slow", "bad_answer", "ok", "malformed")
-        columns, summary = run(frame.iloc[:3], judge_for(server, timeout=0.3), concurrency=1)
-        assert columns["judge_status"].tolist() == [
-            "ok", "ok", "answer_consistency: request failed, 127.0.0.1 answered with something other than a "
-                        "JSON object"]
+        columns, _ = run(frame.iloc[:3], judge_for(server, timeout=0.3), concurrency=1)
+        recorded = "answer_consistency: request failed, 127.0.0.1 answered with something other than a JSON object"
+        assert columns["judge_status"].tolist() == ["ok", "ok", recorded]
         assert columns["judge_answer_consistency"].tolist()[:2] == [1.0, 0.0]
         assert len(server.chat_requests()) == 4 + 3 + 1
         # the two answers are cached; a new run asks for row 3 only
