@@ -136,6 +136,7 @@ def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     from sgi_core.embedding import DEFAULT_MODEL
     from sgi_core.gate import add_parser as add_gate_parser
+    from sgi_core.judge.command import add_parser as add_judge_parser
     from sgi_core.streaming import DEFAULT_CHUNK_ROWS
 
     parser = argparse.ArgumentParser(prog="python -m sgi_core", description="Semantic Grounding Index tools.")
@@ -191,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_convert)
 
     add_gate_parser(sub)
+    add_judge_parser(sub)
     return parser
 
 
