@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from sgi_core.api_client import ApiClient
+from sgi_core.api_client import ApiClient, ApiError
 from sgi_core.embedding.base import ProgressCallback
 from sgi_core.errors import SGIInputError
 
@@ -97,7 +97,11 @@ class OpenAIEncoder:
         body = {"input": inputs}
         if self._body_model:
             body["model"] = self._body_model
-        payload = self._client.post_json(self._path, body, params=self._params)
+        try:
+            payload = self._client.post_json(self._path, body, params=self._params)
+        except ApiError as err:
+            raise ApiError(f"the embeddings API of {self.model_id}: {err.message}", fatal=err.fatal,
+                           hint=err.hint) from None
         vectors = self._check_reply(payload, len(inputs))
         self._width = vectors.shape[1]
         return vectors

@@ -1,9 +1,12 @@
 """The API embedder on the shared client, against a real loopback server."""
 
+import logging
+
 import numpy as np
 import pytest
 
 from sgi_core.api_client import ApiError
+from sgi_core.cli import main
 from sgi_core.embedding import HashingEncoder
 from sgi_core.embedding.openai_api import OpenAIEncoder
 from sgi_core.errors import SGIInputError
@@ -97,3 +100,31 @@ def test_cache_key_names_endpoint_and_model_but_not_the_key(server, monkeypatch)
     assert here.dimension is None
     here.encode(TEXTS[:2])
     assert here.dimension == 8
+
+
+def test_score_and_compute_send_the_key_but_never_print_log_or_write_it(server, tmp_path, capsys, caplog):
+    caplog.set_level(logging.DEBUG)
+    source = tmp_path / "in.csv"
+    source.write_text("question,context,response\nWho wrote Hamlet?,Hamlet is by Shakespeare.,Shakespeare\n")
+    for output in ("out.csv", "out.parquet"):
+        assert main(["score", str(source), "-o", str(tmp_path / output), "--model", "openai:emb-model"]) == 0
+    assert main(["compute", "--json", "--q", "q", "--c", "c", "--r", "r", "--model", "openai:emb-model"]) == 0
+    assert server.requests and {r["headers"]["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+    printed = capsys.readouterr()
+    assert KEY not in printed.out + printed.err and KEY not in caplog.text
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert {p.name for p in written} >= {"out.csv", "out.parquet"}
+    assert not [p for p in written if KEY.encode() in p.read_bytes()]
+
+
+def test_cli_failures_are_one_line_without_the_key(server, tmp_path, capsys):
+    source = tmp_path / "in.csv"
+    source.write_text("question,context,response\nWho wrote it?,Hamlet is by Shakespeare.,It was William Shakespeare.\n")
+    server.inject("401")
+    assert main(["score", str(source), "-o", str(tmp_path / "o.csv"), "--model", "openai:m", "--no-cache"]) == 2
+    assert capsys.readouterr().err == ("error: the embeddings API of openai:m: 127.0.0.1 rejected the key (HTTP 401). "
+                                       "Check the key, the endpoint URL and the model name\n")
+    server.inject("one_vector")
+    assert main(["compute", "--q", "q", "--c", "c", "--r", "r", "--model", "openai:m"]) == 2
+    assert capsys.readouterr().err == ("error: the embeddings API of openai:m at 127.0.0.1 returned 1 vectors for 3 "
+                                       "inputs. Check that the endpoint serves this embedding model\n")
