@@ -94,7 +94,11 @@ class AnswerCache:
             marks = ",".join("?" * len(chunk))
             query = f"SELECT key, answer FROM answers WHERE key IN ({marks})"
             rows = self._run(lambda conn, query=query, chunk=chunk: conn.execute(query, chunk).fetchall())
-            found.update((key, json.loads(answer)) for key, answer in rows)
+            for key, answer in rows:
+                try:
+                    found[key] = json.loads(answer)
+                except json.JSONDecodeError:
+                    continue  # a damaged row is asked again and overwritten
         return found
 
     def put(self, key: str, task: str, answer: dict) -> None:

@@ -2,6 +2,7 @@
 
 import json
 import math
+import sqlite3
 import threading
 from collections import Counter
 
@@ -225,3 +226,12 @@ def test_judge_columns_replace_older_ones(frame):
     columns = pd.DataFrame({"judge_status": ["new"] * len(frame)})
     once = with_judge_columns(frame.assign(judge_status="old"), columns)
     assert once["judge_status"].tolist() == ["new"] * len(frame) and list(once.columns).count("judge_status") == 1
+
+
+def test_a_damaged_answer_row_is_asked_again(tmp_path):
+    cache = AnswerCache(tmp_path)
+    cache.put("good", "usage", {"used": [True]})
+    cache.put("bad", "usage", {"used": [True]})
+    with sqlite3.connect(cache.path) as conn:
+        conn.execute("UPDATE answers SET answer = '{\"used\": [tr' WHERE key = 'bad'")
+    assert cache.get_many(["good", "bad"]) == {"good": {"used": [True]}}
