@@ -22,7 +22,8 @@ def cmd_compute(args) -> int:
     from sgi_core.embedding import load_encoder
     from sgi_core.scoring import score_triple
 
-    result = score_triple(args.q, args.c, args.r, load_encoder(args.model))
+    encoder = load_encoder(args.model, device=args.device, trust_model_code=args.trust_model_code)
+    result = score_triple(args.q, args.c, args.r, encoder)
     if args.json:
         print(json.dumps({name: getattr(result, name) for name in ("theta_rq", "theta_rc", "theta_qc", "sgi")}))
     else:
@@ -36,7 +37,7 @@ def cmd_score(args) -> int:
 
     # The file's header and first chunk are checked before the model loads.
     chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
-    encoder = load_encoder(args.model)
+    encoder = load_encoder(args.model, device=args.device, trust_model_code=args.trust_model_code)
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
@@ -133,6 +134,15 @@ def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
     return extras
 
 
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    from sgi_core.embedding import DEVICES
+
+    p.add_argument("--device", choices=DEVICES, default=None,
+                   help="where the model runs (default $SGI_DEVICE, else auto: the GPU when torch sees one)")
+    p.add_argument("--trust-model-code", action="store_true",
+                   help="load a model folder even if it names Python modules of its own (runs that code)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from sgi_core.embedding import DEFAULT_MODEL
     from sgi_core.gate import add_parser as add_gate_parser
@@ -148,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--r", required=True, help="response")
     p.add_argument("--model", default=DEFAULT_MODEL, help=f"model name (default {DEFAULT_MODEL})")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _add_model_options(p)
     p.set_defaults(func=cmd_compute)
 
     p = sub.add_parser("score", help="add theta_qc, theta_rq, theta_rc, sgi to every row of a file")
@@ -160,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     p.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
                    help=f"rows read, scored and written at a time; memory stays flat (default {DEFAULT_CHUNK_ROWS})")
+    _add_model_options(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("report", help="paper tables, baselines and confounds of SGI on a labelled file")
