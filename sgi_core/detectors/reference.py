@@ -195,7 +195,12 @@ def reference_scores(q_emb, c_emb, r_emb, y_true, groups=None, *, protocol: str 
     - ``displacement_consistency = d . m / (|d| |m|)``: the response moves from its
       question the way grounded responses to similar questions move.
     - ``expected_response_deviation = -theta(r_hat, normalize(q_hat + m))``: minus
-      the angle between the response and where the neighbours predict it.
+      the angle between the response and where the neighbours predict it. The sign
+      is the reference definition's, not fitted to labels. When the neighbours'
+      displacements point many ways (short grounded answers each naming a different
+      entity), ``m`` is short, the predicted point sits near the question, and the
+      score then favours responses that stay near their question: on such data it
+      ranks hallucinated answers higher (AUROC below 0.5).
     - ``displacement_magnitude = (|d| - mean_N |d_j|) / sd_N |d_j|`` (ddof=1), not
       negated: hallucinated answers stay near their question ("semantic laziness";
       valid answers have the larger ``theta(r, q)``, paper Table 5) and so have a
