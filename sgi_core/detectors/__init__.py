@@ -1,5 +1,6 @@
 """Detectors beside SGI: reference-set displacement scores (out of fold) and claim-level grounding."""
 
+from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores, sentence_scores, split_pieces, split_sentences
 from sgi_core.detectors.folds import GROUP_COLUMNS, crossfit_folds, question_groups
 from sgi_core.detectors.reference import (
     PROTOCOLS,
@@ -10,12 +11,17 @@ from sgi_core.detectors.reference import (
 )
 
 __all__ = [
+    "CLAIM_COLUMNS",
     "GROUP_COLUMNS",
     "PROTOCOLS",
     "REFERENCE_DETECTORS",
     "ReferenceScores",
+    "claim_scores",
     "crossfit_folds",
     "question_groups",
     "reference_scores",
     "reference_sets",
+    "sentence_scores",
+    "split_pieces",
+    "split_sentences",
 ]
