@@ -1,7 +1,12 @@
 """Encoders, the model registry and the embedding cache."""
 
 from sgi_core.embedding.base import Encoder, HashingEncoder, ProgressCallback, cache_key
-from sgi_core.embedding.cache import CacheWarning, EmbeddingCache, default_cache_dir, encode_unique
+from sgi_core.embedding.cache import (
+    CacheWarning,
+    EmbeddingCache,
+    default_cache_dir,
+    encode_unique,
+)
 from sgi_core.embedding.device import DEVICES, PRECISIONS, resolve_device
 from sgi_core.embedding.registry import (
     DEFAULT_MODEL,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 

@@ -24,8 +24,8 @@ import sqlite3
 import threading
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd

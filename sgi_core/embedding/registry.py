@@ -29,8 +29,16 @@ from pathlib import Path
 
 from sgi_core.embedding.base import Encoder, HashingEncoder
 from sgi_core.embedding.device import resolve_device
-from sgi_core.embedding.mpnet import find_model_folder, mpnet_archive_parts, unpack_mpnet
-from sgi_core.embedding.sources import folder_fingerprint, installed_files, package_fingerprint
+from sgi_core.embedding.mpnet import (
+    find_model_folder,
+    mpnet_archive_parts,
+    unpack_mpnet,
+)
+from sgi_core.embedding.sources import (
+    folder_fingerprint,
+    installed_files,
+    package_fingerprint,
+)
 from sgi_core.embedding.trust import check_model_code
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
@@ -112,7 +120,7 @@ def _hub_configs(hub_id: str) -> str:
 
     try:
         return snapshot_download(hub_id, allow_patterns=["*.json"])
-    except Exception as err:  # the hub client raises many error types for one cause: no model here
+    except (OSError, ValueError) as err:  # hub HTTP errors and missing entries are OSErrors, bad ids ValueErrors
         raise SGIInputError(f"could not fetch the configuration of hub model '{hub_id}': {err}") from None
 
 

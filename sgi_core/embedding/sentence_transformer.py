@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from sgi_core.embedding.base import ProgressCallback
-from sgi_core.embedding.device import DEFAULT_TOKEN_BUDGET, check_precision, count_batches, token_budget_batches
+from sgi_core.embedding.device import (
+    DEFAULT_TOKEN_BUDGET,
+    check_precision,
+    count_batches,
+    token_budget_batches,
+)
 
 
 def configure_offline() -> None:

@@ -9,7 +9,12 @@ import warnings
 import numpy as np
 import pytest
 
-from sgi_core.embedding import CacheWarning, EmbeddingCache, HashingEncoder, encode_unique
+from sgi_core.embedding import (
+    CacheWarning,
+    EmbeddingCache,
+    HashingEncoder,
+    encode_unique,
+)
 from tests.conftest import REPO
 
 N_THREADS = 8

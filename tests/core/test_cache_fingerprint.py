@@ -5,7 +5,14 @@ import os
 import numpy as np
 import pytest
 
-from sgi_core.embedding import CacheWarning, EmbeddingCache, HashingEncoder, cache_key, encode_unique, registry
+from sgi_core.embedding import (
+    CacheWarning,
+    EmbeddingCache,
+    HashingEncoder,
+    cache_key,
+    encode_unique,
+    registry,
+)
 from sgi_core.embedding.cache import text_key
 from sgi_core.embedding.sources import folder_fingerprint, package_fingerprint
 

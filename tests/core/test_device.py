@@ -7,7 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sgi_core.embedding import load_encoder, resolve_device
-from sgi_core.embedding.device import check_precision, count_batches, token_budget_batches
+from sgi_core.embedding.device import (
+    check_precision,
+    count_batches,
+    token_budget_batches,
+)
 from sgi_core.errors import SGIInputError
 
 

@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sgi_core.embedding import load_encoder, registry
-from sgi_core.embedding import mpnet, sources
-from sgi_core.embedding.trust import class_references, check_model_code
+from sgi_core.embedding import load_encoder, mpnet, registry, sources
+from sgi_core.embedding.trust import check_model_code, class_references
 from sgi_core.errors import SGIInputError
 from tests.conftest import REPO
 
@@ -40,7 +39,7 @@ def test_sentence_transformers_alone_runs_the_folder_code(tmp_path):
             f"try:\n    SentenceTransformer({str(folder)!r}, device='cpu', trust_remote_code=False)\n"
             "except Exception:\n    pass\n")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(tmp_path / "hf-modules")}
-    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    subprocess.run([sys.executable, "-c", code], check=False, cwd=tmp_path, env=env, capture_output=True, timeout=120)
     assert marker.read_text() == "ran"
 
 
@@ -192,3 +191,25 @@ def test_installed_mpnet_parts_match_the_pinned_sha256():
                 digest.update(block)
     assert digest.hexdigest() == mpnet.MPNET_ARCHIVE_SHA256
     assert all(part.is_relative_to(sources.site_dirs()[0]) for part in parts)
+
+
+def test_hub_model_configs_are_checked_before_its_weights(tmp_path, monkeypatch):
+    """With SGI_ONLINE=1 only the JSON files come down first; the hub itself is out of reach here."""
+    import huggingface_hub
+
+    folder = _evil_folder(tmp_path, tmp_path / "marker")
+    fetched = []
+    monkeypatch.setenv("SGI_ONLINE", "1")
+    monkeypatch.setattr(huggingface_hub, "snapshot_download",
+                        lambda repo_id, allow_patterns: fetched.append((repo_id, allow_patterns)) or str(folder))
+    with pytest.raises(SGIInputError, match="names module 'evil_module.Evil'"):
+        load_encoder("someone/evil-model", device="cpu")
+    assert fetched == [("someone/evil-model", ["*.json"])]
+
+    def unreachable(repo_id, allow_patterns):
+        raise OSError("no network")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
+    with pytest.raises(SGIInputError, match="could not fetch the configuration of hub model 'someone/x': no network"):
+        load_encoder("someone/x", device="cpu")
+    assert not (tmp_path / "marker").exists()
