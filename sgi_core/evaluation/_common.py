@@ -6,18 +6,68 @@ Conventions used by every function in :mod:`sgi_core.evaluation`:
   from label metrics and counted);
 * ``score``: higher = more grounded (SGI as it is);
 * a row whose score is NaN (not scored) is excluded from every metric and counted.
+
+Inputs are validated once, at the public entry (as scikit-learn skips nested
+validation): a public function is marked with :func:`validates_inputs`, and when it
+calls another public function the inner :func:`as_labels` and :func:`as_scores`
+only convert, because the outer call has already checked the same arrays.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 
 import numpy as np
 
 from sgi_core.errors import SGIInputError
 
 
+_DEPTH = contextvars.ContextVar("sgi_evaluation_depth", default=0)
+
+
+def validates_inputs(func):
+    """Mark a public function: its checks run when a user calls it, not when another public function does."""
+
+    @functools.wraps(func)
+    def entry(*args, **kwargs):
+        with inputs_checked():
+            return func(*args, **kwargs)
+
+    return entry
+
+
+@contextlib.contextmanager
+def inputs_checked():
+    """Within this block the caller has checked its inputs: calls below it only convert them."""
+    token = _DEPTH.set(_DEPTH.get() + 1)
+    try:
+        yield
+    finally:
+        _DEPTH.reset(token)
+
+
+def _nested() -> bool:
+    """True inside a public function called by another one (its inputs were checked outside)."""
+    return _DEPTH.get() > 1
+
+
 def as_labels(y_true, *, name: str = "y_true") -> np.ndarray:
     """Labels as float64 with values 1.0, 0.0 or NaN; anything else is an input error."""
+    if _nested():
+        return np.asarray(y_true, dtype=np.float64).ravel()
+    return _checked_labels(y_true, name)
+
+
+def as_scores(score, *, name: str = "score", n: int | None = None) -> np.ndarray:
+    """Scores as float64; NaN means 'not scored'; infinite values are an input error."""
+    if _nested():
+        return np.asarray(score, dtype=np.float64).ravel()
+    return _checked_scores(score, name, n)
+
+
+def _checked_labels(y_true, name: str) -> np.ndarray:
     try:
         labels = np.asarray(y_true, dtype=np.float64).ravel()
     except (TypeError, ValueError):
@@ -37,8 +87,7 @@ def as_labels(y_true, *, name: str = "y_true") -> np.ndarray:
     return labels
 
 
-def as_scores(score, *, name: str = "score", n: int | None = None) -> np.ndarray:
-    """Scores as float64; NaN means 'not scored'; infinite values are an input error."""
+def _checked_scores(score, name: str, n: int | None) -> np.ndarray:
     try:
         values = np.asarray(score, dtype=np.float64).ravel()
     except (TypeError, ValueError):
@@ -53,6 +102,24 @@ def as_scores(score, *, name: str = "score", n: int | None = None) -> np.ndarray
     if n is not None and len(values) != n:
         raise SGIInputError(f"'{name}' has {len(values)} values but the labels have {n}", column=name)
     return values
+
+
+def as_probabilities(y_true, y_prob, *, func: str) -> tuple[np.ndarray, np.ndarray]:
+    """Complete labels and probabilities in [0, 1] for reliability and ECE; anything else is an input error."""
+    labels = as_labels(y_true)
+    prob = as_scores(y_prob, name="y_prob", n=len(labels))
+    if _nested():
+        return labels, prob
+    unlabelled = np.isnan(labels)
+    if unlabelled.any():
+        raise SGIInputError(f"{func} needs a label on every row", column="y_true",
+                            rows=(np.flatnonzero(unlabelled) + 1).tolist(), hint="Leave unlabelled rows out first")
+    outside = np.isnan(prob) | (prob < 0.0) | (prob > 1.0)
+    if outside.any():
+        raise SGIInputError(f"{func} needs probabilities in [0, 1]", column="y_prob",
+                            rows=(np.flatnonzero(outside) + 1).tolist(),
+                            hint="Map scores to probabilities with a calibrator (fit_calibrator) first")
+    return labels, prob
 
 
 def labelled_groups(y_true, score, *, score_name: str = "score") -> tuple[np.ndarray, np.ndarray, int]:

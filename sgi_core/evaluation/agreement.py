@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_scores
+from sgi_core.evaluation._common import as_scores, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 
 
@@ -47,6 +47,7 @@ def _offdiag_mean(matrix: np.ndarray) -> float:
     return float(matrix[mask].mean()) if mask.any() else math.nan
 
 
+@validates_inputs
 def cross_model_agreement(scores: dict) -> AgreementResult:
     """Correlate the same rows' scores across models.
 

@@ -25,7 +25,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_int
+from sgi_core.evaluation._common import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probability
 from sgi_core.results import JsonResult, warn_undefined
 
@@ -163,6 +163,7 @@ def length_verdict(auroc_length: float, auroc_length_score: float, fold_deltas, 
     return text
 
 
+@validates_inputs
 def beyond_length(lengths, score, y_true, *, n_splits: int = 5, seed: int = 0, score_name: str = "SGI") -> BeyondLengthResult:
     """Does the score add signal beyond length? Cross-validated AUROC with and without it.
 

@@ -27,7 +27,15 @@ from sklearn.metrics import brier_score_loss
 from sklearn.model_selection import train_test_split
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_fraction, check_int
+from sgi_core.evaluation._common import (
+    as_labels,
+    as_probabilities,
+    as_scores,
+    check_choice,
+    check_fraction,
+    check_int,
+    validates_inputs,
+)
 from sgi_core.results import JsonResult, warn_undefined
 
 METHODS = ("minmax", "platt", "isotonic")
@@ -69,6 +77,7 @@ def _labelled(score, y_true) -> tuple[np.ndarray, np.ndarray]:
     return scores[keep], labels[keep]
 
 
+@validates_inputs
 def fit_calibrator(score, y_true, *, method: str = "minmax") -> Calibrator:
     """Fit a map from score (higher = grounded) to P(grounded) on labelled rows.
 
@@ -137,6 +146,7 @@ class ReliabilityBins(JsonResult):
     counts: tuple[int, ...]
 
 
+@validates_inputs
 def reliability_bins(y_true, y_prob, *, n_bins: int = 10, strategy: str = "quantile") -> ReliabilityBins:
     """Bin predictions as :func:`sklearn.calibration.calibration_curve` does, with counts.
 
@@ -145,8 +155,9 @@ def reliability_bins(y_true, y_prob, *, n_bins: int = 10, strategy: str = "quant
     >>> reliability_bins([0, 1, 1, 1], [0.25, 0.25, 0.75, 0.75], n_bins=2, strategy="uniform")
     ReliabilityBins(prob_pred=(0.25, 0.75), prob_true=(0.5, 1.0), counts=(2, 2))
     """
-    labels = np.asarray(y_true, dtype=np.float64)
-    prob = np.asarray(y_prob, dtype=np.float64)
+    n_bins = check_int(n_bins, "n_bins", "reliability_bins", minimum=1)
+    check_choice(strategy, "strategy", "reliability_bins", STRATEGIES)
+    labels, prob = as_probabilities(y_true, y_prob, func="reliability_bins")
     ids = _bin_ids(prob, n_bins, strategy)
     counts = np.bincount(ids, minlength=n_bins)
     filled = counts > 0
@@ -155,6 +166,7 @@ def reliability_bins(y_true, y_prob, *, n_bins: int = 10, strategy: str = "quant
     return ReliabilityBins(tuple(prob_pred.tolist()), tuple(prob_true.tolist()), tuple(counts[filled].tolist()))
 
 
+@validates_inputs
 def expected_calibration_error(y_true, y_prob, *, n_bins: int = 10, strategy: str = "uniform") -> float:
     """ECE = sum over bins of ``(n_bin / n) * |share grounded - mean predicted P|``.
 
@@ -175,7 +187,8 @@ def expected_calibration_error(y_true, y_prob, *, n_bins: int = 10, strategy: st
     """
     n_bins = check_int(n_bins, "n_bins", "expected_calibration_error", minimum=1)
     check_choice(strategy, "strategy", "expected_calibration_error", STRATEGIES)
-    bins = reliability_bins(y_true, y_prob, n_bins=n_bins, strategy=strategy)
+    labels, prob = as_probabilities(y_true, y_prob, func="expected_calibration_error")
+    bins = reliability_bins(labels, prob, n_bins=n_bins, strategy=strategy)
     counts = np.asarray(bins.counts, dtype=np.float64)
     if counts.sum() == 0:
         warn_undefined("ECE of an empty set of predictions is undefined")
@@ -184,6 +197,7 @@ def expected_calibration_error(y_true, y_prob, *, n_bins: int = 10, strategy: st
     return float(np.sum(counts / counts.sum() * gaps))
 
 
+@validates_inputs
 def halluc_rate_by_quantile(y_true, score, *, n_groups: int = 10) -> tuple[float, ...]:
     """Share of hallucinated rows in each score decile (lowest scores first).
 
@@ -196,6 +210,7 @@ def halluc_rate_by_quantile(y_true, score, *, n_groups: int = 10) -> tuple[float
     >>> halluc_rate_by_quantile([0, 0, 1, 0, 1, 1], [1, 2, 3, 4, 5, 6], n_groups=3)
     (1.0, 0.5, 0.0)
     """
+    n_groups = check_int(n_groups, "n_groups", "halluc_rate_by_quantile", minimum=1)
     scores, labels = _labelled(score, y_true)
     if len(scores) < n_groups:
         warn_undefined(f"{len(scores)} labelled rows cannot fill {n_groups} score groups")
@@ -240,6 +255,7 @@ class CalibrationResult(JsonResult):
     halluc_rate_by_decile: tuple[float, ...]
 
 
+@validates_inputs
 def calibration_analysis(
     y_true,
     score,

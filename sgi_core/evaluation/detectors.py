@@ -23,7 +23,7 @@ from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int
+from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int, validates_inputs
 from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probability
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
@@ -169,6 +169,7 @@ def _verdict(names, alone, combined) -> str:
     return f"{head}: the combination beats every detector alone by {gain:+.3f} over {names[best]}."
 
 
+@validates_inputs
 def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 1000,
                       seed: int = 0) -> DetectorComparison:
     """Compare detector scores alone and combined.

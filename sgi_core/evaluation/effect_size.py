@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from sgi_core.evaluation._common import check_fraction, check_int, labelled_groups
+from sgi_core.evaluation._common import check_fraction, check_int, labelled_groups, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.bootstrap import two_sample_ci
 
@@ -40,6 +40,7 @@ def _why_d_undefined(valid: np.ndarray, halluc: np.ndarray) -> str | None:
     return None
 
 
+@validates_inputs
 def cohens_d(valid, halluc) -> float:
     """Cohen's d with the pooled standard deviation (ddof=1).
 
@@ -72,6 +73,7 @@ def cohens_d(valid, halluc) -> float:
     return float(cohens_d_along(valid, halluc))
 
 
+@validates_inputs
 def hedges_g(valid, halluc) -> float:
     """Hedges' g: Cohen's d times the small-sample correction ``1 - 3 / (4 * (n1 + n2) - 9)``.
 
@@ -133,6 +135,7 @@ def _sd(x: np.ndarray) -> float:
     return float(np.std(x, ddof=1)) if len(x) >= 2 else math.nan
 
 
+@validates_inputs
 def effect_size(y_true, score, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95) -> EffectSizeResult:
     """Cohen's d, Hedges' g and Welch's t of a score between grounded and hallucinated rows.
 
@@ -207,6 +210,7 @@ class AngleEffectsResult(JsonResult):
     cohens_d_theta_rc: float
 
 
+@validates_inputs
 def angle_effects(theta_rq, theta_rc, y_true) -> AngleEffectsResult:
     """Cohen's d (valid minus hallucinated, ddof=1) of ``theta_rq`` and of ``theta_rc`` separately.
 

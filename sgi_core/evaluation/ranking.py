@@ -15,7 +15,7 @@ import numpy as np
 from scipy.stats import percentileofscore
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from sgi_core.evaluation._common import as_scores, check_fraction, check_int, labelled_groups
+from sgi_core.evaluation._common import as_scores, check_fraction, check_int, labelled_groups, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.bootstrap import two_sample_ci
 
@@ -68,6 +68,7 @@ def auroc_of_groups(valid: np.ndarray, halluc: np.ndarray) -> float:
     return float(roc_auc_score(labels, np.concatenate([valid, halluc])))
 
 
+@validates_inputs
 def auroc(y_true, y_score) -> float:
     """AUROC of a score against labels (grounded positive); NaN with a warning if one class.
 
@@ -114,6 +115,7 @@ class RocResult(JsonResult):
     n_excluded: int
 
 
+@validates_inputs
 def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95) -> RocResult:
     """ROC curve, AUROC and its bootstrap interval, grounded as the positive class.
 
@@ -162,6 +164,7 @@ def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confiden
     )
 
 
+@validates_inputs
 def score_percentile(scores, value: float) -> float:
     """Percentage of scored rows whose score is at or below ``value`` (NaN rows left out).
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, labelled_groups
+from sgi_core.evaluation._common import as_labels, as_scores, inputs_checked, labelled_groups, validates_inputs
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
 from sgi_core.evaluation.baselines import BASELINE_DESCRIPTIONS, BeyondLengthResult, baseline_scores, beyond_length, response_length
 from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, cohens_d, effect_size
@@ -28,6 +28,8 @@ from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_str
 
 #: Texts whose character lengths are stratified, in the paper's Table 3 order.
 LENGTH_COLUMNS = ("question", "context", "response")
+#: Angle columns a scored frame carries (radians), checked once with the score.
+ANGLE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc")
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ def _baselines(frame: pd.DataFrame, labels: np.ndarray, *, n_boot: int, seed: in
     return tuple(out)
 
 
+@validates_inputs
 def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int = 1000, seed: int = 0) -> EvaluationReport:
     """Evaluate one score column against the labels of a scored frame.
 
@@ -157,26 +160,25 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         )
     labels = as_labels(scored_frame["label"], name="label")
     scores = as_scores(scored_frame[score_col], name=score_col)
+    has = set(scored_frame.columns)
+    angles_of = {name: as_scores(scored_frame[name], name=name) for name in ANGLE_COLUMNS if name in has}
     scored = ~np.isnan(scores)
     n_degenerate = 0
-    if "sgi_status" in scored_frame.columns:
+    if "sgi_status" in has:
         n_degenerate = int((scored & scored_frame["sgi_status"].astype(str).str.startswith("degenerate").to_numpy()).sum())
 
-    def column(name: str) -> np.ndarray:
-        return scored_frame[name].to_numpy(dtype=np.float64)
-
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, inputs_checked():
         warnings.simplefilter("always", UndefinedStatisticWarning)
         es = effect_size(labels, scores, n_boot=n_boot, seed=seed)
         roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
-        has = set(scored_frame.columns)
-        qc = theta_qc_strata(column("theta_qc"), labels, scores) if "theta_qc" in has else None
+        qc = theta_qc_strata(angles_of["theta_qc"], labels, scores) if "theta_qc" in angles_of else None
         lengths = tuple(
             length_strata(response_length(scored_frame[name]), labels, scores, name=name)
             for name in LENGTH_COLUMNS
             if name in has
         )
-        angles = angle_effects(column("theta_rq"), column("theta_rc"), labels) if {"theta_rq", "theta_rc"} <= has else None
+        angles = (angle_effects(angles_of["theta_rq"], angles_of["theta_rc"], labels)
+                  if {"theta_rq", "theta_rc"} <= set(angles_of) else None)
         baselines = _baselines(scored_frame, labels, n_boot=n_boot, seed=seed) if {"response", "context"} <= has else ()
         beyond = (
             beyond_length(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.evaluation._common import as_scores
+from sgi_core.evaluation._common import as_scores, validates_inputs
 from sgi_core.results import JsonResult
 from sgi_core.evaluation.strata import StrataResult, group_strata
 from sgi_core.retrieval import DEFAULT_KS, RetrievalResult, diagnose, retrieval_metrics_from_frame
@@ -62,6 +62,7 @@ class RetrievalReport(JsonResult):
         return "\n".join(lines)
 
 
+@validates_inputs
 def retrieval_report(frame: pd.DataFrame, *, score_col: str = "sgi", k: int = 5, ks=DEFAULT_KS,
                      grounded_threshold: float = DEFAULT_GROUNDED_THRESHOLD,
                      source: str = "<input>") -> RetrievalReport | None:

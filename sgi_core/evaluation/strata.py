@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_int
+from sgi_core.evaluation._common import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.effect_size import cohens_d_along
 from sgi_core.evaluation.ranking import auroc_of_groups
@@ -96,6 +96,7 @@ def _inputs(covariate, y_true, score, covariate_name: str) -> tuple[np.ndarray, 
     return values[keep], labels[keep], scores[keep]
 
 
+@validates_inputs
 def theta_qc_strata(theta_qc, y_true, score, *, n_strata: int = 3) -> StrataResult:
     """SGI separation within quantile strata of ``theta_qc`` (the paper's Table 2).
 
@@ -139,6 +140,7 @@ def theta_qc_strata(theta_qc, y_true, score, *, n_strata: int = 3) -> StrataResu
     return _summarise("theta_qc", codes, list(zip(edges[:-1], edges[1:])), labels, scores)
 
 
+@validates_inputs
 def length_strata(lengths, y_true, score, *, n_strata: int = 3, name: str = "response") -> StrataResult:
     """SGI separation within equal-size strata of a length (the paper's Table 3).
 
@@ -174,6 +176,7 @@ def length_strata(lengths, y_true, score, *, n_strata: int = 3, name: str = "res
     return _summarise(name, codes, edges, labels, scores)
 
 
+@validates_inputs
 def group_strata(groups, y_true, score, *, group_names: dict, name: str) -> StrataResult:
     """SGI separation within groups given by a code per row (e.g. retrieval miss / hit).
 

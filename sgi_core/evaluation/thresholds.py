@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_choice
+from sgi_core.evaluation._common import as_labels, as_scores, check_choice, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 
 CHOICE_METHODS = ("youden", "target_recall", "target_precision", "cost")
@@ -85,6 +85,7 @@ def _metrics_frame(valid: np.ndarray, halluc: np.ndarray, scored: np.ndarray, th
     )
 
 
+@validates_inputs
 def threshold_metrics(y_true, score, threshold: float) -> ThresholdMetrics:
     """Metrics of flagging rows with ``score < threshold`` as hallucinated.
 
@@ -120,6 +121,7 @@ def threshold_metrics(y_true, score, threshold: float) -> ThresholdMetrics:
 _INT_FIELDS = frozenset({"tp", "fp", "tn", "fn", "n_flagged", "n_scored"})
 
 
+@validates_inputs
 def threshold_metrics_grid(y_true, score) -> pd.DataFrame:
     """:func:`threshold_metrics` at every threshold where a metric changes.
 
@@ -157,6 +159,7 @@ class ThresholdChoice(JsonResult):
     metrics: ThresholdMetrics | None
 
 
+@validates_inputs
 def choose_threshold(
     y_true, score, *, method: str = "youden", target: float | None = None, cost_ratio: float | None = None
 ) -> ThresholdChoice:
