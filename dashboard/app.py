@@ -10,7 +10,7 @@ if REPO not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from dashboard import services, state  # noqa: E402
+from dashboard import page, services, state  # noqa: E402
 
 PAGES = [
     st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
@@ -26,11 +26,11 @@ PAGES = [
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
 
 st.set_page_config(page_title="SGI Workbench", page_icon=":material/hub:", layout="wide")
-page = st.navigation(PAGES + ([RETRIEVAL_PAGE] if services.has_retrieval_columns() else []))
+current = st.navigation(PAGES + ([RETRIEVAL_PAGE] if page.has_retrieval_columns() else []))
 with st.sidebar:
     models = state.chosen_models(services.default_model())
     if len(models) > 1:
         st.selectbox("Model shown on the analysis pages", models, key=state.MODEL_SHOWN, **state.PERSIST)
     st.caption("SGI = angle(response, question) / angle(response, context). "
                "**High SGI = grounded**: the answer moved from the question toward its context.")
-page.run()
+current.run()

@@ -10,7 +10,6 @@ re-embedded even after the app restarts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,20 +26,19 @@ from sgi_core.embedding import (
     load_encoder,
     model_availability,
 )
-from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
-from sgi_core.session import data_fingerprint
+from sgi_core.export import to_csv_bytes
+from sgi_core.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"
 
 #: Environment variable naming the model scored on first open (tests use "hashing").
 MODEL_ENV = "SGI_DASHBOARD_MODEL"
 
-EMBEDDED = "services.embedded"
 
 
 def default_model() -> str:
@@ -82,81 +80,14 @@ def triple_table(key: state.DataKey, _raw: bytes) -> TripleTable:
                             source=key.name)
 
 
-def _embed_with_progress(table: TripleTable, model_name: str) -> None:
-    """Embed the texts missing from the disk cache, drawing a progress bar of texts embedded / total."""
-    bar = st.empty()
-
-    def report(done: int, total: int) -> None:
-        if total:
-            bar.progress(done / total, text=f"Embedding with {model_name}: {done:,} / {total:,} new texts")
-
-    embed_table(table, encoder(model_name), cache=_disk_cache(model_name), progress=report)
-    bar.empty()
+def embed(table: TripleTable, model_name: str, *, progress=None) -> None:
+    """Put the embeddings of a table's texts in the disk cache (a progress callback sees the new ones)."""
+    embed_table(table, encoder(model_name), cache=_disk_cache(model_name), progress=progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _scored_frame(key: state.DataKey, model_name: str, _table: TripleTable) -> pd.DataFrame:
+def scored_frame(key: state.DataKey, model_name: str, _table: TripleTable) -> pd.DataFrame:
     return score_table(_table, encoder(model_name), cache=_disk_cache(model_name))
-
-
-def scored_frame(key: state.DataKey, table: TripleTable, model_name: str) -> pd.DataFrame:
-    """The table scored with one model; the first call in a session shows embedding progress."""
-    done = st.session_state.setdefault(EMBEDDED, set())
-    if (key, model_name) not in done:
-        _embed_with_progress(table, model_name)
-        done.add((key, model_name))
-    return _scored_frame(key, model_name, table)
-
-
-@dataclass(frozen=True)
-class ScoredData:
-    """The current file, validated and scored with each chosen model."""
-
-    key: state.DataKey
-    table: TripleTable
-    frames: dict
-    model: str
-
-    @property
-    def frame(self) -> pd.DataFrame:
-        """Scores of the model shown on the analysis pages."""
-        return self.frames[self.model]
-
-
-def current_columns() -> list[str]:
-    """Columns of the current file (the bundled sample on first open), seeding the mapping from them.
-
-    Raises
-    ------
-    SGIInputError
-        If the file cannot be read.
-    """
-    if not state.has_file():
-        state.set_file(SAMPLE_CSV.name, SAMPLE_CSV.read_bytes())
-    name, raw = state.raw_file()
-    columns = list(raw_frame(name, state.data_digest(), raw).columns)
-    state.seed_mapping(columns)
-    return columns
-
-
-def current_table() -> tuple[state.DataKey, TripleTable]:
-    """The current file validated with the chosen mapping; raises SGIInputError when it does not fit."""
-    current_columns()
-    key = state.data_key()
-    return key, triple_table(key, state.raw_file()[1])
-
-
-def scored_data() -> ScoredData:
-    """Current file scored with every chosen model; shows the error and stops the page when it cannot."""
-    try:
-        key, table = current_table()
-        models = state.chosen_models(default_model())
-        frames = {name: scored_frame(key, table, name) for name in models}
-    except SGIInputError as err:
-        st.error(f"{err}")
-        st.info("Fix the file or the column mapping on the Data page.")
-        st.stop()
-    return ScoredData(key, table, frames, state.shown_model(models))
 
 
 @st.cache_data(show_spinner="Computing statistics...", max_entries=64)
@@ -214,13 +145,12 @@ def detector_threshold(key: state.DataKey, column: str, higher_is: str,
                                        method="youden")
 
 
-def has_retrieval_columns() -> bool:
-    """Whether the current file lists retrieved and relevant ids (False while it cannot be read)."""
-    try:
-        columns = current_columns()
-    except SGIInputError:
-        return False
+def has_retrieval_columns(columns) -> bool:
     return None not in find_retrieval_columns(columns)
+
+
+def calibrator_from_dict(data: dict) -> evaluation.Calibrator:
+    return evaluation.Calibrator.from_dict(data)
 
 
 @st.cache_data(show_spinner="Computing retrieval metrics...", max_entries=32)
@@ -238,6 +168,11 @@ def calibration(key: state.DataKey, model_name: str, method: str,
 @st.cache_data(show_spinner=False, max_entries=64)
 def threshold_grid(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.DataFrame:
     return evaluation.threshold_metrics_grid(_frame["label"].to_numpy(), _frame["sgi"].to_numpy())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def threshold_range(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> tuple[float, float]:
+    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=(_frame["sgi_status"] == "ok").to_numpy())
 
 
 def threshold_metrics(frame: pd.DataFrame, threshold: float) -> evaluation.ThresholdMetrics:
@@ -284,27 +219,19 @@ def sgi_percentile(key: state.DataKey, model_name: str, value: float, _frame: pd
     return evaluation.score_percentile(_frame["sgi"].to_numpy(), value)
 
 
-@dataclass(frozen=True)
-class ActiveCalibration:
-    """The calibrator the pages use: fitted here on a split, or loaded from a saved session."""
-
-    calibrator: evaluation.Calibrator
-    origin: str
-    result: evaluation.CalibrationResult | None = None
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """The scored frame as a CSV download (formula-like cells escaped)."""
+    return to_csv_bytes(frame)
 
 
-def active_calibration(data: ScoredData) -> ActiveCalibration:
-    """The loaded session's calibrator when one applies to the model shown, else one fitted on a split.
+def flagged_csv(frame: pd.DataFrame, calibrator, threshold: float) -> bytes:
+    """Built only when the download is clicked: a large file costs nothing until asked for."""
+    return to_csv_bytes(apply_session(frame, calibrator, threshold))
 
-    Raises
-    ------
-    SGIInputError
-        When the data have too few labelled rows of each class to fit one.
-    """
-    loaded = st.session_state.get(state.CALIBRATION_LOADED)
-    if loaded is not None and loaded["model"] == data.model:
-        return ActiveCalibration(evaluation.Calibrator.from_dict(loaded["calibrator"]),
-                                 f"loaded from the session saved {loaded['created']}")
-    method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
-    result = calibration(data.key, data.model, method, data.frame)
-    return ActiveCalibration(result.calibrator, f"{method} calibrator fitted on {result.n_fit:,} labelled rows (half, split by label)", result)
+
+def session_json(model_name: str, calibrator, threshold: float, frame: pd.DataFrame) -> bytes:
+    return session_to_json(new_session(model=model_name, calibrator=calibrator, threshold=threshold, frame=frame))
+
+
+def read_session(raw: bytes, *, fingerprint: str, source: str) -> CalibrationSession:
+    return load_session(raw, fingerprint=fingerprint, source=source)

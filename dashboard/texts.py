@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+# ASCII punctuation that Markdown (and GFM autolinks) give a meaning to; a backslash makes each literal.
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$])")
+
 D_HELP = ("Cohen's d = (mean grounded - mean hallucinated) / pooled SD (ddof=1). Positive: grounded answers "
           "score higher, as SGI intends. 0.2 is small, 0.5 medium, 0.8 large.")
 AUROC_HELP = ("Probability that a random grounded row scores above a random hallucinated one. "
@@ -23,3 +28,16 @@ def labels_missing(n_valid: int, n_halluc: int) -> str | None:
                 "effect sizes, ROC, calibration and thresholds are undefined. If the label column means the "
                 "opposite of what the Data page assumes, or another column holds the labels, fix it there.")
     return None
+
+
+def plain(text) -> str:
+    r"""Text from a file (cells, column and file names, messages quoting them) made literal for Markdown.
+
+    Links, images, emphasis and autolinked URLs are written out as characters, never rendered.
+
+    Examples
+    --------
+    >>> print(plain("[x](http://a.b) *hi*"))
+    \[x\]\(http\://a\.b\) \*hi\*
+    """
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", str(text)).replace("\n", "  \n")

@@ -55,6 +55,14 @@ def test_evaluation_is_statistics_only():
     assert not {f: m for f, m in offenders.items() if m}
 
 
+def test_pages_import_only_the_dashboard():
+    files = sorted((REPO / "dashboard" / "pages").glob("*.py"))
+    assert len(files) > 5
+    offenders = {str(f.relative_to(REPO)): {m for m in imported_modules(f) if m.split(".")[0] == "sgi_core"}
+                 for f in files}
+    assert not {f: m for f, m in offenders.items() if m}
+
+
 def test_dashboard_imports_no_statistics_library():
     files = sorted((REPO / "dashboard").rglob("*.py"))
     assert len(files) > 8

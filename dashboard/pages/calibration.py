@@ -4,10 +4,7 @@ import functools
 
 import streamlit as st
 
-from dashboard import charts, services, state, texts
-from sgi_core.errors import SGIInputError
-from sgi_core.export import to_csv_bytes
-from sgi_core.session import apply_session, load_session, new_session, session_to_json
+from dashboard import charts, page, services, state, texts
 
 PRESETS = {"youden": "Youden's J (best recall - false-flag rate)", "target_recall": "reach a recall",
            "target_precision": "reach a precision", "cost": "cost of a missed hallucination"}
@@ -16,13 +13,11 @@ SESSION_MESSAGE = "calibration.session_message"
 PRESET_MESSAGE = "calibration.preset_message"
 
 st.title("Calibration session")
-data = services.scored_data()
-report = services.report(data.key, data.model, data.frame)
-st.caption(f"Model: **{data.model}** · file: `{data.key.name}`")
+data, report = page.header()
 missing = texts.labels_missing(report.n_valid, report.n_halluc)
 if missing:
     st.info(missing)
-    st.download_button("Download the scored file (CSV)", data=functools.partial(to_csv_bytes, data.frame),
+    st.download_button("Download the scored file (CSV)", data=functools.partial(services.csv_bytes, data.frame),
                        file_name="sgi_scores.csv", mime="text/csv", on_click="ignore")
     st.stop()
 
@@ -36,10 +31,10 @@ st.radio("Map SGI to P(grounded) with", ["platt", "isotonic", "minmax"], key=sta
          horizontal=True, on_change=_forget_loaded_session, **state.PERSIST,
          format_func={"platt": "Platt (logistic)", "isotonic": "isotonic", "minmax": "min-max (the paper's)"}.get)
 try:
-    active = services.active_calibration(data)
+    active = page.active_calibration(data)
     result = services.calibration(data.key, data.model, active.calibrator.method, data.frame)
-except SGIInputError as err:
-    st.error(f"{err}")
+except page.SGIInputError as err:
+    page.show_error(err)
     st.stop()
 st.caption(f"In use: {active.origin}. ECE, Brier and the diagram are measured on {result.n_eval:,} other labelled "
            "rows held out from the fit, so they are not flattered by fitting and scoring the same rows.")
@@ -71,12 +66,12 @@ def _load_session(fingerprint: str, models: list) -> None:
     if upload is None:
         return
     try:
-        session = load_session(upload.getvalue(), fingerprint=fingerprint, source=upload.name)
+        session = services.read_session(upload.getvalue(), fingerprint=fingerprint, source=upload.name)
         if session.model not in models:
-            raise SGIInputError(f"the session was tuned on scores of model '{session.model}'",
+            raise page.SGIInputError(f"the session was tuned on scores of model '{session.model}'",
                                 source=upload.name, hint="Add that model on the Data page, then load it again")
-    except SGIInputError as err:
-        st.session_state[SESSION_MESSAGE] = ("error", f"{err}")
+    except page.SGIInputError as err:
+        st.session_state[SESSION_MESSAGE] = ("error", texts.plain(err))
         return
     st.session_state[state.CALIBRATION_LOADED] = session.to_dict()
     st.session_state[state.CALIBRATION_METHOD] = session.calibrator["method"]
@@ -86,17 +81,11 @@ def _load_session(fingerprint: str, models: list) -> None:
                                          f"{session.calibrator['method']} calibrator, threshold {session.threshold:.4f}.")
 
 
-def _flagged_csv(frame, calibrator, threshold: float) -> bytes:
-    """Built only when the download is clicked: a large file costs nothing until asked for."""
-    return to_csv_bytes(apply_session(frame, calibrator, threshold))
-
-
 @st.fragment
 def threshold_panel() -> None:
     """Redrawn alone when the slider or a preset moves, so the page above is not recomputed."""
     grid = services.threshold_grid(data.key, data.model, data.frame)
-    lowest = float(grid["threshold"].iloc[0])
-    highest = float(charts.plottable(data.frame)["sgi"].max())
+    lowest, highest = services.threshold_range(data.key, data.model, data.frame)
     if state.CALIBRATION_THRESHOLD not in st.session_state:
         st.session_state[state.CALIBRATION_THRESHOLD] = services.choose_threshold(
             data.key, data.model, "youden", None, None, data.frame).threshold
@@ -118,7 +107,7 @@ def threshold_panel() -> None:
                           key=state.CALIBRATION_THRESHOLD, step=(highest - lowest) / 1000 or 0.001, format="%.4f",
                           **state.PERSIST)
     metrics = services.threshold_metrics(data.frame, threshold)
-    probability = float(active.calibrator.predict([threshold])[0])
+    probability = active.calibrator.probability(threshold)
     st.caption(f"At this threshold the calibrator gives P(grounded) = {probability:.3f}. "
                "Positive class = hallucinated: recall is the share of hallucinated rows flagged.")
     cols = st.columns(5)
@@ -131,13 +120,13 @@ def threshold_panel() -> None:
     right.plotly_chart(charts.threshold_curves(grid, threshold), key="calibration.curves")
 
     st.subheader("3. Save, load and download")
-    session = new_session(model=data.model, calibrator=active.calibrator, threshold=threshold, frame=data.frame)
+    session_json = services.session_json(data.model, active.calibrator, threshold, data.frame)
     save_col, download_col = st.columns(2)
-    save_col.download_button("Save this session (JSON)", data=session_to_json(session),
+    save_col.download_button("Save this session (JSON)", data=session_json,
                               file_name="sgi_calibration_session.json", mime="application/json", on_click="ignore")
     download_col.download_button(
         "Download the scored file with P(grounded) and flags (CSV)",
-        data=functools.partial(_flagged_csv, data.frame, active.calibrator, threshold),
+        data=functools.partial(services.flagged_csv, data.frame, active.calibrator, threshold),
         file_name="sgi_scores_flagged.csv", mime="text/csv", on_click="ignore")
 
 

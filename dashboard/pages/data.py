@@ -3,8 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import services, state
-from sgi_core.errors import SGIInputError
+from dashboard import page, services, state, texts
 
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
 
@@ -32,11 +31,11 @@ upload_col.caption(f"Up to {st.get_option('server.maxUploadSize')} MB per file: 
 sample_col.button("Use the bundled sample", on_click=_use_sample, width="stretch")
 
 try:
-    columns = services.current_columns()
-except SGIInputError as err:
-    st.error(f"{err}")
+    columns = page.current_columns()
+except page.SGIInputError as err:
+    page.show_error(err)
     st.stop()
-st.markdown(f"**Current file:** `{state.raw_file()[0]}`")
+st.markdown(f"**Current file:** {texts.plain(state.raw_file()[0])}")
 
 st.subheader("Columns")
 for role, slot in zip(state.ROLES, st.columns(4)):
@@ -64,15 +63,15 @@ if not st.session_state[state.DATA_MODELS]:
 
 st.subheader("Validation")
 try:
-    key, table = services.current_table()
-except SGIInputError as err:
-    st.error(f"{err}")
+    key, table = page.current_table()
+except page.SGIInputError as err:
+    page.show_error(err)
     st.stop()
 left, right = st.columns(2)
 left.metric("Rows read", f"{table.n_rows:,}")
 right.metric("Rows that cannot be scored", f"{len(table.unscorable):,}")
 for warning in table.warnings:
-    st.warning(warning)
+    st.warning(texts.plain(warning))
 if table.unscorable:
     st.caption("These rows stay in every table and download, with no score:")
     rejected = sorted(table.unscorable.items())
@@ -80,7 +79,7 @@ if table.unscorable:
                  hide_index=True, height=min(400, 40 + 35 * len(table.unscorable)))
 
 st.subheader("Scores")
-data = services.scored_data()
+data = page.scored_data()
 for model, frame in data.frames.items():
     odd = frame[frame["sgi_status"] != "ok"]
     st.markdown(f"**{model}**: scored. " + (f"{len(odd):,} rows are degenerate or not scored:"

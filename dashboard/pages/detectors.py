@@ -3,21 +3,13 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, services, state, texts
-from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.detectors import NEGLIGIBLE_COMBINED_GAIN
+from dashboard import charts, page, services, state
 
 st.title("Detectors")
 st.write("Put any numeric column of your file (an LLM judge's consistency score, RAGAS faithfulness, an NLI "
          "probability, ...) on the same footing as SGI: ROC with a confidence interval, correlation with SGI, "
          "calibration, a threshold, and a cross-validated combination with SGI.")
-data = services.scored_data()
-report = services.report(data.key, data.model, data.frame)
-st.caption(f"Model: **{data.model}** · file: `{data.key.name}`")
-missing = texts.labels_missing(report.n_valid, report.n_halluc)
-if missing:
-    st.info(missing)
-    st.stop()
+data, report = page.header(require_labels=True)
 columns = services.numeric_columns(data.table)
 if not columns:
     st.info("This file has no numeric column besides the mapped ones. Add a column with another detector's "
@@ -35,8 +27,8 @@ if not specs:
 
 try:
     comparison = services.detector_comparison(data.key, data.model, specs, data.table, data.frame)
-except SGIInputError as err:
-    st.error(f"{err}")
+except page.SGIInputError as err:
+    page.show_error(err)
     st.stop()
 
 COLUMNS = {"detector": "score", "auroc": "AUROC", "auroc_ci_lo": "95% CI from", "auroc_ci_hi": "95% CI to",
@@ -47,7 +39,7 @@ st.caption(f"Scores oriented so that higher = grounded. Cross-validated AUROC: a
            f"and on all together, {comparison.n_splits} folds over the {comparison.n:,} labelled rows every score "
            "covers (out-of-fold predictions, same folds for all). A low Spearman correlation with a useful AUROC "
            "means the signals are complementary.")
-(st.success if comparison.gain_over_best >= NEGLIGIBLE_COMBINED_GAIN else st.info)(comparison.verdict)
+page.verdict(comparison.level, comparison.verdict)
 
 curves = dict(zip(comparison.names, comparison.roc))
 curves["combined (out of fold)"] = comparison.combined_roc

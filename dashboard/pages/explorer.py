@@ -2,14 +2,13 @@
 
 import streamlit as st
 
-from dashboard import charts, services, state
-from sgi_core.errors import SGIInputError
+from dashboard import charts, page, services, state
 
 st.title("Explorer")
 st.write("Pick a row of the data (or click a point on the Geometry page), or type your own triple. "
          "Edit the response and press Ctrl+Enter (or click outside the box) to see SGI move.")
 
-data = services.scored_data()
+data = page.scored_data()
 frame = data.frame
 
 
@@ -34,8 +33,8 @@ response = st.text_area("Response", key=state.EXPLORER_TEXTS["response"], height
 
 try:
     scores = services.triple_score(data.model, question, context, response)
-except SGIInputError as err:
-    st.error(f"{err}")
+except page.SGIInputError as err:
+    page.show_error(err)
     st.stop()
 
 cols = st.columns(5)
@@ -44,10 +43,10 @@ cols[1].metric("θ(r,c) response-context", f"{scores.theta_rc:.4f} rad")
 cols[2].metric("θ(q,c) question-context", f"{scores.theta_qc:.4f} rad")
 cols[3].metric("SGI = θ(r,q) / θ(r,c)", f"{scores.sgi:.4f}")
 try:
-    active = services.active_calibration(data)
-    probability = float(active.calibrator.predict([scores.sgi])[0])
+    active = page.active_calibration(data)
+    probability = active.calibrator.probability(scores.sgi)
     cols[4].metric("P(grounded)", f"{probability:.3f}", help=f"Calibrator: {active.origin}.")
-except SGIInputError as err:
+except page.SGIInputError as err:
     cols[4].metric("P(grounded)", "n/a", help=f"No calibrator: {err}")
 
 st.plotly_chart(charts.bounds_figure(scores), key="explorer.bounds")

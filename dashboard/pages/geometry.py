@@ -2,15 +2,14 @@
 
 import streamlit as st
 
-from dashboard import charts, services, state
-from sgi_core.errors import SGIInputError
+from dashboard import charts, page, services, state
 
 st.title("Geometry")
 st.write("Every triple is three points joined by a grey line: **question** (circle) - **response** (diamond) - "
          "**context** (square). A grounded response tends to sit away from its question and toward its "
          "context. Click a point to open its triple in the Explorer.")
 
-data = services.scored_data()
+data = page.scored_data()
 ordinary = charts.plottable(data.frame)
 if ordinary.empty:
     st.info("No row has an ordinary SGI to place (see the Data page for why rows were not scored).")
@@ -34,8 +33,8 @@ spinner = ("Fitting UMAP (about 50 s the first time after the app starts, while 
 try:
     with st.spinner(spinner):
         rows, projection = services.projection(data.key, data.model, method, int(size), data.table, data.frame)
-except SGIInputError as err:
-    st.error(f"{err}")
+except page.SGIInputError as err:
+    page.show_error(err)
     st.stop()
 
 sample = data.frame.iloc[rows]

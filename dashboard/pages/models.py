@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from dashboard import charts, services, tables, texts
+from dashboard import charts, page, services, tables, texts
 
 st.title("Models")
-data = services.scored_data()
+data = page.scored_data()
 models = list(data.frames)
 if len(models) < 2:
     names, unavailable = services.model_choices()

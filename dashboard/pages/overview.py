@@ -2,14 +2,11 @@
 
 import streamlit as st
 
-from dashboard import charts, services, state, tables, texts
-from sgi_core.evaluation.baselines import SMALL_GAIN
+from dashboard import charts, page, services, state, tables, texts
 
 st.title("Overview")
-data = services.scored_data()
-report = services.report(data.key, data.model, data.frame)
+data, report = page.header()
 es, roc = report.effect_size, report.roc
-st.caption(f"Model: **{data.model}** · file: `{data.key.name}`")
 
 counts = st.columns(4)
 counts[0].metric("Rows", f"{report.n_rows:,}")
@@ -52,11 +49,11 @@ if labelled is None:
     tables.baselines_table(report, data.model)
     if report.beyond_length is not None:
         st.subheader("Does SGI add anything beyond response length?")
-        (st.success if report.beyond_length.delta >= SMALL_GAIN else st.warning)(report.beyond_length.verdict)
+        page.verdict(report.beyond_length.level, report.beyond_length.verdict)
         st.caption(f"Cross-validated logistic models over {report.beyond_length.n_splits} folds on "
                    f"{report.beyond_length.n:,} labelled rows.")
 
 if report.notes:
     with st.expander(f"{len(report.notes)} caveats from the statistics"):
         for note in report.notes:
-            st.markdown(f"- {note}")
+            st.markdown(f"- {texts.plain(note)}")

@@ -2,13 +2,12 @@
 
 import streamlit as st
 
-from dashboard import charts, services, state, tables
+from dashboard import charts, page, services, state, tables
 
 st.title("Retrieval")
 st.write("Your file lists the retrieved document ids (ranked) and the relevant ids of each row, so retrieval and "
          "generation can be judged together.")
-data = services.scored_data()
-st.caption(f"Model: **{data.model}** · file: `{data.key.name}`")
+data, _ = page.header()
 st.session_state.setdefault(state.RETRIEVAL_THRESHOLD,
                             float(st.session_state.get(state.CALIBRATION_THRESHOLD) or 1.0))
 threshold = st.number_input("SGI from which a response counts as grounded (1 = as close to the context as to "

@@ -2,17 +2,11 @@
 
 import streamlit as st
 
-from dashboard import charts, services, tables, texts
+from dashboard import charts, page, tables
 
 st.title("Strata")
-data = services.scored_data()
-report = services.report(data.key, data.model, data.frame)
-st.caption(f"Model: **{data.model}** · file: `{data.key.name}` · strata are terciles over all scored rows, "
-           "both labels pooled.")
-missing = texts.labels_missing(report.n_valid, report.n_halluc)
-if missing:
-    st.info(missing)
-    st.stop()
+data, report = page.header(require_labels=True,
+                           caption=" · strata are terciles over all scored rows, both labels pooled.")
 
 
 st.subheader("By the question-context angle θ(q,c)")

@@ -45,6 +45,7 @@ from sgi_core.evaluation.thresholds import (
     choose_threshold,
     threshold_metrics,
     threshold_metrics_grid,
+    threshold_range,
 )
 
 __all__ = [
@@ -88,4 +89,5 @@ __all__ = [
     "theta_qc_strata",
     "threshold_metrics",
     "threshold_metrics_grid",
+    "threshold_range",
 ]

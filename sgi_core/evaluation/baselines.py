@@ -132,8 +132,12 @@ class BeyondLengthResult(JsonResult):
         ``auroc_length_score - auroc_length``.
     fold_deltas : tuple of float
         The gain in each fold (same folds for both models).
+    level : {"clear", "small", "none", "undefined"}
+        The verdict as data: ``"clear"`` when the mean gain is at least
+        :data:`SMALL_GAIN` and positive in every fold, ``"small"`` when it is at
+        least :data:`NEGLIGIBLE_GAIN` and positive in every fold, else ``"none"``.
     verdict : str
-        Plain-language reading of the numbers.
+        Plain-language reading of the numbers (it says what ``level`` says).
     """
 
     n: int
@@ -142,19 +146,29 @@ class BeyondLengthResult(JsonResult):
     auroc_length_score: float
     delta: float
     fold_deltas: tuple[float, ...]
+    level: str
     verdict: str
+
+
+def length_level(delta: float, fold_deltas) -> str:
+    """``"clear"``, ``"small"`` or ``"none"``: how much a score adds beyond length (see :class:`BeyondLengthResult`).
+
+    Examples
+    --------
+    >>> length_level(0.05, [0.04, 0.06]), length_level(0.05, [-0.01, 0.11]), length_level(0.01, [0.01, 0.01])
+    ('clear', 'none', 'small')
+    """
+    if delta < NEGLIGIBLE_GAIN or min(fold_deltas) <= 0:
+        return "none"
+    return "small" if delta < SMALL_GAIN else "clear"
 
 
 def length_verdict(auroc_length: float, auroc_length_score: float, fold_deltas, score_name: str = "SGI") -> str:
     """The sentence a report prints for a :class:`BeyondLengthResult`."""
-    delta = auroc_length_score - auroc_length
+    level = length_level(auroc_length_score - auroc_length, fold_deltas)
     numbers = f"(AUROC {auroc_length:.3f} with response length alone, {auroc_length_score:.3f} with length + {score_name})"
-    if delta < NEGLIGIBLE_GAIN or min(fold_deltas) <= 0:
-        text = f"{score_name} adds no consistent signal beyond response length {numbers}."
-    elif delta < SMALL_GAIN:
-        text = f"{score_name} adds a small signal beyond response length {numbers}."
-    else:
-        text = f"{score_name} adds clear signal beyond response length {numbers}."
+    adds = {"none": "adds no consistent signal", "small": "adds a small signal", "clear": "adds clear signal"}[level]
+    text = f"{score_name} {adds} beyond response length {numbers}."
     if auroc_length >= CONFOUNDED_AUROC:
         text += (
             f" Response length alone already separates the labels (AUROC {auroc_length:.3f}): "
@@ -209,7 +223,8 @@ def beyond_length(lengths, score, y_true, *, n_splits: int = 5, seed: int = 0, s
     if n_min < n_splits:
         warn_undefined(f"beyond_length needs at least {n_splits} rows of each class; the smaller class has {n_min}")
         nan = math.nan
-        return BeyondLengthResult(int(keep.sum()), n_splits, nan, nan, nan, (), f"undefined: too few labelled rows ({n_min} in the smaller class)")
+        return BeyondLengthResult(int(keep.sum()), n_splits, nan, nan, nan, (), "undefined",
+                                  f"undefined: too few labelled rows ({n_min} in the smaller class)")
     features = np.column_stack([length_values[keep], score_values[keep]])
     folds = fold_ids(labels, n_splits=n_splits, seed=seed)
 
@@ -227,5 +242,6 @@ def beyond_length(lengths, score, y_true, *, n_splits: int = 5, seed: int = 0, s
         auroc_length_score=float(with_score.mean()),
         delta=float(with_score.mean() - length_only.mean()),
         fold_deltas=fold_deltas,
+        level=length_level(float(with_score.mean() - length_only.mean()), fold_deltas),
         verdict=length_verdict(float(length_only.mean()), float(with_score.mean()), fold_deltas, score_name),
     )

@@ -69,6 +69,10 @@ class Calibrator(JsonResult):
             return expit(self.slope * values + self.intercept)
         return np.where(np.isnan(values), np.nan, np.interp(values, self.knots_x, self.knots_y))
 
+    def probability(self, score: float) -> float:
+        """P(grounded) of one score."""
+        return float(self.predict([score])[0])
+
 
 def _labelled(score, y_true) -> tuple[np.ndarray, np.ndarray]:
     labels = as_labels(y_true)

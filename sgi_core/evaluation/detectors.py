@@ -119,6 +119,9 @@ class DetectorComparison(JsonResult):
         ROC of the out-of-fold combined probability.
     gain_over_best : float
         ``cv_auroc_combined - max(cv_auroc_alone)``.
+    level : {"gain", "none", "undefined"}
+        The verdict as data: ``"gain"`` when the combination beats the best single
+        detector by at least :data:`NEGLIGIBLE_COMBINED_GAIN`.
     verdict : str
     """
 
@@ -131,6 +134,7 @@ class DetectorComparison(JsonResult):
     cv_auroc_combined: float
     combined_roc: RocResult
     gain_over_best: float
+    level: str
     verdict: str
 
     def to_frame(self) -> pd.DataFrame:
@@ -218,7 +222,8 @@ def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 
                        f"the smaller class has {n_min}")
         nans = tuple(math.nan for _ in names)
         return DetectorComparison(names, int(keep.sum()), n_splits, rocs, spearman, nans, math.nan, nan_roc,
-                                  math.nan, f"undefined: too few labelled rows ({n_min} in the smaller class)")
+                                  math.nan, "undefined",
+                                  f"undefined: too few labelled rows ({n_min} in the smaller class)")
     folds = fold_ids(y, n_splits=n_splits, seed=seed)
     alone = np.array([roc_auc_score(y, out_of_fold_probability(features[:, [j]], y, folds))
                       for j in range(len(names))])
@@ -235,5 +240,6 @@ def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 
         cv_auroc_combined=combined,
         combined_roc=combined_roc,
         gain_over_best=float(combined - alone.max()),
+        level="gain" if combined - alone.max() >= NEGLIGIBLE_COMBINED_GAIN else "none",
         verdict=_verdict(names, alone, combined),
     )

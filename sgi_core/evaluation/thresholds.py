@@ -149,6 +149,30 @@ def threshold_metrics_grid(y_true, score) -> pd.DataFrame:
     return _metrics_frame(valid, halluc, scored, candidates)
 
 
+@validates_inputs
+def threshold_range(score, *, ordinary=None) -> tuple[float, float]:
+    """Range over which a flagging threshold moves: from the lowest score to the highest ordinary one.
+
+    At the lowest score nothing is flagged (rows are flagged strictly below the
+    threshold). ``ordinary`` (bool per row) leaves out scores that would stretch the
+    range without meaning (SGI ~1e8 where the response equals the context); the
+    lowest score is taken over all scored rows.
+
+    Examples
+    --------
+    >>> threshold_range([0.4, float("nan"), 1.3, 9e7], ordinary=[True, False, True, False])
+    (0.4, 1.3)
+    """
+    values = as_scores(score)
+    keep = ~np.isnan(values)
+    if not keep.any():
+        warn_undefined("no scored rows: the threshold range is undefined")
+        return math.nan, math.nan
+    upper = values[keep & np.asarray(ordinary, dtype=bool)] if ordinary is not None else values[keep]
+    lowest = float(values[keep].min())
+    return lowest, float(upper.max()) if len(upper) else lowest
+
+
 @dataclass(frozen=True)
 class ThresholdChoice(JsonResult):
     """A chosen threshold, the rule that chose it and its metrics (``None`` if no threshold qualifies)."""

@@ -134,3 +134,16 @@ def test_beyond_length_invariant_to_monotone_transforms():
     moved = beyond_length(np.exp(length / 10), score ** 3, y)
     assert moved.auroc_length == pytest.approx(base.auroc_length, abs=1e-3)
     assert moved.auroc_length_score == pytest.approx(base.auroc_length_score, abs=1e-3)
+
+
+@pytest.mark.parametrize("delta, folds, level, words", [
+    (0.05, (0.04, 0.06), "clear", "adds clear signal"),
+    (0.05, (-0.01, 0.11), "none", "adds no consistent signal"),  # a big mean gain that one fold contradicts
+    (0.01, (0.01, 0.01), "small", "adds a small signal"),
+    (0.001, (0.001, 0.001), "none", "adds no consistent signal"),
+])
+def test_verdict_level_and_sentence_agree(delta, folds, level, words):
+    from sgi_core.evaluation.baselines import length_level
+
+    assert length_level(delta, folds) == level
+    assert words in length_verdict(0.7, 0.7 + delta, folds)

@@ -4,6 +4,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from dashboard.texts import plain
 from tests.conftest import REPO
 from tests.reliability.hostile_files import REFUSED, TRIPLE, csv_lines
 
@@ -34,13 +35,13 @@ def test_hostile_upload_shows_its_reason(app, case_id):
     case = next(case for case in REFUSED if case.id == case_id)
     upload(app, case.filename, case.content)
     assert not app.exception, [e.value for e in app.exception]
-    assert [e.value for e in app.error] == [case.message.format(source=case.filename)]
+    assert [e.value for e in app.error] == [plain(case.message.format(source=case.filename))]
 
 
 def test_one_class_upload_is_scored_with_the_note(app):
     upload(app, "one.csv", csv_lines("question,context,response,label", *(",".join(TRIPLE) + ",1" for _ in range(3))))
     assert not app.exception and not app.error
-    assert ONE_CLASS_NOTE in [w.value for w in app.warning]
+    assert plain(ONE_CLASS_NOTE) in [w.value for w in app.warning]
     assert [m.value for m in app.metric if m.label == "Rows read"] == ["3"]
     assert "**hashing**: scored. Every row scored normally." in [m.value for m in app.markdown]
     app.switch_page("pages/overview.py").run()

@@ -1,0 +1,158 @@
+"""What every page does first: the current file scored, the report, the active calibrator, the same messages.
+
+Pages import only ``dashboard.*``; this module turns library errors into messages on
+screen and keeps the session bookkeeping (which file, which models, what was embedded)
+out of the pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import services, state, texts
+from sgi_core.data import TripleTable
+from sgi_core.errors import SGIInputError
+
+#: Session-state key of the (file, model) pairs already embedded with a progress bar.
+EMBEDDED = "services.embedded"
+
+__all__ = ["SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "header",
+           "has_retrieval_columns", "scored_data", "show_error", "verdict"]
+
+
+def show_error(err: Exception) -> None:
+    """An input error on screen, as plain text (cells and file names may hold Markdown)."""
+    st.error(texts.plain(err))
+
+
+def verdict(level: str, text: str) -> None:
+    """A verdict coloured by its level: green when the signal is there, blue when small, amber when not."""
+    box = {"clear": st.success, "gain": st.success, "small": st.info}.get(level, st.warning)
+    box(text)
+
+
+def _embed_with_progress(table: TripleTable, model_name: str) -> None:
+    """Embed the texts missing from the disk cache, drawing a progress bar of texts embedded / total."""
+    bar = st.empty()
+
+    def report(done: int, total: int) -> None:
+        if total:
+            bar.progress(done / total, text=f"Embedding with {model_name}: {done:,} / {total:,} new texts")
+
+    services.embed(table, model_name, progress=report)
+    bar.empty()
+
+
+def scored_frame(key: state.DataKey, table: TripleTable, model_name: str) -> pd.DataFrame:
+    """The table scored with one model; the first call in a session shows embedding progress."""
+    done = st.session_state.setdefault(EMBEDDED, set())
+    if (key, model_name) not in done:
+        _embed_with_progress(table, model_name)
+        done.add((key, model_name))
+    return services.scored_frame(key, model_name, table)
+
+
+@dataclass(frozen=True)
+class ScoredData:
+    """The current file, validated and scored with each chosen model."""
+
+    key: state.DataKey
+    table: TripleTable
+    frames: dict
+    model: str
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """Scores of the model shown on the analysis pages."""
+        return self.frames[self.model]
+
+
+def current_columns() -> list[str]:
+    """Columns of the current file (the bundled sample on first open), seeding the mapping from them.
+
+    Raises
+    ------
+    SGIInputError
+        If the file cannot be read.
+    """
+    if not state.has_file():
+        state.set_file(services.SAMPLE_CSV.name, services.SAMPLE_CSV.read_bytes())
+    name, raw = state.raw_file()
+    columns = list(services.raw_frame(name, state.data_digest(), raw).columns)
+    state.seed_mapping(columns)
+    return columns
+
+
+def current_table() -> tuple[state.DataKey, TripleTable]:
+    """The current file validated with the chosen mapping; raises SGIInputError when it does not fit."""
+    current_columns()
+    key = state.data_key()
+    return key, services.triple_table(key, state.raw_file()[1])
+
+
+def scored_data() -> ScoredData:
+    """Current file scored with every chosen model; shows the error and stops the page when it cannot."""
+    try:
+        key, table = current_table()
+        models = state.chosen_models(services.default_model())
+        frames = {name: scored_frame(key, table, name) for name in models}
+    except SGIInputError as err:
+        show_error(err)
+        st.info("Fix the file or the column mapping on the Data page.")
+        st.stop()
+    return ScoredData(key, table, frames, state.shown_model(models))
+
+
+def header(*, require_labels: bool = False, caption: str = ""):
+    """The current data and its report, with the model and file named under the title.
+
+    With ``require_labels`` a page that needs both label classes says what is missing
+    and stops.
+    """
+    data = scored_data()
+    report = services.report(data.key, data.model, data.frame)
+    st.caption(f"Model: **{data.model}** · file: {texts.plain(data.key.name)}{caption}")
+    if require_labels:
+        missing = texts.labels_missing(report.n_valid, report.n_halluc)
+        if missing:
+            st.info(missing)
+            st.stop()
+    return data, report
+
+
+def has_retrieval_columns() -> bool:
+    """Whether the current file lists retrieved and relevant ids (False while it cannot be read)."""
+    try:
+        columns = current_columns()
+    except SGIInputError:
+        return False
+    return services.has_retrieval_columns(columns)
+
+
+@dataclass(frozen=True)
+class ActiveCalibration:
+    """The calibrator the pages use: fitted here on a split, or loaded from a saved session."""
+
+    calibrator: object
+    origin: str
+    result: object | None = None
+
+
+def active_calibration(data: ScoredData) -> ActiveCalibration:
+    """The loaded session's calibrator when one applies to the model shown, else one fitted on a split.
+
+    Raises
+    ------
+    SGIInputError
+        When the data have too few labelled rows of each class to fit one.
+    """
+    loaded = st.session_state.get(state.CALIBRATION_LOADED)
+    if loaded is not None and loaded["model"] == data.model:
+        return ActiveCalibration(services.calibrator_from_dict(loaded["calibrator"]),
+                                 f"loaded from the session saved {loaded['created']}")
+    method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
+    result = services.calibration(data.key, data.model, method, data.frame)
+    return ActiveCalibration(result.calibrator, f"{method} calibrator fitted on {result.n_fit:,} labelled rows (half, split by label)", result)
