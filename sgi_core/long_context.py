@@ -19,6 +19,7 @@ import pandas as pd
 
 from sgi_core.data import TripleTable
 from sgi_core.embedding import EmbeddingCache, encode_unique
+from sgi_core.embedding.sentence_transformer import tokenizing_past_the_limit
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import check_choice
 from sgi_core.results import JsonResult, warn_undefined
@@ -98,7 +99,8 @@ def split_into_windows(text: str, tokenizer, max_tokens: int) -> list[str]:
     """
     if max_tokens < 1:
         raise SGIInputError(f"window size must be at least 1 token; got {max_tokens}")
-    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    with tokenizing_past_the_limit():
+        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
     if len(offsets) <= max_tokens:
         return [text]
     return [

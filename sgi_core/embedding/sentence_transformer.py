@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +17,27 @@ from sgi_core.embedding.device import (
     count_batches,
     token_budget_batches,
 )
+
+
+#: transformers' logger for "Token indices sequence length is longer than the specified maximum ...".
+_TOKENIZER_LOGGER = "transformers.tokenization_utils_base"
+
+
+@contextlib.contextmanager
+def tokenizing_past_the_limit():
+    """Silence the tokenizer's over-length warning while counting tokens.
+
+    Counting the tokens of a text longer than the model reads is the point here (the
+    project truncates on purpose and reports how many texts are truncated), so the
+    warning's advice about indexing errors does not apply.
+    """
+    logger = logging.getLogger(_TOKENIZER_LOGGER)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def configure_offline() -> None:
@@ -140,12 +163,13 @@ class SentenceTransformerEncoder:
         """
         if len(texts) == 0:
             return np.zeros(0, dtype=np.int64)
-        encoded = self.model.tokenizer(
-            list(texts),
-            add_special_tokens=True,
-            truncation=truncate,
-            max_length=self.max_seq_length if truncate else None,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )["input_ids"]
+        with tokenizing_past_the_limit():
+            encoded = self.model.tokenizer(
+                list(texts),
+                add_special_tokens=True,
+                truncation=truncate,
+                max_length=self.max_seq_length if truncate else None,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+            )["input_ids"]
         return np.array([len(ids) for ids in encoded], dtype=np.int64)

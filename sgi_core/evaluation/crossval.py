@@ -1,8 +1,9 @@
 """Out-of-fold probabilities of one logistic pipeline, shared by every cross-validated comparison.
 
-The pipeline maps each feature to normal quantiles (fitted on the training fold, so
-SGI's rare huge values where the response equals the context do not dominate) and
-fits a logistic regression with grounded = 1. The quantile count is sized from the
+The pipeline fills a missing feature value with the training fold's median, maps
+each feature to normal quantiles (fitted on the training fold, so SGI's rare huge
+values where the response equals the context do not dominate) and fits a logistic
+regression with grounded = 1. The quantile count is sized from the
 fold being fitted, ``min(1000, n_train)``, so it never asks for more quantiles than
 the fold has rows.
 
@@ -13,6 +14,7 @@ Folds are stratified by label and, when ``groups`` is given, never split a group
 from __future__ import annotations
 
 import numpy as np
+from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
@@ -25,6 +27,7 @@ MAX_QUANTILES = 1000
 def quantile_logistic(n_train: int):
     """The pipeline fitted on a training fold of ``n_train`` rows."""
     return make_pipeline(
+        SimpleImputer(strategy="median", keep_empty_features=True),
         QuantileTransformer(output_distribution="normal", n_quantiles=min(MAX_QUANTILES, n_train)),
         LogisticRegression(),
     )
@@ -58,7 +61,8 @@ def out_of_fold_probability(features: np.ndarray, labels: np.ndarray, folds: np.
     Parameters
     ----------
     features : ndarray of shape (n, k)
-        Finite feature values, oriented as the caller likes (the fit learns signs).
+        Feature values, oriented as the caller likes (the fit learns signs); NaN
+        is filled with the training fold's median.
     labels : ndarray of shape (n,)
         1 = grounded, 0 = hallucinated.
     folds : ndarray of int, shape (n,)

@@ -25,6 +25,7 @@ from sklearn.metrics import roc_auc_score
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int, validates_inputs
 from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probability
+from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
 
@@ -119,6 +120,9 @@ class DetectorComparison(JsonResult):
         ROC of the out-of-fold combined probability.
     gain_over_best : float
         ``cv_auroc_combined - max(cv_auroc_alone)``.
+    length_matched : tuple of LengthMatchedResult
+        Each detector's AUROC with the classes matched on response length, in
+        ``names`` order; empty when no lengths were given.
     level : {"gain", "none", "undefined"}
         The verdict as data: ``"gain"`` when the combination beats the best single
         detector by at least :data:`NEGLIGIBLE_COMBINED_GAIN`.
@@ -136,12 +140,15 @@ class DetectorComparison(JsonResult):
     gain_over_best: float
     level: str
     verdict: str
+    length_matched: tuple[LengthMatchedResult, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """One row per detector, then the combination."""
         rows = [{"detector": name, "auroc": roc.auroc, "auroc_ci_lo": roc.auroc_ci[0], "auroc_ci_hi": roc.auroc_ci[1],
                  "spearman_with_" + self.names[0]: rho, "cv_auroc": cv}
                 for name, roc, rho, cv in zip(self.names, self.roc, self.spearman_with_first, self.cv_auroc_alone)]
+        for row, matched in zip(rows, self.length_matched):
+            row["length_matched_auroc"] = matched.auroc
         rows.append({"detector": "combined (logistic)", "auroc": self.combined_roc.auroc,
                      "auroc_ci_lo": self.combined_roc.auroc_ci[0], "auroc_ci_hi": self.combined_roc.auroc_ci[1],
                      "cv_auroc": self.cv_auroc_combined})
@@ -174,7 +181,7 @@ def _verdict(names, alone, combined) -> str:
 
 
 @validates_inputs
-def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 1000,
+def compare_detectors(scores: dict, y_true, *, lengths=None, n_splits: int = 5, n_boot: int = 1000,
                       seed: int = 0) -> DetectorComparison:
     """Compare detector scores alone and combined.
 
@@ -187,6 +194,8 @@ def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 
         1 = grounded, 0 = hallucinated, NaN = unlabelled.
     n_splits : int, default 5
     n_boot : int, default 1000
+    lengths : array_like of shape (n,), optional
+        Response lengths: each detector then also gets its length-matched AUROC.
     seed : int, default 0
 
     Returns
@@ -211,6 +220,11 @@ def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 
     matrix = np.column_stack([as_scores(scores[name], name=name, n=len(labels)) for name in names])
     rocs = tuple(roc_analysis(labels, matrix[:, j], n_boot=n_boot, seed=seed) for j in range(len(names)))
     spearman = tuple(_spearman(matrix[:, 0], matrix[:, j]) for j in range(len(names)))
+    matched = ()
+    if lengths is not None:
+        length_values = as_scores(lengths, name="lengths", n=len(labels))
+        matched = tuple(length_matched_auroc(labels, matrix[:, j], length_values, n_boot=n_boot, seed=seed)
+                        for j in range(len(names)))
 
     keep = ~np.isnan(labels) & ~np.isnan(matrix).any(axis=1)
     y = labels[keep]
@@ -223,7 +237,7 @@ def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 
         nans = tuple(math.nan for _ in names)
         return DetectorComparison(names, int(keep.sum()), n_splits, rocs, spearman, nans, math.nan, nan_roc,
                                   math.nan, "undefined",
-                                  f"undefined: too few labelled rows ({n_min} in the smaller class)")
+                                  f"undefined: too few labelled rows ({n_min} in the smaller class)", matched)
     folds = fold_ids(y, n_splits=n_splits, seed=seed)
     alone = np.array([roc_auc_score(y, out_of_fold_probability(features[:, [j]], y, folds))
                       for j in range(len(names))])
@@ -242,4 +256,5 @@ def compare_detectors(scores: dict, y_true, *, n_splits: int = 5, n_boot: int = 
         gain_over_best=float(combined - alone.max()),
         level="gain" if combined - alone.max() >= NEGLIGIBLE_COMBINED_GAIN else "none",
         verdict=_verdict(names, alone, combined),
+        length_matched=matched,
     )

@@ -55,7 +55,10 @@ class EvaluationReport(JsonResult):
     n_valid, n_halluc : int
         Scored rows labelled grounded / hallucinated.
     n_degenerate : int
-        Scored rows whose ``sgi_status`` says the geometry is degenerate.
+        Scored rows whose ``sgi_status`` says the geometry is degenerate. They are
+        left out of ``effect_size`` (means and d: a response equal to its context
+        has an unbounded SGI that would swamp both) and kept in every rank
+        statistic (AUROC, strata, thresholds), which such values cannot distort.
     notes : tuple of str
         Why some parts are NaN, and other caveats.
     effect_size : EffectSizeResult
@@ -163,13 +166,14 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
     has = set(scored_frame.columns)
     angles_of = {name: as_scores(scored_frame[name], name=name) for name in ANGLE_COLUMNS if name in has}
     scored = ~np.isnan(scores)
-    n_degenerate = 0
+    degenerate = np.zeros(len(scores), dtype=bool)
     if "sgi_status" in has:
-        n_degenerate = int((scored & scored_frame["sgi_status"].astype(str).str.startswith("degenerate").to_numpy()).sum())
+        degenerate = scored & scored_frame["sgi_status"].astype(str).str.startswith("degenerate").to_numpy()
+    n_degenerate = int(degenerate.sum())
 
     with warnings.catch_warnings(record=True) as caught, inputs_checked():
         warnings.simplefilter("always", UndefinedStatisticWarning)
-        es = effect_size(labels, scores, n_boot=n_boot, seed=seed)
+        es = effect_size(labels, np.where(degenerate, np.nan, scores), n_boot=n_boot, seed=seed)
         roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
         qc = theta_qc_strata(angles_of["theta_qc"], labels, scores) if "theta_qc" in angles_of else None
         lengths = tuple(
@@ -196,7 +200,8 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if n_degenerate:
-        notes.append(f"{n_degenerate} scored rows have degenerate geometry (see sgi_status); they are included")
+        notes.append(f"{n_degenerate} scored rows have degenerate geometry (see sgi_status); they are left out of "
+                     "the means and Cohen's d, and kept in AUROC and the strata")
     if notes:
         warnings.warn(
             f"evaluation of '{score_col}' has {len(notes)} caveats; the first: {notes[0]}",

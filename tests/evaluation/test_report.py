@@ -11,6 +11,7 @@ from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import (
     EvaluationReport,
     UndefinedStatisticWarning,
+    cohens_d,
     effect_size,
     evaluate,
     roc_analysis,
@@ -88,6 +89,20 @@ def test_degenerate_rows_are_noted():
     with pytest.warns(UndefinedStatisticWarning, match="caveats"):
         rep = evaluate(frame, n_boot=0)
     assert rep.n_degenerate == 1 and "1 scored rows have degenerate geometry" in rep.notes[-1]
+    assert "left out of the means and Cohen's d" in rep.notes[-1]
+
+
+def test_degenerate_rows_leave_means_and_d_but_not_auroc():
+    # A response copying its context: SGI ~1e8 would dominate the grounded mean and d.
+    sgi = [1.3, 1.1, 1.2, 1e8, 0.8, 1.0, 0.9, 0.7]
+    status = ["ok"] * 3 + ["degenerate: response equals context (SGI unbounded)"] + ["ok"] * 4
+    frame = pd.DataFrame({"label": [1, 1, 1, 1, 0, 0, 0, 0], "sgi": sgi, "sgi_status": status})
+    with pytest.warns(UndefinedStatisticWarning, match="caveats"):
+        rep = evaluate(frame, n_boot=0)
+    assert rep.effect_size.mean_valid == pytest.approx(1.2)
+    assert rep.effect_size.n_valid == 3
+    assert rep.effect_size.cohens_d == pytest.approx(cohens_d([1.3, 1.1, 1.2], [0.8, 1.0, 0.9, 0.7]))
+    assert rep.roc.auroc == 1.0 and rep.roc.n_pos == 4
 
 
 def test_missing_columns_raise():
