@@ -182,9 +182,9 @@ def run_scale_variant(spec: dict) -> dict:
     """Score ``spec['csv']`` whole or chunked with the hashing encoder; report time and peak RSS."""
     from sgi_core.data import load_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
-    from sgi_core.export import write_table
+    from sgi_core.io.export import write_table
     from sgi_core.scoring import score_table
-    from sgi_core.streaming import read_chunks, score_to_file
+    from sgi_core.io.streaming import read_chunks, score_to_file
 
     limit_threads(spec["threads"])
     encoder = load_encoder(SCALE_ENCODER)
@@ -353,7 +353,7 @@ def main() -> int:
         run = run_model_variant if args.child_model else run_scale_variant
         print(json.dumps(run(json.loads(args.child_model or args.child_scale))))
         return 0
-    from sgi_core.streaming import DEFAULT_CHUNK_ROWS
+    from sgi_core.io.streaming import DEFAULT_CHUNK_ROWS
 
     args.chunk_rows = args.chunk_rows or DEFAULT_CHUNK_ROWS
     args.variants = [v for v in VARIANTS if v in args.variants.split(",")]

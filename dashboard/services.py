@@ -31,7 +31,7 @@ from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_repo
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
-from sgi_core.export import to_csv_bytes
+from sgi_core.io.export import to_csv_bytes
 from sgi_core.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"

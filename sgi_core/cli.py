@@ -33,7 +33,7 @@ def cmd_compute(args) -> int:
 
 def cmd_score(args) -> int:
     from sgi_core.embedding import EmbeddingCache, load_encoder
-    from sgi_core.streaming import read_chunks, score_to_file
+    from sgi_core.io.streaming import read_chunks, score_to_file
 
     # The file's header and first chunk are checked before the model loads.
     chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
@@ -63,7 +63,7 @@ def cmd_models(args) -> int:
 
 def cmd_convert(args) -> int:
     from sgi_core.converters import convert_halueval, convert_truthfulqa
-    from sgi_core.export import write_table
+    from sgi_core.io.export import write_table
 
     if args.kind == "truthfulqa":
         frame = convert_truthfulqa(args.input, context=args.truthfulqa_context)
@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     from sgi_core.embedding import DEFAULT_MODEL
     from sgi_core.gate import add_parser as add_gate_parser
     from sgi_core.judge.command import add_parser as add_judge_parser
-    from sgi_core.streaming import DEFAULT_CHUNK_ROWS
+    from sgi_core.io.streaming import DEFAULT_CHUNK_ROWS
 
     parser = argparse.ArgumentParser(prog="python -m sgi_core", description="Semantic Grounding Index tools.")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -1,9 +1,9 @@
 """Validating tables of (question, context, response[, label]) triples.
 
-:func:`load_triples` reads a file (see :mod:`sgi_core.reading`) and hands it to
+:func:`load_triples` reads a file (see :mod:`sgi_core.io.reading`) and hands it to
 :func:`validate_triples`, which finds the question, context, response and label
 columns, normalises the labels and builds a :class:`TripleTable`. Extra columns are
-kept untouched and rows keep their order; a row that cannot be scored is kept and
+kept untouched (an input ``label`` column as ``input_label``) and rows keep their order; a row that cannot be scored is kept and
 marked, never dropped. Input that is valid but degenerate (context equal to the
 question, one label class, very short responses, ...) is accepted with a warning.
 
@@ -21,8 +21,16 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError, format_rows
+from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
+from sgi_core.io.reading import cell_to_text, read_table, source_name
+from sgi_core.labels import (
+    MISSING_WORDS,
+    default_label_positive,
+    label_warnings,
+    parse_labels,
+    rewritten_label_warning,
+)
 from sgi_core.results import JsonResult
-from sgi_core.reading import cell_to_text, check_unique_columns, read_table, source_name
 
 TEXT_COLUMNS = ("question", "context", "response")
 
@@ -43,29 +51,17 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     ),
 }
 
-#: Label column names whose 1/true/yes means hallucinated.
-HALLUCINATION_LABEL_NAMES = frozenset({"hallucination", "hallucinated", "is_hallucinated", "is_hallucination"})
-
-# Words that say which class they are, whatever the column's direction.
-_GROUNDED_WORDS = frozenset({"grounded", "valid", "faithful", "correct", "supported", "right", "truthful"})
-_HALLUCINATED_WORDS = frozenset(
-    {"hallucinated", "hallucination", "invalid", "unfaithful", "incorrect", "unsupported", "wrong", "false_answer"}
-)
-# Words whose meaning depends on which class the column marks as positive.
-_POSITIVE_WORDS = frozenset({"1", "1.0", "true", "yes", "y", "t", "pass"})
-_NEGATIVE_WORDS = frozenset({"0", "0.0", "false", "no", "n", "f", "fail"})
-_MISSING_WORDS = frozenset({"", "nan", "na", "n/a", "none", "null"})
-
-#: Columns the library adds (``theta_*``, ``sgi``, ``sgi_status`` in scoring); input
-#: columns that already bear these names are kept under an ``input_`` prefix.
+#: Columns the library adds (``theta_*``, ``sgi``, ``sgi_status`` in scoring; ``p_grounded``
+#: and ``flagged_hallucinated`` in :func:`sgi_core.session.apply_session`); input columns
+#: that already bear these names are kept under an ``input_`` prefix. The label column
+#: is kept so too when it is named ``label``, since ``label`` is rewritten as 1.0 / 0.0 / NaN.
 ADDED_COLUMNS = (
     "question", "context", "response", "label", "input_row", "theta_qc", "theta_rq", "theta_rc", "sgi", "sgi_status",
+    "p_grounded", "flagged_hallucinated",
 )
 
 #: The paper's protocol drops responses shorter than this; SGI is not validated on them.
 SHORT_RESPONSE_CHARS = 20
-
-_NUMBER = r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,8 @@ class TripleTable:
         (text; empty string where the cell was missing), ``label`` (1.0 grounded,
         0.0 hallucinated, NaN unlabelled) and ``input_row`` (1-based data row number
         in the file). Input columns named like a column the library adds (see
-        :data:`ADDED_COLUMNS`) are renamed with an ``input_`` prefix.
+        :data:`ADDED_COLUMNS`), the label column ``label`` among them, are renamed
+        with an ``input_`` prefix.
     source : str
         File name or other origin, used in messages.
     mapping : ColumnMapping
@@ -99,6 +96,9 @@ class TripleTable:
         1-based position in ``frame`` -> reason, for rows with an empty question,
         context or response. They stay in ``frame`` and get no scores.
     warnings : list of str
+    renamed : dict
+        Input column -> its name in ``frame``, for the input columns renamed with an
+        ``input_`` prefix (``{"label": "input_label"}`` when the label column is ``label``).
     """
 
     frame: pd.DataFrame
@@ -107,6 +107,7 @@ class TripleTable:
     label_positive: str = "grounded"
     unscorable: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    renamed: dict = field(default_factory=dict)
 
     @property
     def has_labels(self) -> bool:
@@ -138,58 +139,6 @@ def detect_mapping(columns: Iterable[str]) -> dict[str, str | None]:
     return found
 
 
-def default_label_positive(label_column: str | None) -> str:
-    """``"hallucinated"`` if the column's name says 1 = hallucination, else ``"grounded"``."""
-    if label_column and label_column.strip().lower() in HALLUCINATION_LABEL_NAMES:
-        return "hallucinated"
-    return "grounded"
-
-
-def parse_labels(values: pd.Series, *, label_positive: str = "grounded", source: str = "<input>",
-                 column: str = "label", first_row: int = 1) -> np.ndarray:
-    """Map label cells to 1.0 (grounded), 0.0 (hallucinated) or NaN (missing).
-
-    Words naming a class (grounded/valid/faithful/correct vs hallucinated/invalid/
-    unfaithful/incorrect) map to that class. Direction-free forms (1/0, true/false,
-    yes/no) mean grounded when ``label_positive="grounded"`` and hallucinated when
-    ``label_positive="hallucinated"``. Empty, ``NaN``, ``None`` and ``null`` are missing.
-    Case and surrounding spaces are ignored; forms may be mixed in one column.
-
-    Parameters
-    ----------
-    first_row : int
-        Row number of ``values[0]`` in messages (1 = first data row of the file).
-
-    Raises
-    ------
-    SGIInputError
-        Naming the rows that hold any other value.
-    """
-    if label_positive not in ("grounded", "hallucinated"):
-        raise SGIInputError(
-            f"label_positive must be 'grounded' or 'hallucinated'; got {label_positive!r}"
-        )
-    positive_value = 1.0 if label_positive == "grounded" else 0.0
-    table = {w: 1.0 for w in _GROUNDED_WORDS}
-    table.update({w: 0.0 for w in _HALLUCINATED_WORDS})
-    table.update({w: positive_value for w in _POSITIVE_WORDS})
-    table.update({w: 1.0 - positive_value for w in _NEGATIVE_WORDS})
-    # A label column holds a handful of distinct cells: parse each once.
-    codes, uniques = pd.factorize(values, sort=False)
-    words = [cell_to_text(value).strip().lower() for value in uniques]
-    value_of_code = np.array([table.get(word, np.nan) for word in words] + [np.nan])  # code -1: missing cell
-    known = np.array([word in table or word in _MISSING_WORDS for word in words] + [True])
-    unknown = ~known[codes]
-    if unknown.any():
-        examples = ", ".join(repr(cell_to_text(uniques[code])) for code in pd.unique(codes[unknown])[:5])
-        raise SGIInputError(
-            f"unknown label values {examples}", source=source, column=column,
-            rows=(np.flatnonzero(unknown) + first_row).tolist(),
-            hint="Use 1/0, true/false, yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful",
-        )
-    return value_of_code[codes]
-
-
 def _as_text(column: pd.Series) -> pd.Series:
     """The column as ``str`` cells, missing cells as ``""``."""
     if not (pd.api.types.is_string_dtype(column) and column.notna().all()):
@@ -219,11 +168,15 @@ def _resolve_mapping(frame: pd.DataFrame, mapping: ColumnMapping | dict | None, 
 
 
 def _prefixed_names(columns, mapped) -> dict:
-    """``input_``-prefixed names for input columns that clash with :data:`ADDED_COLUMNS`."""
+    """``input_``-prefixed names for input columns that clash with :data:`ADDED_COLUMNS`.
+
+    A mapped text column keeps its name (its cells become the role's text as they
+    are); ``label`` is renamed even when mapped, since its cells are rewritten.
+    """
     taken = set(map(str, columns)) | set(ADDED_COLUMNS)
     renames = {}
     for column in columns:
-        if column in ADDED_COLUMNS and column not in mapped:
+        if column in ADDED_COLUMNS and (column not in mapped or column == "label"):
             new = f"input_{column}"
             while new in taken:
                 new = f"input_{new}"
@@ -245,7 +198,7 @@ def _text_warnings(out: pd.DataFrame, mapping: ColumnMapping, scorable: np.ndarr
     normalised = {}
     for role in TEXT_COLUMNS:
         text = out[role].str.strip()
-        looks_missing = (text.str.lower().isin(_MISSING_WORDS - {""})).to_numpy()
+        looks_missing = (text.str.lower().isin(MISSING_WORDS - {""})).to_numpy()
         if looks_missing.any():
             warnings.append(
                 f"the {role} reads like a missing value ('NaN', 'None', ...) in "
@@ -253,7 +206,7 @@ def _text_warnings(out: pd.DataFrame, mapping: ColumnMapping, scorable: np.ndarr
                 "leave the cell empty to mark it missing"
             )
         filled = text[scorable]
-        if len(filled) and filled.str.fullmatch(_NUMBER).all():
+        if len(filled) and filled.str.fullmatch(PLAIN_NUMBER.pattern).all():
             warnings.append(f"every {role} in column '{getattr(mapping, role)}' is a number: "
                             f"check that the right column is used as the {role}")
         # An explicit ASCII class rather than \s keeps pandas on its vectorised Arrow path (30x faster).
@@ -279,32 +232,6 @@ def _text_warnings(out: pd.DataFrame, mapping: ColumnMapping, scorable: np.ndarr
     return warnings
 
 
-def label_class_warnings(n_grounded: int, n_hallucinated: int, label_column: str | None) -> list[str]:
-    """Warnings about the label classes of a whole file: none labelled, or only one class."""
-    if label_column is None:
-        return []
-    if n_grounded == 0 and n_hallucinated == 0:
-        return [f"the label column '{label_column}' is empty in every row: treated as unlabelled"]
-    if n_grounded == 0 or n_hallucinated == 0:
-        only = "grounded" if n_hallucinated == 0 else "hallucinated"
-        return [f"only one label class is present (every labelled row is {only}): scores are computed, "
-                "but label-based metrics (AUROC, effect size, calibration, thresholds) are undefined"]
-    return []
-
-
-def _label_warnings(labels: np.ndarray, mapping: ColumnMapping, first_row: int, whole_file: bool) -> list[str]:
-    if mapping.label is None:
-        return []
-    missing = np.isnan(labels)
-    warnings = []
-    if missing.any() and not missing.all():
-        warnings.append(f"the label is missing in {format_rows((np.flatnonzero(missing) + first_row).tolist())}: "
-                        "those rows count as unlabelled")
-    if whole_file:
-        warnings += label_class_warnings(int((labels == 1.0).sum()), int((labels == 0.0).sum()), mapping.label)
-    return warnings
-
-
 def validate_triples(
     frame: pd.DataFrame,
     *,
@@ -319,7 +246,7 @@ def validate_triples(
     Parameters
     ----------
     frame : DataFrame
-        Raw columns, e.g. from :func:`~sgi_core.reading.read_table`.
+        Raw columns, e.g. from :func:`~sgi_core.io.reading.read_table`.
     mapping : ColumnMapping or dict, optional
         Role -> column. Missing roles are detected from :data:`COLUMN_ALIASES`.
     label_positive : {"grounded", "hallucinated"}, optional
@@ -364,22 +291,26 @@ def validate_triples(
     scorable = np.ones(len(out), dtype=bool)
     scorable[np.asarray(list(unscorable), dtype=np.int64) - 1] = False
     warnings = []
-    if renames:
-        warnings.append(f"input columns {', '.join(renames)} were renamed to {', '.join(renames.values())}")
+    renamed = {old: new for old, new in renames.items() if old != col_map.label}
+    if renamed:
+        warnings.append(f"input columns {', '.join(renamed)} were renamed to {', '.join(renamed.values())}")
+    if col_map.label in renames:
+        warnings += rewritten_label_warning(out[source_cols["label"]], out["label"].to_numpy(), renames[col_map.label],
+                                             first_row)
     if unscorable:
         rows = sorted(position + first_row - 1 for position in unscorable)
         warnings.append(f"the question, context or response is empty in {format_rows(rows)}: "
                         "those rows are kept with no score")
     warnings += _text_warnings(out, col_map, scorable, first_row, whole_file)
-    warnings += _label_warnings(out["label"].to_numpy(), col_map, first_row, whole_file)
-    return TripleTable(out, source, col_map, positive, unscorable, warnings)
+    warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
+    return TripleTable(out, source, col_map, positive, unscorable, warnings, renames)
 
 
 def load_triples(
     source: str | os.PathLike | BinaryIO | bytes, *, name: str | None = None,
     mapping: ColumnMapping | dict | None = None, label_positive: str | None = None,
 ) -> TripleTable:
-    """Read a file and validate it: :func:`~sgi_core.reading.read_table` then :func:`validate_triples`."""
+    """Read a file and validate it: :func:`~sgi_core.io.reading.read_table` then :func:`validate_triples`."""
     name = name or source_name(source)
     frame = read_table(source, name=name)
     return validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name)

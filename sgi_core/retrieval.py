@@ -56,16 +56,21 @@ def parse_id_list(cell, *, source: str = "<input>", column: str = "ids", row: in
     if text.startswith("["):
         try:
             parsed = json.loads(text)
+            if not isinstance(parsed, list):
+                raise SGIInputError("expected a list of ids", source=source, column=column,
+                                    rows=[row] if row is not None else None)
+            return [str(x).strip() for x in parsed if str(x).strip()]
         except json.JSONDecodeError as err:
             raise SGIInputError(
                 f"invalid JSON list: {err.msg}", source=source, column=column,
                 rows=[row] if row is not None else None,
                 hint='Write ids as a JSON array like ["d1", "d2"] or as d1|d2',
             ) from None
-        if not isinstance(parsed, list):
-            raise SGIInputError("expected a list of ids", source=source, column=column,
-                                rows=[row] if row is not None else None)
-        return [str(x).strip() for x in parsed if str(x).strip()]
+        except RecursionError:
+            # Lists nested hundreds deep exhaust Python's parser (or the text form of an id).
+            raise SGIInputError("the id list is nested too deeply to read", source=source, column=column,
+                                rows=[row] if row is not None else None,
+                                hint='Write ids as a flat JSON array like ["d1", "d2"] or as d1|d2') from None
     return [part.strip() for part in text.split("|") if part.strip()]
 
 

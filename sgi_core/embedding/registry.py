@@ -193,8 +193,8 @@ def load_encoder(
     name = name.strip()
     if name == "hashing" or name.startswith("hashing-"):
         dim = name.partition("-")[2]
-        if dim and not dim.isdigit():
-            raise SGIInputError(f"bad test encoder name '{name}'", hint="Use 'hashing' or 'hashing-<dim>'")
+        if dim and not (dim.isdigit() and int(dim) > 0):
+            raise SGIInputError(f"bad test encoder name '{name}'", hint="Use 'hashing' or 'hashing-<dim>' with a dim of 1 or more")
         return HashingEncoder(int(dim) if dim else 256)
     if name.startswith(("openai:", "azure")):
         from sgi_core.embedding.openai_api import OpenAIEncoder

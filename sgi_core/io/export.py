@@ -2,24 +2,52 @@
 
 CSV exports neutralise cells that a spreadsheet would run as a formula (OWASP CSV
 injection guidance, ASVS 1.2.10): a text cell or column name starting with ``=``,
-``+``, ``-``, ``@``, tab, carriage return, line feed or NUL gets a leading apostrophe,
-which spreadsheets read as "this is text". A cell that is a plain number, such as
-``-0.5`` or ``+1e3``, is left alone: spreadsheets read it as a number, never as a
-formula, and escaping it would change the data. Numeric columns are written as
-numbers. Parquet keeps every value exactly as it is.
+``+``, ``-``, ``@`` (or their full-width forms ``＝ ＋ － ＠``), tab, carriage return,
+line feed, vertical tab, form feed or NUL, also after leading spaces or no-break
+spaces, gets a leading apostrophe, which spreadsheets read as "this is text". A cell
+that is a plain number, such as ``-0.5`` or ``+1e3``, is left alone: spreadsheets read
+it as a number, never as a formula, and escaping it would change the data. A NUL
+character is written as U+FFFD (the replacement character): readers take a file with
+NUL bytes for a binary file. Numeric columns are written as numbers. Parquet keeps
+every value exactly as it is.
+
+Every output is written to a new temporary file of a unique name in the target's
+folder and moved onto the target in one atomic step (:func:`atomic_output`): a run
+that fails leaves no truncated table, two runs writing one target leave one of the
+two complete files, and a link planted at a predictable name is never followed.
 """
 
 from __future__ import annotations
 
-import re
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
+from sgi_core.io.formats import CSV_OUTPUT_SUFFIXES, PARQUET_SUFFIXES, PLAIN_NUMBER
 
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n", "\x00")
-_PLAIN_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_FORMULA_PREFIXES = (
+    "=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20", "\t", "\r", "\n", "\x0b", "\x0c", "\x00",
+)
+# Spreadsheets skip these before deciding whether a cell is a formula.
+_LEADING_BLANKS = " \u00a0"
+NUL_REPLACEMENT = "\ufffd"
+_WRITE_HINT = "Check that the folder exists and can be written to"
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp makes files only the owner can read; an output gets the mode a plain open() would give.
+_OUTPUT_MODE = 0o666 & ~_umask()
 
 
 def escape_formula_cell(value):
@@ -29,31 +57,173 @@ def escape_formula_cell(value):
     --------
     >>> escape_formula_cell("=HYPERLINK(\\"http://x\\")"), escape_formula_cell("-0.5"), escape_formula_cell(3)
     ('\\'=HYPERLINK("http://x")', '-0.5', 3)
+    >>> escape_formula_cell(" =1+1"), escape_formula_cell("\\uff1d1")
+    ("' =1+1", "'＝1")
     """
-    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES) and not _PLAIN_NUMBER.fullmatch(value):
-        return "'" + value
+    if isinstance(value, str):
+        rest = value.lstrip(_LEADING_BLANKS)
+        if rest.startswith(_FORMULA_PREFIXES) and not PLAIN_NUMBER.fullmatch(rest):
+            return "'" + value
     return value
 
 
-def escape_formula_cells(frame: pd.DataFrame) -> pd.DataFrame:
-    """Copy of ``frame`` whose text cells and column names cannot start a spreadsheet formula."""
+def _csv_cell(value):
+    if isinstance(value, str) and "\x00" in value:
+        value = value.replace("\x00", NUL_REPLACEMENT)
+    return escape_formula_cell(value)
+
+
+def _map_text_cells(frame: pd.DataFrame, cell: Callable) -> pd.DataFrame:
     out = frame.copy()
     for col in out.columns:
         if pd.api.types.is_numeric_dtype(out[col]) or pd.api.types.is_bool_dtype(out[col]):
             continue
-        out[col] = out[col].map(escape_formula_cell)
-    out.columns = [escape_formula_cell(col) for col in out.columns]
+        out[col] = out[col].map(cell)
+    out.columns = [cell(col) for col in out.columns]
     return out
 
 
+def escape_formula_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """Copy of ``frame`` whose text cells and column names cannot start a spreadsheet formula."""
+    return _map_text_cells(frame, escape_formula_cell)
+
+
 def to_csv_bytes(frame: pd.DataFrame) -> bytes:
-    """UTF-8 CSV of ``frame`` with formula-like cells escaped, CRLF line ends (RFC 4180)."""
+    """UTF-8 CSV of ``frame``, formula-like cells escaped, NUL as U+FFFD, CRLF line ends (RFC 4180).
+
+    Examples
+    --------
+    >>> to_csv_bytes(pd.DataFrame({"text": ["=1", "a\\x00b"]})).decode()
+    "text\\r\\n'=1\\r\\na\\ufffdb\\r\\n"
+    """
     # With "\n" line ends the csv writer leaves a cell holding a bare "\r" unquoted, and
     # every reader then splits the row there; "\r\n" makes it quote both.
-    return escape_formula_cells(frame).to_csv(index=False, lineterminator="\r\n").encode("utf-8")
+    return _map_text_cells(frame, _csv_cell).to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
-def write_table(frame: pd.DataFrame, path: str | Path) -> None:
+def check_output_path(path: str | os.PathLike) -> str:
+    """The format an output path will be written in, ``"csv"`` or ``"parquet"``.
+
+    Raises
+    ------
+    SGIInputError
+        An unsupported extension, or a path that is a folder.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in PARQUET_SUFFIXES + CSV_OUTPUT_SUFFIXES:
+        raise SGIInputError(f"cannot write '{suffix}' files", source=str(path), hint="Use .csv or .parquet")
+    if path.is_dir():
+        raise SGIInputError("the output is a folder, not a file", source=str(path),
+                            hint="Give a file name ending in .csv or .parquet")
+    return "parquet" if suffix in PARQUET_SUFFIXES else "csv"
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary file that becomes ``path`` when the block ends without an exception.
+
+    The file is a new one of a unique name beside ``path`` (:func:`tempfile.mkstemp`
+    creates it exclusively, so a link planted there is never followed) and replaces
+    ``path`` in one :func:`os.replace`; on an exception it is deleted and ``path`` is
+    left as it was.
+
+    Raises
+    ------
+    SGIInputError
+        If the temporary file cannot be created or moved onto ``path``.
+    """
+    path = Path(path)
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+        os.chmod(temporary, _OUTPUT_MODE)
+    except OSError as err:
+        raise _write_error(err, path) from None
+    try:
+        with open(descriptor, "wb") as handle:
+            yield handle
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    try:
+        os.replace(temporary, path)
+    except OSError as err:
+        Path(temporary).unlink(missing_ok=True)
+        raise _write_error(err, path) from None
+
+
+def _write_error(err: OSError, path: Path) -> SGIInputError:
+    return SGIInputError(f"cannot write the output: {err.strerror or err}", source=str(path), hint=_WRITE_HINT)
+
+
+class _CsvChunks:
+    """Appends frames to a CSV file exactly as :func:`to_csv_bytes` writes them all at once."""
+
+    def __init__(self, handle: BinaryIO):
+        self._handle = handle
+        self._header_written = False
+
+    def write(self, frame: pd.DataFrame) -> None:
+        data = to_csv_bytes(frame)
+        if self._header_written:
+            # The header is the same bytes at the head of every chunk's CSV; cut it off.
+            data = data[len(to_csv_bytes(frame.iloc[:0])):]
+        self._handle.write(data)
+        self._header_written = True
+
+    def close(self) -> None:
+        pass
+
+
+class _ParquetChunks:
+    """Appends frames as row groups of one Parquet file; the first frame fixes the schema."""
+
+    def __init__(self, handle: BinaryIO):
+        self._handle = handle
+        self._writer = None
+
+    def write(self, frame: pd.DataFrame) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._writer is None:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            self._writer = pq.ParquetWriter(self._handle, table.schema)
+        else:
+            table = pa.Table.from_pandas(frame, schema=self._writer.schema, preserve_index=False)
+        self._writer.write_table(table)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+@contextmanager
+def table_writer(path: str | os.PathLike) -> Iterator[Callable[[pd.DataFrame], None]]:
+    """``write(frame)`` appending frames, in order, to one CSV (escaped) or Parquet (exact) file.
+
+    The path is checked (:func:`check_output_path`) before anything is written, and
+    the file appears at ``path`` only when the block ends without an exception
+    (:func:`atomic_output`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> with table_writer(out) as write:
+    ...     write(pd.DataFrame({"a": [1]}))
+    ...     write(pd.DataFrame({"a": [2]}))
+    >>> out.read_bytes()
+    b'a\\r\\n1\\r\\n2\\r\\n'
+    """
+    kind = check_output_path(path)
+    with atomic_output(path) as handle:
+        chunks = _ParquetChunks(handle) if kind == "parquet" else _CsvChunks(handle)
+        yield chunks.write
+        chunks.close()
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write ``frame`` as CSV (escaped) or Parquet (exact), chosen by the file extension.
 
     Raises
@@ -61,15 +231,8 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
     SGIInputError
         An unsupported extension, or a path that cannot be written.
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".parquet", ".pq", ".csv", ".txt", ""):
-        raise SGIInputError(f"cannot write '{suffix}' files", source=str(path), hint="Use .csv or .parquet")
     try:
-        if suffix in (".parquet", ".pq"):
-            frame.to_parquet(path, index=False)
-        else:
-            path.write_bytes(to_csv_bytes(frame))
+        with table_writer(path) as write:
+            write(frame)
     except OSError as err:
-        raise SGIInputError(f"cannot write the output: {err.strerror or err}", source=str(path),
-                            hint="Check that the folder exists and can be written to") from None
+        raise _write_error(err, Path(path)) from None

@@ -3,19 +3,14 @@
 Every way a file can be unreadable ends in one :class:`~sgi_core.errors.SGIInputError`
 that says what was wrong and where: empty files, files with a header and no rows,
 binary files (whatever their name), rows with more fields than the header, an
-unclosed quote, duplicate column names, files too large to read at once.
-
-Text is decoded from a UTF-32, UTF-16 or UTF-8 byte-order mark, else as UTF-8, else
-as Windows-1252 (Excel's "CSV" on Western Windows; the same as Latin-1 for every
-printable Latin-1 character), else as Latin-1. The separator (``,``, tab, ``;`` or
-``|``) is the one that splits the header into the most fields; an Excel ``sep=X``
-first line is honoured. All CSV cells are read as text, so ``"NA"`` stays a string
-and ``"007"`` keeps its zeros; cells missing at the end of a short row read as ``""``.
+unclosed quote, duplicate column names, files too large to read at once. Bytes
+become text as :mod:`sgi_core.io.decoding` says. All CSV cells are read as text, so
+``"NA"`` stays a string and ``"007"`` keeps its zeros; cells missing at the end of a
+short row read as ``""``.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -28,33 +23,26 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
+from sgi_core.io.decoding import decode_text, detect_separator, header_only_error
+from sgi_core.io.formats import (
+    CSV_READ_OPTIONS,
+    FORMATS_HINT,
+    check_unique_columns,
+    empty_file_error,
+    no_rows_error,
+    split_header,
+    table_format,
+)
 
 #: Files above this size are refused before they are read; ``SGI_MAX_INPUT_MB`` overrides it.
 #: Parsing holds several copies of the text in memory, so the limit protects the machine.
 DEFAULT_MAX_INPUT_MB = 200
 _MB = 1024 * 1024
 
-SEPARATORS = (",", "\t", ";", "|")
-_SNIFF_CHARS = 64 * 1024
-
-_FORMATS_HINT = "Use a CSV, TSV, JSON Lines or Parquet file"
-_SPREADSHEET_HINT = "Save the sheet as CSV (in Excel: File > Save As > CSV UTF-8)"
-# Leading bytes of common binary files that get renamed or mistaken for tables.
-_SIGNATURES = (
-    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx workbook is one)", _SPREADSHEET_HINT),
-    (b"\xd0\xcf\x11\xe0", "an old-format Office document (such as an Excel .xls workbook)", _SPREADSHEET_HINT),
-    (b"%PDF", "a PDF document", _FORMATS_HINT),
-    (b"\x1f\x8b", "a gzip archive", "Decompress it first"),
-)
-# Control characters other than tab, newline, vertical tab, form feed and carriage return.
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
-# Random bytes decoded as Latin-1 are ~23% control characters; text with a few escape codes is far below.
-_MAX_CONTROL_SHARE = 0.10
 _FIELD_COUNT_ERROR = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _OPEN_QUOTE_ERROR = re.compile(r"EOF inside string starting at row (\d+)")
 # pyarrow names its in-memory buffer, which means nothing to the user.
 _PYARROW_SOURCE_PREFIX = re.compile(r"^Could not open Parquet input source '[^']*': ")
-_EXCEL_SEP_LINE = re.compile(r"sep=(.)(\r\n|\n|\r)")
 
 
 def max_input_bytes() -> int:
@@ -106,7 +94,7 @@ def _read_bytes(source, name: str, limit: int) -> bytes:
         if not path.exists():
             raise SGIInputError("file not found", source=name)
         if path.is_dir():
-            raise SGIInputError("this is a folder, not a file", source=name, hint=_FORMATS_HINT)
+            raise SGIInputError("this is a folder, not a file", source=name, hint=FORMATS_HINT)
         if path.is_file() and path.stat().st_size > limit:
             raise _too_large(path.stat().st_size, limit, name)
         try:
@@ -125,88 +113,6 @@ def _read_bytes(source, name: str, limit: int) -> bytes:
     if len(raw) > limit:
         raise _too_large(len(raw) if isinstance(source, bytes) else None, limit, name)
     return raw
-
-
-def _binary_error(raw: bytes, name: str) -> SGIInputError | None:
-    for signature, what, hint in _SIGNATURES:
-        if raw.startswith(signature):
-            return SGIInputError(f"the file is {what}, not a text table", source=name, hint=hint)
-    if b"\x00" in raw[:_SNIFF_CHARS]:
-        return SGIInputError(
-            "the file is binary, not text", source=name,
-            hint=f"{_FORMATS_HINT}; UTF-16 text needs a byte-order mark (or save it as UTF-8)",
-        )
-    return None
-
-
-def _decode_with_bom(raw: bytes, name: str) -> str | None:
-    for bom, encoding in (
-        (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
-        (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"),
-    ):
-        if raw.startswith(bom):
-            try:
-                return raw.decode(encoding)
-            except UnicodeDecodeError as err:
-                raise SGIInputError(
-                    f"the file starts with a {encoding.upper()} byte-order mark but is not valid "
-                    f"{encoding.upper()} (byte {err.start})", source=name, hint="Save it again as UTF-8",
-                ) from None
-    return None
-
-
-def decode_text(raw: bytes, source: str) -> str:
-    """Decode file bytes: byte-order marks, then UTF-8, then Windows-1252, then Latin-1.
-
-    Raises
-    ------
-    SGIInputError
-        If the bytes are a known binary format, hold NUL bytes without a UTF-16/32
-        byte-order mark, or decode to text full of control characters.
-    """
-    text = _decode_with_bom(raw, source)
-    if text is None:
-        binary = _binary_error(raw, source)
-        if binary is not None:
-            raise binary
-        for encoding in ("utf-8", "cp1252", "latin-1"):
-            try:
-                text = raw.decode(encoding)
-                break
-            except UnicodeDecodeError:
-                continue
-    sample = text[:_SNIFF_CHARS]
-    if len(_CONTROL_CHARS.findall(sample)) > _MAX_CONTROL_SHARE * len(sample):
-        raise SGIInputError("the file is binary, not text (it is full of control characters)",
-                            source=source, hint=_FORMATS_HINT)
-    return text
-
-
-def _header_field_count(sample: str, separator: str) -> int:
-    try:
-        return len(next(csv.reader(io.StringIO(sample, newline=""), delimiter=separator), []))
-    except csv.Error:
-        return 0
-
-
-def detect_separator(text: str) -> tuple[str, str]:
-    """The separator of a delimited text, and the text without an Excel ``sep=`` line.
-
-    The separator is the one of ``,``, tab, ``;``, ``|`` that splits the header into
-    the most fields (quotes respected); ties go to that order.
-
-    Examples
-    --------
-    >>> detect_separator("question;context;response\\nq;c, more;r\\n")[0]
-    ';'
-    >>> detect_separator("sep=|\\nquestion|context|response\\n")
-    ('|', 'question|context|response\\n')
-    """
-    excel_line = _EXCEL_SEP_LINE.match(text)
-    if excel_line:
-        return excel_line.group(1), text[excel_line.end():]
-    sample = text[:_SNIFF_CHARS]
-    return max(SEPARATORS, key=lambda sep: _header_field_count(sample, sep)), text
 
 
 def csv_parse_error(err: pd.errors.ParserError, separator: str, name: str) -> SGIInputError:
@@ -234,33 +140,17 @@ def csv_parse_error(err: pd.errors.ParserError, separator: str, name: str) -> SG
                          hint="Check the quoting and that every row has the header's number of fields")
 
 
-def check_unique_columns(columns, source: str) -> None:
-    """Raise :class:`SGIInputError` naming any column name that appears more than once."""
-    seen, duplicates = set(), []
-    for column in columns:
-        if column in seen and column not in duplicates:
-            duplicates.append(column)
-        seen.add(column)
-    if duplicates:
-        names = ", ".join(str(c) if str(c).strip() else "(blank)" for c in duplicates)
-        raise SGIInputError(f"duplicate column names: {names}", source=source,
-                            hint="Rename the columns so that each name appears once")
-
-
 def _read_csv_text(text: str, name: str) -> pd.DataFrame:
     separator, body = detect_separator(text)
     if not body.strip():
-        raise SGIInputError("the file is empty", source=name, hint="Give a file with a header row and data rows")
+        raise empty_file_error(name)
     try:
-        # header=None: pandas would otherwise take a first column the header does not name as
-        # the index (dropping it silently); read as data, every row must fit the header's width.
-        cells = pd.read_csv(io.StringIO(body), sep=separator, header=None, dtype=str,
-                            keep_default_na=False, na_filter=False, engine="c")
+        cells = pd.read_csv(io.StringIO(body), sep=separator, **CSV_READ_OPTIONS)
     except pd.errors.ParserError as err:
         raise csv_parse_error(err, separator, name) from None
-    header = [str(column).strip() for column in cells.iloc[0]]
+    header, rows = split_header(cells)
     check_unique_columns(header, name)
-    frame = cells.iloc[1:].reset_index(drop=True)
+    frame = rows.reset_index(drop=True)
     frame.columns = header
     return frame
 
@@ -280,10 +170,14 @@ def cell_to_text(value) -> str:
 
 def _frame_from_records(records: list, name: str) -> pd.DataFrame:
     if not records:
-        raise SGIInputError("the file is empty", source=name, hint="Give one JSON object per row")
+        raise empty_file_error(name, json_rows=True)
     # dtype=object keeps each value as parsed: 3 stays "3" beside 0.25 instead of becoming "3.0".
     frame = pd.DataFrame(records, dtype=object)
-    return frame.apply(lambda column: column.map(_json_cell_to_text))
+    try:
+        return frame.apply(lambda column: column.map(_json_cell_to_text))
+    except RecursionError:
+        # A cell nested just short of the parser's limit can still be too deep to write back as JSON text.
+        raise json_nesting_error(name) from None
 
 
 def _json_cell_to_text(value) -> str:
@@ -374,19 +268,18 @@ def read_table(
     name = name or source_name(source)
     limit = max_input_bytes() if max_bytes is None else max_bytes
     raw = _read_bytes(source, name, limit)
-    suffix = Path(name).suffix.lower()
-    if suffix in (".parquet", ".pq") or raw[:4] == b"PAR1":
+    if table_format(name, raw) == "parquet":
         frame = _read_parquet_bytes(raw, name)
-    else:
-        text = decode_text(raw, name)
-        start = text.lstrip()[:1]
-        if suffix in (".jsonl", ".ndjson") or (suffix == ".json" and start == "{"):
-            frame = _read_jsonl_text(text, name)
-        elif suffix == ".json" and start == "[":
-            frame = _read_json_array_text(text, name)
-        else:
-            frame = _read_csv_text(text, name)
+        if len(frame) == 0:
+            raise no_rows_error(name)
+        return frame
+    text = decode_text(raw, name)
+    kind = table_format(name, raw, text.lstrip()[:1])
+    if kind == "jsonl":
+        return _read_jsonl_text(text, name)
+    if kind == "json":
+        return _read_json_array_text(text, name)
+    frame = _read_csv_text(text, name)
     if len(frame) == 0:
-        raise SGIInputError("the file has column names but no data rows", source=name,
-                            hint="Add at least one row with a question, a context and a response")
+        raise header_only_error(raw, frame.columns, name)
     return frame

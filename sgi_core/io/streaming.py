@@ -3,15 +3,15 @@
 :func:`read_chunks` yields a file as validated chunks of ``chunk_rows`` rows, with
 ``input_row`` and the row numbers in messages counted from the top of the file
 (:func:`sgi_core.data.validate_triples` with ``first_row``). A file up to
-:data:`WHOLE_READ_BYTES` is read whole by :func:`sgi_core.reading.read_table`, so
+:data:`WHOLE_READ_BYTES` is read whole by :func:`sgi_core.io.reading.read_table`, so
 it gets every check and message of the dashboard's reader. A larger file is
 streamed: CSV/TSV through pandas' chunked reader with ``read_table``'s options,
 JSON Lines a block of lines at a time (each block read by ``read_table``),
 Parquet by record batches. Its cells and messages are those of a whole read.
 
 :func:`score_to_file` scores each chunk with :func:`sgi_core.scoring.score_table`
-and appends it to one CSV file (escaped as :func:`sgi_core.export.to_csv_bytes`
-does) or Parquet file. Warnings come per chunk.
+and appends it to one CSV file (escaped as :func:`sgi_core.io.export.to_csv_bytes`
+does) or Parquet file (:func:`sgi_core.io.export.table_writer`). Warnings come per chunk.
 
 The embedding cache carries texts across chunks: a question in row 5 and again
 in row 50,005 is encoded once. Without a cache, a text repeated in two chunks is
@@ -23,9 +23,9 @@ from __future__ import annotations
 import codecs
 import itertools
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -34,25 +34,31 @@ from sgi_core.data import (
     CONTEXT_IS_QUESTION_EVERYWHERE,
     ColumnMapping,
     TripleTable,
-    label_class_warnings,
     validate_triples,
 )
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
 from sgi_core.errors import SGIInputError
-from sgi_core.export import to_csv_bytes
-from sgi_core.reading import (
+from sgi_core.io.decoding import bom_encoding, decode_text, detect_separator
+from sgi_core.io.export import check_output_path, table_writer
+from sgi_core.io.formats import (
+    CSV_READ_OPTIONS,
     check_unique_columns,
+    empty_file_error,
+    no_rows_error,
+    split_header,
+    table_format,
+)
+from sgi_core.io.reading import (
     csv_parse_error,
-    decode_text,
-    detect_separator,
     max_input_bytes,
     parquet_error,
     parse_jsonl_record,
     read_table,
 )
+from sgi_core.labels import label_class_warnings
 from sgi_core.scoring import CONTEXT_IS_QUESTION_STATUS, score_table
 
-#: Files up to this size are read whole by :func:`~sgi_core.reading.read_table`, so they
+#: Files up to this size are read whole by :func:`~sgi_core.io.reading.read_table`, so they
 #: get exactly its checks and messages; parsed, they take about as much memory as
 #: scoring one chunk. Larger files (and any above ``SGI_MAX_INPUT_MB``) are streamed.
 WHOLE_READ_BYTES = 16 * 1024 * 1024
@@ -63,12 +69,6 @@ DEFAULT_CHUNK_ROWS = 10_000
 
 _SNIFF_BYTES = 64 * 1024
 _DECODE_BLOCK = 1024 * 1024
-_BOMS = (
-    (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
-    (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"),
-)
-_PARQUET_SUFFIXES = (".parquet", ".pq")
-_CSV_OUTPUT_SUFFIXES = (".csv", ".txt", "")
 
 
 @dataclass(frozen=True)
@@ -106,14 +106,14 @@ def _decodes(path: Path, encoding: str) -> bool:
 
 
 def _text_encoding(path: Path, head: bytes, name: str) -> str:
-    """The encoding :func:`~sgi_core.reading.decode_text` would pick for the whole file.
+    """The encoding :func:`~sgi_core.io.decoding.decode_text` would pick for the whole file.
 
     Byte-order marks first, then UTF-8, Windows-1252, Latin-1. The first bytes go
     through ``decode_text`` too, for its checks against binary files.
     """
-    for bom, encoding in _BOMS:
-        if head.startswith(bom):
-            return encoding
+    encoding = bom_encoding(head)
+    if encoding is not None:
+        return encoding
     utf8 = _decodes(path, "utf-8")
     # A UTF-8 head may end inside a character; "ignore" drops only that cut tail.
     decode_text(head.decode("utf-8", errors="ignore").encode("utf-8") if utf8 else head, name)
@@ -135,18 +135,14 @@ def _csv_chunks(path: Path, encoding: str, name: str, chunk_rows: int) -> Iterat
             handle.seek(0)
             if len(body) != len(head):
                 handle.readline()  # Excel's "sep=X" line
-            # Options as in read_table: every cell text, and header=None so that a first
-            # column the header does not name is an error, not a silent index.
-            with pd.read_csv(handle, sep=separator, header=None, dtype=str, keep_default_na=False,
-                             na_filter=False, engine="c", chunksize=chunk_rows) as reader:
-                first = reader.get_chunk(chunk_rows + 1)  # the header row and a full chunk
-                header = [str(column).strip() for column in first.iloc[0]]
+            with pd.read_csv(handle, sep=separator, chunksize=chunk_rows, **CSV_READ_OPTIONS) as reader:
+                header, rows = split_header(reader.get_chunk(chunk_rows + 1))  # the header and a full chunk
                 check_unique_columns(header, name)
-                for cells in itertools.chain([first.iloc[1:]], reader):
+                for cells in itertools.chain([rows], reader):
                     if len(cells):
                         yield cells.set_axis(header, axis=1).reset_index(drop=True)
     except pd.errors.EmptyDataError:
-        raise SGIInputError("the file is empty", source=name, hint="Give a file with a header row and data rows") from None
+        raise empty_file_error(name) from None
     except pd.errors.ParserError as err:
         raise csv_parse_error(err, separator, name) from None
     except UnicodeDecodeError:
@@ -178,7 +174,7 @@ def _jsonl_chunks(path: Path, encoding: str, name: str, chunk_rows: int) -> Iter
     # later blocks may add, so that every chunk has the same columns.
     columns = _jsonl_columns(path, encoding, name)
     if not columns:
-        raise SGIInputError("the file is empty", source=name, hint="Give one JSON object per row")
+        raise empty_file_error(name, json_rows=True)
     lines = (line for _, line in _jsonl_lines(path, encoding, name))
     while block := list(itertools.islice(lines, chunk_rows)):
         frame = read_table("".join(block).encode("utf-8"), name=name)
@@ -194,8 +190,7 @@ def _parquet_chunks(path: Path, name: str, chunk_rows: int) -> Iterator[pd.DataF
         raise parquet_error(err, name) from None
     check_unique_columns(parquet.schema_arrow.names, name)
     if parquet.metadata.num_rows == 0:
-        raise SGIInputError("the file has column names but no data rows", source=name,
-                            hint="Add at least one row with a question, a context and a response")
+        raise no_rows_error(name)
     for batch in parquet.iter_batches(batch_size=chunk_rows):
         yield batch.to_pandas()
 
@@ -210,14 +205,13 @@ def _raw_chunks(path: Path, name: str, chunk_rows: int) -> Iterator[pd.DataFrame
         return _frame_chunks(read_table(path, name=name), chunk_rows)
     with open(path, "rb") as handle:
         head = handle.read(_SNIFF_BYTES)
-    suffix = path.suffix.lower()
-    if suffix in _PARQUET_SUFFIXES or head[:4] == b"PAR1":
+    if table_format(name, head) == "parquet":
         return _parquet_chunks(path, name, chunk_rows)
     encoding = _text_encoding(path, head, name)
-    start = head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")[:1]
-    if suffix in (".jsonl", ".ndjson") or (suffix == ".json" and start == "{"):
+    kind = table_format(name, head, head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")[:1])
+    if kind == "jsonl":
         return _jsonl_chunks(path, encoding, name, chunk_rows)
-    if suffix == ".json":
+    if kind == "json" or path.suffix.lower() == ".json":
         # A JSON array cannot be cut into rows without parsing it whole.
         return _frame_chunks(read_table(path, name=name), chunk_rows)
     return _csv_chunks(path, encoding, name, chunk_rows)
@@ -231,8 +225,7 @@ def _validated(raw: Iterator[pd.DataFrame], name: str, mapping, label_positive) 
                                first_row=first_row, whole_file=False)
         first_row += len(frame)
     if first_row == 1:
-        raise SGIInputError("the file has column names but no data rows", source=name,
-                            hint="Add at least one row with a question, a context and a response")
+        raise no_rows_error(name)
 
 
 def read_chunks(
@@ -284,49 +277,6 @@ def read_chunks(
     return itertools.chain([first], tables)
 
 
-class _CsvSink:
-    """Appends scored chunks to a CSV file exactly as ``write_table`` writes the whole table."""
-
-    def __init__(self, path: Path):
-        self._handle = open(path, "wb")
-        self._header_written = False
-
-    def write(self, frame: pd.DataFrame) -> None:
-        data = to_csv_bytes(frame)
-        if self._header_written:
-            # The header is the same bytes at the head of every chunk's CSV; cut it off.
-            data = data[len(to_csv_bytes(frame.iloc[:0])):]
-        self._handle.write(data)
-        self._header_written = True
-
-    def close(self) -> None:
-        self._handle.close()
-
-
-class _ParquetSink:
-    """Appends scored chunks as row groups of one Parquet file; the first chunk fixes the schema."""
-
-    def __init__(self, path: Path):
-        self._path = path
-        self._writer = None
-        open(path, "wb").close()  # fail on an unwritable folder now, not after the first chunk
-
-    def write(self, frame: pd.DataFrame) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if self._writer is None:
-            table = pa.Table.from_pandas(frame, preserve_index=False)
-            self._writer = pq.ParquetWriter(self._path, table.schema)
-        else:
-            table = pa.Table.from_pandas(frame, schema=self._writer.schema, preserve_index=False)
-        self._writer.write_table(table)
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-
-
 def score_to_file(
     chunks: Iterator[TripleTable],
     output: str | os.PathLike,
@@ -339,8 +289,11 @@ def score_to_file(
 ) -> StreamSummary:
     """Score chunks of triples and write them, in order, to one CSV or Parquet file.
 
-    The output is written beside its target under a hidden ``.partial`` name and
-    renamed when complete, so a run that fails midway leaves no truncated table.
+    The output path is checked before the first chunk is scored (a folder, a missing
+    folder or an unsupported extension fails at once). The table is written to a
+    temporary file of a unique name beside the target and moved onto it when
+    complete (:func:`sgi_core.io.export.atomic_output`), so a run that fails midway
+    leaves no truncated table and two runs writing one target leave one whole file.
 
     Parameters
     ----------
@@ -351,6 +304,7 @@ def score_to_file(
     encoder : Encoder
     cache : EmbeddingCache, optional
     batch_size : int
+        Texts per encoder batch, at least 1.
     progress : callable, optional
         ``progress(done, total)`` over the texts of the current chunk that need encoding.
     warn : callable, optional
@@ -363,18 +317,13 @@ def score_to_file(
     Raises
     ------
     SGIInputError
-        An unsupported output extension, an output that cannot be written, or bad input rows.
+        An unsupported output extension, an output that is a folder or cannot be
+        written, a batch size below 1, or bad input rows.
     """
-    output = Path(output)
-    suffix = output.suffix.lower()
-    if suffix not in _PARQUET_SUFFIXES + _CSV_OUTPUT_SUFFIXES:
-        raise SGIInputError(f"cannot write '{suffix}' files", source=str(output), hint="Use .csv or .parquet")
-    partial = output.with_name(f".{output.name}.partial")
-    try:
-        sink = _ParquetSink(partial) if suffix in _PARQUET_SUFFIXES else _CsvSink(partial)
-    except OSError as err:
-        raise SGIInputError(f"cannot write the output: {err.strerror or err}", source=str(output),
-                            hint="Check that the folder exists and can be written to") from None
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise SGIInputError(f"The 'batch_size' parameter of score_to_file must be an int >= 1. "
+                            f"Got {batch_size!r} instead.")
+    check_output_path(output)
     chunk_new_texts = [0]
 
     def count(done: int, total: int) -> None:
@@ -384,7 +333,7 @@ def score_to_file(
 
     rows = scored = new_texts = n_chunks = n_grounded = n_halluc = n_context_is_question = 0
     label_column = None
-    try:
+    with table_writer(output) as write:
         for table in chunks:
             label_column = table.mapping.label
             for text in table.warnings:
@@ -392,7 +341,7 @@ def score_to_file(
                     warn(text)
             chunk_new_texts[0] = 0
             frame = score_table(table, encoder, cache=cache, batch_size=batch_size, progress=count)
-            sink.write(frame)
+            write(frame)
             rows += len(frame)
             scored += int(np.isfinite(frame["sgi"].to_numpy(dtype=float)).sum())
             labels = frame["label"].to_numpy(dtype=float)
@@ -401,16 +350,10 @@ def score_to_file(
             n_context_is_question += int(frame["sgi_status"].str.startswith(CONTEXT_IS_QUESTION_STATUS).sum())
             new_texts += chunk_new_texts[0]
             n_chunks += 1
-        sink.close()
-        os.replace(partial, output)
-        file_warnings = label_class_warnings(n_grounded, n_halluc, label_column)
-        if scored and n_context_is_question == scored:
-            file_warnings.append(CONTEXT_IS_QUESTION_EVERYWHERE)
-        for text in file_warnings:
-            if warn is not None:
-                warn(text)
-    except BaseException:
-        sink.close()
-        partial.unlink(missing_ok=True)
-        raise
+    file_warnings = label_class_warnings(n_grounded, n_halluc, label_column)
+    if scored and n_context_is_question == scored:
+        file_warnings.append(CONTEXT_IS_QUESTION_EVERYWHERE)
+    for text in file_warnings:
+        if warn is not None:
+            warn(text)
     return StreamSummary(rows=rows, scored=scored, new_texts=new_texts, chunks=n_chunks)

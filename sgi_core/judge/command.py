@@ -56,7 +56,7 @@ def cmd_judge(args) -> int:
     from tqdm import tqdm
 
     from sgi_core.data import load_triples
-    from sgi_core.export import write_table
+    from sgi_core.io.export import write_table
     from sgi_core.judge.cache import AnswerCache
     from sgi_core.judge.client import JudgeClient
     from sgi_core.judge.runner import (

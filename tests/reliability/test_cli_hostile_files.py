@@ -7,7 +7,7 @@ import sys
 import pandas as pd
 import pytest
 
-from sgi_core import streaming
+from sgi_core.io import streaming
 from sgi_core.cli import main
 from tests.conftest import REPO
 from tests.reliability.hostile_files import FORMULAS, REFUSED, SCORED, TRIPLE, csv_lines

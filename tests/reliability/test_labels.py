@@ -46,22 +46,31 @@ def labelled_file(column, labels):
 MIXED = ["1", "yes", "grounded", "FALSE", " valid ", "0.0", "", "NaN", "hallucinated", "no"]
 
 
-@pytest.mark.parametrize("column, expected", [
-    ("label", [1.0, 1.0, 1.0, 0.0, 1.0, 0.0, np.nan, np.nan, 0.0, 0.0]),
+def rewritten(rows):
+    return (f"the label column 'label' is rewritten as 1 = grounded, 0 = hallucinated, which changes {rows}; "
+            "the original cells are kept in column 'input_label'")
+
+
+@pytest.mark.parametrize("column, expected, kept_as, notes", [
+    # "1" and "0.0" read as the numbers they become; the words, "FALSE" and "no" do not
+    ("label", [1.0, 1.0, 1.0, 0.0, 1.0, 0.0, np.nan, np.nan, 0.0, 0.0], "input_label",
+     [rewritten("rows 2, 3, 4, 5, 9, 10")]),
     # a column named for hallucination flips the direction-free forms, never the class words
-    ("is_hallucinated", [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, np.nan, np.nan, 0.0, 1.0]),
+    ("is_hallucinated", [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, np.nan, np.nan, 0.0, 1.0], "is_hallucinated", []),
 ])
-def test_mixed_forms_in_one_column_library_and_cli(tmp_path, capsys, column, expected):
+def test_mixed_forms_in_one_column_library_and_cli(tmp_path, capsys, column, expected, kept_as, notes):
     content = labelled_file(column, MIXED)
     missing_warning = "the label is missing in rows 7, 8: those rows count as unlabelled"
     table = load_triples(content, name="mixed.csv")
     np.testing.assert_array_equal(table.frame["label"].to_numpy(), expected)
-    assert table.warnings == [missing_warning]
+    assert table.frame[kept_as].tolist() == MIXED
+    assert table.warnings == notes + [missing_warning]
     source, out = tmp_path / "mixed.csv", tmp_path / "out.parquet"
     source.write_bytes(content)
     assert main(["score", str(source), "-o", str(out), "--model", "hashing", "--no-cache"]) == 0
     written = pd.read_parquet(out)
     np.testing.assert_array_equal(written["label"].to_numpy(), expected)
+    assert written[kept_as].tolist() == MIXED
     assert f"warning: {missing_warning}" in capsys.readouterr().err.splitlines()
 
 
@@ -72,12 +81,15 @@ def test_label_column_under_another_name_is_kept_as_written(tmp_path):
     assert pd.read_parquet(out)["is_hallucinated"].tolist() == MIXED
 
 
-def test_label_positive_flag_overrides_the_column_name(tmp_path):
+def test_label_positive_flag_overrides_the_column_name(tmp_path, capsys):
     source, out = tmp_path / "flag.csv", tmp_path / "out.parquet"
     source.write_bytes(labelled_file("label", ["1", "0"]))
     assert main(["score", str(source), "-o", str(out), "--model", "hashing", "--no-cache",
                  "--label-positive", "hallucinated"]) == 0
-    assert pd.read_parquet(out)["label"].tolist() == [0.0, 1.0]
+    written = pd.read_parquet(out)
+    assert written["label"].tolist() == [0.0, 1.0]
+    assert written["input_label"].tolist() == ["1", "0"]
+    assert f"warning: {rewritten('rows 1, 2')}" in capsys.readouterr().err.splitlines()
 
 
 def test_unknown_values_name_every_row_library_and_cli(tmp_path, capsys):
@@ -100,7 +112,7 @@ def test_single_class_is_scored_with_a_note(tmp_path, capsys, labels, only):
     note = (f"only one label class is present (every labelled row is {only}): scores are computed, but label-based "
             "metrics (AUROC, effect size, calibration, thresholds) are undefined")
     table = load_triples(content, name="one.csv")
-    assert table.warnings == [note]
+    assert table.warnings == [rewritten("rows 2, 3"), note]
     scored = score_table(table, HashingEncoder(64))
     assert scored["sgi_status"].tolist() == ["ok"] * 3 and scored["sgi"].notna().all()
     source, out = tmp_path / "one.csv", tmp_path / "out.parquet"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sgi_core.reading import DEFAULT_MAX_INPUT_MB
+from sgi_core.io.reading import DEFAULT_MAX_INPUT_MB
 from tests.conftest import REPO
 
 UNSAFE_MODULES = {"pickle", "_pickle", "cPickle", "dill", "cloudpickle", "joblib", "shelve", "marshal"}
@@ -77,7 +77,7 @@ def test_no_unpickling_eval_or_remote_code(path):
 
 def test_every_package_source_was_scanned():
     names = {str(p.relative_to(REPO)) for p in package_sources()}
-    assert {"sgi_core/reading.py", "sgi_core/embedding/sentence_transformer.py", "dashboard/app.py"} <= names
+    assert {"sgi_core/io/reading.py", "sgi_core/embedding/sentence_transformer.py", "dashboard/app.py"} <= names
 
 
 def test_app_listens_on_localhost_with_the_reader_upload_limit():

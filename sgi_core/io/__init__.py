@@ -1,0 +1,7 @@
+"""Files in and out: reading tables whole or in chunks, and writing them safely.
+
+:mod:`~sgi_core.io.formats` holds what every reader and writer agrees on;
+:mod:`~sgi_core.io.decoding` turns bytes into text; :mod:`~sgi_core.io.reading`
+reads a whole file; :mod:`~sgi_core.io.streaming` reads and scores a file chunk by
+chunk; :mod:`~sgi_core.io.export` writes CSV (escaped) and Parquet files atomically.
+"""

@@ -1,0 +1,116 @@
+"""Label cells to 1.0 (grounded), 0.0 (hallucinated) or NaN (unlabelled), and warnings about them.
+
+Label convention: ``label`` is 1 for grounded / valid / faithful responses and 0 for
+hallucinated ones; ``NaN`` means unlabelled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.errors import SGIInputError, format_rows
+from sgi_core.io.reading import cell_to_text
+
+#: Label column names whose 1/true/yes means hallucinated.
+HALLUCINATION_LABEL_NAMES = frozenset({"hallucination", "hallucinated", "is_hallucinated", "is_hallucination"})
+
+# Words that say which class they are, whatever the column's direction.
+_GROUNDED_WORDS = frozenset({"grounded", "valid", "faithful", "correct", "supported", "right", "truthful"})
+_HALLUCINATED_WORDS = frozenset(
+    {"hallucinated", "hallucination", "invalid", "unfaithful", "incorrect", "unsupported", "wrong", "false_answer"}
+)
+# Words whose meaning depends on which class the column marks as positive.
+_POSITIVE_WORDS = frozenset({"1", "1.0", "true", "yes", "y", "t", "pass"})
+_NEGATIVE_WORDS = frozenset({"0", "0.0", "false", "no", "n", "f", "fail"})
+MISSING_WORDS = frozenset({"", "nan", "na", "n/a", "none", "null"})
+
+
+def default_label_positive(label_column: str | None) -> str:
+    """``"hallucinated"`` if the column's name says 1 = hallucination, else ``"grounded"``."""
+    if label_column and label_column.strip().lower() in HALLUCINATION_LABEL_NAMES:
+        return "hallucinated"
+    return "grounded"
+
+
+def parse_labels(values: pd.Series, *, label_positive: str = "grounded", source: str = "<input>",
+                 column: str = "label", first_row: int = 1) -> np.ndarray:
+    """Map label cells to 1.0 (grounded), 0.0 (hallucinated) or NaN (missing).
+
+    Words naming a class (grounded/valid/faithful/correct vs hallucinated/invalid/
+    unfaithful/incorrect) map to that class. Direction-free forms (1/0, true/false,
+    yes/no) mean grounded when ``label_positive="grounded"`` and hallucinated when
+    ``label_positive="hallucinated"``. Empty, ``NaN``, ``None`` and ``null`` are missing.
+    Case and surrounding spaces are ignored; forms may be mixed in one column.
+
+    Parameters
+    ----------
+    first_row : int
+        Row number of ``values[0]`` in messages (1 = first data row of the file).
+
+    Raises
+    ------
+    SGIInputError
+        Naming the rows that hold any other value.
+    """
+    if label_positive not in ("grounded", "hallucinated"):
+        raise SGIInputError(
+            f"label_positive must be 'grounded' or 'hallucinated'; got {label_positive!r}"
+        )
+    positive_value = 1.0 if label_positive == "grounded" else 0.0
+    table = {w: 1.0 for w in _GROUNDED_WORDS}
+    table.update({w: 0.0 for w in _HALLUCINATED_WORDS})
+    table.update({w: positive_value for w in _POSITIVE_WORDS})
+    table.update({w: 1.0 - positive_value for w in _NEGATIVE_WORDS})
+    # A label column holds a handful of distinct cells: parse each once.
+    codes, uniques = pd.factorize(values, sort=False)
+    words = [cell_to_text(value).strip().lower() for value in uniques]
+    value_of_code = np.array([table.get(word, np.nan) for word in words] + [np.nan])  # code -1: missing cell
+    known = np.array([word in table or word in MISSING_WORDS for word in words] + [True])
+    unknown = ~known[codes]
+    if unknown.any():
+        examples = ", ".join(repr(cell_to_text(uniques[code])) for code in pd.unique(codes[unknown])[:5])
+        raise SGIInputError(
+            f"unknown label values {examples}", source=source, column=column,
+            rows=(np.flatnonzero(unknown) + first_row).tolist(),
+            hint="Use 1/0, true/false, yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful",
+        )
+    return value_of_code[codes]
+
+
+def rewritten_label_warning(original: pd.Series, labels: np.ndarray, kept_as: str, first_row: int) -> list[str]:
+    """A warning naming the rows whose ``label`` cell now reads differently (kept in ``kept_as``)."""
+    as_number = pd.to_numeric(original.map(cell_to_text).str.strip(), errors="coerce").to_numpy(dtype=float)
+    changed = ~np.isnan(labels) & (as_number != labels)
+    if not changed.any():
+        return []
+    return [f"the label column 'label' is rewritten as 1 = grounded, 0 = hallucinated, which changes "
+            f"{format_rows((np.flatnonzero(changed) + first_row).tolist())}; the original cells are kept in "
+            f"column '{kept_as}'"]
+
+
+def label_class_warnings(n_grounded: int, n_hallucinated: int, label_column: str | None) -> list[str]:
+    """Warnings about the label classes of a whole file: none labelled, or only one class."""
+    if label_column is None:
+        return []
+    if n_grounded == 0 and n_hallucinated == 0:
+        return [f"the label column '{label_column}' is empty in every row: treated as unlabelled"]
+    if n_grounded == 0 or n_hallucinated == 0:
+        only = "grounded" if n_hallucinated == 0 else "hallucinated"
+        return [f"only one label class is present (every labelled row is {only}): scores are computed, "
+                "but label-based metrics (AUROC, effect size, calibration, thresholds) are undefined"]
+    return []
+
+
+def label_warnings(labels: np.ndarray, label_column: str | None, first_row: int, whole_file: bool) -> list[str]:
+    """Warnings about a parsed label column: missing labels, and (for a whole file) its classes."""
+    if label_column is None:
+        return []
+    missing = np.isnan(labels)
+    warnings = []
+    if missing.any() and not missing.all():
+        warnings.append(f"the label is missing in {format_rows((np.flatnonzero(missing) + first_row).tolist())}: "
+                        "those rows count as unlabelled")
+    if whole_file:
+        warnings += label_class_warnings(int((labels == 1.0).sum()), int((labels == 0.0).sum()), label_column)
+    return warnings
