@@ -22,6 +22,17 @@ from sgi_core.io.export import escape_formula_cell, escape_formula_cells, to_csv
     ("-", "'-"),
     ("--1", "'--1"),
     ("+1-1", "'+1-1"),
+    # spreadsheets skip leading spaces and no-break spaces, and take full-width signs for formulas
+    (" =1+1", "' =1+1"),
+    ("\u00a0@SUM(1+1)", "'\u00a0@SUM(1+1)"),
+    ("  \u00a0-2+3", "'  \u00a0-2+3"),
+    ("\uff1d1+1", "'\uff1d1+1"),
+    ("\uff0bSUM(A1)", "'\uff0bSUM(A1)"),
+    ("\uff0d1", "'\uff0d1"),
+    ("\x0b=1+1", "'\x0b=1+1"),
+    ("\x0c=1+1", "'\x0c=1+1"),
+    (" -0.5", " -0.5"),
+    ("\u00a0+1e3", "\u00a0+1e3"),
     # plain numbers are read as numbers by spreadsheets, never run: left as written
     ("-0.5", "-0.5"),
     ("+1e3", "+1e3"),
