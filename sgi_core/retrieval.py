@@ -191,23 +191,43 @@ def retrieval_metrics_from_frame(frame: pd.DataFrame, *, retrieved_col: str | No
     return retrieval_metrics(retrieved, relevant, ks=ks)
 
 
-#: Per-query diagnoses, in the order they are tested.
-DIAGNOSES = {
-    "no relevant ids": "cannot judge retrieval: the row lists no relevant ids",
-    "retrieval miss": "no relevant document in the top K: fix retrieval (recall)",
-    "ranking": "relevant document retrieved but not first: consider a reranker (MRR)",
-    "generation": "retrieval found the document but the response is not grounded in it (low SGI)",
-    "ok": "relevant document ranked first and the response is grounded",
-}
+@dataclass(frozen=True)
+class Diagnosis(JsonResult):
+    """One verdict of :func:`diagnose`: when it applies and what it asks for.
+
+    Attributes
+    ----------
+    name : str
+    rule : str
+        The condition, tested only on queries that no earlier diagnosis took.
+    meaning : str
+        What to fix.
+    """
+
+    name: str
+    rule: str
+    meaning: str
+
+
+#: Per-query diagnoses in the order they are tested; each query gets the first whose rule applies.
+DIAGNOSES = (
+    Diagnosis("no relevant ids", "the row lists no relevant id", "retrieval cannot be judged"),
+    Diagnosis("retrieval miss", "no relevant id in the top K", "fix retrieval (recall)"),
+    Diagnosis("generation", "the response is not grounded (SGI below the threshold)",
+              "retrieval found a relevant document but the response does not draw on its context"),
+    Diagnosis("ranking", "the first relevant id is below rank 1", "consider a reranker (MRR)"),
+    Diagnosis("ok", "otherwise: relevant document ranked first and the response grounded", "nothing to fix"),
+)
 
 
 def diagnose(result: RetrievalResult, grounded: np.ndarray, *, k: int = 5) -> pd.DataFrame:
     """Classify each query by where a RAG pipeline fails.
 
-    Rules, first match wins: no relevant ids -> ``"no relevant ids"``; no relevant
-    id in the top ``k`` -> ``"retrieval miss"``; response not grounded (``grounded``
-    False, e.g. SGI below the chosen threshold) -> ``"generation"``; first relevant
-    id below rank 1 -> ``"ranking"``; else ``"ok"``.
+    Each query gets the first of :data:`DIAGNOSES` whose rule applies: no relevant
+    ids -> ``"no relevant ids"``; no relevant id in the top ``k`` -> ``"retrieval
+    miss"``; response not grounded (``grounded`` False, e.g. SGI below the chosen
+    threshold) -> ``"generation"``; first relevant id below rank 1 -> ``"ranking"``;
+    else ``"ok"``.
 
     Parameters
     ----------
@@ -219,20 +239,33 @@ def diagnose(result: RetrievalResult, grounded: np.ndarray, *, k: int = 5) -> pd
     Returns
     -------
     DataFrame
-        Columns ``diagnosis``, ``meaning``, ``n``, ``share`` with one row per diagnosis.
+        Columns ``diagnosis``, ``rule``, ``meaning``, ``n``, ``share``, one row per
+        diagnosis in the order of :data:`DIAGNOSES`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     res = retrieval_metrics([["a"], ["x"], ["x", "a"], ["x", "a"], ["a"]], [["a"], ["a"], ["a"], ["a"], []])
+    >>> diagnose(res, [True, True, False, True, True], k=5)["n"].tolist()
+    [1, 1, 1, 1, 1]
     """
     ranks = np.asarray(result.first_relevant_rank)
     grounded = np.asarray(grounded, dtype=bool)
     if len(grounded) != len(ranks):
         raise SGIInputError(f"{len(ranks)} queries but {len(grounded)} groundedness values")
-    labels = np.select(
-        [ranks < 0, (ranks == 0) | (ranks > k), ~grounded, ranks > 1],
-        ["no relevant ids", "retrieval miss", "generation", "ranking"],
-        default="ok",
-    )
+    applies = {
+        "no relevant ids": ranks < 0,
+        "retrieval miss": (ranks == 0) | (ranks > k),
+        "generation": ~grounded,
+        "ranking": ranks > 1,
+    }
+    tested, fallback = DIAGNOSES[:-1], DIAGNOSES[-1]
+    labels = np.select([applies[d.name] for d in tested], [d.name for d in tested], default=fallback.name)
     counts = pd.Series(labels).value_counts()
-    rows = [{"diagnosis": name, "meaning": meaning, "n": int(counts.get(name, 0))}
-            for name, meaning in DIAGNOSES.items()]
+    rows = [{"diagnosis": d.name, "rule": d.rule, "meaning": d.meaning, "n": int(counts.get(d.name, 0))}
+            for d in DIAGNOSES]
     table = pd.DataFrame(rows)
     table["share"] = table["n"] / max(len(ranks), 1)
     return table
