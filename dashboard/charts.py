@@ -227,3 +227,29 @@ def model_scatter(frame: pd.DataFrame, model_a: str, model_b: str) -> go.Figure:
     fig.update_layout(title=f"SGI per row: {model_a} vs {model_b}", xaxis_title=f"SGI {model_a}",
                       yaxis_title=f"SGI {model_b}", height=460, **_LAYOUT)
     return fig
+
+
+def group_forest(analysis) -> go.Figure:
+    """Forest plot of a ``GroupAnalysis``: AUROC and Cohen's d per group with their 95% intervals.
+
+    A group holding one class has no statistic and shows no point.
+    """
+    groups = analysis.groups
+    names = [f"{g.group} (n={g.n_valid + g.n_halluc:,})" for g in groups]
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=("AUROC (grounded positive)", "Cohen's d (grounded - hallucinated)"))
+    for col, (value, ci, colour) in enumerate((("auroc", "auroc_ci", "#e7298a"),
+                                               ("cohens_d", "cohens_d_ci", "#7570b3")), start=1):
+        points = np.array([getattr(g, value) for g in groups], dtype=np.float64)
+        bounds = np.array([getattr(g, ci) for g in groups], dtype=np.float64).reshape(len(groups), 2)
+        fig.add_trace(go.Scatter(x=points, y=names, mode="markers", name=value, marker=dict(size=10, color=colour),
+                                 error_x=dict(type="data", symmetric=False, array=bounds[:, 1] - points,
+                                              arrayminus=points - bounds[:, 0]),
+                                 hovertemplate="%{y}: %{x:.3f}<extra></extra>"), row=1, col=col)
+    fig.add_vline(x=0.5, line_dash="dot", row=1, col=1, annotation_text="chance")
+    fig.add_vline(x=0.0, line_dash="dot", row=1, col=2)
+    fig.update_xaxes(range=[0, 1], row=1, col=1)
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_layout(showlegend=False, height=140 + 40 * len(groups), margin=dict(l=10, r=10, t=80, b=10),
+                      title=f"SGI within each group of {analysis.column} (bars: 95% bootstrap intervals)")
+    return fig

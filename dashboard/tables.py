@@ -59,3 +59,31 @@ def strata_table(strata, *, edge_format: str | None) -> None:
     st.dataframe(table, hide_index=True,
                  column_config={name: st.column_config.NumberColumn(format=f) for name, f in formats.items()})
     st.caption("None = undefined there: d needs two rows of each class, AUROC one.")
+
+
+def _interval(ci, number_format: str) -> str | None:
+    """``[lo, hi]`` of a result's interval; None where it is undefined (NaN, the one value unequal to itself)."""
+    lo, hi = ci
+    return None if lo != lo or hi != hi else f"[{lo:{number_format}}, {hi:{number_format}}]"
+
+
+def length_matched_table(results: dict) -> None:
+    """Plain and length-matched AUROC of each score (``results``: display name -> ``LengthMatchedResult``)."""
+    rows = [{"score": name, "AUROC": r.plain_auroc, "length-matched AUROC": r.auroc,
+             "95% CI": _interval(r.auroc_ci, ".3f"), "length-matched d": r.cohens_d,
+             "d 95% CI": _interval(r.cohens_d_ci, "+.2f"), "rows used": r.n_used, "rows dropped": r.n_dropped}
+            for name, r in results.items()]
+    formats = {"AUROC": "%.3f", "length-matched AUROC": "%.3f", "length-matched d": "%+.2f"}
+    st.dataframe(rows, hide_index=True,
+                 column_config={name: st.column_config.NumberColumn(format=f) for name, f in formats.items()})
+
+
+def group_table(analysis) -> None:
+    """One row per group of a ``GroupAnalysis``: counts, grounded share, AUROC and d with intervals."""
+    rows = [{"group": g.group, "grounded": g.n_valid, "hallucinated": g.n_halluc, "share grounded": g.grounded_rate,
+             "AUROC": g.auroc, "AUROC 95% CI": _interval(g.auroc_ci, ".3f"), "Cohen's d": g.cohens_d,
+             "d 95% CI": _interval(g.cohens_d_ci, "+.2f")} for g in analysis.groups]
+    formats = {"share grounded": "%.3f", "AUROC": "%.3f", "Cohen's d": "%+.2f"}
+    st.dataframe(rows, hide_index=True,
+                 column_config={name: st.column_config.NumberColumn(format=f) for name, f in formats.items()})
+    st.caption("None = undefined in that group: AUROC needs both classes, d two rows of each.")

@@ -1,6 +1,7 @@
-"""Calibration session: turn SGI into P(grounded), pick a flagging threshold, save it, download the flags."""
+"""Calibration session: SGI as P(grounded), a flagging threshold saved and applied, and one judged on held-out rows."""
 
 import functools
+import math
 
 import streamlit as st
 
@@ -11,6 +12,21 @@ PRESETS = {"youden": "Youden's J (best recall - false-flag rate)", "target_recal
 SESSION_UPLOAD = "calibration.session_upload"
 SESSION_MESSAGE = "calibration.session_message"
 PRESET_MESSAGE = "calibration.preset_message"
+HOLDOUT_GROUPS = "calibration.holdout_groups"
+HOLDOUT_RULE = "calibration.holdout_rule"
+HOLDOUT_TARGET = "calibration.holdout_target"
+HOLDOUT_COST = "calibration.holdout_cost"
+POLICY_DOWNLOAD = "calibration.policy_download"
+
+
+def number(value: float) -> str:
+    """A rate as text; "undefined" where sgi_core gives NaN (e.g. precision when nothing is flagged)."""
+    return "undefined" if math.isnan(value) else f"{value:.3f}"
+
+
+def interval(ci) -> str:
+    return f"[{number(ci[0])}, {number(ci[1])}]"
+
 
 st.title("Calibration session")
 data, report = page.header()
@@ -138,3 +154,48 @@ st.file_uploader("Load a saved session (JSON)", type=["json"], key=SESSION_UPLOA
 if st.session_state.get(SESSION_MESSAGE):
     kind, message = st.session_state[SESSION_MESSAGE]
     (st.error if kind == "error" else st.success)(message)
+
+st.subheader("4. A threshold that holds on new data")
+st.write("The threshold above is chosen and judged on the same rows, which flatters it. Here it is chosen on a "
+         "development half of the labelled rows and judged on the other, held-out half; rows that belong together "
+         "stay on one side, so the two answers to one question never sit on both.")
+group_choices = [*(["pair_id"] if "pair_id" in data.frame.columns else []),
+                 *(c for c in services.group_columns(data.table) if c != "pair_id"), "question"]
+split_col, rule_col, value_col = st.columns([2, 2, 1], vertical_alignment="bottom")
+group_column = split_col.selectbox("Keep together", group_choices, key=HOLDOUT_GROUPS, **state.PERSIST,
+                                   format_func=lambda c: "rows with the same question" if c == "question" else c)
+rule = rule_col.selectbox("Threshold rule on the development half", list(PRESETS), format_func=PRESETS.get,
+                          key=HOLDOUT_RULE, **state.PERSIST)
+target = cost = None
+if rule.startswith("target"):
+    target = value_col.number_input("target", 0.01, 1.0, 0.9, 0.01, key=HOLDOUT_TARGET, **state.PERSIST)
+elif rule == "cost":
+    cost = value_col.number_input("cost ratio", 0.1, 100.0, 5.0, 0.5, key=HOLDOUT_COST, **state.PERSIST)
+try:
+    policy, holdout = services.holdout_policy(data.key, data.model, group_column, active.calibrator.method, rule,
+                                              target, cost, data.frame)
+except page.SGIInputError as err:
+    page.show_error(err)
+    st.info("Keeping whole groups of a column with few groups on one side can leave a half with one label only: "
+            "keep rows together by pair id or by question instead, or choose another rule.")
+    st.stop()
+held = holdout.heldout
+cells = st.columns(3)
+for cell, (name, value, ci) in zip(cells, [("Held-out precision", held.precision, holdout.precision_ci),
+                                           ("Held-out recall", held.recall, holdout.recall_ci),
+                                           ("Held-out flag rate", held.flag_rate, holdout.flag_rate_ci)]):
+    cell.metric(name, number(value), help=f"95% Wilson interval {interval(ci)}")
+together = "question" if group_column == "question" else texts.plain(group_column)
+setting = f" {target:g}" if target is not None else f" {cost:g}" if cost is not None else ""
+st.caption(f"Flag SGI < {holdout.threshold:.4f}: chosen on {holdout.n_dev:,} development rows by the rule "
+           f"'{PRESETS[rule]}{setting}', judged on {holdout.n_heldout:,} held-out rows (rows with the same "
+           f"{together} on one side). 95% Wilson intervals: precision {interval(holdout.precision_ci)}, recall "
+           f"{interval(holdout.recall_ci)}, flag rate {interval(holdout.flag_rate_ci)}. On the development half: "
+           f"precision {number(holdout.dev.precision)}, recall {number(holdout.dev.recall)}, flag rate "
+           f"{number(holdout.dev.flag_rate)}.")
+st.download_button("Download the policy (JSON)", data=services.policy_json(policy), file_name="policy.json",
+                   mime="application/json", on_click="ignore", key=POLICY_DOWNLOAD)
+st.markdown(f"The policy holds this threshold, a {policy.calibrator['method']} calibrator fitted on the development "
+            "half and the held-out precision and recall. In a CI pipeline, `python -m sgi_core gate FILE --policy "
+            "policy.json` exits 1 when a new labelled file's precision or recall falls short of them by more than its "
+            "own sampling error (add `--min-auroc X` to also demand a lower 95% AUROC bound of X).")

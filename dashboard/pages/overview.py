@@ -1,8 +1,35 @@
 """Overview: does SGI separate grounded from hallucinated answers here, and does it beat trivial baselines?"""
 
+import math
+
 import streamlit as st
 
 from dashboard import charts, page, services, state, tables, texts
+
+LENGTH_MATCHED = "AUROC, length-matched"
+LENGTH_MATCHED_HELP = ("AUROC after giving grounded and hallucinated rows the same response-length distribution "
+                       "(coarsened exact matching on length bins): the length confound controlled. 0.5 = SGI "
+                       "separates nothing that length does not.")
+
+
+def number(value: float, spec: str) -> str:
+    """A statistic as text; "undefined" where sgi_core gives NaN."""
+    return "undefined" if math.isnan(value) else f"{value:{spec}}"
+
+
+def length_matched_sentence(result) -> str:
+    """What the length-matched AUROC is, how it was made and what it cost in rows."""
+    lo, hi = result.auroc_ci
+    if math.isnan(result.auroc):
+        summary = "Length-matched AUROC undefined: no response-length bin holds both grounded and hallucinated rows."
+    else:
+        summary = (f"Length-matched AUROC {result.auroc:.3f} [{number(lo, '.3f')}, {number(hi, '.3f')}] against "
+                   f"{result.plain_auroc:.3f} unmatched: the length confound controlled, what is left is separation "
+                   "that response length cannot explain (0.5 = none).")
+    return (f"{summary} Method: {result.method} ({result.n_bins} bins; rows reweighted so both labels share the "
+            f"bins' distribution); {result.n_used:,} rows used, {result.n_dropped:,} dropped in "
+            f"{result.n_bins_dropped} bins holding one label only.")
+
 
 st.title("Overview")
 data, report = page.header()
@@ -16,13 +43,17 @@ counts[3].metric("Labelled hallucinated", f"{report.n_halluc:,}")
 
 labelled = texts.labels_missing(report.n_valid, report.n_halluc)
 if labelled is None:
-    stats = st.columns(4)
+    matched = services.length_matched(data.key, data.model, data.frame)
+    sgi_matched = matched["sgi"]
+    stats = st.columns(5)
     stats[0].metric("Mean SGI, grounded", f"{es.mean_valid:.3f}", help=f"SD {es.sd_valid:.3f}")
     stats[1].metric("Mean SGI, hallucinated", f"{es.mean_halluc:.3f}", help=f"SD {es.sd_halluc:.3f}")
     stats[2].metric("Cohen's d", f"{es.cohens_d:+.2f}", help=texts.D_HELP)
     stats[3].metric("AUROC", f"{roc.auroc:.3f}", help=texts.AUROC_HELP)
+    stats[4].metric(LENGTH_MATCHED, number(sgi_matched.auroc, ".3f"), help=LENGTH_MATCHED_HELP)
     st.caption(f"95% bootstrap intervals: d [{es.cohens_d_ci[0]:+.2f}, {es.cohens_d_ci[1]:+.2f}], "
                f"AUROC [{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}]; Welch p = {es.welch_p:.2g}.")
+    st.caption(length_matched_sentence(sgi_matched))
 else:
     st.info(labelled)
 
@@ -47,6 +78,11 @@ if labelled is None:
         curves[column] = services.column_roc(data.key, column, higher_is, data.table)
     st.plotly_chart(charts.roc_figure(curves), key="overview.roc")
     tables.baselines_table(report, data.model)
+    st.markdown("**With response lengths matched.** Each score's AUROC once grounded and hallucinated rows have "
+                "the same response-length distribution, so length can no longer do the separating; 0.5 = nothing "
+                "beyond length. Response length itself is left out: matching on it removes it by construction.")
+    tables.length_matched_table({"SGI" if name == "sgi" else charts.BASELINE_NAMES[name]: result
+                                 for name, result in matched.items()})
     if report.beyond_length is not None:
         st.subheader("Does SGI add anything beyond response length?")
         page.verdict(report.beyond_length.level, report.beyond_length.verdict)

@@ -24,8 +24,12 @@ st.caption(f"{metrics.n_queries - metrics.n_without_relevant:,} queries judged; 
 
 st.subheader(f"Where does the pipeline fail? (top {rag.k})")
 st.dataframe(rag.diagnosis_frame(), hide_index=True,
-             column_config={"share": st.column_config.NumberColumn(format="%.3f")})
-st.caption("Each row gets the first diagnosis that applies, in the table's order.")
+             column_config={"rule": st.column_config.TextColumn("applies when"),
+                            "meaning": st.column_config.TextColumn("what to fix"),
+                            "share": st.column_config.NumberColumn(format="%.3f")})
+order = " → ".join(f"**{row['diagnosis']}**" for row in rag.diagnosis)
+st.caption(f"Each query gets the first diagnosis whose rule applies, tested in this order: {order} "
+           f"(K = {rag.k}; grounded = SGI ≥ {rag.grounded_threshold:g}).")
 
 st.subheader("Does SGI still work when retrieval missed?")
 st.write("SGI measures whether the response moved toward the context it was given. When the context is not the "

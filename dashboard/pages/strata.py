@@ -1,8 +1,10 @@
-"""Strata: where SGI separates the labels, by question-context angle and by text length."""
+"""Strata: where SGI separates the labels, by question-context angle, by text length and by any group column."""
 
 import streamlit as st
 
-from dashboard import charts, page, tables
+from dashboard import charts, page, services, state, tables, texts
+
+GROUP_COLUMN = "strata.group_column"
 
 st.title("Strata")
 data, report = page.header(require_labels=True,
@@ -30,3 +32,25 @@ if report.angle_effects is not None:
     st.subheader("Each angle on its own")
     tables.angles_table(report)
     st.caption("Positive d: grounded answers lie farther from the question (θ(r,q)) or from the context (θ(r,c)).")
+
+st.subheader("By group")
+st.write("Any categorical column of the file (the model that wrote each response, the domain, the task type) as a "
+         "stratum: does SGI separate the labels inside each group, or only across groups?")
+columns = services.group_columns(data.table)
+if not columns:
+    st.info("This file has no column to group by. Add one with 2 to "
+            f"{services.MAX_GROUPS} distinct values (for example `generator`, naming the model that wrote each "
+            "response, or `domain`) and upload the file again on the Data page; id columns such as `pair_id` "
+            "(one value per question) do not count.")
+else:
+    column = st.selectbox("Group by", columns, key=GROUP_COLUMN, **state.PERSIST)
+    analysis = services.group_analysis(data.key, data.model, column, data.frame)
+    confound = analysis.confound
+    if confound.level == "warning":
+        st.warning(f"**Authorship confound.** {texts.plain(confound.message)}. Where a group is nearly all one "
+                   "label, a detector can score well by recognising who wrote the answer rather than whether it "
+                   "is grounded: judge SGI by its AUROC within the groups, not over the whole file.")
+    else:
+        st.caption(f"{texts.plain(confound.message)}; no group is nearly all one label.")
+    st.plotly_chart(charts.group_forest(analysis), key="strata.groups")
+    tables.group_table(analysis)
