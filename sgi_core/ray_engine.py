@@ -1,0 +1,371 @@
+"""Scoring many shards of triples on a Ray cluster with Ray Data.
+
+:func:`score_with_ray` reads a file, a folder or a glob of CSV and Parquet shards
+with ``ray.data.read_csv`` / ``ray.data.read_parquet``, numbers every row by its
+order key before anything can reorder it, validates and scores blocks in a pool of
+actors that each load the encoder once (one actor per GPU, or one per CPU), and
+writes a Parquet dataset (a folder of files) that keeps every input row.
+
+Order key: ``input_shard`` (0-based position of the shard in the sorted list of
+input files, also named in ``input_file``) and ``input_row`` (1-based data row in
+that shard, as ``input_row`` of the single-process ``score``). Sorting the output
+by ``(input_shard, input_row)`` gives the input order. Each shard is read as one
+block, so that its rows can be numbered in place; the row numbers are checked
+after the write (every shard must hold rows 1..n exactly once).
+
+Scores equal those of :func:`sgi_core.scoring.score_table` on the same rows: each
+actor validates its rows with :func:`sgi_core.data.validate_triples` (unscorable
+rows are kept with ``sgi_status = "not scored: <reason>"``) and scores them with
+``score_table``, which encodes each distinct text of the batch once.
+
+CSV shards are read as UTF-8, comma-separated, every column as text; other
+encodings and separators are for the single-process ``score`` (or convert the
+shards to Parquet first).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.data import validate_triples
+from sgi_core.embedding import EmbeddingCache, load_encoder
+from sgi_core.errors import SGIInputError
+from sgi_core.results import JsonResult
+from sgi_core.scoring import score_table
+
+#: Rows handed to an actor at a time; texts repeated within them are encoded once.
+DEFAULT_BATCH_ROWS = 10_000
+
+#: Columns naming each row's place in the input.
+ORDER_KEY = ("input_shard", "input_row")
+
+_CSV_SUFFIXES = (".csv",)
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+_SHARD_SUFFIXES = _CSV_SUFFIXES + _PARQUET_SUFFIXES
+_REMOTE_INPUT_ERROR = re.compile(r"^sgi_core\.errors\.SGIInputError: (.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RayScoreSummary(JsonResult):
+    """What :func:`score_with_ray` did.
+
+    Attributes
+    ----------
+    rows : int
+        Rows written (every input row).
+    scored : int
+        Rows with a finite SGI.
+    shards : int
+        Input files read.
+    actors : int
+        Encoder actors in the pool.
+    seconds : float
+        Wall time from reading to the checked output.
+    """
+
+    rows: int
+    scored: int
+    shards: int
+    actors: int
+    seconds: float
+
+    def to_text(self) -> str:
+        """One line, e.g. ``wrote 8 rows (5 scored) from 1 shard with 2 encoder actors in 9.1 s``."""
+        return (f"wrote {self.rows} rows ({self.scored} scored) from {self.shards} shard{'s' * (self.shards != 1)} "
+                f"with {self.actors} encoder actor{'s' * (self.actors != 1)} in {self.seconds:.1f} s")
+
+
+def find_shards(input_path: str | os.PathLike) -> list[Path]:
+    """The CSV and Parquet files named by a file, a folder or a glob, sorted by path.
+
+    A folder gives its ``*.csv``, ``*.parquet`` and ``*.pq`` files (not its subfolders).
+
+    Raises
+    ------
+    SGIInputError
+        When nothing matches, or a named file is neither CSV nor Parquet.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("b.csv", "a.parquet", "notes.txt"):
+    ...     _ = (folder / name).write_text("")
+    >>> [p.name for p in find_shards(folder)]
+    ['a.parquet', 'b.csv']
+    """
+    text = str(input_path)
+    path = Path(text).expanduser()
+    if path.is_dir():
+        found = [p for p in path.iterdir() if p.is_file() and p.suffix.lower() in _SHARD_SUFFIXES]
+        where = f"folder '{path}'"
+    elif path.is_file():
+        found = [path]
+        where = f"file '{path}'"
+    else:
+        found = [Path(p) for p in glob.glob(os.path.expanduser(text)) if Path(p).is_file()]
+        where = f"pattern '{text}'"
+    if not found:
+        raise SGIInputError(f"no input files match {where}", source=text,
+                            hint="Give a CSV or Parquet file, a folder holding them, or a glob such as 'shards/*.csv'")
+    wrong = [p.name for p in found if p.suffix.lower() not in _SHARD_SUFFIXES]
+    if wrong:
+        raise SGIInputError(f"only .csv and .parquet shards can be read on Ray; got {', '.join(wrong[:5])}",
+                            source=text, hint="Convert the files to Parquet, or score them without --engine ray")
+    return sorted(p.resolve() for p in found)
+
+
+def _shard_columns(shards: list[Path]) -> list[str]:
+    """The columns every shard has, checked by :func:`validate_triples` before any row is read.
+
+    Raises
+    ------
+    SGIInputError
+        An unreadable CSV header or Parquet footer, a shard lacking a question,
+        context or response column, or shards whose columns differ.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    columns: list[str] | None = None
+    for shard in shards:
+        try:
+            if shard.suffix.lower() in _CSV_SUFFIXES:
+                with pcsv.open_csv(shard, parse_options=pcsv.ParseOptions(newlines_in_values=True)) as reader:
+                    names = reader.schema.names
+            else:
+                names = pq.read_schema(shard).names
+        except (pa.ArrowException, UnicodeDecodeError, OSError) as err:
+            raise SGIInputError(f"cannot read the shard's header: {err}", source=str(shard),
+                                hint="Ray reads UTF-8 comma-separated CSV and Parquet; convert other files to Parquet") from None
+        validate_triples(pd.DataFrame(columns=names), source=str(shard), whole_file=False)
+        if columns is None:
+            columns = names
+        elif sorted(names) != sorted(columns):
+            raise SGIInputError(f"the shard's columns differ from those of '{shards[0]}'", source=str(shard),
+                                hint=f"Give every shard the columns {', '.join(columns)}")
+    return columns
+
+
+def _read(shards: list[Path], columns: list[str]):
+    """One Ray dataset of every shard, each shard read whole into one block, with a ``path`` column."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import ray.data
+
+    csv = [str(p) for p in shards if p.suffix.lower() in _CSV_SUFFIXES]
+    parquet = [str(p) for p in shards if p.suffix.lower() in _PARQUET_SUFFIXES]
+    parts = []
+    if csv:
+        parts.append(ray.data.read_csv(
+            csv, include_paths=True, override_num_blocks=len(csv), num_cpus=0,
+            parse_options=pcsv.ParseOptions(newlines_in_values=True),
+            # Every CSV cell as text, as the single-process reader reads it.
+            convert_options=pcsv.ConvertOptions(column_types={name: pa.string() for name in columns}),
+        ))
+    if parquet:
+        parts.append(ray.data.read_parquet(parquet, include_paths=True, override_num_blocks=len(parquet), num_cpus=0))
+    return parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0]
+
+
+class _NumberRows:
+    """Adds the order key to a block holding whole shards (see the module docstring)."""
+
+    def __init__(self, shard_index: dict[str, int]):
+        self._shard_index = shard_index
+
+    def __call__(self, block: pd.DataFrame) -> pd.DataFrame:
+        paths = block.pop("path")
+        block["input_file"] = paths.to_numpy(dtype=object)
+        block["input_shard"] = paths.map(self._shard_index).to_numpy(dtype=np.int64)
+        block["input_row"] = paths.groupby(paths, sort=False).cumcount().to_numpy(dtype=np.int64) + 1
+        return block
+
+
+class _Scorer:
+    """Actor: loads the encoder once, then validates and scores the batches it is given."""
+
+    def __init__(self, model: str, device: str | None, trust_model_code: bool, use_cache: bool,
+                 label_positive: str | None, batch_size: int):
+        self._encoder = load_encoder(model, device=device, trust_model_code=trust_model_code)
+        self._cache = EmbeddingCache(self._encoder.model_id) if use_cache else None
+        self._label_positive = label_positive
+        self._batch_size = batch_size
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        keys = batch[["input_file", *ORDER_KEY]].reset_index(drop=True)
+        raw = batch.drop(columns=["input_file", *ORDER_KEY]).reset_index(drop=True)
+        scored = []
+        # A batch may end one shard and start the next: each shard's rows are validated with its own name.
+        for _, rows in keys.groupby("input_shard", sort=False):
+            first = rows.index[0]
+            table = validate_triples(
+                raw.loc[rows.index].reset_index(drop=True), label_positive=self._label_positive,
+                source=rows["input_file"].iat[0], first_row=int(rows["input_row"].iat[0]), whole_file=False,
+            )
+            frame = score_table(table, self._encoder, cache=self._cache, batch_size=self._batch_size)
+            frame["input_row"] = rows["input_row"].to_numpy()
+            frame["input_shard"] = rows["input_shard"].to_numpy()
+            frame["input_file"] = rows["input_file"].to_numpy(dtype=object)
+            scored.append(frame.set_axis(np.arange(first, first + len(frame))))
+        return pd.concat(scored)
+
+
+def _pool(concurrency: int | None, device: str | None) -> tuple[int, dict]:
+    """Actor count and each actor's resources: one GPU each when the cluster has GPUs (unless device is cpu), else one CPU."""
+    import ray
+
+    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
+                                    or concurrency < 1):
+        raise SGIInputError(f"The 'concurrency' parameter of score_with_ray must be an int >= 1. "
+                            f"Got {concurrency!r} instead.")
+    resources = ray.cluster_resources()
+    gpus = 0 if device == "cpu" else int(resources.get("GPU", 0))
+    if gpus:
+        return concurrency or gpus, {"num_gpus": 1, "num_cpus": 1}
+    return concurrency or max(1, int(resources.get("CPU", 1))), {"num_cpus": 1}
+
+
+def _check_output(output: Path, n_shards: int) -> tuple[int, int]:
+    """Rows and scored rows of the written dataset, after checking that each shard holds rows 1..n once."""
+    import pyarrow.dataset as pads
+
+    keys = pads.dataset(output, format="parquet").to_table(columns=[*ORDER_KEY, "sgi"]).to_pandas()
+    per_shard = keys.groupby("input_shard")["input_row"].agg(["size", "max", "nunique"])
+    broken = per_shard[(per_shard["size"] != per_shard["max"]) | (per_shard["nunique"] != per_shard["size"])]
+    if len(broken) or len(per_shard) != n_shards:
+        raise RuntimeError(f"the order keys of shards {broken.index.tolist()} are not 1..n: "
+                           "a shard was split across blocks")
+    return len(keys), int(np.isfinite(keys["sgi"].to_numpy(dtype=float)).sum())
+
+
+def score_with_ray(
+    input_path: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    model: str = "minilm",
+    address: str | None = None,
+    concurrency: int | None = None,
+    device: str | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    batch_size: int = 64,
+    use_cache: bool = True,
+    label_positive: str | None = None,
+    trust_model_code: bool = False,
+) -> RayScoreSummary:
+    """Score CSV / Parquet shards on Ray and write a Parquet dataset with every row.
+
+    Each output row carries the input columns, ``question``, ``context``,
+    ``response``, ``label``, ``theta_qc``, ``theta_rq``, ``theta_rc`` (radians),
+    ``sgi = theta_rq / (theta_rc + 1e-8)`` (high = grounded), ``sgi_status`` and its
+    order key ``input_shard``, ``input_row`` (with ``input_file``); rows are in no
+    particular order across files: sort by the order key for the input order.
+
+    Parameters
+    ----------
+    input_path : path-like
+        A CSV or Parquet file, a folder of them, or a glob.
+    output : path-like
+        Folder to create for the Parquet dataset; it must not exist or be empty.
+        On a cluster of several machines, a path every machine shares.
+    model : str
+        Model name as in :func:`sgi_core.embedding.load_encoder`; each actor loads it.
+    address : str, optional
+        Ray cluster to join (``auto``, ``ray://host:10001``); default: the running
+        one, else a local Ray started for this call and stopped after it.
+    concurrency : int, optional
+        Encoder actors; default one per GPU of the cluster (each asks for one GPU
+        and one CPU), else one per CPU (each asks for one CPU).
+    device : str, optional
+        Device inside each actor, as in ``load_encoder`` (default ``auto``);
+        ``cpu`` makes CPU actors on a cluster with GPUs.
+    batch_rows : int
+        Rows per actor call; each distinct text among them is encoded once.
+    batch_size : int
+        Texts per encoder batch.
+    use_cache : bool
+        Read and write each machine's embedding cache.
+    label_positive : {"grounded", "hallucinated"}, optional
+        As in :func:`sgi_core.data.validate_triples`.
+    trust_model_code : bool
+        As in :func:`sgi_core.embedding.load_encoder`.
+
+    Returns
+    -------
+    RayScoreSummary
+
+    Raises
+    ------
+    SGIInputError
+        Ray not installed, no input files, an unreadable header, shards with other
+        columns, an output that is not an empty folder, a model that does not load,
+        bad parameters, or rows that ``validate_triples`` refuses.
+    """
+    try:
+        import ray
+        import ray.data
+        import ray.exceptions
+    except ImportError:
+        raise SGIInputError("--engine ray needs Ray Data, which is not installed",
+                            hint="pip install -r requirements-ray.txt (or pip install '.[ray]')") from None
+    start = time.perf_counter()
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise SGIInputError(f"The 'batch_rows' parameter of score_with_ray must be an int >= 1. Got {batch_rows!r} instead.")
+    shards = find_shards(input_path)
+    columns = _shard_columns(shards)
+    output = Path(output).expanduser().resolve()
+    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise SGIInputError("the output exists and is not an empty folder", source=str(output),
+                            hint="Give a new folder name: the Parquet dataset is written as a folder of files")
+    # The model is loaded here once so that a bad name fails now, not as dying actors.
+    load_encoder(model, device="cpu", trust_model_code=trust_model_code)
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    context = ray.data.DataContext.get_current()
+    saved = context.target_max_block_size, context.use_datasource_v2
+    # One block per shard (the actors take it batch_rows at a time), and the Parquet reader that
+    # reads a file in one task that asks for no CPU; the newer one lists files in a task that
+    # needs a CPU, which the actors may all hold.
+    context.target_max_block_size, context.use_datasource_v2 = None, False
+    try:
+        size, per_actor = _pool(concurrency, device)
+        # Whole blocks (batch_size=None), in the read tasks, before any operator can reorder rows.
+        dataset = _read(shards, columns).map_batches(
+            _NumberRows({str(p): i for i, p in enumerate(shards)}), batch_format="pandas", batch_size=None, num_cpus=0,
+        )
+        dataset = dataset.map_batches(
+            _Scorer, fn_constructor_args=(model, device, trust_model_code, use_cache, label_positive, batch_size),
+            batch_format="pandas", batch_size=batch_rows, compute=ray.data.ActorPoolStrategy(size=size), **per_actor,
+        )
+        partial = output.with_name(f".{output.name}.partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        try:
+            dataset.write_parquet(str(partial), ray_remote_args={"num_cpus": 0})
+            rows, scored = _check_output(partial, len(shards))
+        except BaseException as err:
+            shutil.rmtree(partial, ignore_errors=True)
+            # An actor's SGIInputError reaches here only as text in Ray's error.
+            remote = _REMOTE_INPUT_ERROR.search(str(err)) if isinstance(err, ray.exceptions.RayError) else None
+            if remote:
+                raise SGIInputError(remote.group(1)) from None
+            raise
+        if output.exists():
+            output.rmdir()
+        os.replace(partial, output)
+    finally:
+        context.target_max_block_size, context.use_datasource_v2 = saved
+        if started_here:
+            ray.shutdown()
+    return RayScoreSummary(rows=rows, scored=scored, shards=len(shards), actors=size,
+                           seconds=time.perf_counter() - start)
