@@ -32,6 +32,16 @@ def cmd_compute(args) -> int:
 
 
 def cmd_score(args) -> int:
+    if args.engine == "ray":
+        from sgi_core.ray_engine import score_with_ray
+
+        summary = score_with_ray(
+            args.input, args.output, model=args.model, address=args.address, device=args.device,
+            batch_size=args.batch_size, use_cache=not args.no_cache, label_positive=args.label_positive,
+            trust_model_code=args.trust_model_code,
+        )
+        print(f"{summary.to_text()}; Parquet dataset in {args.output}", file=sys.stderr)
+        return 0
     from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.io.streaming import read_chunks, score_to_file
 
@@ -171,6 +181,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     p.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
                    help=f"rows read, scored and written at a time; memory stays flat (default {DEFAULT_CHUNK_ROWS})")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="local: this process (default); ray: Ray Data actors reading a file, folder or glob of "
+                        "CSV/Parquet shards and writing a Parquet folder (pip install -r requirements-ray.txt)")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster for --engine ray: 'auto' (the running one), ray://HOST:10001 (default: a local Ray)")
     _add_model_options(p)
     p.set_defaults(func=cmd_score)
 
