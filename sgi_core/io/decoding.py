@@ -9,20 +9,24 @@ first line is honoured.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
+from pathlib import Path
 
 from sgi_core.errors import SGIInputError
 from sgi_core.io.formats import (
     BYTE_ORDER_MARKS,
     FORMATS_HINT,
+    TEXT_ENCODINGS,
     no_rows_error,
     not_a_table_error,
 )
 
 SEPARATORS = (",", "\t", ";", "|")
 _SNIFF_CHARS = 64 * 1024
+_DECODE_BLOCK = 1024 * 1024
 
 _SPREADSHEET_HINT = "Save the sheet as CSV (in Excel: File > Save As > CSV UTF-8)"
 # Leading bytes of common binary files that get renamed or mistaken for tables.
@@ -86,7 +90,7 @@ def decode_text(raw: bytes, source: str) -> str:
         binary = _binary_error(raw, source)
         if binary is not None:
             raise binary
-        for encoding in ("utf-8", "cp1252", "latin-1"):
+        for encoding in TEXT_ENCODINGS:
             try:
                 text = raw.decode(encoding)
                 break
@@ -150,3 +154,33 @@ def _is_utf8(raw: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _decodes(path: Path, encoding: str) -> bool:
+    """Whether the whole file decodes, read block by block so memory stays flat."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    with open(path, "rb") as handle:
+        try:
+            for block in iter(lambda: handle.read(_DECODE_BLOCK), b""):
+                decoder.decode(block)
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+def file_encoding(path: Path, head: bytes, name: str) -> str:
+    """The encoding :func:`decode_text` would pick for the whole file, read in blocks.
+
+    Byte-order marks first, then UTF-8, Windows-1252, Latin-1. The first bytes
+    (``head``) go through ``decode_text`` too, for its checks against binary files.
+    """
+    encoding = bom_encoding(head)
+    if encoding is not None:
+        return encoding
+    utf8 = _decodes(path, "utf-8")
+    # A UTF-8 head may end inside a character; "ignore" drops only that cut tail.
+    decode_text(head.decode("utf-8", errors="ignore").encode("utf-8") if utf8 else head, name)
+    if utf8:
+        return "utf-8"
+    return "cp1252" if _decodes(path, "cp1252") else "latin-1"

@@ -19,6 +19,10 @@ BYTE_ORDER_MARKS = (
     (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"),
 )
 
+#: Text without a byte-order mark is read in the first of these that decodes it: UTF-8, then
+#: Windows-1252 (Excel's "CSV" on Western Windows), then Latin-1 (which decodes any bytes).
+TEXT_ENCODINGS = ("utf-8", "cp1252", "latin-1")
+
 PARQUET_SUFFIXES = (".parquet", ".pq")
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 #: Suffixes written as CSV; no suffix at all means CSV too.

@@ -20,7 +20,6 @@ encoded in each.
 
 from __future__ import annotations
 
-import codecs
 import itertools
 import os
 from collections.abc import Callable, Iterator
@@ -38,7 +37,7 @@ from sgi_core.data import (
 )
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
 from sgi_core.errors import SGIInputError
-from sgi_core.io.decoding import bom_encoding, decode_text, detect_separator
+from sgi_core.io.decoding import detect_separator, file_encoding
 from sgi_core.io.export import check_output_path, table_writer
 from sgi_core.io.formats import (
     CSV_READ_OPTIONS,
@@ -68,7 +67,6 @@ WHOLE_READ_BYTES = 16 * 1024 * 1024
 DEFAULT_CHUNK_ROWS = 10_000
 
 _SNIFF_BYTES = 64 * 1024
-_DECODE_BLOCK = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -90,36 +88,6 @@ class StreamSummary:
     scored: int
     new_texts: int
     chunks: int
-
-
-def _decodes(path: Path, encoding: str) -> bool:
-    """Whether the whole file decodes, read block by block so memory stays flat."""
-    decoder = codecs.getincrementaldecoder(encoding)()
-    with open(path, "rb") as handle:
-        try:
-            for block in iter(lambda: handle.read(_DECODE_BLOCK), b""):
-                decoder.decode(block)
-            decoder.decode(b"", final=True)
-        except UnicodeDecodeError:
-            return False
-    return True
-
-
-def _text_encoding(path: Path, head: bytes, name: str) -> str:
-    """The encoding :func:`~sgi_core.io.decoding.decode_text` would pick for the whole file.
-
-    Byte-order marks first, then UTF-8, Windows-1252, Latin-1. The first bytes go
-    through ``decode_text`` too, for its checks against binary files.
-    """
-    encoding = bom_encoding(head)
-    if encoding is not None:
-        return encoding
-    utf8 = _decodes(path, "utf-8")
-    # A UTF-8 head may end inside a character; "ignore" drops only that cut tail.
-    decode_text(head.decode("utf-8", errors="ignore").encode("utf-8") if utf8 else head, name)
-    if utf8:
-        return "utf-8"
-    return "cp1252" if _decodes(path, "cp1252") else "latin-1"
 
 
 def _not_decodable(encoding: str, name: str) -> SGIInputError:
@@ -207,7 +175,7 @@ def _raw_chunks(path: Path, name: str, chunk_rows: int) -> Iterator[pd.DataFrame
         head = handle.read(_SNIFF_BYTES)
     if table_format(name, head) == "parquet":
         return _parquet_chunks(path, name, chunk_rows)
-    encoding = _text_encoding(path, head, name)
+    encoding = file_encoding(path, head, name)
     kind = table_format(name, head, head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")[:1])
     if kind == "jsonl":
         return _jsonl_chunks(path, encoding, name, chunk_rows)
