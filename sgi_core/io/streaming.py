@@ -226,7 +226,7 @@ def read_chunks(
     Raises
     ------
     SGIInputError
-        Everything :func:`~sgi_core.reading.read_table` and
+        Everything :func:`~sgi_core.io.reading.read_table` and
         :func:`~sgi_core.data.validate_triples` refuse, with file row numbers.
 
     Examples
