@@ -5,7 +5,10 @@ sphere, so only directions matter) and stacked into one matrix, so questions,
 contexts and responses share one map and the distance between a response and its
 own question or context can be seen. PCA is the default: exact, deterministic and
 fast. UMAP keeps local neighbourhoods better but its first fit in a process spends
-tens of seconds compiling numba code.
+tens of seconds compiling numba code, and its layout does not parallelise under a
+fixed seed: above :data:`UMAP_FIT_POINTS` points it is fitted on a sample of triples
+(all three roles of each) and places the other points with ``transform``, which keeps
+60,000 points within seconds instead of a minute (docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -23,6 +26,13 @@ METHODS = ("pca", "umap")
 #: UMAP's spectral initialisation needs a few more points than neighbours.
 UMAP_MIN_POINTS = 10
 
+#: Most points a UMAP map is fitted on by default; larger inputs are fitted on a sample
+#: of ``UMAP_FIT_POINTS // 3`` triples and the remaining points are placed by ``transform``.
+UMAP_FIT_POINTS = 6_000
+
+#: The smallest ``max_fit_points``: the points of enough triples for UMAP_MIN_POINTS.
+UMAP_FIT_MIN_POINTS = 3 * -(-UMAP_MIN_POINTS // 3)
+
 
 @dataclass(frozen=True)
 class TripleProjection(JsonResult):
@@ -33,16 +43,24 @@ class TripleProjection(JsonResult):
     method : {"pca", "umap"}
     question, context, response : ndarray of shape (m, 2)
         Row ``i`` of each belongs to the same triple.
+    fit_points : int
+        How many of the ``3 * m`` points the map was fitted on; the others were placed
+        into the fitted map by UMAP's ``transform``.
     explained_variance_ratio : tuple of float
         Share of the variance of the stacked, normalised embeddings carried by each
         of the two PCA axes; empty for UMAP, whose axes have no such meaning.
+    note : str
+        One sentence for the reader of the map saying how it was made when not every
+        point took part in the fit; empty otherwise.
     """
 
     method: str
     question: np.ndarray
     context: np.ndarray
     response: np.ndarray
+    fit_points: int
     explained_variance_ratio: tuple = ()
+    note: str = ""
 
     @classmethod
     def from_dict(cls, data: dict) -> "TripleProjection":
@@ -51,7 +69,9 @@ class TripleProjection(JsonResult):
             question=np.asarray(data["question"], dtype=np.float64).reshape(-1, 2),
             context=np.asarray(data["context"], dtype=np.float64).reshape(-1, 2),
             response=np.asarray(data["response"], dtype=np.float64).reshape(-1, 2),
+            fit_points=int(data["fit_points"]),
             explained_variance_ratio=tuple(data.get("explained_variance_ratio", ())),
+            note=data.get("note", ""),
         )
 
 
@@ -76,7 +96,8 @@ def sample_rows(n_rows: int, size: int, *, seed: int = 0) -> np.ndarray:
     return np.sort(rng.choice(n_rows, size=size, replace=False))
 
 
-def project_triples(q_emb, c_emb, r_emb, *, method: str = "pca", seed: int = 0) -> TripleProjection:
+def project_triples(q_emb, c_emb, r_emb, *, method: str = "pca", seed: int = 0,
+                    max_fit_points: int | None = UMAP_FIT_POINTS) -> TripleProjection:
     """Project the three embeddings of each triple into one shared 2-D map.
 
     Parameters
@@ -85,7 +106,16 @@ def project_triples(q_emb, c_emb, r_emb, *, method: str = "pca", seed: int = 0) 
         Row ``i`` of each is one triple.
     method : {"pca", "umap"}
     seed : int
-        UMAP's random state (PCA is deterministic).
+        UMAP's random state and the draw of the triples it is fitted on (PCA is
+        deterministic). The same inputs and seed give the same coordinates.
+    max_fit_points : int or None
+        UMAP only: with more than this many points (``3 * m``), UMAP is fitted on the
+        question, context and response of ``max_fit_points // 3`` triples drawn by
+        :func:`sample_rows`, and ``transform`` places each other point at the weighted
+        mean of its fitted neighbours, then refines it against the fixed map;
+        ``TripleProjection.note`` says so. ``None`` fits every point. Keep it above
+        4,095 for large inputs: below that UMAP's ``transform`` computes exact
+        distances on a slow path.
 
     Returns
     -------
@@ -94,7 +124,8 @@ def project_triples(q_emb, c_emb, r_emb, *, method: str = "pca", seed: int = 0) 
     Raises
     ------
     SGIInputError
-        Unknown method, mismatched shapes, or too few triples for the method.
+        Unknown method, mismatched shapes, too few triples for the method, or
+        ``max_fit_points`` below ``UMAP_FIT_MIN_POINTS``.
 
     Examples
     --------
@@ -116,9 +147,9 @@ def project_triples(q_emb, c_emb, r_emb, *, method: str = "pca", seed: int = 0) 
     stacked = np.vstack(parts)
     if method == "pca":
         coords, explained = _pca(stacked, m)
-    else:
-        coords, explained = _umap(stacked, seed), ()
-    return TripleProjection(method, coords[:m], coords[m : 2 * m], coords[2 * m :], explained)
+        return TripleProjection(method, coords[:m], coords[m : 2 * m], coords[2 * m :], len(stacked), explained)
+    coords, fit_points, note = _umap(stacked, m, seed, max_fit_points)
+    return TripleProjection(method, coords[:m], coords[m : 2 * m], coords[2 * m :], fit_points, note=note)
 
 
 def _pca(stacked: np.ndarray, m: int) -> tuple[np.ndarray, tuple]:
@@ -133,21 +164,43 @@ def _pca(stacked: np.ndarray, m: int) -> tuple[np.ndarray, tuple]:
     return coords, tuple(float(v) for v in pca.explained_variance_ratio_)
 
 
-def _umap(stacked: np.ndarray, seed: int) -> np.ndarray:
-    if len(stacked) < UMAP_MIN_POINTS:
+def _umap(stacked: np.ndarray, m: int, seed: int, max_fit_points: int | None) -> tuple[np.ndarray, int, str]:
+    if max_fit_points is not None and (not isinstance(max_fit_points, int) or max_fit_points < UMAP_FIT_MIN_POINTS):
+        raise SGIInputError(
+            f"max_fit_points must be an int >= {UMAP_FIT_MIN_POINTS} or None. Got {max_fit_points!r} instead"
+        )
+    n_points = len(stacked)
+    if n_points < UMAP_MIN_POINTS:
         raise SGIInputError(
             f"UMAP needs at least {UMAP_MIN_POINTS} points (question, context and response each count); "
-            f"got {len(stacked)}",
+            f"got {n_points}",
             hint="Use PCA for so few triples",
         )
+    if max_fit_points is None or n_points <= max_fit_points:
+        return _fit_umap(stacked, seed).embedding_.astype(np.float64), n_points, ""
+    triples = sample_rows(m, max_fit_points // 3, seed=seed)
+    fit = np.zeros(n_points, dtype=bool)
+    fit[np.concatenate([triples, triples + m, triples + 2 * m])] = True
+    coords = np.empty((n_points, 2))
+    reducer = _fit_umap(stacked[fit], seed)
+    coords[fit] = reducer.embedding_
+    coords[~fit] = reducer.transform(stacked[~fit])
+    note = (
+        f"UMAP was fitted on {fit.sum():,} of the {n_points:,} points (the question, context and response "
+        f"of {len(triples):,} triples drawn with seed {seed}); the other {n_points - fit.sum():,} points "
+        "were placed into that map by UMAP's transform."
+    )
+    return coords, int(fit.sum()), note
+
+
+def _fit_umap(points: np.ndarray, seed: int):
     import umap  # imported here: loading numba costs seconds that PCA users should not pay
 
-    reducer = umap.UMAP(
+    return umap.UMAP(
         n_components=2,
-        n_neighbors=min(15, len(stacked) - 1),
+        n_neighbors=min(15, len(points) - 1),
         metric="cosine",
         random_state=seed,
         # A fixed random_state already forces one thread; saying so silences UMAP's warning.
         n_jobs=1,
-    )
-    return np.asarray(reducer.fit_transform(stacked), dtype=np.float64)
+    ).fit(points)

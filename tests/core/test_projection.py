@@ -3,7 +3,7 @@ import pytest
 
 from sgi_core.errors import SGIInputError
 from sgi_core.geometry import l2_normalize
-from sgi_core.projection import TripleProjection, project_triples, sample_rows
+from sgi_core.projection import UMAP_FIT_MIN_POINTS, TripleProjection, project_triples, sample_rows
 
 
 def random_triples(n=40, d=12, seed=0):
@@ -42,6 +42,15 @@ def test_round_trip_through_dict():
     back = TripleProjection.from_dict(out.to_dict())
     np.testing.assert_array_equal(back.context, out.context)
     assert back.explained_variance_ratio == out.explained_variance_ratio
+    assert back.fit_points == out.fit_points == 18 and back.note == out.note == ""
+
+
+def test_round_trip_keeps_the_note():
+    coords = np.arange(8.0).reshape(4, 2)
+    out = TripleProjection("umap", coords, coords + 1, coords + 2, fit_points=6, note="fitted on 6 of 12 points")
+    back = TripleProjection.from_dict(out.to_dict())
+    assert (back.method, back.fit_points, back.note) == ("umap", 6, "fitted on 6 of 12 points")
+    np.testing.assert_array_equal(back.response, out.response)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -75,6 +84,75 @@ def test_umap_places_close_texts_close():
     within = np.linalg.norm(out.question - out.context, axis=1).max()
     between = np.linalg.norm(out.question[:, None] - out.response[None], axis=2).min()
     assert between > within
+
+
+@pytest.mark.parametrize("max_fit_points", [UMAP_FIT_MIN_POINTS - 1, 0, 30.5, "all"])
+def test_bad_fit_size(max_fit_points):
+    assert UMAP_FIT_MIN_POINTS == 12  # the points of 4 triples, the fewest with UMAP's 10 points
+    with pytest.raises(SGIInputError, match="max_fit_points must be an int >= 12 or None"):
+        project_triples(*random_triples(n=20, d=3), method="umap", max_fit_points=max_fit_points)
+
+
+def umap_oracle(points, seed=0):
+    """UMAP as project_triples configures it, fitted directly on ``points``."""
+    import umap
+
+    reducer = umap.UMAP(n_components=2, n_neighbors=15, metric="cosine", random_state=seed, n_jobs=1)
+    return reducer.fit_transform(np.asarray(points, dtype=np.float32))
+
+
+@pytest.mark.slow
+def test_umap_below_the_fit_size_fits_every_point():
+    q, c, r = random_triples(n=20, d=8)
+    out = project_triples(q, c, r, method="umap", max_fit_points=60)
+    assert out.fit_points == 60 and out.note == ""
+    expected = umap_oracle(np.vstack([l2_normalize(x) for x in (q, c, r)]))
+    np.testing.assert_array_equal(np.vstack([out.question, out.context, out.response]), expected)
+
+
+@pytest.mark.slow
+def test_umap_above_the_fit_size_fits_a_sample_of_triples_and_places_the_rest():
+    # 40 triples, 120 points; max_fit_points=60 fits the 3 points of 20 triples drawn by sample_rows.
+    q, c, r = random_triples(n=40, d=8)
+    out = project_triples(q, c, r, method="umap", max_fit_points=60, seed=5)
+    assert out.fit_points == 60
+    assert out.note.startswith("UMAP was fitted on 60 of the 120 points (the question, context and response "
+                               "of 20 triples drawn with seed 5); the other 60 points were placed")
+    coords = np.stack([out.question, out.context, out.response])  # (role, triple, 2)
+    assert coords.shape == (3, 40, 2) and np.isfinite(coords).all()
+    fitted = sample_rows(40, 20, seed=5)
+    expected = umap_oracle(np.vstack([l2_normalize(x)[fitted] for x in (q, c, r)]), seed=5).reshape(3, 20, 2)
+    np.testing.assert_array_equal(coords[:, fitted], expected)
+
+
+@pytest.mark.slow
+def test_umap_sample_fit_is_reproducible():
+    triples = random_triples(n=40, d=8)
+    first = project_triples(*triples, method="umap", max_fit_points=45, seed=3)
+    again = project_triples(*triples, method="umap", max_fit_points=45, seed=3)
+    other = project_triples(*triples, method="umap", max_fit_points=45, seed=4)
+    for role in ("question", "context", "response"):
+        np.testing.assert_array_equal(getattr(first, role), getattr(again, role))
+    assert not np.array_equal(first.response, other.response)
+    assert first.note == again.note != other.note
+
+
+@pytest.mark.slow
+def test_umap_places_unfitted_points_beside_their_cluster():
+    """Points left out of the fit land nearer their own cluster's fitted points than the other's."""
+    rng = np.random.default_rng(2)
+    centres = rng.normal(size=(2, 16))
+    side = np.repeat([0, 1], 30)  # triple i belongs to cluster side[i]; all its three texts too
+    q, c, r = (centres[side] + 0.05 * rng.normal(size=(60, 16)) for _ in range(3))
+    out = project_triples(q, c, r, method="umap", max_fit_points=60)
+    fitted = np.zeros(60, dtype=bool)
+    fitted[sample_rows(60, 20)] = True
+    points = np.vstack([out.question, out.context, out.response])
+    is_fit, cluster = np.tile(fitted, 3), np.tile(side, 3)
+    centroid = np.array([points[is_fit & (cluster == k)].mean(axis=0) for k in (0, 1)])
+    placed = points[~is_fit]
+    nearest = np.argmin(np.linalg.norm(placed[:, None] - centroid[None], axis=2), axis=1)
+    np.testing.assert_array_equal(nearest, cluster[~is_fit])
 
 
 def test_sample_rows_is_deterministic_sorted_and_without_repeats():
