@@ -37,8 +37,8 @@ def cmd_score(args) -> int:
 
         summary = score_with_ray(
             args.input, args.output, model=args.model, address=args.address, device=args.device,
-            batch_size=args.batch_size, use_cache=not args.no_cache, label_positive=args.label_positive,
-            trust_model_code=args.trust_model_code,
+            batch_rows=args.chunk_rows, batch_size=args.batch_size, use_cache=not args.no_cache,
+            label_positive=args.label_positive, trust_model_code=args.trust_model_code,
         )
         print(f"{summary.to_text()}; Parquet dataset in {args.output}", file=sys.stderr)
         return 0
