@@ -9,9 +9,9 @@ writes a Parquet dataset (a folder of files) that keeps every input row.
 Order key: ``input_shard`` (0-based position of the shard in the sorted list of
 input files, also named in ``input_file``) and ``input_row`` (1-based data row in
 that shard, as ``input_row`` of the single-process ``score``). Sorting the output
-by ``(input_shard, input_row)`` gives the input order. Each shard is read as one
-block, so that its rows can be numbered in place; the row numbers are checked
-after the write (every shard must hold rows 1..n exactly once).
+by ``(input_shard, input_row)`` gives the input order. Each shard is read whole, in
+order, by one read task, which numbers its rows as it reads them; the row numbers
+are checked after the write (every shard must hold rows 1..n exactly once).
 
 Scores equal those of :func:`sgi_core.scoring.score_table` on the same rows: each
 actor validates its rows with :func:`sgi_core.data.validate_triples` (unscorable
@@ -44,6 +44,9 @@ from sgi_core.scoring import score_table
 
 #: Rows handed to an actor at a time; texts repeated within them are encoded once.
 DEFAULT_BATCH_ROWS = 10_000
+
+#: Size of the blocks read from the shards.
+_BLOCK_BYTES = 1024 * 1024
 
 #: Columns naming each row's place in the input.
 ORDER_KEY = ("input_shard", "input_row")
@@ -158,7 +161,12 @@ def _shard_columns(shards: list[Path]) -> list[str]:
 
 
 def _read(shards: list[Path], columns: list[str]):
-    """One Ray dataset of every shard, each shard read whole into one block, with a ``path`` column."""
+    """One Ray dataset of every shard's rows with their order key.
+
+    Rows are numbered by a map fused into each read task (``batch_size=None``: block by
+    block, in the task that reads the shard), before any operator can reorder them; a
+    union stops fusion, so each reader gets its own numbering map.
+    """
     import pyarrow as pa
     import pyarrow.csv as pcsv
     import ray.data
@@ -175,20 +183,30 @@ def _read(shards: list[Path], columns: list[str]):
         ))
     if parquet:
         parts.append(ray.data.read_parquet(parquet, include_paths=True, override_num_blocks=len(parquet), num_cpus=0))
+    shard_index = {str(p): i for i, p in enumerate(shards)}
+    parts = [part.map_batches(_NumberRows(shard_index), batch_format="pandas", batch_size=None, num_cpus=0)
+             for part in parts]
     return parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0]
 
 
 class _NumberRows:
-    """Adds the order key to a block holding whole shards (see the module docstring)."""
+    """Adds the order key to the blocks of a read task, which reads each of its shards whole and in order.
+
+    The count per shard runs on across the task's blocks; a shard is read by one task only.
+    """
 
     def __init__(self, shard_index: dict[str, int]):
         self._shard_index = shard_index
+        self._rows_seen: dict[str, int] = {}
 
     def __call__(self, block: pd.DataFrame) -> pd.DataFrame:
         paths = block.pop("path")
+        offset = paths.map(lambda path: self._rows_seen.get(path, 0)).to_numpy(dtype=np.int64)
         block["input_file"] = paths.to_numpy(dtype=object)
         block["input_shard"] = paths.map(self._shard_index).to_numpy(dtype=np.int64)
-        block["input_row"] = paths.groupby(paths, sort=False).cumcount().to_numpy(dtype=np.int64) + 1
+        block["input_row"] = offset + paths.groupby(paths, sort=False).cumcount().to_numpy(dtype=np.int64) + 1
+        for path, count in paths.value_counts(sort=False).items():
+            self._rows_seen[path] = self._rows_seen.get(path, 0) + int(count)
         return block
 
 
@@ -208,7 +226,6 @@ class _Scorer:
         scored = []
         # A batch may end one shard and start the next: each shard's rows are validated with its own name.
         for _, rows in keys.groupby("input_shard", sort=False):
-            first = rows.index[0]
             table = validate_triples(
                 raw.loc[rows.index].reset_index(drop=True), label_positive=self._label_positive,
                 source=rows["input_file"].iat[0], first_row=int(rows["input_row"].iat[0]), whole_file=False,
@@ -217,8 +234,8 @@ class _Scorer:
             frame["input_row"] = rows["input_row"].to_numpy()
             frame["input_shard"] = rows["input_shard"].to_numpy()
             frame["input_file"] = rows["input_file"].to_numpy(dtype=object)
-            scored.append(frame.set_axis(np.arange(first, first + len(frame))))
-        return pd.concat(scored)
+            scored.append(frame)
+        return pd.concat(scored, ignore_index=True)
 
 
 def _pool(concurrency: int | None, device: str | None) -> tuple[int, dict]:
@@ -236,16 +253,16 @@ def _pool(concurrency: int | None, device: str | None) -> tuple[int, dict]:
     return concurrency or max(1, int(resources.get("CPU", 1))), {"num_cpus": 1}
 
 
-def _check_output(output: Path, n_shards: int) -> tuple[int, int]:
+def _check_output(output: Path) -> tuple[int, int]:
     """Rows and scored rows of the written dataset, after checking that each shard holds rows 1..n once."""
     import pyarrow.dataset as pads
 
     keys = pads.dataset(output, format="parquet").to_table(columns=[*ORDER_KEY, "sgi"]).to_pandas()
     per_shard = keys.groupby("input_shard")["input_row"].agg(["size", "max", "nunique"])
     broken = per_shard[(per_shard["size"] != per_shard["max"]) | (per_shard["nunique"] != per_shard["size"])]
-    if len(broken) or len(per_shard) != n_shards:
+    if len(broken):
         raise RuntimeError(f"the order keys of shards {broken.index.tolist()} are not 1..n: "
-                           "a shard was split across blocks")
+                           "a shard was read by more than one task, or read twice")
     return len(keys), int(np.isfinite(keys["sgi"].to_numpy(dtype=float)).sum())
 
 
@@ -334,17 +351,13 @@ def score_with_ray(
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     context = ray.data.DataContext.get_current()
     saved = context.target_max_block_size, context.use_datasource_v2
-    # One block per shard (the actors take it batch_rows at a time), and the Parquet reader that
-    # reads a file in one task that asks for no CPU; the newer one lists files in a task that
-    # needs a CPU, which the actors may all hold.
-    context.target_max_block_size, context.use_datasource_v2 = None, False
+    # Blocks small enough that one big shard feeds every actor (each actor call gathers batch_rows
+    # rows), and the Parquet reader that reads a file in one task asking for no CPU: the newer one
+    # lists files in a task that needs a CPU, which the actors may all hold.
+    context.target_max_block_size, context.use_datasource_v2 = _BLOCK_BYTES, False
     try:
         size, per_actor = _pool(concurrency, device)
-        # Whole blocks (batch_size=None), in the read tasks, before any operator can reorder rows.
         dataset = _read(shards, columns).map_batches(
-            _NumberRows({str(p): i for i, p in enumerate(shards)}), batch_format="pandas", batch_size=None, num_cpus=0,
-        )
-        dataset = dataset.map_batches(
             _Scorer, fn_constructor_args=(model, device, trust_model_code, use_cache, label_positive, batch_size),
             batch_format="pandas", batch_size=batch_rows, compute=ray.data.ActorPoolStrategy(size=size), **per_actor,
         )
@@ -352,7 +365,7 @@ def score_with_ray(
         shutil.rmtree(partial, ignore_errors=True)
         try:
             dataset.write_parquet(str(partial), ray_remote_args={"num_cpus": 0})
-            rows, scored = _check_output(partial, len(shards))
+            rows, scored = _check_output(partial)
         except BaseException as err:
             shutil.rmtree(partial, ignore_errors=True)
             # An actor's SGIInputError reaches here only as text in Ray's error.

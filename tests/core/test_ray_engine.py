@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
+from sgi_core import ray_engine
 from sgi_core.errors import SGIInputError
 from sgi_core.ray_engine import ORDER_KEY, find_shards, score_with_ray
 from tests.conftest import SAMPLE_CSV
@@ -57,9 +58,15 @@ def assert_same_scores(ray_rows: pd.DataFrame, reference: pd.DataFrame):
 
 @pytest.fixture(scope="module")
 def ray_output(local_ray, shards, tmp_path_factory):
-    """One Ray run over the folder (small batches, so that batches straddle shards), sorted by the order key."""
+    """One Ray run over the folder, sorted by the order key.
+
+    Blocks of 16 KB cut each CSV shard (about 50 KB) into several blocks, and batches of 64
+    rows straddle blocks and shards.
+    """
     out = tmp_path_factory.mktemp("ray") / "scored"
-    summary = score_with_ray(shards, out, model="hashing-256", use_cache=False, batch_rows=64)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ray_engine, "_BLOCK_BYTES", 16 * 1024)
+        summary = score_with_ray(shards, out, model="hashing-256", use_cache=False, batch_rows=64)
     return summary, pd.read_parquet(out).sort_values(list(ORDER_KEY)).reset_index(drop=True)
 
 
