@@ -106,7 +106,7 @@ def baseline_curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -
 
 def numeric_columns(table: TripleTable) -> list[str]:
     """Input columns, other than the mapped ones, that can serve as detector scores (e.g. an LLM judge)."""
-    roles = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c)}
+    roles = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c), *table.renamed.values()}
     return detectors.numeric_score_columns(table.frame, exclude=roles)
 
 

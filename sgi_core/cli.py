@@ -90,17 +90,24 @@ def cmd_report(args) -> int:
     from sgi_core.data import load_triples
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.comparison import compare_models
+    from sgi_core.detector_report import KINDS as DETECTOR_KINDS
 
     table = load_triples(args.input, label_positive=args.label_positive)
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
+    kinds = tuple(k.strip() for k in (args.detectors or "").split(",") if k.strip())
+    unknown = [kind for kind in kinds if kind not in DETECTOR_KINDS]
+    if unknown:  # before any model loads
+        raise SGIInputError(f"unknown detector family {', '.join(map(repr, unknown))}",
+                            hint=f"Choose among {', '.join(DETECTOR_KINDS)}")
     with warnings.catch_warnings():
         # Each report keeps its caveats as notes, printed at the end of the text.
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
         comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
-            use_cache=not args.no_cache, progress_for=_progress_printer,
+            use_cache=not args.no_cache, progress_for=_progress_printer, detector_kinds=kinds,
+            load_options={"device": args.device, "trust_model_code": args.trust_model_code},
         )
     print(comparison.to_text())
     report_json = comparison.to_report_json()
@@ -123,6 +130,7 @@ def _parse_detector(spec: str) -> tuple[str, str]:
 
 def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
     """The optional parts of ``report``: retrieval metrics when the file has id lists, declared detectors."""
+    from sgi_core.evaluation.baselines import response_length
     from sgi_core.evaluation.detectors import compare_detectors, orient_detector_score
     from sgi_core.evaluation.retrieval_report import retrieval_report
 
@@ -140,7 +148,7 @@ def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
             scores[column] = orient_detector_score(frame[column], higher_is=higher_is, source=table.source,
                                                    column=column)
         extras["detectors"] = compare_detectors(scores, frame["label"].to_numpy(), n_boot=args.n_boot,
-                                                seed=args.seed)
+                                                seed=args.seed, lengths=response_length(frame["response"]))
     return extras
 
 
@@ -202,8 +210,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--detector", action="append", default=[], metavar="COLUMN[:hallucinated]",
                    help="a numeric column to compare with SGI (repeatable); add ':hallucinated' when high values "
                         "mean hallucinated")
+    p.add_argument("--detectors", default="", metavar="reference,claims",
+                   help="also compute and judge these detector families per model: 'reference' (displacement "
+                        "detectors and LSGI, cross-fitted by question, with the leaky protocol beside them) and "
+                        "'claims' (sentence-level support in the context); adds a combined detector")
     p.add_argument("--grounded-threshold", type=float, default=1.0,
                    help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
+    _add_model_options(p)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("models", help="list registered models and whether they load offline")

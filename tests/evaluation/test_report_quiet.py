@@ -18,7 +18,7 @@ HANDLED = ("Token indices sequence length is longer", "n_quantiles", "will resul
 def test_report_on_long_contexts_prints_no_handled_library_warning(tmp_path, capsys, caplog):
     # 333 rows (unequal folds), a third of the contexts far past MiniLM's 256 tokens.
     frame = pd.read_csv(PAIRED, dtype=str, keep_default_na=False).head(333).copy()
-    frame.loc[::3, "knowledge"] = frame.loc[::3, "knowledge"].str.repeat(12)
+    frame.loc[::3, "context"] = frame.loc[::3, "context"].str.repeat(12)
     source = tmp_path / "long.csv"
     frame.to_csv(source, index=False)
     out = tmp_path / "report.json"
