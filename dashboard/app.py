@@ -33,4 +33,14 @@ with st.sidebar:
         st.selectbox("Model shown on the analysis pages", models, key=state.MODEL_SHOWN, **state.PERSIST)
     st.caption("SGI = angle(response, question) / angle(response, context). "
                "**High SGI = grounded**: the answer moved from the question toward its context.")
+    st.session_state.setdefault(state.DEVICE, services.default_device())
+    st.selectbox("Device for the embedding models", services.device_choices(), key=state.DEVICE, **state.PERSIST,
+                 help="auto: the GPU when torch sees one (CUDA, then Apple MPS), else the CPU. "
+                      "Starts at $SGI_DEVICE when that is set.")
+try:
+    st.sidebar.caption(f"Embedding models run on **{services.resolved_device(services.chosen_device())}**.")
+except page.SGIInputError as err:
+    page.show_error(err)
+    st.info("Choose **auto** or **cpu** as the device in the sidebar; the pages open again once it is available.")
+    st.stop()
 current.run()

@@ -26,6 +26,7 @@ from sgi_core.embedding import (
     load_encoder,
     model_availability,
 )
+from sgi_core.embedding.device import DEVICE_ENV, DEVICES, resolve_device
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
@@ -55,8 +56,8 @@ def model_choices() -> tuple[list[str], list]:
 
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
-def encoder(model_name: str):
-    return load_encoder(model_name)
+def encoder(model_name: str, device: str):
+    return load_encoder(model_name, device=device)
 
 
 @st.cache_resource
@@ -65,7 +66,7 @@ def _embedding_cache(model_id: str, cache_dir: str) -> EmbeddingCache:
 
 
 def _disk_cache(model_name: str) -> EmbeddingCache:
-    return _embedding_cache(encoder(model_name).model_id, str(default_cache_dir()))
+    return _embedding_cache(encoder(model_name, chosen_device()).model_id, str(default_cache_dir()))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -82,12 +83,12 @@ def triple_table(key: state.DataKey, _raw: bytes) -> TripleTable:
 
 def embed(table: TripleTable, model_name: str, *, progress=None) -> None:
     """Put the embeddings of a table's texts in the disk cache (a progress callback sees the new ones)."""
-    embed_table(table, encoder(model_name), cache=_disk_cache(model_name), progress=progress)
+    embed_table(table, encoder(model_name, chosen_device()), cache=_disk_cache(model_name), progress=progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def scored_frame(key: state.DataKey, model_name: str, _table: TripleTable) -> pd.DataFrame:
-    return score_table(_table, encoder(model_name), cache=_disk_cache(model_name))
+    return score_table(_table, encoder(model_name, chosen_device()), cache=_disk_cache(model_name))
 
 
 @st.cache_data(show_spinner="Computing statistics...", max_entries=64)
@@ -201,7 +202,7 @@ def agreement(key: state.DataKey, models: tuple, _frames: dict) -> evaluation.Ag
 def projection(key: state.DataKey, model_name: str, method: str, size: int, _table: TripleTable,
                _frame: pd.DataFrame) -> tuple[np.ndarray, TripleProjection]:
     """Positions in the frame of up to ``size`` sampled rows with an ordinary SGI, and their 2-D projection."""
-    q_emb, c_emb, r_emb, scorable = embed_table(_table, encoder(model_name), cache=_disk_cache(model_name))
+    q_emb, c_emb, r_emb, scorable = embed_table(_table, encoder(model_name, chosen_device()), cache=_disk_cache(model_name))
     frame_rows = np.flatnonzero(scorable)
     ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy()[frame_rows] == "ok")
     picked = ordinary[sample_rows(len(ordinary), size)]
@@ -211,7 +212,7 @@ def projection(key: state.DataKey, model_name: str, method: str, size: int, _tab
 @st.cache_data(show_spinner=False, max_entries=256)
 def triple_score(model_name: str, question: str, context: str, response: str) -> TripleScore:
     """Angles, SGI and the SGI bounds of one typed triple."""
-    return score_triple(question, context, response, encoder(model_name), cache=_disk_cache(model_name))
+    return score_triple(question, context, response, encoder(model_name, chosen_device()), cache=_disk_cache(model_name))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -296,3 +297,61 @@ def holdout_policy(key: state.DataKey, model_name: str, group_column: str, calib
 
 def policy_json(policy: evaluation.Policy) -> str:
     return evaluation.policy_to_json(policy)
+
+
+#: SGI values whose iso-lines the canonical triangle draws.
+TRIANGLE_LEVELS = (0.5, 0.8, 1.0, 1.25, 2.0)
+#: Height, in units of theta(q,c), of the SGI = 1 line; the figure shows the part near the points.
+TRIANGLE_LINE_HEIGHT = 10.0
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def canonical_triangle(key: state.DataKey, model_name: str, size: int,
+                       _frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in the frame of the rows :func:`projection` samples for ``size``, and each response's place.
+
+    Every triple is drawn exactly from its three angles, scaled so that c is at (1, 0)
+    (:func:`sgi_core.geometry.canonical_triangle` with ``normalize=True``); the second
+    array holds r's (x, y) per row.
+    """
+    from sgi_core.geometry import canonical_triangle as triangle
+
+    ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy() == "ok")
+    rows = ordinary[sample_rows(len(ordinary), size)]
+    angles = _frame.iloc[rows]
+    _, r_xy = triangle(angles["theta_qc"], angles["theta_rq"], angles["theta_rc"], normalize=True)
+    return rows, r_xy
+
+
+def sgi_isolines() -> dict:
+    """Points of the :data:`TRIANGLE_LEVELS` iso-lines in the plane of the triangle with c at (1, 0)."""
+    from sgi_core.geometry import sgi_isolines as isolines
+
+    return isolines(TRIANGLE_LEVELS, theta_qc=1.0, y_max=TRIANGLE_LINE_HEIGHT)
+
+
+def default_device() -> str:
+    """The device setting's value until one is chosen: ``$SGI_DEVICE``, else ``auto``."""
+    return os.environ.get(DEVICE_ENV) or "auto"
+
+
+def device_choices() -> list[str]:
+    """Devices offered in the sidebar; ``$SGI_DEVICE`` is among them when it names one such as ``cuda:1``."""
+    return list(dict.fromkeys([*DEVICES, default_device()]))
+
+
+def chosen_device() -> str:
+    """The device the embedding models load on (the sidebar setting); part of the encoder's cache key."""
+    return state.chosen_device(default_device())
+
+
+@st.cache_data(show_spinner=False)
+def resolved_device(device: str) -> str:
+    """Where torch runs the models for the setting ``device`` (``auto`` -> ``cuda``, ``mps`` or ``cpu``).
+
+    Raises
+    ------
+    SGIInputError
+        An unknown device, or one torch does not see on this machine.
+    """
+    return resolve_device(device)

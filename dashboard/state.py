@@ -135,3 +135,41 @@ def pick_triple(row: int, question: str, context: str, response: str) -> None:
     st.session_state[EXPLORER_ROW] = row
     for role, text in zip(EXPLORER_TEXTS, (question, context, response)):
         st.session_state[EXPLORER_TEXTS[role]] = text
+
+
+#: The (data key, model, families) whose detectors were last asked for with the Detectors page's button.
+DETECTOR_FAMILIES_RUN = "detectors.families_run"
+COMPARE_A = "detectors.compare_a"
+COMPARE_B = "detectors.compare_b"
+COMPARE_ROW = "detectors.compare_row"
+
+
+def detector_family_key(kind: str) -> str:
+    return f"detectors.family.{kind}"
+
+
+#: Device the embedding models load on, chosen in the sidebar.
+DEVICE = "app.device"
+JUDGE_ENDPOINT = "judge.endpoint"
+JUDGE_MODEL = "judge.model"
+JUDGE_METRICS = "judge.metrics"
+JUDGE_CONTEXTS = "judge.contexts_column"
+JUDGE_REFERENCE = "judge.reference_column"
+JUDGE_K = "judge.k"
+JUDGE_SAMPLE = "judge.sample"
+JUDGE_SIZE = "judge.size"
+JUDGE_CONCURRENCY = "judge.concurrency"
+#: The last run of the Judge page: the judged file's digest, its summary line and the judge columns.
+JUDGE_RESULT = "judge.result"
+
+
+def chosen_device(default: str) -> str:
+    return st.session_state.get(DEVICE) or default
+
+
+def add_columns_to_file(name: str, raw: bytes) -> None:
+    """Make ``raw``, the current file with columns added, the current data, keeping its column mapping."""
+    kept = {key: st.session_state[key] for key in (*(mapping_key(role) for role in ROLES), DATA_LABEL_POSITIVE)
+            if key in st.session_state}
+    set_file(name, raw)
+    st.session_state.update(kept)

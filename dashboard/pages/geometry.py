@@ -1,13 +1,13 @@
-"""Geometry: the question, context and response embeddings of each triple in one 2-D map."""
+"""Geometry: each triple drawn exactly as a triangle, and all embeddings in one 2-D map."""
 
 import streamlit as st
 
 from dashboard import charts, page, services, state
 
 st.title("Geometry")
-st.write("Every triple is three points joined by a grey line: **question** (circle) - **response** (diamond) - "
-         "**context** (square). A grounded response tends to sit away from its question and toward its "
-         "context. Click a point to open its triple in the Explorer.")
+st.write("Two views of the same triples. **Canonical triangle**: each triple drawn exactly from its three angles, "
+         "nothing projected. **PCA / UMAP map**: the question, context and response embeddings squeezed into two "
+         "dimensions. Click a response in either view to open its triple in the Explorer.")
 
 data = page.scored_data()
 ordinary = charts.plottable(data.frame)
@@ -15,43 +15,75 @@ if ordinary.empty:
     st.info("No row has an ordinary SGI to place (see the Data page for why rows were not scored).")
     st.stop()
 
-method_col, colour_col, size_col = st.columns(3)
-method = method_col.radio("Projection", ["pca", "umap"], key=state.GEOMETRY_METHOD, horizontal=True, **state.PERSIST,
-                          format_func=str.upper,
-                          help="PCA: exact and instant. UMAP keeps neighbourhoods together, but its first fit "
-                               "after the app starts takes about 50 s while numba compiles; later fits take seconds.")
-colour_by = colour_col.radio("Colour by", ["label", "sgi"], key=state.GEOMETRY_COLOUR, horizontal=True, **state.PERSIST,
-                             format_func={"label": "label", "sgi": "SGI"}.get)
 st.session_state.setdefault(state.GEOMETRY_SIZE, min(300, len(ordinary)))
 st.session_state[state.GEOMETRY_SIZE] = min(st.session_state[state.GEOMETRY_SIZE], len(ordinary))
-size = size_col.number_input(f"Triples shown (of {len(ordinary):,})", min_value=1, max_value=len(ordinary), step=50,
-                             key=state.GEOMETRY_SIZE, **state.PERSIST, help="A random sample, the same each time; "
-                             f"above {charts.WEBGL_POINTS // 3:,} triples the plot uses WebGL.")
+size = st.number_input(f"Triples shown (of {len(ordinary):,})", min_value=1, max_value=len(ordinary), step=50,
+                       key=state.GEOMETRY_SIZE, **state.PERSIST, help="A random sample, the same each time and the "
+                       f"same in both views; above {charts.WEBGL_POINTS // 3:,} triples the map uses WebGL.")
+shown_note = (f"{min(int(size), len(ordinary)):,} of {len(data.frame):,} rows drawn; rows with a degenerate or "
+              "missing SGI are never drawn." if int(size) < len(data.frame) else "")
 
-spinner = ("Fitting UMAP (about 50 s the first time after the app starts, while numba compiles)..."
-           if method == "umap" else "Projecting...")
+
+def _open_picked(event) -> None:
+    """Open the clicked triple in the Explorer."""
+    picked = [p["customdata"] for p in event.selection.points if p.get("customdata") is not None]
+    if picked:
+        row = data.frame[data.frame["input_row"] == picked[0]].iloc[0]
+        state.pick_triple(int(row["input_row"]), row["question"], row["context"], row["response"])
+        st.switch_page("pages/explorer.py")
+
+
+triangle_tab, map_tab = st.tabs(["Canonical triangle (exact)", "PCA / UMAP map"])
 try:
-    with st.spinner(spinner):
-        rows, projection = services.projection(data.key, data.model, method, int(size), data.table, data.frame)
+    rows, r_xy = services.canonical_triangle(data.key, data.model, int(size), data.frame)
+    with st.spinner("Projecting..."):
+        _, pca = services.projection(data.key, data.model, "pca", int(size), data.table, data.frame)
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
 
-sample = data.frame.iloc[rows]
-event = st.plotly_chart(charts.geometry_figure(projection, sample, colour_by=colour_by), key="geometry.chart",
-                        on_select="rerun", selection_mode="points")
-notes = ["A 2-D map cannot keep every angle of the embedding space: read it as a rough picture of "
-         "neighbourhoods, and use the Explorer for exact angles."]
-if projection.explained_variance_ratio:
-    notes.append("The two PCA axes carry {:.0%} and {:.0%} of the variance.".format(
-        *projection.explained_variance_ratio))
-if len(sample) < len(data.frame):
-    notes.append(f"{len(sample):,} of {len(data.frame):,} rows shown; rows with a degenerate or missing SGI are "
-                 "never drawn.")
-st.caption(" ".join(notes))
+with triangle_tab:
+    event = st.plotly_chart(charts.triangle_figure(r_xy, data.frame.iloc[rows], services.sgi_isolines()),
+                            key="geometry.triangle", on_select="rerun", selection_mode="points")
+    levels = ", ".join(f"{level:g}" for level in services.TRIANGLE_LEVELS)
+    st.caption(
+        "Exact, not projected: each triple is a triangle whose sides are its three angles, scaled so that "
+        "θ(q,c) = 1: q at the origin, c at (1, 0), and r at distance θ(r,q) / θ(q,c) from q and θ(r,c) / θ(q,c) "
+        "from c. SGI is the ratio of those two sides, so the scaling leaves it unchanged and one set of iso-lines "
+        f"serves every triple (dotted: SGI = {levels}). Right of the SGI = 1 line a response is closer to its "
+        "context than to its question: **grounded responses lean toward c**. "
+        "The PCA map in the next tab keeps only {:.0%} and {:.0%} of the variance on its two axes. ".format(
+            *pca.explained_variance_ratio) + shown_note)
+    _open_picked(event)
 
-picked = [p["customdata"] for p in event.selection.points if p.get("customdata") is not None]
-if picked:
-    row = data.frame[data.frame["input_row"] == picked[0]].iloc[0]
-    state.pick_triple(int(row["input_row"]), row["question"], row["context"], row["response"])
-    st.switch_page("pages/explorer.py")
+with map_tab:
+    method_col, colour_col = st.columns(2)
+    method = method_col.radio("Projection", ["pca", "umap"], key=state.GEOMETRY_METHOD, horizontal=True,
+                              **state.PERSIST, format_func=str.upper,
+                              help="PCA: exact and instant. UMAP keeps neighbourhoods together, but its first fit "
+                                   "after the app starts takes about 50 s while numba compiles; later fits take "
+                                   "seconds.")
+    colour_by = colour_col.radio("Colour by", ["label", "sgi"], key=state.GEOMETRY_COLOUR, horizontal=True,
+                                 **state.PERSIST, format_func={"label": "label", "sgi": "SGI"}.get)
+    spinner = ("Fitting UMAP (about 50 s the first time after the app starts, while numba compiles)..."
+               if method == "umap" else "Projecting...")
+    try:
+        with st.spinner(spinner):
+            rows, projection = services.projection(data.key, data.model, method, int(size), data.table, data.frame)
+    except page.SGIInputError as err:
+        page.show_error(err)
+        st.stop()
+    st.write("Every triple is three points joined by a grey line: **question** (circle) - **response** (diamond) - "
+             "**context** (square).")
+    event = st.plotly_chart(charts.geometry_figure(projection, data.frame.iloc[rows], colour_by=colour_by),
+                            key="geometry.chart", on_select="rerun", selection_mode="points")
+    notes = ["A 2-D map cannot keep every angle of the embedding space: read it as a rough picture of "
+             "neighbourhoods, and use the canonical triangle or the Explorer for exact angles."]
+    if projection.explained_variance_ratio:
+        notes.append("The two PCA axes carry {:.0%} and {:.0%} of the variance.".format(
+            *projection.explained_variance_ratio))
+    if projection.note:
+        notes.append(projection.note)
+    notes.append(shown_note)
+    st.caption(" ".join(notes))
+    _open_picked(event)

@@ -75,9 +75,14 @@ def test_strata_tables_are_the_evaluation_report(app, sample_report):
     np.testing.assert_allclose(app.dataframe[1].value["AUROC"], response["auroc"])
 
 
+def map_figure(app) -> dict:
+    """The Geometry page's PCA / UMAP map (its second tab; the canonical triangle is the first)."""
+    return figures(app)[1]
+
+
 def test_geometry_plots_sgi_core_projection(app, sample_scores):
     goto(app, "geometry")
-    figure = figures(app)[0]
+    figure = map_figure(app)
     by_name = {trace["name"]: trace for trace in figure["data"] if trace.get("showlegend") is not False}
     by_name.update({trace["name"]: trace for trace in figure["data"] if trace.get("showlegend") is False})
     assert {by_name[role]["marker"]["symbol"] for role in ("question", "context", "response")} == {
@@ -95,7 +100,7 @@ def test_geometry_colour_by_sgi_uses_the_scores(app, sample_scores):
     goto(app, "geometry")
     app.radio(key="geometry.colour").set_value("sgi").run()
     assert_clean(app)
-    (response,) = [t for t in figures(app)[0]["data"] if t["name"] == "response" and t.get("showlegend") is False]
+    (response,) = [t for t in map_figure(app)["data"] if t["name"] == "response" and t.get("showlegend") is False]
     scores = sample_scores.set_index("input_row").loc[array(response["customdata"]), "sgi"]
     np.testing.assert_allclose(array(response["marker"]["color"]), scores.to_numpy())
 
@@ -168,10 +173,10 @@ def test_geometry_switches_to_webgl_for_large_samples(app):
     goto(app, "geometry")
     app.number_input(key="geometry.size").set_value(len(big)).run()
     assert_clean(app)
-    types = {trace["type"] for trace in figures(app)[0]["data"] if trace.get("showlegend") is False}
+    types = {trace["type"] for trace in map_figure(app)["data"] if trace.get("showlegend") is False}
     assert types == {"scattergl"}
     app.number_input(key="geometry.size").set_value(100).run()
-    types = {trace["type"] for trace in figures(app)[0]["data"] if trace.get("showlegend") is False}
+    types = {trace["type"] for trace in map_figure(app)["data"] if trace.get("showlegend") is False}
     assert types == {"scatter"}
 
 
@@ -181,7 +186,7 @@ def test_geometry_umap_on_request(app, sample_scores):
     app.number_input(key="geometry.size").set_value(60).run()
     app.radio(key="geometry.method").set_value("umap").run(timeout=300)
     assert_clean(app)
-    figure = figures(app)[0]
+    figure = map_figure(app)
     assert figure["layout"]["title"]["text"].startswith("UMAP of question, context and response")
     (response,) = [t for t in figure["data"] if t["name"] == "response" and t.get("showlegend") is False]
     assert len(array(response["x"])) == 60
