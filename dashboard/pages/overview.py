@@ -63,7 +63,8 @@ st.caption("Dashed line: the threshold set on the Calibration session page (rows
            if threshold is not None else "Set a flagging threshold on the Calibration session page to see it here.")
 if report.n_degenerate:
     st.caption(f"{report.n_degenerate:,} rows with degenerate geometry (see the Data page) are left out of the "
-               "histogram, whose axis their extreme SGI would squash; the statistics include them.")
+               "histogram, whose axis their extreme SGI would squash, and out of the means and Cohen's d, which their "
+               "extreme values would swamp; the rank statistics (AUROC) include them.")
 
 if labelled is None:
     st.subheader("SGI against trivial baselines")

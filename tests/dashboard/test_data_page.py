@@ -7,6 +7,9 @@ import pytest
 
 from dashboard import services
 from sgi_core import evaluation
+from sgi_core.data import load_triples
+from sgi_core.embedding import load_encoder
+from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, PAGES, array, assert_clean, figures, goto, metric, upload
 
@@ -170,7 +173,7 @@ def test_overview_extra_score_column_gets_its_roc(app, sample_scores):
     assert f"judge (AUROC {expected.auroc:.3f})" in names
 
 
-def test_degenerate_rows_are_counted_where_plots_leave_them_out(app):
+def test_degenerate_rows_are_counted_where_plots_leave_them_out(app, tmp_path):
     echo = SAMPLE.head(30).copy()
     echo.loc[:4, "response"] = echo.loc[:4, "context"]
     upload(app, "echo.csv", csv_bytes(echo))
@@ -179,3 +182,9 @@ def test_degenerate_rows_are_counted_where_plots_leave_them_out(app):
     assert any(c.value.startswith("5 rows with degenerate geometry") for c in app.caption)
     histogram = figures(app)[0]
     assert sum(len(array(trace["x"])) for trace in histogram["data"]) == 25
+    # Means leave the degenerate rows (SGI in the millions) out; the caption says so.
+    (tmp_path / "echo.csv").write_bytes(csv_bytes(echo))
+    scored = score_table(load_triples(tmp_path / "echo.csv"), load_encoder(MODEL))
+    ordinary = scored[scored["sgi_status"] == "ok"]
+    assert metric(app, "Mean SGI, grounded") == f"{ordinary.loc[ordinary['label'] == 1, 'sgi'].mean():.3f}"
+    assert any("out of the means and Cohen's d" in c.value for c in app.caption)
