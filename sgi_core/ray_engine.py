@@ -45,8 +45,9 @@ from sgi_core.scoring import score_table
 #: Rows handed to an actor at a time; texts repeated within them are encoded once.
 DEFAULT_BATCH_ROWS = 10_000
 
-#: Size of the blocks read from the shards.
-_BLOCK_BYTES = 1024 * 1024
+#: Size of the blocks read from the shards: small beside a batch, so that the batches
+#: gathered from them are even and one big shard feeds every actor.
+_BLOCK_BYTES = 256 * 1024
 
 #: Columns naming each row's place in the input.
 ORDER_KEY = ("input_shard", "input_row")
@@ -359,7 +360,9 @@ def score_with_ray(
         size, per_actor = _pool(concurrency, device)
         dataset = _read(shards, columns).map_batches(
             _Scorer, fn_constructor_args=(model, device, trust_model_code, use_cache, label_positive, batch_size),
-            batch_format="pandas", batch_size=batch_rows, compute=ray.data.ActorPoolStrategy(size=size), **per_actor,
+            batch_format="pandas", batch_size=batch_rows, **per_actor,
+            # One call at a time per actor: a call queued behind a busy actor would leave another idle.
+            compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=1),
         )
         partial = output.with_name(f".{output.name}.partial")
         shutil.rmtree(partial, ignore_errors=True)
