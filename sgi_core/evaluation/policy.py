@@ -67,6 +67,12 @@ def development_split(y_true, *, groups=None, seed: int = 0) -> tuple[np.ndarray
     dev, heldout : ndarray of int
         0-based positions into ``y_true``, sorted.
 
+    Raises
+    ------
+    SGIInputError
+        Fewer than 2 labelled rows of either class; with ``groups``, fewer than 2
+        groups, or a half holding one label class only.
+
     Examples
     --------
     >>> dev, held = development_split([1, 0, 1, 0, 1, 0, 1, 0], groups=[1, 1, 2, 2, 3, 3, 4, 4])
@@ -93,6 +99,14 @@ def development_split(y_true, *, groups=None, seed: int = 0) -> tuple[np.ndarray
             raise SGIInputError("a grouped split needs at least 2 groups among the labelled rows")
         splitter = StratifiedGroupKFold(n_splits=2, shuffle=True, random_state=seed)
         dev, held = next(splitter.split(rows, labels[rows], names[rows]))
+        for half, positions in (("development", rows[dev]), ("held-out", rows[held])):
+            n_grounded = int(labels[positions].sum())
+            if n_grounded in (0, len(positions)):  # whole groups of one label fell on one side
+                raise SGIInputError(
+                    f"the {half} half of the grouped split has only one label class ({n_grounded} grounded, "
+                    f"{len(positions) - n_grounded} hallucinated), so no threshold can be chosen and judged",
+                    hint="Label more rows of both kinds, spread over more groups, or split by a different group "
+                         "column (or none)")
     return np.sort(rows[dev]), np.sort(rows[held])
 
 

@@ -149,3 +149,23 @@ def test_split_and_policy_errors():
     with pytest.raises(SGIInputError, match="no threshold meets the 'target_precision' rule"), \
             pytest.warns(UndefinedStatisticWarning):
         make_policy([1, 0] * 10, [0.0, 1.0] * 10, model="m", method="target_precision", target=1.0)
+
+
+def test_a_grouped_half_with_one_label_class_says_so_and_what_to_do():
+    # Two groups of one label each: every 2-fold split puts one group per half, whatever the seed.
+    for seed in range(5):
+        with pytest.raises(SGIInputError, match=r"the development half of the grouped split has only one label "
+                                                r"class \((2 grounded, 0|0 grounded, 2) hallucinated\).*Label more "
+                                                r"rows of both kinds.*or split by a different group column"):
+            development_split([1, 1, 0, 0], groups=["a", "a", "b", "b"], seed=seed)
+    # Every grounded row in group a: each split of {a, b, c} leaves one half with one class; the seed says which.
+    y, groups = [1, 1, 0, 0, 0, 0], ["a", "a", "b", "b", "c", "c"]
+    halves = set()
+    for seed in range(10):
+        with pytest.raises(SGIInputError, match="half of the grouped split has only one label class") as err:
+            development_split(y, groups=groups, seed=seed)
+        halves.add(str(err.value).split(" half ")[0])
+    assert halves == {"the development", "the held-out"}
+    # make_policy names the cause, not a threshold rule that cannot be met.
+    with pytest.raises(SGIInputError, match="half of the grouped split has only one label class"):
+        make_policy(y, [0.9, 0.8, 0.1, 0.2, 0.3, 0.4], model="m", groups=groups)
