@@ -5,6 +5,7 @@ statistics on arrays and frames (it neither loads encoders nor scores texts).
 """
 
 import ast
+import importlib.util
 import re
 
 from tests.conftest import REPO
@@ -13,8 +14,8 @@ UI_PACKAGES = {"streamlit", "plotly", "matplotlib", "altair", "dashboard"}
 STATS_PACKAGES = {"scipy", "sklearn", "statsmodels", "umap", "pingouin"}
 # What embeds or scores texts: the evaluation package sits below all of it.
 ENCODING_MODULES = ("sgi_core.embedding", "sgi_core.scoring", "sgi_core.comparison", "sgi_core.long_context",
-                    "sgi_core.streaming", "sgi_core.detectors", "sgi_core.judge", "torch", "sentence_transformers",
-                    "transformers")
+                    "sgi_core.io.streaming", "sgi_core.detectors", "sgi_core.detector_report", "sgi_core.ray_engine",
+                    "sgi_core.judge", "torch", "sentence_transformers", "transformers")
 # Calls that compute a statistic; the dashboard must take such numbers from sgi_core results.
 STATS_CALLS = re.compile(r"\.(mean|std|var|median|quantile|corr|describe|cov)\(|np\.(percentile|nanpercentile|"
                          r"histogram|corrcoef|average|nanmean|mean|std|median)\(|roc_auc|ttest")
@@ -46,6 +47,18 @@ def test_sgi_core_imports_no_ui_library():
     assert files
     offenders = {str(f.relative_to(REPO)): imported_packages(f) & UI_PACKAGES for f in files}
     assert not {f: p for f, p in offenders.items() if p}
+
+
+def module_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+def test_every_listed_encoding_module_exists():
+    # A renamed module left under its old name here would silently stop being checked.
+    assert [name for name in ENCODING_MODULES if not module_exists(name)] == []
 
 
 def test_evaluation_is_statistics_only():
@@ -87,3 +100,4 @@ def test_the_checks_would_catch_a_violation(tmp_path):
     assert imported_packages(bad) & UI_PACKAGES == {"streamlit"}
     assert imported_packages(bad) & STATS_PACKAGES == {"scipy"}
     assert STATS_CALLS.search(bad.read_text().splitlines()[2])
+    assert not module_exists("sgi_core.streaming") and not module_exists("sgi_core.gone.streaming")
