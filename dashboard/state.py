@@ -173,3 +173,13 @@ def add_columns_to_file(name: str, raw: bytes) -> None:
             if key in st.session_state}
     set_file(name, raw)
     st.session_state.update(kept)
+
+
+#: The clickable table of the rows where the two compared scores disagree most.
+COMPARE_TABLE = "detectors.compare_table"
+
+
+def detector_families_run(key: DataKey, model: str) -> tuple:
+    """The families last computed with the Detectors page's button for this data and model; () when none."""
+    run = st.session_state.get(DETECTOR_FAMILIES_RUN)
+    return run[2] if run is not None and run[:2] == (key, model) else ()

@@ -1,67 +1,169 @@
-"""Detectors: other scores the file carries (LLM judges, NLI), beside SGI and combined with it."""
+"""Detectors: the seed's detectors computed from the embeddings, the file's own scores, and any two compared."""
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, page, services, state
+from dashboard import charts, detector_charts, detector_services, page, services, state
 
 st.title("Detectors")
-st.write("Put any numeric column of your file (an LLM judge's consistency score, RAGAS faithfulness, an NLI "
-         "probability, ...) on the same footing as SGI: ROC with a confidence interval, correlation with SGI, "
-         "calibration, a threshold, and a cross-validated combination with SGI.")
+st.write("Other detectors beside SGI, judged the same way: the seed's geometric detectors computed from the "
+         "embeddings, any numeric column of your file (an LLM judge's consistency score, RAGAS faithfulness, an NLI "
+         "probability, ...), and a paired comparison of any two scores on the same rows.")
 data, report = page.header(require_labels=True)
-columns = services.numeric_columns(data.table)
-if not columns:
-    st.info("This file has no numeric column besides the mapped ones. Add a column with another detector's "
-            "score per row (e.g. `judge_score`) to compare it with SGI here.")
-    st.stop()
 
-st.multiselect("Detector score columns", columns, key=state.DETECTOR_COLUMNS, **state.PERSIST)
-for column in st.session_state.get(state.DETECTOR_COLUMNS) or ():
-    st.radio(f"In `{column}`, high values mean", ["grounded", "hallucinated"], horizontal=True,
-             key=state.detector_direction_key(column), **state.PERSIST)
-specs = state.detector_specs()
-if not specs:
-    st.info("Pick one or more columns above.")
-    st.stop()
 
-try:
-    comparison = services.detector_comparison(data.key, data.model, specs, data.table, data.frame)
-except page.SGIInputError as err:
-    page.show_error(err)
-    st.stop()
+def computed_families() -> tuple:
+    """Checkboxes and button for the families computed from the embeddings; their table and ROC once computed."""
+    st.subheader("Detectors computed from the embeddings")
+    for kind in detector_services.KINDS:
+        st.session_state.setdefault(state.detector_family_key(kind), True)
+        st.checkbox(detector_services.FAMILY_LABELS[kind], key=state.detector_family_key(kind), **state.PERSIST)
+    chosen = tuple(kind for kind in detector_services.KINDS if st.session_state[state.detector_family_key(kind)])
+    if st.button("Compute the detectors", disabled=not chosen, help="Embeds every response sentence and context "
+                 "piece (claims) and scores each row against reference sets (reference): seconds for a few hundred "
+                 "rows, minutes for thousands on a CPU."):
+        st.session_state[state.DETECTOR_FAMILIES_RUN] = (data.key, data.model, chosen)
+    kinds = state.detector_families_run(data.key, data.model)
+    if not kinds:
+        st.info("Choose the families and press **Compute the detectors**; they are computed only when asked.")
+        return ()
+    try:
+        families, _ = detector_services.embedding_detectors(data.key, data.model, kinds, data.table, data.frame)
+        curves = detector_services.embedding_detector_curves(data.key, data.model, kinds, data.table, data.frame)
+        sgi_matched = services.length_matched(data.key, data.model, data.frame)["sgi"]
+    except page.SGIInputError as err:
+        page.show_error(err)
+        return ()
+    detector_charts.detector_table(families, report, sgi_matched)
+    st.caption(
+        "Scores oriented so that higher = grounded; d = grounded minus hallucinated (ddof=1); intervals are "
+        "bootstrap 95%. Reference-set detectors compare each response's displacement from its question with those "
+        "of the grounded answers to the 10 nearest reference questions. **The AUROC column is the honest one**: "
+        f"cross-fitted, each row scored with a reference set built only from the other {families.n_folds} folds "
+        "(folds split by question, so neither the row nor its question's other answer is in it). **Leaky**: the "
+        "same detector with the scored row in its reference set, as the reference README measured it; shown only to "
+        "see how much of that number is leakage, never a result. Claim support: each response sentence's best cosine "
+        "to a context piece; the row keeps its weakest and its mean sentence. Combined: a logistic model over "
+        f"{', '.join(families.combined_features)}, predicted out of fold on the same folds. Length-matched: AUROC "
+        "after matching the two classes' response lengths (coarsened exact matching).")
+    st.plotly_chart(charts.roc_figure({"SGI": report.roc, **curves}), key="detectors.families_roc")
+    return kinds
 
-COLUMNS = {"detector": "score", "auroc": "AUROC", "auroc_ci_lo": "95% CI from", "auroc_ci_hi": "95% CI to",
-           "spearman_with_SGI": "Spearman with SGI", "cv_auroc": "cross-validated AUROC"}
-st.dataframe(comparison.to_frame().rename(columns=COLUMNS), hide_index=True,
-             column_config={name: st.column_config.NumberColumn(format="%.3f") for name in list(COLUMNS.values())[1:]})
-st.caption(f"Scores oriented so that higher = grounded. Cross-validated AUROC: a logistic model on each score alone "
-           f"and on all together, {comparison.n_splits} folds over the {comparison.n:,} labelled rows every score "
-           "covers (out-of-fold predictions, same folds for all). A low Spearman correlation with a useful AUROC "
-           "means the signals are complementary.")
-page.verdict(comparison.level, comparison.verdict)
 
-curves = dict(zip(comparison.names, comparison.roc))
-curves["combined (out of fold)"] = comparison.combined_roc
-st.plotly_chart(charts.roc_figure(curves), key="detectors.roc")
+def file_columns() -> None:
+    """The file's numeric columns as detectors: ROC, correlation with SGI, combination, calibration, threshold."""
+    st.subheader("Scores from the file's columns")
+    columns = services.numeric_columns(data.table)
+    if not columns:
+        st.info("This file has no numeric column besides the mapped ones. Add a column with another detector's "
+                "score per row (e.g. `judge_score`) to compare it with SGI here.")
+        return
+    st.multiselect("Detector score columns", columns, key=state.DETECTOR_COLUMNS, **state.PERSIST)
+    for column in st.session_state.get(state.DETECTOR_COLUMNS) or ():
+        st.radio(f"In `{column}`, high values mean", ["grounded", "hallucinated"], horizontal=True,
+                 key=state.detector_direction_key(column), **state.PERSIST)
+    specs = state.detector_specs()
+    if not specs:
+        st.info("Pick one or more columns above.")
+        return
+    try:
+        comparison = services.detector_comparison(data.key, data.model, specs, data.table, data.frame)
+    except page.SGIInputError as err:
+        page.show_error(err)
+        return
+    names = {"detector": "score", "auroc": "AUROC", "auroc_ci_lo": "95% CI from", "auroc_ci_hi": "95% CI to",
+             "spearman_with_SGI": "Spearman with SGI", "cv_auroc": "cross-validated AUROC"}
+    st.dataframe(comparison.to_frame().rename(columns=names), hide_index=True,
+                 column_config={name: st.column_config.NumberColumn(format="%.3f") for name in list(names.values())[1:]})
+    st.caption(f"Scores oriented so that higher = grounded. Cross-validated AUROC: a logistic model on each score "
+               f"alone and on all together, {comparison.n_splits} folds over the {comparison.n:,} labelled rows every "
+               "score covers (out-of-fold predictions, same folds for all). A low Spearman correlation with a useful "
+               "AUROC means the signals are complementary.")
+    page.verdict(comparison.level, comparison.verdict)
+    curves = dict(zip(comparison.names, comparison.roc))
+    curves["combined (out of fold)"] = comparison.combined_roc
+    st.plotly_chart(charts.roc_figure(curves), key="detectors.roc")
 
-st.subheader("Calibration and threshold of each detector")
-method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
-rows = []
-for column, higher_is in specs:
-    calibration = services.detector_calibration(data.key, column, higher_is, method, data.table)
-    choice = services.detector_threshold(data.key, column, higher_is, data.table)
-    m = choice.metrics
-    rows.append({"score": column, "high means": higher_is, "ECE (equal-frequency bins)": calibration.ece_quantile,
-                 "Brier": calibration.brier, "Youden threshold": choice.threshold, "precision": m.precision,
-                 "recall": m.recall, "F1": m.f1, "flag rate": m.flag_rate})
-st.dataframe(pd.DataFrame(rows), hide_index=True,
-             column_config={name: st.column_config.NumberColumn(format="%.3f") for name in rows[0] if
-                            name not in ("score", "high means")})
-st.caption(f"Calibrator: {method} (chosen on the Calibration session page), fitted on half the labelled rows and "
-           "measured on the other half. Threshold on the oriented score; a row below it is flagged as "
-           "hallucinated, and precision / recall count hallucinated rows as the positives.")
-shown = st.selectbox("Reliability diagram of", [column for column, _ in specs], key=state.DETECTOR_CALIBRATION)
-higher_is = dict(specs)[shown]
-st.plotly_chart(charts.reliability_figure(services.detector_calibration(data.key, shown, higher_is, method,
-                                                                         data.table)), key="detectors.reliability")
+    st.markdown("**Calibration and threshold of each column**")
+    method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
+    rows = []
+    for column, higher_is in specs:
+        calibration = services.detector_calibration(data.key, column, higher_is, method, data.table)
+        m = services.detector_threshold(data.key, column, higher_is, data.table).metrics
+        rows.append({"score": column, "high means": higher_is, "ECE (equal-frequency bins)": calibration.ece_quantile,
+                     "Brier": calibration.brier, "Youden threshold": m.threshold, "precision": m.precision,
+                     "recall": m.recall, "F1": m.f1, "flag rate": m.flag_rate})
+    st.dataframe(pd.DataFrame(rows), hide_index=True,
+                 column_config={name: st.column_config.NumberColumn(format="%.3f") for name in rows[0] if
+                                name not in ("score", "high means")})
+    st.caption(f"Calibrator: {method} (chosen on the Calibration session page), fitted on half the labelled rows and "
+               "measured on the other half. Threshold on the oriented score; a row below it is flagged as "
+               "hallucinated, and precision / recall count hallucinated rows as the positives.")
+    shown = st.selectbox("Reliability diagram of", [column for column, _ in specs], key=state.DETECTOR_CALIBRATION)
+    st.plotly_chart(charts.reliability_figure(services.detector_calibration(data.key, shown, dict(specs)[shown],
+                                                                             method, data.table)),
+                    key="detectors.reliability")
+
+
+def compare(kinds: tuple) -> None:
+    """Two scores on the same rows: DeLong, McNemar at Youden thresholds, and the rows they disagree on most."""
+    st.subheader("Compare two scores")
+    specs = state.detector_specs()
+    try:
+        scores = detector_services.comparable_scores(data.key, data.model, specs, kinds, data.table, data.frame)
+    except page.SGIInputError as err:
+        page.show_error(err)
+        return
+    names = list(scores)
+    second = next((name for name in (detector_services.DETECTOR_NAMES["combined"], "response length, negated")
+                   if name in scores))
+    for key, default in ((state.COMPARE_A, "SGI"), (state.COMPARE_B, second)):
+        if st.session_state.get(key) not in names:
+            st.session_state[key] = default
+    left, right = st.columns(2)
+    name_a = left.selectbox("Score A", names, key=state.COMPARE_A, **state.PERSIST)
+    name_b = right.selectbox("Score B", names, key=state.COMPARE_B, **state.PERSIST)
+    if name_a == name_b:
+        st.info("Choose two different scores.")
+        return
+    delong, youden, mcnemar, disagreements = detector_services.paired_comparison(
+        (data.key, data.model, specs, kinds), name_a, name_b, data.frame["label"].to_numpy(), scores)
+    cols = st.columns(5)
+    cols[0].metric("AUROC A", f"{delong.auroc_a:.3f}")
+    cols[1].metric("AUROC B", f"{delong.auroc_b:.3f}")
+    cols[2].metric("AUROC A − B", f"{delong.difference:+.3f}")
+    cols[3].metric("DeLong z", f"{delong.z:+.2f}")
+    cols[4].metric("p (two-sided)", f"{delong.p_value:.3g}")
+    st.caption(f"DeLong's test of the AUROC difference, 95% CI [{delong.ci[0]:+.3f}, {delong.ci[1]:+.3f}], on the "
+               f"{delong.n_pos:,} grounded and {delong.n_neg:,} hallucinated rows both scores cover "
+               f"({delong.n_excluded:,} rows left out: unlabelled or missing one of the scores).")
+
+    st.markdown("**McNemar's test at each score's Youden threshold**")
+    if mcnemar is None:
+        st.info("One of the two scores has no Youden threshold here, so McNemar's test cannot be run.")
+    else:
+        left, right = st.columns([1, 2])
+        left.dataframe(detector_charts.mcnemar_frame(mcnemar))
+        right.write(f"A flags rows below {youden[0].threshold:.4g} (accuracy {mcnemar.accuracy_a:.3f}); B below "
+                    f"{youden[1].threshold:.4g} (accuracy {mcnemar.accuracy_b:.3f}). Exact McNemar p = "
+                    f"{mcnemar.p_value:.3g} on the {mcnemar.a_only_right + mcnemar.b_only_right:,} rows that only one "
+                    "of them decides right.")
+
+    st.markdown("**Rows where they disagree most**")
+    table = detector_charts.disagreement_frame(disagreements, data.frame, scores[name_a], scores[name_b])
+    event = detector_charts.disagreement_table(table, key=state.COMPARE_TABLE)
+    st.caption("Percentile of each score among the rows both score (1 = most grounded); A − B > 0 where A finds the "
+               "row more grounded than B does. Click a row, or choose it below, to open it in the Explorer.")
+    chosen = st.selectbox("Open in the Explorer", table["row"].tolist(), index=None, key=state.COMPARE_ROW,
+                          placeholder="Choose a row", format_func=lambda row: f"row {row}")
+    clicked = event.selection.rows
+    row = int(table["row"].iloc[clicked[0]]) if clicked else chosen
+    if row is not None:
+        source = data.frame[data.frame["input_row"] == row].iloc[0]
+        state.pick_triple(int(row), source["question"], source["context"], source["response"])
+        st.switch_page("pages/explorer.py")
+
+
+kinds = computed_families()
+file_columns()
+compare(kinds)

@@ -1,0 +1,108 @@
+"""Cached calls behind the Detectors page: detector families computed from the embeddings, paired comparisons.
+
+Like :mod:`dashboard.services`, frames are cached on the data key and the model name;
+arguments starting with ``_`` are not hashed because those keys decide them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard import state
+from dashboard.services import _disk_cache, chosen_device, encoder
+from sgi_core import evaluation
+from sgi_core.data import TripleTable
+from sgi_core.detector_report import KINDS, DetectorReport, detector_report
+from sgi_core.evaluation import detectors
+
+#: Bootstrap resamples behind the intervals of the detectors computed from the embeddings.
+DETECTOR_N_BOOT = 1000
+#: Rows listed where two compared scores disagree most.
+DISAGREEMENT_ROWS = 20
+#: What each family of :data:`sgi_core.detector_report.KINDS` computes, as the checkboxes say it.
+FAMILY_LABELS = {"reference": "Reference-set displacement detectors (need labels, cross-fitted)",
+                 "claims": "Claim-level support (label-free)"}
+#: Display name of each computed detector, all oriented higher = grounded.
+DETECTOR_NAMES = {
+    "displacement_consistency": "displacement consistency",
+    "expected_response_deviation": "expected response deviation, negated",
+    "displacement_magnitude": "displacement magnitude (z)",
+    "tangent_space_residual": "tangent space residual, negated",
+    "lsgi": "LSGI (local SGI)",
+    "claim_min_support": "claim support, weakest sentence",
+    "claim_mean_support": "claim support, mean sentence",
+    "combined": "combined (logistic, out of fold)",
+}
+
+__all__ = ["DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILY_LABELS", "KINDS", "comparable_scores",
+           "embedding_detector_curves", "embedding_detectors", "paired_comparison"]
+
+
+@st.cache_data(show_spinner="Computing the detectors from the embeddings...", max_entries=16)
+def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
+                        _frame: pd.DataFrame) -> tuple[DetectorReport, pd.DataFrame]:
+    """:func:`sgi_core.detector_report.detector_report` of the families ``kinds``: the report and per-row scores.
+
+    Raises
+    ------
+    SGIInputError
+        When the families cannot be computed on this table.
+    """
+    return detector_report(_table, _frame, encoder(model_name, chosen_device()), model=model_name, kinds=kinds,
+                           cache=_disk_cache(model_name), n_boot=DETECTOR_N_BOOT, seed=0)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def embedding_detector_curves(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
+                              _frame: pd.DataFrame) -> dict:
+    """ROC curves of each computed detector by display name (their AUROCs and intervals are in the report)."""
+    _, scores = embedding_detectors(key, model_name, kinds, _table, _frame)
+    labels = _frame["label"].to_numpy()
+    return {DETECTOR_NAMES[name]: evaluation.roc_analysis(labels, scores[name].to_numpy(dtype=np.float64), n_boot=0)
+            for name in scores.columns}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: tuple, _table: TripleTable,
+                      _frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Every score the Detectors page can compare, by display name, each oriented higher = grounded.
+
+    SGI, θ(r,q), θ(r,c) negated, response length negated, word overlap with the
+    context, the detectors of the computed families ``kinds`` (none when empty) and
+    the file's detector columns ``specs`` ((column, higher_is), ...).
+    """
+    baselines = evaluation.baseline_scores(_frame)
+    scores = {
+        "SGI": _frame["sgi"].to_numpy(dtype=np.float64),
+        "θ(r,q) response-question": _frame["theta_rq"].to_numpy(dtype=np.float64),
+        "θ(r,c) response-context, negated": detectors.orient_detector_score(_frame["theta_rc"],
+                                                                             higher_is="hallucinated"),
+        "response length, negated": baselines["neg_response_length"].to_numpy(dtype=np.float64),
+        "word overlap with the context": baselines["lexical_groundedness"].to_numpy(dtype=np.float64),
+    }
+    if kinds:
+        _, computed = embedding_detectors(key, model_name, kinds, _table, _frame)
+        scores.update({DETECTOR_NAMES[name]: computed[name].to_numpy(dtype=np.float64) for name in computed.columns})
+    scores.update({f"{column} (file column)": detectors.orient_detector_score(
+        _table.frame[column], higher_is=higher_is, source=_table.source, column=column) for column, higher_is in specs})
+    return scores
+
+
+@st.cache_data(show_spinner="Comparing the two scores...", max_entries=64)
+def paired_comparison(scores_key: tuple, name_a: str, name_b: str, _labels: np.ndarray, _scores: dict) -> tuple:
+    """Two scores of :func:`comparable_scores` on the same rows.
+
+    ``scores_key`` is what decides ``_scores`` (the arguments of :func:`comparable_scores`).
+    Returns DeLong's test of the AUROC difference, each score's Youden threshold (two
+    ``ThresholdChoice``), McNemar's test at those thresholds (None when a threshold is
+    undefined) and the :data:`DISAGREEMENT_ROWS` rows whose percentile ranks differ most.
+    """
+    a, b = _scores[name_a], _scores[name_b]
+    delong = evaluation.delong_test(_labels, a, b)
+    youden = (evaluation.choose_threshold(_labels, a, method="youden"),
+              evaluation.choose_threshold(_labels, b, method="youden"))
+    defined = all(np.isfinite(choice.threshold) for choice in youden)
+    mcnemar = evaluation.mcnemar_test(_labels, a, b, youden[0].threshold, youden[1].threshold) if defined else None
+    return delong, youden, mcnemar, evaluation.disagreements(None, a, b, n=DISAGREEMENT_ROWS)
