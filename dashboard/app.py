@@ -20,6 +20,7 @@ PAGES = [
     st.Page("pages/geometry.py", title="Geometry", icon=":material/scatter_plot:"),
     st.Page("pages/explorer.py", title="Explorer", icon=":material/search:"),
     st.Page("pages/models.py", title="Models", icon=":material/compare:"),
+    st.Page("pages/judge.py", title="Judge", icon=":material/gavel:"),
     st.Page("pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
 ]
 # Only files that list retrieved and relevant ids get this page.
