@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sgi_core.evaluation import delong_test
 from sgi_core.evaluation.detectors import compare_detectors, orient_detector_score
 from sgi_core.evaluation.retrieval_report import retrieval_report
 from tests.conftest import SAMPLE_CSV
@@ -42,6 +43,12 @@ def test_detector_table_and_roc_match_sgi_core(app, rag_sample, sample_scores):
     assert any(expected.verdict == block.value for block in [*app.success, *app.info])
     names = [trace["name"] for trace in figures(app)[0]["data"]]
     assert f"judge_halluc (AUROC {expected.roc[1].auroc:.3f})" in names
+    app.selectbox(key="detectors.compare_b").set_value("judge_halluc (file column)").run()
+    assert_clean(app)
+    delong = delong_test(sample_scores["label"].to_numpy(), sample_scores["sgi"].to_numpy(), judge)
+    assert metric(app, "AUROC B") == f"{expected.roc[1].auroc:.3f}"
+    assert metric(app, "AUROC A − B") == f"{delong.difference:+.3f}"
+    assert metric(app, "p (two-sided)") == f"{delong.p_value:.3g}"
 
 
 def test_detectors_page_without_numeric_columns_explains(app):
