@@ -39,11 +39,8 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+from bench_scoring import DATA, limit_threads, machine, timed
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from benchmarks.bench_scoring import DATA, limit_threads, machine, timed  # noqa: E402  (needs the path above)
 
 TARGETS_S = {"threshold_metrics": 0.1, "pca": 1.0, "umap": 20.0}
 CALIBRATION_METHODS = ("minmax", "platt", "isotonic")

@@ -47,7 +47,6 @@ import numpy as np
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 DATA = REPO.parent / "shared" / "data" / "halueval" / "halueval_qa.csv"
 TEXT_COLUMNS = ("question", "context", "response")
