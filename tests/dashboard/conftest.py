@@ -18,7 +18,7 @@ from tests.conftest import REPO, SAMPLE_CSV
 
 APP = REPO / "dashboard" / "app.py"
 MODEL = "hashing"
-PAGES = ("data", "overview", "strata", "calibration", "geometry", "explorer", "models", "detectors")
+PAGES = ("data", "overview", "strata", "calibration", "geometry", "explorer", "models", "judge", "detectors")
 
 
 @pytest.fixture
