@@ -1,14 +1,48 @@
-"""Command line: ``python -m sgi_core {compute,score,report,models,convert} ...``."""
+"""Command line: ``python -m sgi_core COMMAND ...``.
+
+- ``compute``: angles and SGI of one (question, context, response) triple.
+- ``score``: every row of a file with angles, SGI and status.
+- ``report``: the paper's tables, baselines, confounds and detectors on a labelled file.
+- ``models``: the registered embedding models and whether each loads offline here.
+- ``convert``: raw HaluEval or TruthfulQA files into (question, context, response, label) triples.
+- ``gate``: exit 1 when a labelled file falls short of a policy (CI), or write that policy from labels.
+- ``judge``: LLM-judged RAG metrics (``judge_<metric>`` columns) for every row, via an OpenAI-compatible API.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 from sgi_core.errors import SGIInputError
+
+
+def _whole_number(minimum: int):
+    """An argparse ``type`` accepting integers >= ``minimum``, refusing others with one clear line.
+
+    Examples
+    --------
+    >>> _whole_number(1)("64")
+    64
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {minimum}; got {text!r}")
+        return value
+
+    return parse
+
+
+#: argparse types for counts: ``positive_int`` for sizes (>= 1), ``non_negative_int`` where 0 is meaningful.
+positive_int = _whole_number(1)
+non_negative_int = _whole_number(0)
 
 
 def _progress_printer(label: str):
@@ -43,9 +77,11 @@ def cmd_score(args) -> int:
         print(f"{summary.to_text()}; Parquet dataset in {args.output}", file=sys.stderr)
         return 0
     from sgi_core.embedding import EmbeddingCache, load_encoder
+    from sgi_core.io.export import check_output_path
     from sgi_core.io.streaming import read_chunks, score_to_file
 
-    # The file's header and first chunk are checked before the model loads.
+    # The output path, then the file's header and first chunk, are checked before the model loads.
+    check_output_path(args.output)
     chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
     encoder = load_encoder(args.model, device=args.device, trust_model_code=args.trust_model_code)
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
@@ -183,11 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True, help="output .csv or .parquet")
     p.add_argument("--model", default=DEFAULT_MODEL)
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    p.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
+    p.add_argument("--chunk-rows", type=positive_int, default=DEFAULT_CHUNK_ROWS,
                    help=f"rows read, scored and written at a time; memory stays flat (default {DEFAULT_CHUNK_ROWS})")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="local: this process (default); ray: Ray Data actors reading a file, folder or glob of "
@@ -201,9 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", type=Path)
     p.add_argument("--models", default=DEFAULT_MODEL, help=f"comma-separated model names (default {DEFAULT_MODEL})")
     p.add_argument("--json", type=Path, default=None, help="also write the full report as JSON here")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
+    p.add_argument("--n-boot", type=non_negative_int, default=1000,
+                   help="bootstrap resamples for the 95%% intervals (0: no intervals)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
