@@ -20,9 +20,10 @@ def computed_families() -> tuple:
         st.checkbox(detector_services.FAMILY_LABELS[kind], key=state.detector_family_key(kind), **state.PERSIST)
     chosen = tuple(kind for kind in detector_services.KINDS if st.session_state[state.detector_family_key(kind)])
     if st.button("Compute the detectors", disabled=not chosen, help="Embeds every response sentence and context "
-                 "piece (claims) and scores each row against reference sets (reference): seconds for a few hundred "
-                 "rows, minutes for thousands on a CPU."):
+                 "piece (claims) and scores each row against reference sets (reference): under a minute for a few "
+                 "hundred rows with MiniLM on a CPU, minutes for thousands."):
         st.session_state[state.DETECTOR_FAMILIES_RUN] = (data.key, data.model, chosen)
+        st.session_state[state.COMPARE_B] = detector_services.DETECTOR_NAMES["combined"]
     kinds = state.detector_families_run(data.key, data.model)
     if not kinds:
         st.info("Choose the families and press **Compute the detectors**; they are computed only when asked.")
@@ -115,9 +116,7 @@ def compare(kinds: tuple) -> None:
         page.show_error(err)
         return
     names = list(scores)
-    second = next((name for name in (detector_services.DETECTOR_NAMES["combined"], "response length, negated")
-                   if name in scores))
-    for key, default in ((state.COMPARE_A, "SGI"), (state.COMPARE_B, second)):
+    for key, default in ((state.COMPARE_A, "SGI"), (state.COMPARE_B, "response length, negated")):
         if st.session_state.get(key) not in names:
             st.session_state[key] = default
     left, right = st.columns(2)

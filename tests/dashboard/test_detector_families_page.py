@@ -2,7 +2,6 @@
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from dashboard.detector_services import DETECTOR_NAMES, DISAGREEMENT_ROWS
 from sgi_core.data import load_triples
@@ -107,7 +106,7 @@ def test_comparison_with_a_computed_detector_opens_rows_in_the_explorer(app):
     compute(app)
     scored, _, scores = expected_report(SAMPLE_CSV, ("reference", "claims"))
     labels = scored["label"].to_numpy()
-    assert COMBINED in app.selectbox(key="detectors.compare_b").options
+    assert app.selectbox(key="detectors.compare_b").value == COMBINED
     app.selectbox(key="detectors.compare_b").set_value(DETECTOR_NAMES["displacement_consistency"]).run()
     assert_clean(app)
     rows = assert_comparison(app, labels, scored["sgi"].to_numpy(),
@@ -133,11 +132,21 @@ def test_file_without_numeric_columns_still_gets_families_and_comparison(app, tm
                       baseline_scores(scored)["neg_response_length"].to_numpy(dtype=float))
 
     compute(app, uncheck=("reference",))
+    assert app.selectbox(key="detectors.compare_b").value == COMBINED
     table = detector_table(app)
     assert table["detector"].tolist() == ["SGI", DETECTOR_NAMES["claim_min_support"],
                                           DETECTOR_NAMES["claim_mean_support"], COMBINED]
     np.testing.assert_allclose(table["AUROC"].to_numpy(dtype=float)[1:],
                                [r.auroc for r in expected.detectors.values()])
-    app.selectbox(key="detectors.compare_b").set_value(COMBINED).run()
-    assert_clean(app)
     assert_comparison(app, labels, scored["sgi"].to_numpy(), scores["combined"].to_numpy())
+
+
+def test_clicking_a_disagreement_row_opens_it_in_the_explorer(app, sample_scores):
+    goto(app, "detectors")
+    length = baseline_scores(sample_scores)["neg_response_length"].to_numpy(dtype=float)
+    rows = disagreements(None, sample_scores["sgi"].to_numpy(), length, n=DISAGREEMENT_ROWS)
+    app.session_state["detectors.compare_table"] = {"selection": {"rows": [2], "columns": [], "cells": []}}
+    app.run()
+    assert_clean(app)
+    assert app.number_input(key="explorer.row").value == rows.positions[2] + 1
+    assert app.text_area(key="explorer.question").value == sample_scores["question"].iloc[rows.positions[2]]
