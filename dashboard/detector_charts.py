@@ -33,7 +33,8 @@ def detector_frame(report, sgi_report, sgi_matched) -> pd.DataFrame:
              "AUROC leaky (not a result)": np.nan, "length-matched AUROC": sgi_matched.auroc,
              "length-matched 95% CI": format_ci(sgi_matched.auroc_ci)}]
     rows += [{"detector": DETECTOR_NAMES[name], "protocol": PROTOCOLS[s.protocol], "AUROC": s.auroc,
-              "AUROC 95% CI": format_ci(s.auroc_ci), "Cohen's d": s.cohens_d, "AUROC leaky (not a result)": s.auroc_leaky,
+              "AUROC 95% CI": format_ci(s.auroc_ci), "Cohen's d": s.cohens_d,
+              "AUROC leaky (not a result)": s.auroc_leaky,
               "length-matched AUROC": s.length_matched_auroc,
               "length-matched 95% CI": format_ci(s.length_matched_auroc_ci)}
              for name, s in report.detectors.items()]

@@ -41,10 +41,11 @@ def computed_families() -> tuple:
         "bootstrap 95%. Reference-set detectors compare each response's displacement from its question with those "
         "of the grounded answers to the 10 nearest reference questions. **The AUROC column is the honest one**: "
         "cross-fitted, each row scored with a reference set built only from the grounded rows of the other folds "
-        f"({families.n_folds} in all, split by question, so neither the row nor its question's other answer is in it). **Leaky**: the "
-        "same detector with the scored row in its reference set, as the reference README measured it; shown only to "
-        "see how much of that number is leakage, never a result. Claim support: each response sentence's best cosine "
-        "to a context piece; the row keeps its weakest and its mean sentence. Combined: a logistic model over "
+        f"({families.n_folds} in all, split by question, so neither the row nor its question's other answer is in "
+        "it). **Leaky**: the same detector with the scored row in its reference set, as the reference README measured "
+        "it; shown only to see how much of that number is leakage, never a result. Claim support: each response "
+        "sentence's best cosine to a context piece; the row keeps its weakest and its mean sentence. Combined: a "
+        "logistic model over "
         f"{', '.join(families.combined_features)}, predicted out of fold on the same folds. Length-matched: AUROC "
         "after matching the two classes' response lengths (coarsened exact matching).")
     st.plotly_chart(charts.roc_figure({"SGI": report.roc, **curves}), key="detectors.families_roc")
@@ -75,7 +76,8 @@ def file_columns() -> None:
     names = {"detector": "score", "auroc": "AUROC", "auroc_ci_lo": "95% CI from", "auroc_ci_hi": "95% CI to",
              "spearman_with_SGI": "Spearman with SGI", "cv_auroc": "cross-validated AUROC"}
     st.dataframe(comparison.to_frame().rename(columns=names), hide_index=True,
-                 column_config={name: st.column_config.NumberColumn(format="%.3f") for name in list(names.values())[1:]})
+                 column_config={name: st.column_config.NumberColumn(format="%.3f")
+                                for name in list(names.values())[1:]})
     st.caption(f"Scores oriented so that higher = grounded. Cross-validated AUROC: a logistic model on each score "
                f"alone and on all together, {comparison.n_splits} folds over the {comparison.n:,} labelled rows every "
                "score covers (out-of-fold predictions, same folds for all). A low Spearman correlation with a useful "
