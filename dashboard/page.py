@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -19,7 +20,10 @@ from sgi_core.errors import SGIInputError
 #: Session-state key of the (file, model) pairs already embedded with a progress bar.
 EMBEDDED = "services.embedded"
 
-__all__ = ["SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "header",
+#: Most rows a chart that draws one mark per row draws (:func:`drawn`).
+DRAWN_ROWS = 20_000
+
+__all__ = ["SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "drawn", "header",
            "has_retrieval_columns", "scored_data", "show_error", "verdict"]
 
 
@@ -38,9 +42,10 @@ def _embed_with_progress(table: TripleTable, model_name: str) -> None:
     """Embed the texts missing from the disk cache, drawing a progress bar of texts embedded / total."""
     bar = st.empty()
 
-    def report(done: int, total: int) -> None:
+    def report(done: int, total: int, chunk: int, chunks: int) -> None:
         if total:
-            bar.progress(done / total, text=f"Embedding with {model_name}: {done:,} / {total:,} new texts")
+            where = f" (rows chunk {chunk:,} of {chunks:,})" if chunks > 1 else ""
+            bar.progress(done / total, text=f"Embedding with {model_name}: {done:,} / {total:,} new texts{where}")
 
     services.embed(table, model_name, progress=report)
     bar.empty()
@@ -81,7 +86,7 @@ def current_columns() -> list[str]:
     if not state.has_file():
         state.set_file(services.SAMPLE_CSV.name, services.SAMPLE_CSV.read_bytes())
     name, raw = state.raw_file()
-    columns = list(services.raw_frame(name, state.data_digest(), raw).columns)
+    columns = list(services.raw_frame(name, state.data_digest(), raw, services.input_limits()).columns)
     state.seed_mapping(columns)
     return columns
 
@@ -90,7 +95,7 @@ def current_table() -> tuple[state.DataKey, TripleTable]:
     """The current file validated with the chosen mapping; raises SGIInputError when it does not fit."""
     current_columns()
     key = state.data_key()
-    return key, services.triple_table(key, state.raw_file()[1])
+    return key, services.triple_table(key, state.raw_file()[1], services.input_limits())
 
 
 def scored_data() -> ScoredData:
@@ -98,12 +103,30 @@ def scored_data() -> ScoredData:
     try:
         key, table = current_table()
         models = state.chosen_models(services.default_model())
-        frames = {name: scored_frame(key, table, name) for name in models}
+        scores = services.file_scores(key, state.raw_file()[1], services.input_limits())
+        if scores is None:
+            frames = {name: scored_frame(key, table, name) for name in models}
+        else:
+            frames = {models[0]: scores}
+            st.caption(f"Scores read from the scored file ({len(scores):,} rows): nothing re-embedded. The Geometry "
+                       f"map and the Explorer embed only the rows they show, with **{models[0]}**.")
     except SGIInputError as err:
         show_error(err)
         st.info("Fix the file or the column mapping on the Data page.")
         st.stop()
     return ScoredData(key, table, frames, state.shown_model(models))
+
+
+def drawn(frame: pd.DataFrame, limit: int = DRAWN_ROWS) -> tuple[pd.DataFrame, str]:
+    """At most ``limit`` rows of ``frame`` for a chart that draws one mark per row, and a caption saying so.
+
+    The sample is seeded (the same rows on every rerun) and keeps the frame's order;
+    the caption is empty when every row is drawn. Statistics never use it.
+    """
+    if len(frame) <= limit:
+        return frame, ""
+    rows = np.sort(np.random.default_rng(0).choice(len(frame), size=limit, replace=False))
+    return frame.iloc[rows], f"Drawn: a random sample of {limit:,} of the {len(frame):,} rows; the numbers use every row."
 
 
 def header(*, require_labels: bool = False, caption: str = ""):

@@ -1,8 +1,12 @@
 """Cached calls into sgi_core: the only module with ``st.cache_*`` and heavy library calls.
 
-Computed frames are cached with ``st.cache_data`` keyed on the :class:`~dashboard.state.DataKey`
-and the model *name*; arguments whose names start with ``_`` (the raw bytes, the
-table, the frame) are not hashed, because the key already determines them.
+Computed frames are cached keyed on the :class:`~dashboard.state.DataKey` and the model
+*name*; arguments whose names start with ``_`` (the raw bytes, the table, the frame) are
+not hashed, because the key already determines them. The file's frame, its table and
+its scores are held once with ``st.cache_resource`` (shared, never copied: nothing may
+modify them), since ``st.cache_data`` would hand every rerun a fresh copy of a frame
+that can hold millions of rows; files are scored :data:`SCORE_CHUNK_ROWS` rows at a
+time, so only one chunk's float32 embeddings are held at once.
 Embeddings also go to sgi_core's on-disk cache, so a file seen before is not
 re-embedded even after the app restarts.
 """
@@ -18,7 +22,7 @@ import streamlit as st
 
 from dashboard import state
 from sgi_core import evaluation
-from sgi_core.data import TripleTable, read_table, validate_triples
+from sgi_core.data import TripleTable, read_table, scored_table, validate_triples
 from sgi_core.embedding import (
     DEFAULT_MODEL,
     EmbeddingCache,
@@ -26,9 +30,11 @@ from sgi_core.embedding import (
     load_encoder,
     model_availability,
 )
+from sgi_core.errors import SGIInputError
 from sgi_core.embedding.device import DEVICE_ENV, DEVICES, resolve_device
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
+from sgi_core.io.limits import LIMIT_ENV, InputLimits, is_scored
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
@@ -69,26 +75,78 @@ def _disk_cache(model_name: str) -> EmbeddingCache:
     return _embedding_cache(encoder(model_name, chosen_device()).model_id, str(default_cache_dir()))
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def raw_frame(name: str, digest: str, _raw: bytes) -> pd.DataFrame:
-    return read_table(_raw, name=name)
+#: Rows embedded and scored at a time: one chunk's embeddings are held, never the whole file's.
+SCORE_CHUNK_ROWS = 10_000
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def triple_table(key: state.DataKey, _raw: bytes) -> TripleTable:
-    frame = raw_frame(key.name, key.digest, _raw)
-    return validate_triples(frame, mapping=state.mapping_dict(key), label_positive=key.label_positive,
-                            source=key.name)
+def env_limits() -> InputLimits:
+    """The limits of the environment (:data:`LIMIT_ENV`), the Data page's starting values."""
+    return InputLimits.from_env()
+
+
+def local_file(text: str) -> Path:
+    """A file on this machine named by a typed path.
+
+    Raises
+    ------
+    SGIInputError
+        When nothing is there, or it is a folder.
+    """
+    path = Path(text.strip()).expanduser()
+    if not path.is_file():
+        raise SGIInputError("no file at this path" if not path.exists() else "this is a folder, not a file",
+                            source=str(path), hint="Give the full path of a CSV, TSV, JSON Lines or Parquet file")
+    return path
+
+
+def input_limits() -> InputLimits:
+    """The limits set on the Data page, else those of the environment (``SGI_MAX_ROWS``, ...)."""
+    return state.input_limits(InputLimits.from_env())
+
+
+@st.cache_resource(show_spinner="Reading the file...", max_entries=2)
+def raw_frame(name: str, digest: str, _raw, limits: InputLimits | None = None) -> pd.DataFrame:
+    """The file's raw columns, read under ``limits`` (default: the environment's); shared, not copied."""
+    return read_table(_raw, name=name, limits=limits or InputLimits.from_env())
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def opened_file(key: state.DataKey, _raw, limits: InputLimits | None = None) -> tuple[TripleTable, pd.DataFrame | None]:
+    """The file validated, and its scores when it is already scored (:func:`~sgi_core.data.scored_table`)."""
+    frame = raw_frame(key.name, key.digest, _raw, limits)
+    if is_scored(frame.columns):
+        return scored_table(frame, source=key.name)
+    table = validate_triples(frame, mapping=state.mapping_dict(key), label_positive=key.label_positive,
+                             source=key.name)
+    return table, None
+
+
+def triple_table(key: state.DataKey, _raw, limits: InputLimits | None = None) -> TripleTable:
+    return opened_file(key, _raw, limits)[0]
+
+
+def file_scores(key: state.DataKey, _raw, limits: InputLimits | None = None) -> pd.DataFrame | None:
+    """The scores an already scored file carries, or None when it needs scoring."""
+    return opened_file(key, _raw, limits)[1]
 
 
 def embed(table: TripleTable, model_name: str, *, progress=None) -> None:
-    """Put the embeddings of a table's texts in the disk cache (a progress callback sees the new ones)."""
-    embed_table(table, encoder(model_name, chosen_device()), cache=_disk_cache(model_name), progress=progress)
+    """Put the embeddings of a table's texts in the disk cache, :data:`SCORE_CHUNK_ROWS` rows at a time.
+
+    ``progress(done, total, chunk, chunks)`` sees the new texts of chunk ``chunk`` of ``chunks``.
+    """
+    chunks = -(-table.n_rows // SCORE_CHUNK_ROWS)
+    for index, part in enumerate(table.chunks(SCORE_CHUNK_ROWS), start=1):
+        step = None if progress is None else (lambda done, total, index=index: progress(done, total, index, chunks))
+        embed_table(part, encoder(model_name, chosen_device()), cache=_disk_cache(model_name), progress=step)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=4)
 def scored_frame(key: state.DataKey, model_name: str, _table: TripleTable) -> pd.DataFrame:
-    return score_table(_table, encoder(model_name, chosen_device()), cache=_disk_cache(model_name))
+    """The table scored :data:`SCORE_CHUNK_ROWS` rows at a time; shared, not copied."""
+    model, cache = encoder(model_name, chosen_device()), _disk_cache(model_name)
+    parts = [score_table(part, model, cache=cache) for part in _table.chunks(SCORE_CHUNK_ROWS)]
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
 
 @st.cache_data(show_spinner="Computing statistics...", max_entries=64)
@@ -201,12 +259,16 @@ def agreement(key: state.DataKey, models: tuple, _frames: dict) -> evaluation.Ag
 @st.cache_data(show_spinner=False, max_entries=16)
 def projection(key: state.DataKey, model_name: str, method: str, size: int, _table: TripleTable,
                _frame: pd.DataFrame) -> tuple[np.ndarray, TripleProjection]:
-    """Positions in the frame of up to ``size`` sampled rows with an ordinary SGI, and their 2-D projection."""
-    q_emb, c_emb, r_emb, scorable = embed_table(_table, encoder(model_name, chosen_device()), cache=_disk_cache(model_name))
-    frame_rows = np.flatnonzero(scorable)
-    ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy()[frame_rows] == "ok")
-    picked = ordinary[sample_rows(len(ordinary), size)]
-    return frame_rows[picked], project_triples(q_emb[picked], c_emb[picked], r_emb[picked], method=method)
+    """Positions in the frame of up to ``size`` sampled rows with an ordinary SGI, and their 2-D projection.
+
+    Only the sampled rows are embedded (from the disk cache where seen before): an
+    already scored file of millions of rows costs ``size`` triples here, not its length.
+    """
+    ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy() == "ok")
+    rows = ordinary[sample_rows(len(ordinary), size)]
+    q_emb, c_emb, r_emb, _ = embed_table(_table.subset(rows), encoder(model_name, chosen_device()),
+                                         cache=_disk_cache(model_name))
+    return rows, project_triples(q_emb, c_emb, r_emb, method=method)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -7,7 +7,9 @@ draw it has run.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+from pathlib import Path
 from typing import NamedTuple
 
 import streamlit as st
@@ -71,7 +73,7 @@ class DataKey(NamedTuple):
 
 def set_file(name: str, raw: bytes) -> None:
     """Make ``raw`` the current data and forget the choices that belonged to the previous file."""
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = source_digest(raw)
     if st.session_state.get(DATA_DIGEST) == digest and st.session_state.get(DATA_NAME) == name:
         return
     st.session_state[DATA_NAME] = name
@@ -183,3 +185,29 @@ def detector_families_run(key: DataKey, model: str) -> tuple:
     """The families last computed with the Detectors page's button for this data and model; () when none."""
     run = st.session_state.get(DETECTOR_FAMILIES_RUN)
     return run[2] if run is not None and run[:2] == (key, model) else ()
+
+
+#: Limits set on the Data page, one key per :class:`sgi_core.io.limits.InputLimits` field.
+LIMIT_KEYS = {name: f"data.limits.{name}" for name in ("max_rows", "max_scored_rows", "max_columns", "max_cell_chars")}
+#: A file on this machine typed on the Data page, read from disk instead of uploaded.
+DATA_PATH = "data.path"
+
+
+def input_limits(default):
+    """``default`` (an ``InputLimits``) with the limits set on the Data page."""
+    chosen = {name: int(st.session_state[key]) for name, key in LIMIT_KEYS.items() if st.session_state.get(key)}
+    return dataclasses.replace(default, **chosen) if chosen else default
+
+
+def source_digest(raw) -> str:
+    """The digest of uploaded bytes, or of a file on this machine's path, size and modification time."""
+    if isinstance(raw, Path):
+        info = raw.stat()
+        return hashlib.sha256(f"{raw}|{info.st_size}|{info.st_mtime_ns}".encode()).hexdigest()
+    return hashlib.sha256(raw).hexdigest()
+
+
+def set_path(path) -> None:
+    """Make a file on this machine the current data: read from disk when needed, never held as bytes."""
+    resolved = Path(path).expanduser().resolve()
+    set_file(str(resolved), resolved)

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError, format_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
+from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.io.reading import cell_to_text, read_table, source_name
 from sgi_core.labels import (
     MISSING_WORDS,
@@ -116,6 +117,32 @@ class TripleTable:
     @property
     def n_rows(self) -> int:
         return len(self.frame)
+
+    def subset(self, positions) -> TripleTable:
+        """The rows at 0-based ``positions`` of :attr:`frame`, as a table of their own (order kept).
+
+        ``unscorable`` is renumbered to the new positions; ``input_row`` still names file rows.
+        Warnings are left out: they speak of the whole table.
+
+        Examples
+        --------
+        >>> table = validate_triples(pd.DataFrame({"question": ["q1", "q2", "q3"], "context": ["c", "c", "c"],
+        ...                                        "response": ["r1", "", "r3"]}))
+        >>> part = table.subset([1, 2])
+        >>> part.frame["input_row"].tolist(), part.unscorable
+        ([2, 3], {1: 'empty response'})
+        """
+        positions = np.asarray(positions, dtype=np.int64)
+        new_position = {int(old): new for new, old in enumerate(positions, start=1)}
+        unscorable = {new_position[old - 1]: reason for old, reason in self.unscorable.items()
+                      if old - 1 in new_position}
+        return TripleTable(self.frame.iloc[positions].reset_index(drop=True), self.source, self.mapping,
+                           self.label_positive, unscorable, [], self.renamed)
+
+    def chunks(self, chunk_rows: int) -> Iterator[TripleTable]:
+        """Consecutive sub-tables of at most ``chunk_rows`` rows (:meth:`subset`), in order."""
+        for start in range(0, self.n_rows, chunk_rows):
+            yield self.subset(np.arange(start, min(start + chunk_rows, self.n_rows)))
 
 
 def detect_mapping(columns: Iterable[str]) -> dict[str, str | None]:
@@ -306,11 +333,79 @@ def validate_triples(
     return TripleTable(out, source, col_map, positive, unscorable, warnings, renames)
 
 
+def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[TripleTable, pd.DataFrame]:
+    """An already scored frame (the output of ``score``) as its table and its scores, with nothing re-embedded.
+
+    The frame must hold ``question``, ``context``, ``response``, ``label`` (1.0
+    grounded, 0.0 hallucinated, empty unlabelled, as ``score`` writes it) and the
+    score columns ``theta_qc``, ``theta_rq``, ``theta_rc``, ``sgi`` (numbers) and
+    ``sgi_status``. Rows whose status starts ``not scored: `` are the table's
+    unscorable rows. ``input_row`` is added (1, 2, ...) when absent.
+
+    Returns
+    -------
+    table : TripleTable
+        The frame without its score columns (shared with ``scores``, not copied).
+    scores : DataFrame
+        ``frame`` itself, used as the scored frame of every page.
+
+    Raises
+    ------
+    SGIInputError
+        A missing column, a score column that is not numeric, a label other than
+        1, 0 or empty.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"question": ["q"], "context": ["c"], "response": ["r"], "label": [1.0],
+    ...                       "theta_qc": [1.0], "theta_rq": [0.9], "theta_rc": [0.6], "sgi": [1.5],
+    ...                       "sgi_status": ["ok"]})
+    >>> table, scores = scored_table(frame, source="s.parquet")
+    >>> table.frame.columns.tolist(), scores["input_row"].tolist()
+    (['question', 'context', 'response', 'label', 'input_row'], [1])
+    """
+    from sgi_core.scoring import SCORE_COLUMNS
+
+    missing = [c for c in (*TEXT_COLUMNS, "label", *SCORE_COLUMNS) if c not in frame.columns]
+    if missing:
+        raise SGIInputError(f"a scored file needs the columns {', '.join(missing)}", source=source,
+                            hint="Open the file written by `python -m sgi_core score`, or the unscored file to score it")
+    scores = frame.reset_index(drop=True)
+    for column in (*SCORE_COLUMNS[:4], "label"):
+        values = pd.to_numeric(scores[column], errors="coerce")
+        bad = np.flatnonzero((values.isna() & scores[column].notna()).to_numpy())
+        if column == "label":
+            bad = np.union1d(bad, np.flatnonzero(~values.isin([0.0, 1.0]).to_numpy() & values.notna().to_numpy()))
+        if len(bad):
+            what = "1, 0 or empty" if column == "label" else "a number or empty"
+            raise SGIInputError(f"a scored file's {column} must be {what}", source=source, column=column,
+                                rows=(bad + 1).tolist(), hint="Score the unscored file again with `score`")
+        if values.dtype != scores[column].dtype:
+            scores[column] = values.astype(np.float64)
+    for role in TEXT_COLUMNS:
+        if not pd.api.types.is_string_dtype(scores[role]):
+            scores[role] = _as_text(scores[role])
+    if "input_row" not in scores.columns:
+        scores["input_row"] = np.arange(1, len(scores) + 1)
+    status = scores["sgi_status"].astype(str)
+    not_scored = np.flatnonzero(status.str.startswith("not scored: ").to_numpy())
+    unscorable = {int(i) + 1: status.iloc[i].removeprefix("not scored: ") for i in not_scored}
+    warnings = label_warnings(scores["label"].to_numpy(dtype=np.float64), "label", 1, True)
+    mapping = ColumnMapping("question", "context", "response", "label")
+    table = TripleTable(scores.drop(columns=list(SCORE_COLUMNS)), source, mapping, "grounded", unscorable, warnings)
+    return table, scores
+
+
 def load_triples(
     source: str | os.PathLike | BinaryIO | bytes, *, name: str | None = None,
     mapping: ColumnMapping | dict | None = None, label_positive: str | None = None,
+    limits: InputLimits | None = None,
 ) -> TripleTable:
-    """Read a file and validate it: :func:`~sgi_core.io.reading.read_table` then :func:`validate_triples`."""
+    """Read a file and validate it: :func:`~sgi_core.io.reading.read_table` then :func:`validate_triples`.
+
+    ``limits`` (:class:`~sgi_core.io.limits.InputLimits`) bounds the rows, columns and
+    cell lengths read; by default only the file size is.
+    """
     name = name or source_name(source)
-    frame = read_table(source, name=name)
+    frame = read_table(source, name=name, limits=limits)
     return validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name)

@@ -6,6 +6,11 @@ import streamlit as st
 from dashboard import page, services, state, texts
 
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
+#: Rows of a table listed on this page; the rest are in every statistic and download.
+LISTED_ROWS = 1_000
+PATH_ERROR = "data.path_error"
+LIMIT_LABELS = {"max_rows": "Rows to score", "max_scored_rows": "Rows of an already scored file",
+                "max_columns": "Columns", "max_cell_chars": "Characters per cell"}
 
 
 def _on_upload() -> None:
@@ -16,6 +21,21 @@ def _on_upload() -> None:
 
 def _use_sample() -> None:
     state.set_file(services.SAMPLE_CSV.name, services.SAMPLE_CSV.read_bytes())
+
+
+def _open_path() -> None:
+    st.session_state[PATH_ERROR] = None
+    if st.session_state[state.DATA_PATH].strip():
+        try:
+            state.set_path(services.local_file(st.session_state[state.DATA_PATH]))
+        except page.SGIInputError as err:
+            st.session_state[PATH_ERROR] = texts.plain(err)
+
+
+def _listed(frame: pd.DataFrame) -> pd.DataFrame:
+    if len(frame) > LISTED_ROWS:
+        st.caption(f"The first {LISTED_ROWS:,} of {len(frame):,} rows are listed here.")
+    return frame.head(LISTED_ROWS)
 
 
 st.title("Data")
@@ -29,6 +49,19 @@ upload_col.file_uploader("Upload CSV, TSV, Parquet or JSON Lines", type=FILE_TYP
 upload_col.caption(f"Up to {st.get_option('server.maxUploadSize')} MB per file: the limit is "
                    "`server.maxUploadSize` in `.streamlit/config.toml`; raise it there and restart for bigger files.")
 sample_col.button("Use the bundled sample", on_click=_use_sample, width="stretch")
+st.text_input("Or open a file on this machine (a path; read from disk, not uploaded, so no upload limit applies)",
+              key=state.DATA_PATH, on_change=_open_path, placeholder="/data/scored.parquet",
+              help="A scored Parquet written by `python -m sgi_core score` opens without re-embedding.")
+if st.session_state.get(PATH_ERROR):
+    st.error(st.session_state[PATH_ERROR])
+with st.expander("Limits on the file read"):
+    defaults = services.env_limits()
+    st.caption("A file above a limit is refused with a message before it is scored; a Parquet file is checked from "
+               "its metadata before it is read. Raise a limit here for this session, or set "
+               + ", ".join(f"`{services.LIMIT_ENV[name]}`" for name in LIMIT_LABELS) + " before starting the app.")
+    for slot, (name, label) in zip(st.columns(4), LIMIT_LABELS.items()):
+        st.session_state.setdefault(state.LIMIT_KEYS[name], getattr(defaults, name))
+        slot.number_input(label, min_value=1, step=1, key=state.LIMIT_KEYS[name], **state.PERSIST)
 
 try:
     columns = page.current_columns()
@@ -36,23 +69,29 @@ except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
 st.markdown(f"**Current file:** {texts.plain(state.raw_file()[0])}")
+scored = services.is_scored(columns)
 
 st.subheader("Columns")
-for role, slot in zip(state.ROLES, st.columns(4)):
+if scored:
+    st.info("This file is already scored (it has `theta_qc`, `theta_rq`, `theta_rc`, `sgi` and `sgi_status`): every "
+            "page reads its scores as they are, with nothing re-embedded. Its `question`, `context`, `response` and "
+            "`label` (1 grounded, 0 hallucinated) columns are used.")
+for role, slot in zip(state.ROLES, [] if scored else st.columns(4)):
     options = [*columns, state.NO_LABEL] if role == "label" else columns
     slot.selectbox(role.capitalize(), options, key=state.mapping_key(role), placeholder="choose a column",
                   **state.PERSIST)
 no_label = st.session_state[state.mapping_key("label")] == state.NO_LABEL
 st.radio("In the label column, 1 / true / yes means", ["grounded", "hallucinated"],
-         key=state.DATA_LABEL_POSITIVE, horizontal=True, disabled=no_label, **state.PERSIST,
+         key=state.DATA_LABEL_POSITIVE, horizontal=True, disabled=no_label or scored, **state.PERSIST,
          help="Words that name a class (grounded, valid, faithful, hallucinated, ...) are read by their "
               "meaning whatever this says.")
 
 st.subheader("Models")
 names, unavailable = services.model_choices()
 st.session_state.setdefault(state.DATA_MODELS, [services.default_model()])
-st.multiselect("Embedding models to score with (two or more fill the Models page)", names, key=state.DATA_MODELS,
-               **state.PERSIST)
+st.multiselect("Embedding model the file was scored with (the Geometry map and the Explorer embed with the first)"
+               if scored else "Embedding models to score with (two or more fill the Models page)", names,
+               key=state.DATA_MODELS, **state.PERSIST)
 if unavailable:
     with st.expander(f"{len(unavailable)} more models are registered but not installed here"):
         st.dataframe(pd.DataFrame([{"model": m.name, "id": m.model_id, "how to get it": m.how_to_get}
@@ -75,7 +114,7 @@ for warning in table.warnings:
 if table.unscorable:
     st.caption("These rows stay in every table and download, with no score:")
     rejected = sorted(table.unscorable.items())
-    st.dataframe(pd.DataFrame(rejected, columns=["row", "reason"]),
+    st.dataframe(_listed(pd.DataFrame(rejected, columns=["row", "reason"])),
                  hide_index=True, height=min(400, 40 + 35 * len(table.unscorable)))
 
 st.subheader("Scores")
@@ -85,7 +124,8 @@ for model, frame in data.frames.items():
     st.markdown(f"**{model}**: scored. " + (f"{len(odd):,} rows are degenerate or not scored:"
                                             if len(odd) else "Every row scored normally."))
     if len(odd):
-        st.dataframe(odd[["input_row", "sgi", "sgi_status"]], hide_index=True, height=min(300, 40 + 35 * len(odd)))
+        st.dataframe(_listed(odd[["input_row", "sgi", "sgi_status"]]), hide_index=True,
+                     height=min(300, 40 + 35 * len(odd)))
 with st.expander("Scored rows: angles (radians), SGI and status per row", expanded=False):
-    st.dataframe(data.frame, hide_index=True)
+    st.dataframe(_listed(data.frame), hide_index=True)
 st.page_link("pages/overview.py", label="Next: the Overview page", icon=":material/arrow_forward:")

@@ -26,6 +26,7 @@ from sgi_core.errors import SGIInputError
 from sgi_core.io.decoding import decode_text, detect_separator, header_only_error
 from sgi_core.io.formats import (
     CSV_READ_OPTIONS,
+    PARQUET_SUFFIXES,
     FORMATS_HINT,
     check_unique_columns,
     empty_file_error,
@@ -33,6 +34,10 @@ from sgi_core.io.formats import (
     split_header,
     table_format,
 )
+from sgi_core.io.limits import InputLimits, check_cells, check_shape, is_scored, parquet_shape
+
+#: Rows per Parquet record batch read under limits: each batch's cells are checked as it is read.
+PARQUET_BATCH_ROWS = 65_536
 
 #: Files above this size are refused before they are read; ``SGI_MAX_INPUT_MB`` overrides it.
 #: Parsing holds several copies of the text in memory, so the limit protects the machine.
@@ -140,16 +145,23 @@ def csv_parse_error(err: pd.errors.ParserError, separator: str, name: str) -> SG
                          hint="Check the quoting and that every row has the header's number of fields")
 
 
-def _read_csv_text(text: str, name: str) -> pd.DataFrame:
+def _read_csv_text(text: str, name: str, limits: InputLimits | None = None) -> pd.DataFrame:
     separator, body = detect_separator(text)
     if not body.strip():
         raise empty_file_error(name)
+    options = dict(CSV_READ_OPTIONS)
+    if limits is not None:
+        header = pd.read_csv(io.StringIO(body), sep=separator, nrows=1, **CSV_READ_OPTIONS).iloc[0]
+        # One row past the limit (after the header) proves the file too long without parsing the rest.
+        options["nrows"] = limits.row_limit(scored=is_scored(str(c).strip() for c in header)) + 2
     try:
-        cells = pd.read_csv(io.StringIO(body), sep=separator, **CSV_READ_OPTIONS)
+        cells = pd.read_csv(io.StringIO(body), sep=separator, **options)
     except pd.errors.ParserError as err:
         raise csv_parse_error(err, separator, name) from None
     header, rows = split_header(cells)
     check_unique_columns(header, name)
+    if limits is not None:
+        check_shape(len(rows), header, name, limits, at_least=len(cells) == options["nrows"])
     frame = rows.reset_index(drop=True)
     frame.columns = header
     return frame
@@ -240,8 +252,59 @@ def _read_parquet_bytes(raw: bytes, name: str) -> pd.DataFrame:
     return frame
 
 
+def _large_strings(batch):
+    """A record batch with its text columns as ``large_string``, which pandas wraps without a copy."""
+    import pyarrow as pa
+
+    fields = [pa.field(f.name, pa.large_string()) if pa.types.is_string(f.type) else f for f in batch.schema]
+    return batch.cast(pa.schema(fields))
+
+
+def _read_parquet_limited(source, name: str, limits: InputLimits) -> pd.DataFrame:
+    """A Parquet file checked from its metadata, then read column by column, each batch's cells checked.
+
+    Reading one column at a time keeps the peak near the frame itself: only one
+    column's Arrow batches are held beside the columns already converted.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        n_rows, columns = parquet_shape(source)
+    except Exception as err:  # pyarrow raises several unrelated types for corrupt files
+        raise parquet_error(err, name) from None
+    check_unique_columns(columns, name)
+    check_shape(n_rows, columns, name, limits)
+    if n_rows == 0:
+        raise no_rows_error(name)
+    parquet = pq.ParquetFile(source)
+    converted = {}
+    try:
+        for column in columns:
+            batches, first_row = [], 1
+            for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[column]):
+                check_cells(batch, name, limits, first_row=first_row)
+                batches.append(_large_strings(batch))
+                first_row += batch.num_rows
+            converted[column] = pa.Table.from_batches(batches).to_pandas(self_destruct=True)[column]
+            del batches
+    except SGIInputError:
+        raise
+    except Exception as err:  # as above
+        raise parquet_error(err, name) from None
+    return pd.DataFrame(converted)
+
+
+def _is_parquet_path(source) -> bool:
+    if not isinstance(source, (str, os.PathLike)) or not Path(source).is_file():
+        return False
+    with open(source, "rb") as handle:
+        return Path(source).suffix.lower() in PARQUET_SUFFIXES or handle.read(4) == b"PAR1"
+
+
 def read_table(
     source: str | os.PathLike | BinaryIO | bytes, *, name: str | None = None, max_bytes: int | None = None,
+    limits: InputLimits | None = None,
 ) -> pd.DataFrame:
     """Read a CSV, TSV, JSON Lines, JSON array or Parquet file into a frame of raw columns.
 
@@ -252,6 +315,13 @@ def read_table(
         File name used to pick the format and in messages (defaults to the path).
     max_bytes : int, optional
         Refuse larger files before reading them whole (default :func:`max_input_bytes`).
+    limits : InputLimits, optional
+        Refuse tables with more rows or columns, or longer cells, than these limits
+        (:mod:`sgi_core.io.limits`). A Parquet file is then checked from its metadata
+        before any row is read, and read in record batches, each checked as it comes;
+        a Parquet path is not held in memory as bytes, so ``max_bytes`` does not apply
+        to it. A CSV file is parsed no further than one row past the row limit.
+        Default: no limit beyond ``max_bytes``.
 
     Returns
     -------
@@ -263,23 +333,38 @@ def read_table(
     ------
     SGIInputError
         Missing, empty, binary, too large or unparsable files; a header with no
-        data rows; duplicate column names.
+        data rows; duplicate column names; a broken limit.
+
+    Examples
+    --------
+    >>> read_table(b"question,context,response\\n" + b"q,c,r\\n" * 3, name="t.csv",
+    ...            limits=InputLimits(max_rows=2))
+    Traceback (most recent call last):
+    ...
+    sgi_core.errors.SGIInputError: the file has more than 2 rows; the limit is 2 rows to score (file 't.csv'). ...
     """
     name = name or source_name(source)
+    if limits is not None and _is_parquet_path(source):
+        return _read_parquet_limited(source, name, limits)
     limit = max_input_bytes() if max_bytes is None else max_bytes
     raw = _read_bytes(source, name, limit)
     if table_format(name, raw) == "parquet":
+        if limits is not None:
+            return _read_parquet_limited(io.BytesIO(raw), name, limits)
         frame = _read_parquet_bytes(raw, name)
         if len(frame) == 0:
             raise no_rows_error(name)
         return frame
     text = decode_text(raw, name)
     kind = table_format(name, raw, text.lstrip()[:1])
-    if kind == "jsonl":
-        return _read_jsonl_text(text, name)
-    if kind == "json":
-        return _read_json_array_text(text, name)
-    frame = _read_csv_text(text, name)
-    if len(frame) == 0:
-        raise header_only_error(raw, frame.columns, name)
+    if kind in ("jsonl", "json"):
+        frame = (_read_jsonl_text if kind == "jsonl" else _read_json_array_text)(text, name)
+        if limits is not None:
+            check_shape(len(frame), frame.columns, name, limits)
+    else:
+        frame = _read_csv_text(text, name, limits)
+        if len(frame) == 0:
+            raise header_only_error(raw, frame.columns, name)
+    if limits is not None:
+        check_cells(frame, name, limits)
     return frame
