@@ -1,7 +1,7 @@
 """Command line: ``python -m sgi_core COMMAND ...``.
 
 - ``compute``: angles and SGI of one (question, context, response) triple.
-- ``score``: every row of a file with angles, SGI and status.
+- ``score``: every row of a file with angles, SGI and status (``--claims``: claim-level columns too).
 - ``report``: the paper's tables, baselines, confounds and detectors on a labelled file.
 - ``models``: the registered embedding models and whether each loads offline here.
 - ``convert``: raw HaluEval or TruthfulQA files into (question, context, response, label) triples.
@@ -67,6 +67,9 @@ def cmd_compute(args) -> int:
 
 def cmd_score(args) -> int:
     if args.engine == "ray":
+        if args.claims:
+            raise SGIInputError("claim-level columns (--claims) are computed by the local engine only",
+                                hint="Leave out --engine ray, or score without --claims")
         from sgi_core.ray_engine import score_with_ray
 
         summary = score_with_ray(
@@ -88,6 +91,7 @@ def cmd_score(args) -> int:
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=_progress_printer(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
+        claims=args.claims,
     )
     print(f"{summary.new_texts} new texts embedded, the rest from the cache", file=sys.stderr)
     print(f"wrote {summary.rows} rows ({summary.scored} scored) to {args.output}", file=sys.stderr)
@@ -223,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--claims", action="store_true",
+                   help="also add claim_min_support, claim_mean_support, claim_min_sgi, claim_mean_sgi and "
+                        "claim_n_sentences: each response sentence against the context's sentences (no labels)")
     p.add_argument("--chunk-rows", type=positive_int, default=DEFAULT_CHUNK_ROWS,
                    help=f"rows read, scored and written at a time; memory stays flat (default {DEFAULT_CHUNK_ROWS})")
     p.add_argument("--engine", choices=["local", "ray"], default="local",

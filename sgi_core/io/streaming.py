@@ -12,6 +12,8 @@ Parquet by record batches. Its cells and messages are those of a whole read.
 :func:`score_to_file` scores each chunk with :func:`sgi_core.scoring.score_table`
 and appends it to one CSV file (escaped as :func:`sgi_core.io.export.to_csv_bytes`
 does) or Parquet file (:func:`sgi_core.io.export.table_writer`). Warnings come per chunk.
+With ``claims=True`` each chunk also gets the label-free claim-level columns of
+:func:`sgi_core.detectors.claims.claim_scores`, from the same encoder and cache.
 
 The embedding cache carries texts across chunks: a question in row 5 and again
 in row 50,005 is encoded once. Without a cache, a text repeated in two chunks is
@@ -254,6 +256,7 @@ def score_to_file(
     batch_size: int = 64,
     progress: ProgressCallback | None = None,
     warn: Callable[[str], None] | None = None,
+    claims: bool = False,
 ) -> StreamSummary:
     """Score chunks of triples and write them, in order, to one CSV or Parquet file.
 
@@ -277,6 +280,12 @@ def score_to_file(
         ``progress(done, total)`` over the texts of the current chunk that need encoding.
     warn : callable, optional
         Called with each validation warning as its chunk is read.
+    claims : bool, default False
+        Also add :data:`~sgi_core.detectors.claims.CLAIM_COLUMNS` per row
+        (``claim_min_support = min_s max_j cos(s, c_j)`` over the response sentences
+        ``s`` and context pieces ``c_j``, its mean, the sentence SGI's min and mean, the
+        sentence count; high = grounded). A row not scored keeps its ``sgi_status`` and
+        gets NaN claim scores and 0 sentences.
 
     Returns
     -------
@@ -286,18 +295,26 @@ def score_to_file(
     ------
     SGIInputError
         An unsupported output extension, an output that is a folder or cannot be
-        written, a batch size below 1, or bad input rows.
+        written, a batch size below 1, bad input rows, or (with ``claims``) an input
+        column already named like a claim column.
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise SGIInputError(f"The 'batch_size' parameter of score_to_file must be an int >= 1. "
                             f"Got {batch_size!r} instead.")
     check_output_path(output)
-    chunk_new_texts = [0]
+    if claims:  # imported only here: the claims module pulls in the statistics stack
+        from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores
+    pass_new_texts = [0]
 
     def count(done: int, total: int) -> None:
-        chunk_new_texts[0] = total  # the last call carries the chunk's number of texts to encode
+        pass_new_texts[0] = total  # the last call of an encoding pass carries its number of texts to encode
         if progress is not None:
             progress(done, total)
+
+    def encoded(step, *args, **kwargs):
+        pass_new_texts[0] = 0
+        result = step(*args, cache=cache, batch_size=batch_size, progress=count, **kwargs)
+        return result, pass_new_texts[0]
 
     rows = scored = new_texts = n_chunks = n_grounded = n_halluc = n_context_is_question = 0
     label_column = None
@@ -307,8 +324,16 @@ def score_to_file(
             for text in table.warnings:
                 if warn is not None:
                     warn(text)
-            chunk_new_texts[0] = 0
-            frame = score_table(table, encoder, cache=cache, batch_size=batch_size, progress=count)
+            clash = [column for column in CLAIM_COLUMNS if column in table.frame.columns] if claims else []
+            if clash:
+                raise SGIInputError(f"the file already has columns named {', '.join(clash)}, which the claim "
+                                    "scores would overwrite", source=table.source, column=clash[0],
+                                    hint="Rename or drop those columns, or score without claims")
+            frame, n_new = encoded(score_table, table, encoder)
+            if claims:
+                claim_frame, n_claim_new = encoded(claim_scores, frame, encoder)
+                frame = frame.join(claim_frame)
+                n_new += n_claim_new
             write(frame)
             rows += len(frame)
             scored += int(np.isfinite(frame["sgi"].to_numpy(dtype=float)).sum())
@@ -316,7 +341,7 @@ def score_to_file(
             n_grounded += int((labels == 1.0).sum())
             n_halluc += int((labels == 0.0).sum())
             n_context_is_question += int(frame["sgi_status"].str.startswith(CONTEXT_IS_QUESTION_STATUS).sum())
-            new_texts += chunk_new_texts[0]
+            new_texts += n_new
             n_chunks += 1
     file_warnings = label_class_warnings(n_grounded, n_halluc, label_column)
     if scored and n_context_is_question == scored:
