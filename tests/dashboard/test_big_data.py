@@ -1,0 +1,108 @@
+"""Big files in the app: limits with a clear message, scored files opened as they are, chunked scoring."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard import page, services, texts
+from sgi_core import evaluation
+from sgi_core.data import load_triples
+from sgi_core.embedding import load_encoder
+from sgi_core.scoring import score_table
+from tests.conftest import SAMPLE_CSV
+from tests.dashboard.conftest import MODEL, assert_clean, goto, metric, upload
+
+
+@pytest.fixture(scope="module")
+def scored_parquet(tmp_path_factory):
+    """The bundled sample scored by ``score_table`` with a model other than the app's, written as Parquet."""
+    path = tmp_path_factory.mktemp("scored") / "sample_scored.parquet"
+    score_table(load_triples(SAMPLE_CSV), load_encoder("hashing-16")).to_parquet(path, index=False)
+    return path
+
+
+def open_path(at, path) -> None:
+    goto(at, "data")
+    at.text_input(key="data.path").set_value(str(path)).run()
+
+
+def errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def test_scored_parquet_opens_with_its_own_scores(app, scored_parquet):
+    open_path(app, scored_parquet)
+    assert_clean(app)
+    assert metric(app, "Rows read") == "300"
+    assert any("already scored" in i.value for i in app.info)
+    assert not app.selectbox  # no column mapping to choose
+    expected = evaluation.evaluate(pd.read_parquet(scored_parquet))
+    goto(app, "overview")
+    assert_clean(app)
+    # The file's hashing-16 scores are shown, not the app's hashing model re-scoring the texts.
+    assert metric(app, "AUROC") == f"{expected.roc.auroc:.3f}"
+    assert metric(app, "Cohen's d") == f"{expected.effect_size.cohens_d:+.2f}"
+    assert any("nothing re-embedded" in c.value for c in app.caption)
+    for name in ("strata", "calibration", "geometry", "explorer", "detectors"):
+        goto(app, name)
+        assert_clean(app)
+
+
+def test_missing_path_is_named(app, tmp_path):
+    open_path(app, tmp_path / "nothing.parquet")
+    assert errors(app) == [texts.plain(f"no file at this path (file '{tmp_path / 'nothing.parquet'}'). "
+                                       "Give the full path of a CSV, TSV, JSON Lines or Parquet file")]
+
+
+def test_tiny_rows_upload_ends_in_a_message_and_the_limit_can_be_raised(app):
+    raw = b"question,context,response\n" + b"q1,c1,r12345\n" * 200_000
+    upload(app, "tiny.csv", raw)
+    (message,) = errors(app)
+    assert message.startswith(texts.plain("the file has more than 100,000 rows; the limit is 100,000 rows to score "
+                                          "(file 'tiny.csv'). Raise the limit with SGI_MAX_ROWS (or the Limits "
+                                          "setting on the Data page)"))
+    app.number_input(key="data.limits.max_rows").set_value(10).run()
+    app.number_input(key="data.limits.max_cell_chars").set_value(5).run()
+    upload(app, "small.csv", b"question,context,response\nq,c,r123456\n")
+    assert errors(app) == [texts.plain("a cell has 7 characters; the limit is 5 characters per cell (file "
+                                       "'small.csv', column 'response', row 1). Raise the limit with "
+                                       "SGI_MAX_CELL_CHARS (or the Limits setting on the Data page) if this machine "
+                                       "has the memory")]
+
+
+def test_parquet_bomb_upload_ends_in_a_message(app):
+    n = 3_000_000
+    buffer = io.BytesIO()
+    pd.DataFrame({"question": pd.Series(["q"] * n, dtype="category"), "context": np.zeros(n, dtype=np.int8),
+                  "response": np.zeros(n, dtype=np.int8)}).to_parquet(buffer, index=False, compression="zstd")
+    upload(app, "bomb.parquet", buffer.getvalue())
+    (message,) = errors(app)
+    assert message.startswith(texts.plain("the file has 3,000,000 rows; the limit is 100,000 rows to score "
+                                          "(file 'bomb.parquet')"))
+
+
+def test_limits_from_the_environment_start_the_setting(monkeypatch, app):
+    monkeypatch.setenv("SGI_MAX_SCORED_ROWS", "250")
+    goto(app, "data")
+    assert app.number_input(key="data.limits.max_rows").value == 100_000
+    assert services.env_limits().max_scored_rows == 250
+
+
+def test_chunked_scoring_equals_one_pass(monkeypatch, isolated_cache):
+    monkeypatch.setattr(services, "SCORE_CHUNK_ROWS", 7)
+    monkeypatch.setattr(services, "chosen_device", lambda: "cpu")
+    services.scored_frame.clear()
+    table = load_triples(SAMPLE_CSV)
+    chunked = services.scored_frame(("sample", "chunked", (), "grounded"), MODEL, table)
+    pd.testing.assert_frame_equal(chunked, score_table(table, load_encoder(MODEL)))
+
+
+def test_drawn_samples_rows_in_order_and_says_so():
+    frame = pd.DataFrame({"sgi": np.arange(50.0)})
+    shown, caption = page.drawn(frame, limit=10)
+    assert len(shown) == 10 and shown["sgi"].is_monotonic_increasing
+    assert caption == "Drawn: a random sample of 10 of the 50 rows; the numbers use every row."
+    pd.testing.assert_frame_equal(page.drawn(frame, limit=10)[0], shown)
+    assert page.drawn(frame, limit=50) == (frame, "")
