@@ -16,33 +16,8 @@ import json
 import sys
 from pathlib import Path
 
+from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
 from sgi_core.errors import SGIInputError
-
-
-def _whole_number(minimum: int):
-    """An argparse ``type`` accepting integers >= ``minimum``, refusing others with one clear line.
-
-    Examples
-    --------
-    >>> _whole_number(1)("64")
-    64
-    """
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < minimum:
-            raise argparse.ArgumentTypeError(f"must be a whole number >= {minimum}; got {text!r}")
-        return value
-
-    return parse
-
-
-#: argparse types for counts: ``positive_int`` for sizes (>= 1), ``non_negative_int`` where 0 is meaningful.
-positive_int = _whole_number(1)
-non_negative_int = _whole_number(0)
 
 
 def _progress_printer(label: str):
@@ -192,15 +167,6 @@ def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
     return extras
 
 
-def _add_model_options(p: argparse.ArgumentParser) -> None:
-    from sgi_core.embedding import DEVICES
-
-    p.add_argument("--device", choices=DEVICES, default=None,
-                   help="where the model runs (default $SGI_DEVICE, else auto: the GPU when torch sees one)")
-    p.add_argument("--trust-model-code", action="store_true",
-                   help="load a model folder even if it names Python modules of its own (runs that code)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     from sgi_core.embedding import DEFAULT_MODEL
     from sgi_core.gate import add_parser as add_gate_parser
@@ -216,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--r", required=True, help="response")
     p.add_argument("--model", default=DEFAULT_MODEL, help=f"model name (default {DEFAULT_MODEL})")
     p.add_argument("--json", action="store_true", help="print JSON")
-    _add_model_options(p)
+    add_model_options(p)
     p.set_defaults(func=cmd_compute)
 
     p = sub.add_parser("score", help="add theta_qc, theta_rq, theta_rc, sgi to every row of a file")
@@ -237,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "CSV/Parquet shards and writing a Parquet folder (pip install -r requirements-ray.txt)")
     p.add_argument("--address", default=None,
                    help="Ray cluster for --engine ray: 'auto' (the running one), ray://HOST:10001 (default: a local Ray)")
-    _add_model_options(p)
+    add_model_options(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("report", help="paper tables, baselines and confounds of SGI on a labelled file")
@@ -260,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "'claims' (sentence-level support in the context); adds a combined detector")
     p.add_argument("--grounded-threshold", type=float, default=1.0,
                    help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
-    _add_model_options(p)
+    add_model_options(p)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("models", help="list registered models and whether they load offline")

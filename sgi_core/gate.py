@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
@@ -144,7 +145,7 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         from sgi_core.embedding import EmbeddingCache, load_encoder
         from sgi_core.scoring import score_table
 
-        encoder = load_encoder(model)
+        encoder = load_encoder(model, device=args.device, trust_model_code=args.trust_model_code)
         cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
         scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
                              progress=_progress_printer(model))
@@ -229,10 +230,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--cost-ratio", type=float, default=None, help="cost of a missed hallucination, for 'cost'")
     p.add_argument("--group-column", default=None,
                    help="keep the rows of one question or pair (e.g. pair_id) on one side of the split")
-    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--n-boot", type=non_negative_int, default=1000)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None)
     p.add_argument("--no-cache", action="store_true")
+    add_model_options(p)
     p.set_defaults(func=cmd_gate)
 

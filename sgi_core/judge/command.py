@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from sgi_core.cli_options import positive_int
 from sgi_core.errors import SGIInputError
 from sgi_core.judge.metrics import METRICS
 from sgi_core.judge.runner import JudgeProgress
@@ -28,9 +29,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="column of retrieved passages per row (JSON array or |-separated), needed by the "
                         "retrieval metrics; without it the context column is the one passage")
     p.add_argument("--reference-column", default=None, help="column of reference answers (answer_similarity)")
-    p.add_argument("--k", type=int, default=3, help="top-k of retrieval_k_recall (default 3)")
-    p.add_argument("--max-rows", type=int, default=None, help="judge the first N rows; the rest are kept unjudged")
-    p.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default 4)")
+    p.add_argument("--k", type=positive_int, default=3, help="top-k of retrieval_k_recall (default 3)")
+    p.add_argument("--max-rows", type=positive_int, default=None, help="judge the first N rows; the rest are kept unjudged")
+    p.add_argument("--concurrency", type=positive_int, default=4, help="requests in flight at once (default 4)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY",
                    help="environment variable holding the key (default OPENAI_API_KEY; '' sends no key)")
@@ -66,8 +67,6 @@ def cmd_judge(args) -> int:
         with_judge_columns,
     )
 
-    if args.concurrency < 1:
-        raise SGIInputError(f"--concurrency must be >= 1. Got {args.concurrency} instead")
     # The reader's warnings are about SGI scoring (short responses, labels); `report` prints them.
     table = load_triples(args.input, label_positive=args.label_positive)
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None

@@ -17,12 +17,29 @@ from sgi_core.errors import SGIInputError
     (["report", "in.csv", "--batch-size", "2.5"], "argument --batch-size: must be a whole number >= 1; got '2.5'"),
     (["report", "in.csv", "--n-boot", "-1"], "argument --n-boot: must be a whole number >= 0; got '-1'"),
     (["report", "in.csv", "--n-boot", "many"], "argument --n-boot: must be a whole number >= 0; got 'many'"),
+    (["gate", "in.csv", "--policy", "p.json", "--batch-size", "0"],
+     "argument --batch-size: must be a whole number >= 1; got '0'"),
+    (["gate", "in.csv", "--policy", "p.json", "--n-boot", "-3"], "argument --n-boot: must be a whole number >= 0; got '-3'"),
+    (["judge", "in.csv", "-o", "o.csv", "--endpoint", "http://127.0.0.1:1/v1", "--judge-model", "m",
+      "--concurrency", "0"], "argument --concurrency: must be a whole number >= 1; got '0'"),
+    (["judge", "in.csv", "-o", "o.csv", "--endpoint", "http://127.0.0.1:1/v1", "--judge-model", "m",
+      "--max-rows", "0"], "argument --max-rows: must be a whole number >= 1; got '0'"),
+    (["judge", "in.csv", "-o", "o.csv", "--endpoint", "http://127.0.0.1:1/v1", "--judge-model", "m",
+      "--k", "-1"], "argument --k: must be a whole number >= 1; got '-1'"),
 ])
 def test_counts_below_their_minimum_or_not_whole_are_refused(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["compute", "--q", "q", "--c", "c", "--r", "r"], ["score", "in.csv", "-o", "o.csv"],
+                                     ["report", "in.csv"], ["gate", "in.csv", "--policy", "p.json"]])
+def test_every_command_that_loads_a_model_takes_the_device_and_trust_options(command):
+    args = build_parser().parse_args([*command, "--device", "cpu", "--trust-model-code"])
+    assert (args.device, args.trust_model_code) == ("cpu", True)
+    assert build_parser().parse_args(command).trust_model_code is False
 
 
 def test_counts_at_their_minimum_are_accepted():

@@ -1,0 +1,41 @@
+"""Command-line option types and options shared by the subcommands of ``python -m sgi_core``."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def whole_number(minimum: int):
+    """An argparse ``type`` accepting integers >= ``minimum``, refusing others with one clear line.
+
+    Examples
+    --------
+    >>> whole_number(1)("64")
+    64
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {minimum}; got {text!r}")
+        return value
+
+    return parse
+
+
+#: argparse types for counts: ``positive_int`` for sizes (>= 1), ``non_negative_int`` where 0 is meaningful.
+positive_int = whole_number(1)
+non_negative_int = whole_number(0)
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--device`` and ``--trust-model-code``, the options of every command that loads an embedding model."""
+    from sgi_core.embedding import DEVICES
+
+    p.add_argument("--device", choices=DEVICES, default=None,
+                   help="where the model runs (default $SGI_DEVICE, else auto: the GPU when torch sees one)")
+    p.add_argument("--trust-model-code", action="store_true",
+                   help="load a model folder even if it names Python modules of its own (runs that code)")
