@@ -120,11 +120,12 @@ if table.unscorable:
 st.subheader("Scores")
 data = page.scored_data()
 for model, frame in data.frames.items():
-    odd = frame[frame["sgi_status"] != "ok"]
+    # Columns first: filtering the whole frame would copy every text column of a big file.
+    odd = frame[["input_row", "sgi", "sgi_status"]][(frame["sgi_status"] != "ok").to_numpy()]
     st.markdown(f"**{model}**: scored. " + (f"{len(odd):,} rows are degenerate or not scored:"
                                             if len(odd) else "Every row scored normally."))
     if len(odd):
-        st.dataframe(_listed(odd[["input_row", "sgi", "sgi_status"]]), hide_index=True,
+        st.dataframe(_listed(odd), hide_index=True,
                      height=min(300, 40 + 35 * len(odd)))
 with st.expander("Scored rows: angles (radians), SGI and status per row", expanded=False):
     st.dataframe(_listed(data.frame), hide_index=True)

@@ -288,6 +288,7 @@ def _read_parquet_limited(source, name: str, limits: InputLimits) -> pd.DataFram
                 first_row += batch.num_rows
             converted[column] = pa.Table.from_batches(batches).to_pandas(self_destruct=True)[column]
             del batches
+            pa.default_memory_pool().release_unused()
     except SGIInputError:
         raise
     except Exception as err:  # as above
