@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.app_server import running_app
 from tests.conftest import REPO, SAMPLE_CSV
 
 pytestmark = pytest.mark.e2e
@@ -37,12 +34,6 @@ CHART = ".js-plotly-plot"
 VIEWPORT = {"width": 1400, "height": 1000}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def chromium() -> Path:
     if not CHROMIUM.exists():
@@ -55,30 +46,11 @@ def chromium() -> Path:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The app as users start it, on a free local port, with an empty embedding cache."""
-    port = _free_port()
-    env = {**os.environ, "SGI_CACHE_DIR": str(tmp_path_factory.mktemp("e2e-cache")), "SGI_DASHBOARD_MODEL": "minilm"}
-    log = (tmp_path_factory.mktemp("e2e-log") / "streamlit.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read() == b"ok":
-                    break
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"streamlit did not start; see {log.name}")
-        time.sleep(0.5)
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
-    log.close()
+    env = {"SGI_CACHE_DIR": str(tmp_path_factory.mktemp("e2e-cache")), "SGI_DASHBOARD_MODEL": "minilm"}
+    log = tmp_path_factory.mktemp("e2e-log") / "streamlit.log"
+    with running_app(env, log, "--server.address", "127.0.0.1", "--server.headless", "true",
+                     "--browser.gatherUsageStats", "false") as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")
@@ -277,7 +249,17 @@ def test_browser_walkthrough(browser_page, server, user_csv, tmp_path):
     wait_idle(page)
     assert_no_error(page, "Detectors")
     expect_charts(page, 2)
+    page.get_by_role("button", name="Compute the detectors").click()
+    page.get_by_text("cross-fitted, each row scored", exact=False).first.wait_for(timeout=SCORING_TIMEOUT_MS)
+    wait_idle(page, SCORING_TIMEOUT_MS)
+    assert_no_error(page, "Detector families")
+    expect_charts(page, 3)
     shoot(page, "10_detectors")
+
+    open_page(page, "Judge")
+    assert_no_error(page, "Judge")
+    page.get_by_role("button", name="Run the judge").wait_for()
+    shoot(page, "12_judge")
 
     open_page(page, "Retrieval")
     assert_no_error(page, "Retrieval")

@@ -5,49 +5,22 @@ from __future__ import annotations
 import base64
 import os
 import socket
-import subprocess
-import sys
-import time
 import tomllib
-import urllib.request
 
 import pytest
 
+from tests.app_server import running_app
 from tests.conftest import REPO
 
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def port(tmp_path_factory):
     """The app started as ``make run`` starts it (the repository's config), on a free port."""
-    port = _free_port()
-    env = {**os.environ, "SGI_CACHE_DIR": str(tmp_path_factory.mktemp("hosts-cache")), "SGI_DASHBOARD_MODEL": "hashing"}
-    log = (tmp_path_factory.mktemp("hosts-log") / "streamlit.log").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port", str(port)],
-                               cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as response:
-                if response.read() == b"ok":
-                    break
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"streamlit did not start; see {log.name}")
-        time.sleep(0.5)
-    yield port
-    process.terminate()
-    process.wait(timeout=20)
-    log.close()
+    env = {"SGI_CACHE_DIR": str(tmp_path_factory.mktemp("hosts-cache")), "SGI_DASHBOARD_MODEL": "hashing"}
+    with running_app(env, tmp_path_factory.mktemp("hosts-log") / "streamlit.log") as port:
+        yield port
 
 
 def websocket_status(port: int, host: str) -> int:
