@@ -31,7 +31,8 @@ def cmd_compute(args) -> int:
     from sgi_core.embedding import load_encoder
     from sgi_core.scoring import score_triple
 
-    encoder = load_encoder(args.model, device=args.device, trust_model_code=args.trust_model_code)
+    encoder = load_encoder(args.model, device=args.device, precision=args.precision,
+                           trust_model_code=args.trust_model_code)
     result = score_triple(args.q, args.c, args.r, encoder)
     if args.json:
         print(json.dumps({name: getattr(result, name) for name in ("theta_rq", "theta_rc", "theta_qc", "sgi")}))
@@ -49,8 +50,8 @@ def cmd_score(args) -> int:
 
         summary = score_with_ray(
             args.input, args.output, model=args.model, address=args.address, device=args.device,
-            batch_rows=args.chunk_rows, batch_size=args.batch_size, use_cache=not args.no_cache,
-            label_positive=args.label_positive, trust_model_code=args.trust_model_code,
+            precision=args.precision, batch_rows=args.chunk_rows, batch_size=args.batch_size,
+            use_cache=not args.no_cache, label_positive=args.label_positive, trust_model_code=args.trust_model_code,
         )
         print(f"{summary.to_text()}; Parquet dataset in {args.output}", file=sys.stderr)
         return 0
@@ -61,7 +62,8 @@ def cmd_score(args) -> int:
     # The output path, then the file's header and first chunk, are checked before the model loads.
     check_output_path(args.output)
     chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
-    encoder = load_encoder(args.model, device=args.device, trust_model_code=args.trust_model_code)
+    encoder = load_encoder(args.model, device=args.device, precision=args.precision,
+                           trust_model_code=args.trust_model_code)
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
@@ -122,7 +124,8 @@ def cmd_report(args) -> int:
         comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=_progress_printer, detector_kinds=kinds,
-            load_options={"device": args.device, "trust_model_code": args.trust_model_code},
+            load_options={"device": args.device, "precision": args.precision,
+                          "trust_model_code": args.trust_model_code},
         )
     print(comparison.to_text())
     report_json = comparison.to_report_json()

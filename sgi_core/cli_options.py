@@ -32,10 +32,14 @@ non_negative_int = whole_number(0)
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--device`` and ``--trust-model-code``, the options of every command that loads an embedding model."""
-    from sgi_core.embedding import DEVICES
+    """Add ``--device``, ``--precision`` and ``--trust-model-code``, the options of every command that loads an embedding model."""
+    from sgi_core.embedding import DEVICES, PRECISIONS
 
     p.add_argument("--device", choices=DEVICES, default=None,
                    help="where the model runs (default $SGI_DEVICE, else auto: the GPU when torch sees one)")
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32",
+                   help="float type of the model's weights and activations (default fp32); fp16 and bf16 halve a "
+                        "GPU's work, change SGI slightly (benchmarks/bench_scoring.py --precision reports by how "
+                        "much) and run slower than fp32 on most CPUs; vectors are cached per precision")
     p.add_argument("--trust-model-code", action="store_true",
                    help="load a model folder even if it names Python modules of its own (runs that code)")

@@ -145,7 +145,8 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         from sgi_core.embedding import EmbeddingCache, load_encoder
         from sgi_core.scoring import score_table
 
-        encoder = load_encoder(model, device=args.device, trust_model_code=args.trust_model_code)
+        encoder = load_encoder(model, device=args.device, precision=args.precision,
+                               trust_model_code=args.trust_model_code)
         cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
         scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
                              progress=_progress_printer(model))

@@ -38,6 +38,7 @@ import pandas as pd
 
 from sgi_core.data import validate_triples
 from sgi_core.embedding import EmbeddingCache, load_encoder
+from sgi_core.embedding.device import check_precision
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 from sgi_core.scoring import score_table
@@ -214,9 +215,9 @@ class _NumberRows:
 class _Scorer:
     """Actor: loads the encoder once, then validates and scores the batches it is given."""
 
-    def __init__(self, model: str, device: str | None, trust_model_code: bool, use_cache: bool,
+    def __init__(self, model: str, device: str | None, precision: str, trust_model_code: bool, use_cache: bool,
                  label_positive: str | None, batch_size: int):
-        self._encoder = load_encoder(model, device=device, trust_model_code=trust_model_code)
+        self._encoder = load_encoder(model, device=device, precision=precision, trust_model_code=trust_model_code)
         self._cache = EmbeddingCache(self._encoder.model_id) if use_cache else None
         self._label_positive = label_positive
         self._batch_size = batch_size
@@ -275,6 +276,7 @@ def score_with_ray(
     address: str | None = None,
     concurrency: int | None = None,
     device: str | None = None,
+    precision: str = "fp32",
     batch_rows: int = DEFAULT_BATCH_ROWS,
     batch_size: int = 64,
     use_cache: bool = True,
@@ -307,6 +309,8 @@ def score_with_ray(
     device : str, optional
         Device inside each actor, as in ``load_encoder`` (default ``auto``);
         ``cpu`` makes CPU actors on a cluster with GPUs.
+    precision : {"fp32", "fp16", "bf16"}
+        Float type of the model inside each actor, as in ``load_encoder``.
     batch_rows : int
         Rows per actor call; each distinct text among them is encoded once.
     batch_size : int
@@ -345,7 +349,9 @@ def score_with_ray(
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise SGIInputError("the output exists and is not an empty folder", source=str(output),
                             hint="Give a new folder name: the Parquet dataset is written as a folder of files")
-    # The model is loaded here once so that a bad name fails now, not as dying actors.
+    # The model is loaded here once so that a bad name or precision fails now, not as dying actors
+    # (in fp32 on the CPU: the actors' device may run a precision this machine's CPU cannot).
+    check_precision(precision)
     load_encoder(model, device="cpu", trust_model_code=trust_model_code)
     started_here = not ray.is_initialized()
     if started_here:
@@ -359,7 +365,8 @@ def score_with_ray(
     try:
         size, per_actor = _pool(concurrency, device)
         dataset = _read(shards, columns).map_batches(
-            _Scorer, fn_constructor_args=(model, device, trust_model_code, use_cache, label_positive, batch_size),
+            _Scorer, fn_constructor_args=(model, device, precision, trust_model_code, use_cache, label_positive,
+                                          batch_size),
             batch_format="pandas", batch_size=batch_rows, **per_actor,
             # One call at a time per actor: a call queued behind a busy actor would leave another idle.
             compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=1),

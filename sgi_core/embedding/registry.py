@@ -176,7 +176,8 @@ def load_encoder(
         ``auto`` (:func:`sgi_core.embedding.device.resolve_device`). Used by
         sentence-transformers models only.
     precision : {"fp32", "fp16", "bf16"}
-        Float type of a sentence-transformers model; fp32 by default.
+        Float type of a sentence-transformers model; fp32 by default. fp16 and bf16 are
+        refused where this torch build cannot compute them on the device.
     token_budget : int, optional
         Padded tokens per batch (default: a token budget on a GPU, ``batch_size``
         texts per batch on the CPU).
@@ -188,7 +189,8 @@ def load_encoder(
     ------
     SGIInputError
         If the model cannot be loaded (the message names the model and how to get it),
-        the device is not available, or a folder would run code it was not trusted to.
+        the device is not available, the precision is unknown or does not run there, or a
+        folder would run code it was not trusted to.
     """
     name = name.strip()
     if name == "hashing" or name.startswith("hashing-"):

@@ -17,6 +17,7 @@ from sgi_core.embedding.device import (
     count_batches,
     token_budget_batches,
 )
+from sgi_core.errors import SGIInputError
 
 
 #: transformers' logger for "Token indices sequence length is longer than the specified maximum ...".
@@ -52,6 +53,38 @@ def configure_offline() -> None:
         return
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def check_precision_runs(precision: str, device: str) -> None:
+    """Refuse a float type this torch build cannot compute on ``device``, before a model loads.
+
+    One tiny pass through the operations of a transformer layer (``linear``,
+    ``layer_norm``, ``gelu``, ``softmax``) in that type: builds of torch without
+    half-precision CPU kernels fail there, instead of halfway through a file.
+
+    Raises
+    ------
+    SGIInputError
+        Naming the precision, the device and torch's own message.
+
+    Examples
+    --------
+    >>> check_precision_runs("fp32", "cpu")
+    """
+    if check_precision(precision) == "fp32":
+        return
+    import torch
+    import torch.nn.functional as F
+
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+    x = torch.ones(2, 4, dtype=dtype, device=device)
+    try:
+        F.softmax(F.gelu(F.layer_norm(F.linear(x, x), (2,))), dim=-1)
+    except (RuntimeError, TypeError) as err:
+        raise SGIInputError(
+            f"precision '{precision}' does not run on device '{device}' with torch {torch.__version__}: {err}",
+            hint="Use --precision fp32 on this device, or run on a GPU",
+        ) from None
 
 
 class SentenceTransformerEncoder:
@@ -110,7 +143,8 @@ class SentenceTransformerEncoder:
 
         self.model_id = model_id
         self.device = device
-        self.precision = check_precision(precision)
+        check_precision_runs(precision, device)
+        self.precision = precision
         if token_budget is None and device != "cpu":
             token_budget = DEFAULT_TOKEN_BUDGET
         self.token_budget = token_budget

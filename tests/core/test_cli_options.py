@@ -36,10 +36,15 @@ def test_counts_below_their_minimum_or_not_whole_are_refused(argv, message, caps
 
 @pytest.mark.parametrize("command", [["compute", "--q", "q", "--c", "c", "--r", "r"], ["score", "in.csv", "-o", "o.csv"],
                                      ["report", "in.csv"], ["gate", "in.csv", "--policy", "p.json"]])
-def test_every_command_that_loads_a_model_takes_the_device_and_trust_options(command):
-    args = build_parser().parse_args([*command, "--device", "cpu", "--trust-model-code"])
-    assert (args.device, args.trust_model_code) == ("cpu", True)
-    assert build_parser().parse_args(command).trust_model_code is False
+def test_every_command_that_loads_a_model_takes_the_device_precision_and_trust_options(command, capsys):
+    args = build_parser().parse_args([*command, "--device", "cpu", "--precision", "bf16", "--trust-model-code"])
+    assert (args.device, args.precision, args.trust_model_code) == ("cpu", "bf16", True)
+    defaults = build_parser().parse_args(command)
+    assert (defaults.precision, defaults.trust_model_code) == ("fp32", False)
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args([*command, "--precision", "fp8"])
+    assert exit_info.value.code == 2
+    assert "argument --precision: invalid choice: 'fp8'" in capsys.readouterr().err
 
 
 def test_counts_at_their_minimum_are_accepted():
