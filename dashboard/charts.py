@@ -3,6 +3,7 @@
 Histograms leave binning to plotly (it is drawing, not a reported number). Rows
 whose SGI is degenerate (response equal to context gives SGI ~1e8) are left out of
 score axes by the callers' ``plottable`` filter, so one row cannot squash the rest.
+Curves of more than :data:`CURVE_POINTS` points are drawn through that many of them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ COLOURS = {GROUNDED: "#1b9e77", HALLUCINATED: "#d95f02", UNLABELLED: "#7f7f7f"}
 ROLE_SYMBOLS = {"question": "circle", "context": "square", "response": "diamond"}
 #: Above this many points the geometry plot switches to WebGL.
 WEBGL_POINTS = 1500
+#: Most points of one curve (ROC, metrics against the threshold) sent to the browser.
+CURVE_POINTS = 2_000
+#: Columns a per-row chart reads.
+CHART_COLUMNS = ("input_row", "label", "sgi")
 
 # Plotly's own legend place (a column right of the plot) never covers titles or axes.
 _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10))
@@ -32,9 +37,23 @@ def label_names(labels) -> np.ndarray:
     return np.where(labels == 1.0, GROUNDED, np.where(labels == 0.0, HALLUCINATED, UNLABELLED))
 
 
-def plottable(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows whose SGI is an ordinary number (status "ok")."""
-    return frame[frame["sgi_status"] == "ok"]
+def plottable(frame: pd.DataFrame, columns=CHART_COLUMNS) -> pd.DataFrame:
+    """The ``columns`` of the rows whose SGI is an ordinary number (status "ok").
+
+    Columns are picked before rows, so the text columns of a big file are never copied.
+    """
+    return frame[list(columns)][(frame["sgi_status"] == "ok").to_numpy()]
+
+
+def curve_points(n: int, limit: int | None = None) -> np.ndarray:
+    """Positions of at most ``limit`` (default :data:`CURVE_POINTS`) points spread evenly along a curve of ``n``.
+
+    The first and the last point are kept.
+    """
+    limit = CURVE_POINTS if limit is None else limit
+    if n <= limit:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
 
 
 def score_histogram(frame: pd.DataFrame, *, threshold: float | None = None, score: str = "sgi",
@@ -58,7 +77,9 @@ def roc_figure(curves: dict) -> go.Figure:
     """ROC curves (grounded = positive) of several scores, named with their AUROC."""
     fig = go.Figure()
     for (name, roc), colour in zip(curves.items(), qualitative.D3):
-        fig.add_trace(go.Scatter(x=roc.fpr, y=roc.tpr, mode="lines", name=f"{name} (AUROC {roc.auroc:.3f})",
+        points = curve_points(len(roc.fpr))
+        fig.add_trace(go.Scatter(x=np.asarray(roc.fpr)[points], y=np.asarray(roc.tpr)[points], mode="lines",
+                                 name=f"{name} (AUROC {roc.auroc:.3f})",
                                  line=dict(color=colour, width=4 if name == "SGI" else 2)))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line=dict(dash="dot", color="grey")))
     fig.update_layout(xaxis_title="share of hallucinated rows passed", yaxis_title="share of grounded rows passed",
@@ -121,6 +142,7 @@ def confusion_figure(metrics) -> go.Figure:
 def threshold_curves(grid: pd.DataFrame, threshold: float) -> go.Figure:
     """Precision, recall, F1 and flag rate against the threshold, with the chosen one marked."""
     fig = go.Figure()
+    grid = grid.iloc[curve_points(len(grid))]
     for metric in ("precision", "recall", "f1", "flag_rate"):
         fig.add_trace(go.Scatter(x=grid["threshold"], y=grid[metric], mode="lines", name=metric))
     fig.add_vline(x=threshold, line_dash="dash")

@@ -117,12 +117,14 @@ def scored_data() -> ScoredData:
     return ScoredData(key, table, frames, state.shown_model(models))
 
 
-def drawn(frame: pd.DataFrame, limit: int = DRAWN_ROWS) -> tuple[pd.DataFrame, str]:
-    """At most ``limit`` rows of ``frame`` for a chart that draws one mark per row, and a caption saying so.
+def drawn(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, str]:
+    """At most ``limit`` rows (default :data:`DRAWN_ROWS`) of ``frame`` for a chart that draws one mark per row.
 
-    The sample is seeded (the same rows on every rerun) and keeps the frame's order;
-    the caption is empty when every row is drawn. Statistics never use it.
+    Returns the rows and a caption saying so. The sample is seeded (the same rows on
+    every rerun) and keeps the frame's order; the caption is empty when every row is
+    drawn. Statistics never use it.
     """
+    limit = DRAWN_ROWS if limit is None else limit
     if len(frame) <= limit:
         return frame, ""
     rows = np.sort(np.random.default_rng(0).choice(len(frame), size=limit, replace=False))

@@ -33,6 +33,7 @@ from sgi_core.embedding import (
 from sgi_core.errors import SGIInputError
 from sgi_core.embedding.device import DEVICE_ENV, DEVICES, resolve_device
 from sgi_core.evaluation import detectors
+from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
 from sgi_core.io.limits import LIMIT_ENV, InputLimits, is_scored
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
@@ -71,7 +72,8 @@ def _embedding_cache(model_id: str, cache_dir: str) -> EmbeddingCache:
     return EmbeddingCache(model_id, cache_dir)
 
 
-def _disk_cache(model_name: str) -> EmbeddingCache:
+def disk_cache(model_name: str) -> EmbeddingCache:
+    """The on-disk embedding cache of a model (shared with the CLI), opened once per model and folder."""
     return _embedding_cache(encoder(model_name, chosen_device()).model_id, str(default_cache_dir()))
 
 
@@ -138,26 +140,34 @@ def embed(table: TripleTable, model_name: str, *, progress=None) -> None:
     chunks = -(-table.n_rows // SCORE_CHUNK_ROWS)
     for index, part in enumerate(table.chunks(SCORE_CHUNK_ROWS), start=1):
         step = None if progress is None else (lambda done, total, index=index: progress(done, total, index, chunks))
-        embed_table(part, encoder(model_name, chosen_device()), cache=_disk_cache(model_name), progress=step)
+        embed_table(part, encoder(model_name, chosen_device()), cache=disk_cache(model_name), progress=step)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def scored_frame(key: state.DataKey, model_name: str, _table: TripleTable) -> pd.DataFrame:
     """The table scored :data:`SCORE_CHUNK_ROWS` rows at a time; shared, not copied."""
-    model, cache = encoder(model_name, chosen_device()), _disk_cache(model_name)
+    model, cache = encoder(model_name, chosen_device()), disk_cache(model_name)
     parts = [score_table(part, model, cache=cache) for part in _table.chunks(SCORE_CHUNK_ROWS)]
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
 
+@st.cache_resource(show_spinner="Computing the baselines...", max_entries=4)
+def baselines(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.DataFrame | None:
+    """The trivial baselines' scores per row (shared, not copied), or None without response and context columns."""
+    if not {"response", "context"} <= set(_frame.columns):
+        return None
+    return evaluation.baseline_scores(_frame)
+
+
 @st.cache_data(show_spinner="Computing statistics...", max_entries=64)
 def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> evaluation.EvaluationReport:
-    return evaluation.evaluate(_frame)
+    return evaluation.evaluate(_frame, baselines=baselines(key, model_name, _frame))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def baseline_curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
     """ROC curves of the trivial baselines (their AUROC intervals are in the report)."""
-    scores = evaluation.baseline_scores(_frame)
+    scores = baselines(key, model_name, _frame)
     labels = _frame["label"].to_numpy()
     return {name: evaluation.roc_analysis(labels, scores[name].to_numpy(dtype=np.float64), n_boot=0)
             for name in scores.columns}
@@ -267,14 +277,14 @@ def projection(key: state.DataKey, model_name: str, method: str, size: int, _tab
     ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy() == "ok")
     rows = ordinary[sample_rows(len(ordinary), size)]
     q_emb, c_emb, r_emb, _ = embed_table(_table.subset(rows), encoder(model_name, chosen_device()),
-                                         cache=_disk_cache(model_name))
+                                         cache=disk_cache(model_name))
     return rows, project_triples(q_emb, c_emb, r_emb, method=method)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def triple_score(model_name: str, question: str, context: str, response: str) -> TripleScore:
     """Angles, SGI and the SGI bounds of one typed triple."""
-    return score_triple(question, context, response, encoder(model_name, chosen_device()), cache=_disk_cache(model_name))
+    return score_triple(question, context, response, encoder(model_name, chosen_device()), cache=disk_cache(model_name))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -302,20 +312,36 @@ def read_session(raw: bytes, *, fingerprint: str, source: str) -> CalibrationSes
 
 #: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).
 LENGTH_MATCHED_BASELINES = ("theta_rq", "lexical_groundedness")
+#: Bootstrap resamples of the length-matched intervals up to, and above, ``BOOTSTRAP_MAX_ROWS`` labelled rows.
+LENGTH_MATCHED_N_BOOT = (1000, 200)
 #: Most distinct values a column may have to be offered as a grouping (more reads as an id).
 MAX_GROUPS = 50
 
 
+def length_matched_resamples(frame: pd.DataFrame) -> int:
+    """Resamples behind the length-matched intervals: fewer above ``BOOTSTRAP_MAX_ROWS`` labelled rows.
+
+    That bootstrap recomputes the matching weights in each resample, one pass of
+    the rows at a time; 1,000 such passes over millions of rows take many minutes.
+    """
+    return LENGTH_MATCHED_N_BOOT[int(frame["label"].notna().sum()) > BOOTSTRAP_MAX_ROWS]
+
+
 @st.cache_data(show_spinner="Matching response lengths...", max_entries=32)
 def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
-    """Length-matched AUROC of SGI (key ``"sgi"``) and of :data:`LENGTH_MATCHED_BASELINES` present."""
+    """Length-matched AUROC of SGI (key ``"sgi"``) and of :data:`LENGTH_MATCHED_BASELINES` present.
+
+    The intervals use :func:`length_matched_resamples` resamples.
+    """
     labels = _frame["label"].to_numpy()
     lengths = evaluation.response_length(_frame["response"])
-    baselines = evaluation.baseline_scores(_frame)
     scores = {"sgi": _frame["sgi"].to_numpy()}
-    scores.update({name: baselines[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
-                   if name in baselines.columns})
-    return {name: evaluation.length_matched_auroc(labels, values, lengths) for name, values in scores.items()}
+    per_row = baselines(key, model_name, _frame)
+    scores.update({name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
+                   if per_row is not None and name in per_row.columns})
+    n_boot = length_matched_resamples(_frame)
+    return {name: evaluation.length_matched_auroc(labels, values, lengths, n_boot=n_boot)
+            for name, values in scores.items()}
 
 
 def group_columns(table: TripleTable) -> list[str]:

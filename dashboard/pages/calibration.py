@@ -134,6 +134,9 @@ def threshold_panel() -> None:
     left, right = st.columns(2)
     left.plotly_chart(charts.confusion_figure(metrics), key="calibration.confusion")
     right.plotly_chart(charts.threshold_curves(grid, threshold), key="calibration.curves")
+    if len(grid) > charts.CURVE_POINTS:
+        right.caption(f"Drawn through {charts.CURVE_POINTS:,} of the {len(grid):,} thresholds; the metrics above use "
+                      "every row.")
 
     st.subheader("3. Save, load and download")
     session_json = services.session_json(data.model, active.calibrator, threshold, data.frame)

@@ -53,6 +53,9 @@ st.plotly_chart(charts.bounds_figure(scores), key="explorer.bounds")
 st.caption(f"The spherical triangle inequality keeps θ(r,q) between |θ(q,c) - θ(r,c)| and θ(q,c) + θ(r,c), so for "
            f"this context and θ(r,c) SGI can only lie in [{scores.sgi_lower:.3f}, {scores.sgi_upper:.3f}]. "
            "The closer the context is to the question, the tighter this range squeezes SGI toward 1.")
-st.plotly_chart(charts.position_figure(charts.plottable(frame), scores.sgi), key="explorer.position")
+shown, shown_note = page.drawn(charts.plottable(frame))
+st.plotly_chart(charts.position_figure(shown, scores.sgi), key="explorer.position")
+if shown_note:
+    st.caption(shown_note)
 percentile = services.sgi_percentile(data.key, data.model, scores.sgi, frame)
 st.caption(f"This triple's SGI is at or above that of {percentile:.1f}% of the scored rows of the file.")

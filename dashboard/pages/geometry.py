@@ -10,17 +10,17 @@ st.write("Two views of the same triples. **Canonical triangle**: each triple dra
          "dimensions. Click a response in either view to open its triple in the Explorer.")
 
 data = page.scored_data()
-ordinary = charts.plottable(data.frame)
-if ordinary.empty:
+n_ordinary = int((data.frame["sgi_status"] == "ok").sum())
+if not n_ordinary:
     st.info("No row has an ordinary SGI to place (see the Data page for why rows were not scored).")
     st.stop()
 
-st.session_state.setdefault(state.GEOMETRY_SIZE, min(300, len(ordinary)))
-st.session_state[state.GEOMETRY_SIZE] = min(st.session_state[state.GEOMETRY_SIZE], len(ordinary))
-size = st.number_input(f"Triples shown (of {len(ordinary):,})", min_value=1, max_value=len(ordinary), step=50,
+st.session_state.setdefault(state.GEOMETRY_SIZE, min(300, n_ordinary))
+st.session_state[state.GEOMETRY_SIZE] = min(st.session_state[state.GEOMETRY_SIZE], n_ordinary)
+size = st.number_input(f"Triples shown (of {n_ordinary:,})", min_value=1, max_value=n_ordinary, step=50,
                        key=state.GEOMETRY_SIZE, **state.PERSIST, help="A random sample, the same each time and the "
                        f"same in both views; above {charts.WEBGL_POINTS // 3:,} triples the map uses WebGL.")
-shown_note = (f"{min(int(size), len(ordinary)):,} of {len(data.frame):,} rows drawn; rows with a degenerate or "
+shown_note = (f"{min(int(size), n_ordinary):,} of {len(data.frame):,} rows drawn; rows with a degenerate or "
               "missing SGI are never drawn." if int(size) < len(data.frame) else "")
 
 

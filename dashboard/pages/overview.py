@@ -12,12 +12,23 @@ LENGTH_MATCHED_HELP = ("AUROC after giving grounded and hallucinated rows the sa
                        "separates nothing that length does not.")
 
 
+ASYMPTOTIC_NOTE = (f" Above {services.BOOTSTRAP_MAX_ROWS:,} labelled rows the intervals come from closed forms "
+                   "instead of 1,000 bootstrap resamples, with which they agree to the third decimal at that size.")
+
+
 def number(value: float, spec: str) -> str:
     """A statistic as text; "undefined" where sgi_core gives NaN."""
     return "undefined" if math.isnan(value) else f"{value:{spec}}"
 
 
-def length_matched_sentence(result) -> str:
+def interval_words(result) -> str:
+    """How a result's interval was computed, as the result records it."""
+    if result.ci_method == "percentile bootstrap":
+        return f"percentile bootstrap of {result.n_boot:,} resamples"
+    return {"DeLong": "DeLong's variance", "delta method": "delta method"}.get(result.ci_method, result.ci_method)
+
+
+def length_matched_sentence(result, n_boot: int) -> str:
     """What the length-matched AUROC is, how it was made and what it cost in rows."""
     lo, hi = result.auroc_ci
     if math.isnan(result.auroc):
@@ -28,7 +39,8 @@ def length_matched_sentence(result) -> str:
                    "that response length cannot explain (0.5 = none).")
     return (f"{summary} Method: {result.method} ({result.n_bins} bins; rows reweighted so both labels share the "
             f"bins' distribution); {result.n_used:,} rows used, {result.n_dropped:,} dropped in "
-            f"{result.n_bins_dropped} bins holding one label only.")
+            f"{result.n_bins_dropped} bins holding one label only. Interval: percentile bootstrap of {n_boot:,} "
+            "resamples" + (f" (1,000 up to {services.BOOTSTRAP_MAX_ROWS:,} labelled rows)." if n_boot < 1000 else "."))
 
 
 st.title("Overview")
@@ -51,14 +63,18 @@ if labelled is None:
     stats[2].metric("Cohen's d", f"{es.cohens_d:+.2f}", help=texts.D_HELP)
     stats[3].metric("AUROC", f"{roc.auroc:.3f}", help=texts.AUROC_HELP)
     stats[4].metric(LENGTH_MATCHED, number(sgi_matched.auroc, ".3f"), help=LENGTH_MATCHED_HELP)
-    st.caption(f"95% bootstrap intervals: d [{es.cohens_d_ci[0]:+.2f}, {es.cohens_d_ci[1]:+.2f}], "
-               f"AUROC [{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}]; Welch p = {es.welch_p:.2g}.")
-    st.caption(length_matched_sentence(sgi_matched))
+    st.caption(f"95% intervals: d [{es.cohens_d_ci[0]:+.2f}, {es.cohens_d_ci[1]:+.2f}] ({interval_words(es)}), "
+               f"AUROC [{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}] ({interval_words(roc)}); Welch p = "
+               f"{es.welch_p:.2g}." + ASYMPTOTIC_NOTE * (roc.ci_method == "DeLong"))
+    st.caption(length_matched_sentence(sgi_matched, services.length_matched_resamples(data.frame)))
 else:
     st.info(labelled)
 
 threshold = st.session_state.get(state.CALIBRATION_THRESHOLD)
-st.plotly_chart(charts.score_histogram(charts.plottable(data.frame), threshold=threshold), key="overview.histogram")
+shown, shown_note = page.drawn(charts.plottable(data.frame))
+st.plotly_chart(charts.score_histogram(shown, threshold=threshold), key="overview.histogram")
+if shown_note:
+    st.caption(shown_note)
 st.caption("Dashed line: the threshold set on the Calibration session page (rows left of it are flagged)."
            if threshold is not None else "Set a flagging threshold on the Calibration session page to see it here.")
 if report.n_degenerate:
@@ -78,6 +94,10 @@ if labelled is None:
     for column, higher_is in state.detector_specs():
         curves[column] = services.column_roc(data.key, column, higher_is, data.table)
     st.plotly_chart(charts.roc_figure(curves), key="overview.roc")
+    longest = max(len(curve.fpr) for curve in curves.values())
+    if longest > charts.CURVE_POINTS:
+        st.caption(f"Each curve is drawn through at most {charts.CURVE_POINTS:,} of its points (the longest has "
+                   f"{longest:,}); the AUROCs use every row.")
     tables.baselines_table(report, data.model)
     st.markdown("**With response lengths matched.** Each score's AUROC once grounded and hallucinated rows have "
                 "the same response-length distribution, so length can no longer do the separating; 0.5 = nothing "

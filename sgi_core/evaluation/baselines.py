@@ -50,7 +50,15 @@ def response_length(texts) -> np.ndarray:
     >>> response_length(["Paris", "It is in France."]).tolist()
     [5, 16]
     """
-    return pd.Series(list(texts), dtype=object).fillna("").astype(str).str.len().to_numpy(dtype=np.int64)
+    series = texts if isinstance(texts, pd.Series) else pd.Series(list(texts), dtype=object)
+    if not isinstance(series.dtype, pd.StringDtype):
+        series = series.astype(object).where(series.notna(), "").astype(str)
+    return series.str.len().fillna(0).to_numpy(dtype=np.int64)
+
+
+def _as_list(texts) -> list:
+    """Python objects of a column in one pass (iterating an Arrow-backed Series boxes one cell at a time)."""
+    return texts.tolist() if isinstance(texts, (pd.Series, np.ndarray)) else list(texts)
 
 
 def _content_tokens(text: str) -> list[str]:
@@ -70,14 +78,15 @@ def lexical_groundedness(responses, contexts) -> np.ndarray:
     >>> lexical_groundedness(["The capital is Paris", "Berlin"], ["Paris is the capital of France", "Paris"]).tolist()
     [1.0, 0.0]
     """
-    responses, contexts = list(responses), list(contexts)
+    responses, contexts = _as_list(responses), _as_list(contexts)
     if len(responses) != len(contexts):
         raise SGIInputError(f"{len(responses)} responses but {len(contexts)} contexts")
     out = np.full(len(responses), np.nan)
     for i, (response, context) in enumerate(zip(responses, contexts)):
         tokens = _content_tokens(response)
         if tokens:
-            vocabulary = set(_content_tokens(context))
+            # Every response token is a content word, so the context's stopwords need no filtering.
+            vocabulary = set(_TOKEN.findall(str(context).lower()))
             out[i] = sum(t in vocabulary for t in tokens) / len(tokens)
     empty = np.isnan(out)
     if empty.any():

@@ -1,7 +1,11 @@
-"""Percentile bootstrap confidence intervals for two-sample statistics.
+"""Percentile bootstrap confidence intervals for two-sample statistics, and when to use them.
 
 The grounded and hallucinated samples are resampled independently (a stratified
 bootstrap), so every replicate keeps the observed class sizes and both classes.
+Above :data:`BOOTSTRAP_MAX_ROWS` labelled rows, ``ci_method="auto"`` hands the
+interval to an asymptotic method with a closed form (DeLong's variance for the
+AUROC, the delta method for Cohen's d): at that size both agree with the bootstrap
+to the third decimal, and 1,000 resamples of millions of rows take minutes.
 """
 
 from __future__ import annotations
@@ -17,6 +21,44 @@ from sgi_core.results import warn_undefined
 
 #: Upper bound on resampled values held in memory at once (floats), per batch.
 _BATCH_VALUES = 2_000_000
+#: Labelled rows above which ``ci_method="auto"`` gives the asymptotic interval instead of the bootstrap.
+BOOTSTRAP_MAX_ROWS = 100_000
+#: Values of the ``ci_method`` parameter of the functions that report an interval.
+CI_METHODS = ("auto", "bootstrap", "asymptotic")
+
+
+def interval_kind(n_rows: int, *, ci_method: str, n_boot: int) -> str:
+    """Which interval a statistic on ``n_rows`` labelled rows gets: ``"bootstrap"``, ``"asymptotic"`` or ``"none"``.
+
+    ``"auto"`` is the bootstrap up to :data:`BOOTSTRAP_MAX_ROWS` rows and the
+    asymptotic interval above; ``n_boot=0`` asks for no interval unless
+    ``ci_method="asymptotic"``, which needs no resamples.
+
+    Examples
+    --------
+    >>> [interval_kind(n, ci_method="auto", n_boot=1000) for n in (100_000, 100_001)]
+    ['bootstrap', 'asymptotic']
+    >>> interval_kind(10**6, ci_method="auto", n_boot=0), interval_kind(50, ci_method="asymptotic", n_boot=0)
+    ('none', 'asymptotic')
+    """
+    if ci_method == "asymptotic":
+        return "asymptotic"
+    if n_boot == 0:
+        return "none"
+    return "asymptotic" if ci_method == "auto" and n_rows > BOOTSTRAP_MAX_ROWS else "bootstrap"
+
+
+def normal_interval(estimate: float, variance: float, confidence: float, *,
+                    bounds: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float]:
+    """``estimate -/+ z * sqrt(variance)``, z the ``(1 + confidence) / 2`` normal quantile, clipped to ``bounds``.
+
+    Examples
+    --------
+    >>> [round(x, 4) for x in normal_interval(0.9, 0.0004, 0.95, bounds=(0.0, 1.0))]
+    [0.8608, 0.9392]
+    """
+    half = stats.norm.ppf((1.0 + confidence) / 2.0) * math.sqrt(variance)
+    return (float(max(estimate - half, bounds[0])), float(min(estimate + half, bounds[1])))
 
 
 def two_sample_ci(

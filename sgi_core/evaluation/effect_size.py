@@ -12,9 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from sgi_core.evaluation._common import check_fraction, check_int, labelled_groups, validates_inputs
+from sgi_core.evaluation._common import check_choice, check_fraction, check_int, labelled_groups, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
-from sgi_core.evaluation.bootstrap import two_sample_ci
+from sgi_core.evaluation.bootstrap import CI_METHODS, interval_kind, normal_interval, two_sample_ci
+
+#: ``EffectSizeResult.ci_method`` for each kind of interval.
+D_CI_NAMES = {"bootstrap": "percentile bootstrap", "asymptotic": "delta method", "none": "none"}
 
 
 def cohens_d_along(valid: np.ndarray, halluc: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -93,6 +96,42 @@ def _hedges_correction(n_total: int) -> float:
     return 1.0 - 3.0 / (4.0 * n_total - 9.0)
 
 
+def cohens_d_variance(valid: np.ndarray, halluc: np.ndarray) -> float:
+    """Large-sample variance of Cohen's d by the delta method, with no assumption on the distributions.
+
+    With ``S`` the pooled variance, ``w_k = (n_k - 1) / (n_1 + n_2 - 2)`` and, per
+    class ``k``, its variance ``s_k**2`` (ddof=1) and central moments ``mu2_k``,
+    ``mu3_k``, ``mu4_k`` (means of the centred powers; sign ``e_1 = +1`` for grounded,
+    ``e_2 = -1`` for hallucinated):
+
+        Var(d) = sum_k [ s_k**2 / S + d**2 w_k**2 (mu4_k - mu2_k**2) / (4 S**2)
+                         - e_k d w_k mu3_k / S**1.5 ] / n_k
+
+    (``mu4 - mu2**2``, never negative, estimates the variance of a sample variance.)
+
+    For normal classes with one variance (``mu3 = 0``, ``mu4 = 3 s**4``) this is
+    Hedges & Olkin's ``1 / n_1 + 1 / n_2 + d**2 / (2 (n_1 + n_2))``. Each class
+    needs at least 2 values and ``S`` must be positive.
+
+    Examples
+    --------
+    >>> round(cohens_d_variance(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0])), 6)
+    0.675926
+    """
+    d = float(cohens_d_along(valid, halluc))
+    n_1, n_2 = len(valid), len(halluc)
+    pooled = ((n_1 - 1) * np.var(valid, ddof=1) + (n_2 - 1) * np.var(halluc, ddof=1)) / (n_1 + n_2 - 2)
+    total = 0.0
+    for sign, x in ((1.0, valid), (-1.0, halluc)):
+        weight = (len(x) - 1) / (n_1 + n_2 - 2)
+        variance = np.var(x, ddof=1)
+        centred = x - x.mean()
+        mu2, mu3, mu4 = np.mean(centred**2), np.mean(centred**3), np.mean(centred**4)
+        total += (variance / pooled + d**2 * weight**2 * (mu4 - mu2**2) / (4.0 * pooled**2)
+                  - sign * d * weight * mu3 / pooled**1.5) / len(x)
+    return float(total)
+
+
 @dataclass(frozen=True)
 class EffectSizeResult(JsonResult):
     """Separation of grounded and hallucinated scores (valid minus hallucinated).
@@ -107,10 +146,15 @@ class EffectSizeResult(JsonResult):
         Class means and standard deviations (ddof=1).
     cohens_d : float
     cohens_d_ci : (float, float)
-        Percentile bootstrap interval, classes resampled independently.
+        Percentile bootstrap interval, classes resampled independently, or the
+        delta method's normal interval (see ``ci_method``).
     hedges_g : float
     welch_t, welch_p : float
         Welch's unequal-variance t statistic and two-sided p-value.
+    ci_method : {"percentile bootstrap", "delta method", "none"}
+        How ``cohens_d_ci`` was computed.
+    n_boot : int
+        Bootstrap resamples behind ``cohens_d_ci`` (0 unless it is a bootstrap interval).
     """
 
     n_valid: int
@@ -125,6 +169,8 @@ class EffectSizeResult(JsonResult):
     hedges_g: float
     welch_t: float
     welch_p: float
+    ci_method: str = "none"
+    n_boot: int = 0
 
 
 def _mean(x: np.ndarray) -> float:
@@ -136,11 +182,14 @@ def _sd(x: np.ndarray) -> float:
 
 
 @validates_inputs
-def effect_size(y_true, score, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95) -> EffectSizeResult:
+def effect_size(y_true, score, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
+                ci_method: str = "auto") -> EffectSizeResult:
     """Cohen's d, Hedges' g and Welch's t of a score between grounded and hallucinated rows.
 
     ``d = (mean_valid - mean_halluc) / s_pooled`` (ddof=1, see :func:`cohens_d`); the
-    interval is a percentile bootstrap resampling each class independently.
+    interval is a percentile bootstrap resampling each class independently, or above
+    :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the normal
+    interval ``d -/+ z * sqrt(Var(d))`` of :func:`cohens_d_variance`.
 
     Parameters
     ----------
@@ -149,9 +198,13 @@ def effect_size(y_true, score, *, n_boot: int = 1000, seed: int = 0, confidence:
     score : array_like of shape (n,)
         Higher = more grounded (e.g. SGI). NaN = not scored (left out, counted).
     n_boot : int, default 1000
-        Bootstrap resamples; 0 skips the interval.
+        Bootstrap resamples; 0 skips the interval (unless ``ci_method="asymptotic"``).
     seed : int, default 0
     confidence : float, default 0.95
+    ci_method : {"auto", "bootstrap", "asymptotic"}, default "auto"
+        ``"auto"``: the bootstrap up to
+        :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows, the
+        delta method above. ``EffectSizeResult.ci_method`` and ``n_boot`` say which.
 
     Returns
     -------
@@ -166,14 +219,20 @@ def effect_size(y_true, score, *, n_boot: int = 1000, seed: int = 0, confidence:
     """
     n_boot = check_int(n_boot, "n_boot", "effect_size", minimum=0)
     confidence = check_fraction(confidence, "confidence", "effect_size")
+    ci_method = check_choice(ci_method, "ci_method", "effect_size", CI_METHODS)
     valid, halluc, n_excluded = labelled_groups(y_true, score)
     reason = _why_d_undefined(valid, halluc)
     d, ci, welch_t, welch_p = math.nan, (math.nan, math.nan), math.nan, math.nan
+    kind = "none"
     if reason:
         warn_undefined(reason)
     else:
         d = float(cohens_d_along(valid, halluc))
-        ci = two_sample_ci(valid, halluc, cohens_d_along, n_boot=n_boot, seed=seed, confidence=confidence)
+        kind = interval_kind(len(valid) + len(halluc), ci_method=ci_method, n_boot=n_boot)
+        if kind == "bootstrap":
+            ci = two_sample_ci(valid, halluc, cohens_d_along, n_boot=n_boot, seed=seed, confidence=confidence)
+        elif kind == "asymptotic":
+            ci = normal_interval(d, cohens_d_variance(valid, halluc), confidence)
         welch = stats.ttest_ind(valid, halluc, equal_var=False)
         welch_t, welch_p = float(welch.statistic), float(welch.pvalue)
     return EffectSizeResult(
@@ -189,6 +248,8 @@ def effect_size(y_true, score, *, n_boot: int = 1000, seed: int = 0, confidence:
         hedges_g=d * _hedges_correction(len(valid) + len(halluc)),
         welch_t=welch_t,
         welch_p=welch_p,
+        ci_method=D_CI_NAMES[kind],
+        n_boot=n_boot if kind == "bootstrap" else 0,
     )
 
 

@@ -15,9 +15,14 @@ import numpy as np
 from scipy.stats import percentileofscore
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from sgi_core.evaluation._common import as_scores, check_fraction, check_int, labelled_groups, validates_inputs
+from sgi_core.evaluation._common import (as_scores, check_choice, check_fraction, check_int, labelled_groups,
+                                        validates_inputs)
+from sgi_core.evaluation.paired import delong_components
 from sgi_core.results import JsonResult, warn_undefined
-from sgi_core.evaluation.bootstrap import two_sample_ci
+from sgi_core.evaluation.bootstrap import CI_METHODS, interval_kind, normal_interval, two_sample_ci
+
+#: ``RocResult.ci_method`` for each kind of interval.
+AUROC_CI_NAMES = {"bootstrap": "percentile bootstrap", "asymptotic": "DeLong", "none": "none"}
 
 
 def _auroc_of_levels(valid_levels: np.ndarray, halluc_levels: np.ndarray, n_levels: int, axis: int = -1) -> np.ndarray:
@@ -54,6 +59,25 @@ def auroc_ci(valid: np.ndarray, halluc: np.ndarray, *, n_boot: int, seed: int, c
     return two_sample_ci(
         levels[: len(valid)], levels[len(valid) :], statistic, n_boot=n_boot, seed=seed, confidence=confidence
     )
+
+
+def delong_ci(valid: np.ndarray, halluc: np.ndarray, *, confidence: float) -> tuple[float, float]:
+    """Normal interval of the AUROC with DeLong's variance, in O(n log n).
+
+    ``Var(AUROC) = s10**2 / m + s01**2 / n``, with ``s10**2`` and ``s01**2`` the
+    sample variances (ddof=1) of the structural components of the ``m`` grounded and
+    ``n`` hallucinated rows (:func:`~sgi_core.evaluation.paired.delong_components`);
+    the interval ``AUROC -/+ z * sqrt(Var)`` is clipped to [0, 1]. Each class needs
+    at least 2 rows.
+
+    Examples
+    --------
+    >>> [round(x, 4) for x in delong_ci(np.array([0.9, 0.4, 0.8]), np.array([0.5, 0.1, 0.2]), confidence=0.95)]
+    [0.5809, 1.0]
+    """
+    auc, v10, v01 = delong_components(valid, halluc)
+    variance = np.var(v10, ddof=1) / len(valid) + np.var(v01, ddof=1) / len(halluc)
+    return normal_interval(auc, float(variance), confidence, bounds=(0.0, 1.0))
 
 
 def _why_auroc_undefined(valid: np.ndarray, halluc: np.ndarray) -> str | None:
@@ -98,11 +122,16 @@ class RocResult(JsonResult):
         Decreasing; the first is ``inf`` (nothing called grounded).
     auroc : float
     auroc_ci : (float, float)
-        Percentile bootstrap interval, classes resampled independently.
+        Percentile bootstrap interval, classes resampled independently, or DeLong's
+        normal interval (see ``ci_method``).
     n_pos, n_neg : int
         Grounded and hallucinated rows used.
     n_excluded : int
         Rows left out (unlabelled or not scored).
+    ci_method : {"percentile bootstrap", "DeLong", "none"}
+        How ``auroc_ci`` was computed.
+    n_boot : int
+        Bootstrap resamples behind ``auroc_ci`` (0 unless it is a bootstrap interval).
     """
 
     fpr: tuple[float, ...]
@@ -113,10 +142,13 @@ class RocResult(JsonResult):
     n_pos: int
     n_neg: int
     n_excluded: int
+    ci_method: str = "none"
+    n_boot: int = 0
 
 
 @validates_inputs
-def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95) -> RocResult:
+def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
+                 ci_method: str = "auto") -> RocResult:
     """ROC curve, AUROC and its bootstrap interval, grounded as the positive class.
 
     Parameters
@@ -126,9 +158,15 @@ def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confiden
     y_score : array_like of shape (n,)
         Higher = more grounded. NaN = not scored (left out, counted).
     n_boot : int, default 1000
-        Bootstrap resamples; 0 skips the interval.
+        Bootstrap resamples; 0 skips the interval (unless ``ci_method="asymptotic"``).
     seed : int, default 0
     confidence : float, default 0.95
+    ci_method : {"auto", "bootstrap", "asymptotic"}, default "auto"
+        ``"bootstrap"``: percentile bootstrap of ``n_boot`` resamples;
+        ``"asymptotic"``: DeLong's normal interval (:func:`delong_ci`);
+        ``"auto"``: the bootstrap up to
+        :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows,
+        DeLong's above. ``RocResult.ci_method`` and ``n_boot`` say which was used.
 
     Returns
     -------
@@ -144,6 +182,7 @@ def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confiden
     """
     n_boot = check_int(n_boot, "n_boot", "roc_analysis", minimum=0)
     confidence = check_fraction(confidence, "confidence", "roc_analysis")
+    ci_method = check_choice(ci_method, "ci_method", "roc_analysis", CI_METHODS)
     valid, halluc, n_excluded = labelled_groups(y_true, y_score, score_name="y_score")
     reason = _why_auroc_undefined(valid, halluc)
     if reason:
@@ -152,15 +191,24 @@ def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confiden
     labels = np.concatenate([np.ones(len(valid)), np.zeros(len(halluc))])
     scores = np.concatenate([valid, halluc])
     fpr, tpr, thresholds = roc_curve(labels, scores, pos_label=1)
+    kind = interval_kind(len(scores), ci_method=ci_method, n_boot=n_boot)
+    if kind == "bootstrap":
+        interval = auroc_ci(valid, halluc, n_boot=n_boot, seed=seed, confidence=confidence)
+    elif kind == "asymptotic" and min(len(valid), len(halluc)) >= 2:
+        interval = delong_ci(valid, halluc, confidence=confidence)
+    else:
+        interval, kind = (math.nan, math.nan), "none"
     return RocResult(
         fpr=tuple(fpr.tolist()),
         tpr=tuple(tpr.tolist()),
         thresholds=tuple(thresholds.tolist()),
         auroc=auroc_of_groups(valid, halluc),
-        auroc_ci=auroc_ci(valid, halluc, n_boot=n_boot, seed=seed, confidence=confidence),
+        auroc_ci=interval,
         n_pos=len(valid),
         n_neg=len(halluc),
         n_excluded=n_excluded,
+        ci_method=AUROC_CI_NAMES[kind],
+        n_boot=n_boot if kind == "bootstrap" else 0,
     )
 
 

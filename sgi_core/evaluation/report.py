@@ -114,8 +114,7 @@ class EvaluationReport(JsonResult):
         raise KeyError(name)
 
 
-def _baselines(frame: pd.DataFrame, labels: np.ndarray, *, n_boot: int, seed: int) -> tuple[BaselineResult, ...]:
-    scores = baseline_scores(frame)
+def _baselines(scores: pd.DataFrame, labels: np.ndarray, *, n_boot: int, seed: int) -> tuple[BaselineResult, ...]:
     out = []
     for name in scores.columns:
         values = scores[name].to_numpy(dtype=np.float64)
@@ -126,7 +125,8 @@ def _baselines(frame: pd.DataFrame, labels: np.ndarray, *, n_boot: int, seed: in
 
 
 @validates_inputs
-def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int = 1000, seed: int = 0) -> EvaluationReport:
+def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int = 1000, seed: int = 0,
+             baselines: pd.DataFrame | None = None) -> EvaluationReport:
     """Evaluate one score column against the labels of a scored frame.
 
     Parameters
@@ -138,8 +138,15 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         ``response`` and ``sgi_status``.
     score_col : str, default "sgi"
     n_boot : int, default 1000
-        Bootstrap resamples for the intervals of d and AUROC.
+        Bootstrap resamples for the intervals of d and AUROC. Above
+        :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the
+        intervals are asymptotic instead (DeLong's for AUROC, the delta method's for
+        d); each result's ``ci_method`` and ``n_boot`` say which.
     seed : int, default 0
+    baselines : DataFrame, optional
+        :func:`~sgi_core.evaluation.baselines.baseline_scores` of ``scored_frame``
+        when the caller already has it (the word-overlap baseline is the slowest
+        part on millions of rows); computed here otherwise.
 
     Returns
     -------
@@ -183,7 +190,11 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         )
         angles = (angle_effects(angles_of["theta_rq"], angles_of["theta_rc"], labels)
                   if {"theta_rq", "theta_rc"} <= set(angles_of) else None)
-        baselines = _baselines(scored_frame, labels, n_boot=n_boot, seed=seed) if {"response", "context"} <= has else ()
+        if {"response", "context"} <= has:
+            baselines = _baselines(baseline_scores(scored_frame) if baselines is None else baselines, labels,
+                                   n_boot=n_boot, seed=seed)
+        else:
+            baselines = ()
         beyond = (
             beyond_length(
                 response_length(scored_frame["response"]), scores, labels, seed=seed,

@@ -6,13 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import page, services, texts
+from dashboard import charts, page, services, texts
 from sgi_core import evaluation
+from sgi_core.evaluation import bootstrap
 from sgi_core.data import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import MODEL, assert_clean, goto, metric, upload
+from tests.dashboard.conftest import MODEL, array, assert_clean, figures, goto, metric, upload
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +107,43 @@ def test_drawn_samples_rows_in_order_and_says_so():
     assert caption == "Drawn: a random sample of 10 of the 50 rows; the numbers use every row."
     pd.testing.assert_frame_equal(page.drawn(frame, limit=10)[0], shown)
     assert page.drawn(frame, limit=50) == (frame, "")
+
+
+def test_plottable_picks_columns_before_rows():
+    frame = pd.DataFrame({"input_row": [1, 2, 3], "label": [1.0, 0.0, np.nan], "sgi": [1.2, 1e8, 0.9],
+                          "sgi_status": ["ok", "degenerate: r = c", "ok"], "context": ["long text"] * 3})
+    shown = charts.plottable(frame)
+    assert shown.columns.tolist() == ["input_row", "label", "sgi"]
+    assert shown["input_row"].tolist() == [1, 3]
+
+
+def test_curve_points_keep_both_ends_and_at_most_the_limit():
+    assert charts.curve_points(5, limit=10).tolist() == [0, 1, 2, 3, 4]
+    # 0, 99/4 = 24.75, 49.5, 74.25, 99 rounded (half to even).
+    assert charts.curve_points(100, limit=5).tolist() == [0, 25, 50, 74, 99]
+
+
+def test_big_file_pages_say_what_they_draw_and_how_intervals_were_made(monkeypatch, app, sample_scores):
+    monkeypatch.setattr(page, "DRAWN_ROWS", 50)
+    monkeypatch.setattr(bootstrap, "BOOTSTRAP_MAX_ROWS", 100)
+    monkeypatch.setattr(services, "BOOTSTRAP_MAX_ROWS", 100)
+    monkeypatch.setattr(charts, "CURVE_POINTS", 40)
+    goto(app, "overview")
+    assert_clean(app)
+    captions = [c.value for c in app.caption]
+    n_ok = int((sample_scores["sgi_status"] == "ok").sum())
+    assert f"Drawn: a random sample of 50 of the {n_ok:,} rows; the numbers use every row." in captions
+    (histogram,) = [f for f in figures(app) if f["layout"]["title"]["text"] == "SGI by label"]
+    assert sum(len(array(trace["x"])) for trace in histogram["data"]) == 50
+    assert any("(delta method), AUROC" in c and "(DeLong's variance)" in c and "closed forms" in c for c in captions)
+    assert any("percentile bootstrap of 200 resamples (1,000 up to 100 labelled rows)" in c for c in captions)
+    (roc,) = [f for f in figures(app) if f["layout"]["title"]["text"].startswith("ROC")]
+    assert max(len(array(trace["x"])) for trace in roc["data"]) <= 40
+    assert any(c.startswith("Each curve is drawn through at most 40 of its points") for c in captions)
+    goto(app, "explorer")
+    assert_clean(app)
+    assert f"Drawn: a random sample of 50 of the {n_ok:,} rows; the numbers use every row." in [
+        c.value for c in app.caption]
+    goto(app, "calibration")
+    assert_clean(app)
+    assert any(c.value.startswith("Drawn through 40 of the") for c in app.caption)
