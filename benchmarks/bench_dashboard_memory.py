@@ -1,21 +1,26 @@
 """Peak memory of the dashboard opening a scored Parquet of millions of rows.
 
-    .venv/bin/python benchmarks/bench_dashboard_memory.py [--rows 2000000] [--repeats 3] [--json OUT]
+    .venv/bin/python benchmarks/bench_dashboard_memory.py [--rows 2000000] [--repeats 3] \
+        [--variants pandas,data,overview,strata,calibration,geometry,detectors] [--json OUT]
 
 Builds, in a temporary folder, a scored Parquet of ``--rows`` rows shaped like the
 output of ``python -m sgi_core score``: the bundled HaluEval sample's rows repeated,
 each text made distinct by a suffix (so nothing is shared between rows in memory),
-with angles, SGI and ``sgi_status`` drawn at random. Each variant then runs in a fresh
+with angles (within the triangle inequality), SGI and ``sgi_status`` drawn at random. Each variant then runs in a fresh
 Python process, which reports its own peak resident memory
 (``resource.getrusage(RUSAGE_SELF).ru_maxrss``):
 
 - ``pandas``: the baseline, ``pandas.read_parquet`` of the file and nothing else;
-- ``app``: the app itself (:class:`streamlit.testing.v1.AppTest` of ``dashboard/app.py``)
+- ``data``: the app itself (:class:`streamlit.testing.v1.AppTest` of ``dashboard/app.py``)
   opened on its Data page, the file's path typed in the "open a file on this machine"
   box, the page run to the end (read under the limits, recognised as scored, validated,
-  its rows counted and listed) with no error on the page.
+  its rows counted and listed) with no error on the page;
+- ``overview``, ``strata``, ``calibration``, ``geometry``, ``detectors``: the same, then
+  that page opened and run to the end with no error (its statistics on every row, its
+  charts drawn from a sample).
 
-Each figure is the median of ``--repeats`` processes.
+Each figure is the median of ``--repeats`` processes; seconds count from the start of
+the process to the end of the last page.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = REPO / "sample_data" / "halueval_qa_sample.csv"
+#: What each fresh process does: a bare pandas read, or the app opening the file and then one page.
+VARIANTS = ("pandas", "data", "overview", "strata", "calibration", "geometry", "detectors")
 
 _CHILD = r"""
 import resource, sys, time
@@ -54,6 +61,11 @@ else:
     if problems:
         raise SystemExit(f"the app showed: {problems}")
     rows = int(next(m.value for m in at.metric if m.label == "Rows read").replace(",", ""))
+    if variant != "data":
+        at.switch_page(f"pages/{variant}.py").run()
+        problems = [e.value for e in at.exception] + [e.value for e in at.error]
+        if problems:
+            raise SystemExit(f"the {variant} page showed: {problems}")
 print(rows, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
@@ -69,8 +81,9 @@ def build_scored_parquet(path: Path, rows: int, *, seed: int = 0) -> None:
             frame[column] = frame[column] + f" #{block}"
         frame["label"] = frame["label"].astype(float)
         frame["input_row"] = np.arange(start + 1, start + len(frame) + 1)
-        for column in ("theta_qc", "theta_rq", "theta_rc"):
-            frame[column] = rng.uniform(0.4, 1.5, len(frame))
+        frame["theta_qc"], frame["theta_rc"] = rng.uniform(0.4, 1.5, (2, len(frame)))
+        # theta_rq within the triangle inequality's bounds, as angles of one embedding triple are.
+        frame["theta_rq"] = rng.uniform(abs(frame["theta_qc"] - frame["theta_rc"]), frame["theta_qc"] + frame["theta_rc"])
         frame["sgi"] = frame["theta_rq"] / frame["theta_rc"]
         frame["sgi_status"] = "ok"
         table = pa.Table.from_pandas(frame, preserve_index=False)
@@ -83,7 +96,9 @@ def build_scored_parquet(path: Path, rows: int, *, seed: int = 0) -> None:
 def measure(path: Path, variant: str) -> dict:
     """One fresh process: rows seen, seconds and peak RSS in bytes."""
     done = subprocess.run([sys.executable, "-c", _CHILD, str(path), variant, str(REPO / "dashboard" / "app.py")],
-                          cwd=REPO, capture_output=True, text=True, check=True)
+                          cwd=REPO, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{variant} failed:\n{done.stderr[-4000:]}")
     rows, seconds, peak = done.stdout.split()[-3:]
     return {"rows": int(rows), "seconds": float(seconds), "peak_rss_bytes": int(peak)}
 
@@ -92,6 +107,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="comma-separated, from: " + ", ".join(VARIANTS))
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
@@ -100,15 +117,18 @@ def main(argv=None) -> int:
         size = path.stat().st_size
         print(f"{args.rows:,} scored rows, {size / 2**20:,.0f} MB of Parquet")
         results = {}
-        for variant in ("pandas", "app"):
+        for variant in args.variants.split(","):
             runs = [measure(path, variant) for _ in range(args.repeats)]
             assert all(run["rows"] == args.rows for run in runs), runs
             results[variant] = {"peak_rss_mb": statistics.median(r["peak_rss_bytes"] for r in runs) / 2**20,
                                 "seconds": statistics.median(r["seconds"] for r in runs),
                                 "runs": runs}
-            print(f"{variant:>7}: peak RSS {results[variant]['peak_rss_mb']:,.0f} MB, "
+            print(f"{variant:>11}: peak RSS {results[variant]['peak_rss_mb']:,.0f} MB, "
                   f"{results[variant]['seconds']:.1f} s (median of {args.repeats})")
-    print(f"app / bare pandas read: {results['app']['peak_rss_mb'] / results['pandas']['peak_rss_mb']:.2f}")
+    if "pandas" in results:
+        for variant in [name for name in results if name != "pandas"]:
+            print(f"{variant} / bare pandas read: "
+                  f"{results[variant]['peak_rss_mb'] / results['pandas']['peak_rss_mb']:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"rows": args.rows, "parquet_bytes": size, **results}, indent=2))
     return 0
