@@ -19,7 +19,6 @@ from sgi_core.embedding.device import (
 )
 from sgi_core.errors import SGIInputError
 
-
 #: transformers' logger for "Token indices sequence length is longer than the specified maximum ...".
 _TOKENIZER_LOGGER = "transformers.tokenization_utils_base"
 

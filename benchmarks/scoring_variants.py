@@ -1,0 +1,165 @@
+"""What each variant of ``bench_scoring.py`` measures, run in a process of its own.
+
+``run_model_variant`` times one model-bound variant on the first rows of the file and saves
+its SGI; ``run_scale_variant`` times scoring a file whole or chunk by chunk (the ``score``
+command's path). Both report wall and CPU seconds and the process's peak RSS.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+TEXT_COLUMNS = ("question", "context", "response")
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def limit_threads(threads: int | None) -> None:
+    """Cap torch's and the BLAS libraries' thread pools (``None``: leave their defaults).
+
+    On a machine shared with other busy processes, a pool thread that is not
+    scheduled stalls every small operation at its barrier; one thread avoids that.
+    """
+    if threads:
+        import torch
+        from threadpoolctl import threadpool_limits
+
+        torch.set_num_threads(threads)
+        threadpool_limits(threads)
+
+
+def load_rows(path: Path, rows: int) -> pd.DataFrame:
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, nrows=rows)
+    if len(frame) < rows:
+        raise SystemExit(f"{path} has only {len(frame)} rows")
+    return frame
+
+
+def sgi_of(q_emb, c_emb, r_emb) -> np.ndarray:
+    from sgi_core.geometry import triple_angles
+
+    return triple_angles(q_emb, c_emb, r_emb).sgi
+
+
+def timed(run) -> tuple[float, float, object]:
+    """Wall seconds, CPU seconds of this process, and the result of ``run()``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = run()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def run_model_variant(spec: dict) -> dict:
+    """Time one variant; save its SGI to ``spec['sgi_out']``."""
+    from sgi_core.data import validate_triples
+    from sgi_core.embedding import EmbeddingCache, load_encoder
+    from sgi_core.embedding.device import DEFAULT_TOKEN_BUDGET
+    from sgi_core.scoring import score_table
+
+    frame = load_rows(Path(spec["data"]), spec["rows"])
+    limit_threads(spec["threads"])
+    variant = spec["variant"]
+    precision = "fp32" if variant == "cold_fp32" else spec["precision"]
+    encoder = load_encoder(spec["model"], device=spec["device"], precision=precision,
+                           token_budget=spec["token_budget"])
+    model = encoder.model
+    batch_size = spec["batch_size"]
+    warm_up = [f"warm-up sentence number {i}" for i in range(2 * batch_size)]
+    # Warm-up on unrelated text: the first forward pass pays one-off allocation costs.
+    model.encode(warm_up, batch_size=batch_size)
+    strings = np.concatenate([frame[col].to_numpy(dtype=object) for col in TEXT_COLUMNS]).tolist()
+    n = len(frame)
+    out = {"variant": variant, "texts_encoded": None}
+    if variant == "gpu_limit":
+        from forward_limit import load_forward_model, mean_pooled, transformer_folder
+
+        tokenizer, forward = load_forward_model(transformer_folder(encoder), encoder.device, precision)
+
+        def forward_pass(texts):
+            return mean_pooled(tokenizer, forward, texts, max_length=encoder.max_seq_length,
+                               token_budget=spec["token_budget"] or DEFAULT_TOKEN_BUDGET)
+
+        forward_pass(warm_up)
+    rss_before = peak_rss_mb()
+
+    def encode(texts):
+        return model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+
+    if variant == "reference":
+        wall, cpu, emb = timed(lambda: np.vstack([encode(text) for text in strings]))
+        sgi = sgi_of(emb[:n], emb[n : 2 * n], emb[2 * n :])
+        out["texts_encoded"] = len(strings)
+    elif variant == "naive_batched":
+        wall, cpu, emb = timed(lambda: encode(strings))
+        sgi = sgi_of(emb[:n], emb[n : 2 * n], emb[2 * n :])
+        out["texts_encoded"] = len(strings)
+    elif variant in ("limit", "gpu_limit"):
+        codes, unique = pd.factorize(pd.Series(strings, dtype=object))
+        wall, cpu, emb = timed(lambda: (encode if variant == "limit" else forward_pass)(list(unique)))
+        sgi = sgi_of(emb[codes[:n]], emb[codes[n : 2 * n]], emb[codes[2 * n :]])
+        out["texts_encoded"] = len(unique)
+    elif variant == "claims":
+        from sgi_core.detectors.claims import claim_scores
+
+        table = validate_triples(frame, source="halueval_qa.csv")
+        cache_dir = spec["cache_dir"] + "-claims"
+        wall, cpu, _ = timed(lambda: claim_scores(
+            table.frame, encoder, cache=EmbeddingCache(encoder.model_id, cache_dir), batch_size=batch_size))
+        out["texts_encoded"] = len(EmbeddingCache(encoder.model_id, cache_dir))
+        sgi = None
+    else:
+        table = validate_triples(frame, source="halueval_qa.csv")
+        cache_dir = spec["cache_dir"] + ("-fp32" if variant == "cold_fp32" else "")
+        cached_before = len(EmbeddingCache(encoder.model_id, cache_dir))
+        if variant in ("cold", "cold_fp32"):
+            wall, cpu, scored = timed(lambda: score_table(
+                table, encoder, cache=EmbeddingCache(encoder.model_id, cache_dir), batch_size=batch_size))
+        else:
+            runs = [timed(lambda: score_table(table, encoder, cache=EmbeddingCache(encoder.model_id, cache_dir),
+                                              batch_size=batch_size))
+                    for _ in range(spec["warm_repeats"])]
+            wall = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1] for r in runs)
+            out["warm_runs_seconds"] = [r[0] for r in runs]
+            scored = runs[-1][2]
+        out["texts_encoded"] = len(EmbeddingCache(encoder.model_id, cache_dir)) - cached_before
+        sgi = scored["sgi"].to_numpy(dtype=float)
+    if sgi is not None:
+        np.save(spec["sgi_out"], sgi)
+    out.update(seconds=wall, cpu_seconds=cpu, rss_before_mb=rss_before, peak_rss_mb=peak_rss_mb())
+    return out
+
+
+def run_scale_variant(spec: dict) -> dict:
+    """Score ``spec['csv']`` whole, or chunked as the ``score`` command does; report time and peak RSS."""
+    from sgi_core.data import load_triples
+    from sgi_core.embedding import EmbeddingCache, load_encoder
+    from sgi_core.io.export import write_table
+    from sgi_core.io.streaming import read_chunks, score_to_file
+    from sgi_core.scoring import score_table
+
+    limit_threads(spec["threads"])
+    encoder = load_encoder(spec["model"], device=spec["device"], precision=spec["precision"],
+                           token_budget=spec["token_budget"])
+    encoder.encode([f"warm-up sentence number {i}" for i in range(spec["batch_size"])])
+    cache = EmbeddingCache(encoder.model_id, spec["cache_dir"]) if spec["cache_dir"] else None
+    rss_before = peak_rss_mb()
+    if spec["variant"] == "whole":
+        def run():
+            write_table(score_table(load_triples(spec["csv"]), encoder, cache=cache), spec["out"])
+    else:
+        def run():
+            return score_to_file(read_chunks(spec["csv"], chunk_rows=spec["chunk_rows"]), spec["out"], encoder,
+                                 cache=cache, batch_size=spec["batch_size"])
+    wall, cpu, summary = timed(run)
+    return {"variant": spec["variant"], "rows": spec["rows"], "seconds": wall, "cpu_seconds": cpu,
+            "rss_before_mb": rss_before, "peak_rss_mb": peak_rss_mb(),
+            "texts_encoded": summary.new_texts if summary else None}
