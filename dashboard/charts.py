@@ -273,7 +273,7 @@ def group_forest(analysis) -> go.Figure:
     fig.update_xaxes(range=[0, 1], row=1, col=1)
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_layout(showlegend=False, height=140 + 40 * len(groups), margin=dict(l=10, r=10, t=80, b=10),
-                      title=f"SGI within each group of {analysis.column} (bars: 95% bootstrap intervals)")
+                      title=f"SGI within each group of {analysis.column} (bars: 95% intervals)")
     return fig
 
 

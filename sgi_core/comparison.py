@@ -70,10 +70,20 @@ class ModelComparison(JsonResult):
             "agreement": self.agreement.to_dict() if self.agreement else None,
         }
 
+    def _intervals(self) -> str:
+        """How Table 1's intervals were computed: ``d: <method>; AUROC: <method>`` with the resamples."""
+        def described(method: str, n_boot: int) -> str:
+            return f"{method}, {n_boot} resamples" if method == "percentile bootstrap" else method
+
+        methods = dict.fromkeys(
+            f"d: {described(r.effect_size.ci_method, r.effect_size.n_boot)}; "
+            f"AUROC: {described(r.roc.ci_method, r.roc.n_boot)}" for r in self.reports.values())
+        return " / ".join(methods)
+
     def to_text(self) -> str:
         """Tables 1, 2, 3 and 5 in the paper's layout, the baselines and the length verdict."""
         fmt = {"float_format": lambda x: f"{x:.3f}", "index": False}
-        parts = [f"Source: {self.source}", "", "Table 1. SGI by label (valid - hallucinated), bootstrap 95% CIs",
+        parts = [f"Source: {self.source}", "", f"Table 1. SGI by label (valid - hallucinated), 95% CIs ({self._intervals()})",
                  table1(self.reports).to_string(**fmt)]
         for name, rep in self.reports.items():
             parts += ["", f"Table 2 ({name}). SGI within theta(q,c) terciles (edges over all rows)",

@@ -38,7 +38,8 @@ def computed_families() -> tuple:
     detector_charts.detector_table(families, report, sgi_matched)
     st.caption(
         "Scores oriented so that higher = grounded; d = grounded minus hallucinated (ddof=1); intervals are "
-        "bootstrap 95%. Reference-set detectors compare each response's displacement from its question with those "
+        "95% (percentile bootstrap; DeLong and the delta method above 100,000 labelled rows). Reference-set "
+        "detectors compare each response's displacement from its question with those "
         "of the grounded answers to the 10 nearest reference questions. **The AUROC column is the honest one**: "
         "cross-fitted, each row scored with a reference set built only from the grounded rows of the other folds "
         f"({families.n_folds} in all, split by question, so neither the row nor its question's other answer is in "
