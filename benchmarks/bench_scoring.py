@@ -26,7 +26,7 @@ the model on ``--device`` (default cpu) in ``--precision`` (default fp32):
 - ``cold_fp32`` (added when ``--precision`` is not fp32): ``cold`` in fp32, so that the
   report gives ``precision_max_abs_dsgi``, max |SGI(cold) - SGI(cold_fp32)|.
 
-Every variant runs in its own process, so its peak RSS is its own (it includes the
+Every variant runs in its own process (``scoring_variants.py``), so its peak RSS is its own (it includes the
 interpreter, torch and the model). The model is loaded and warmed up on unrelated
 text before the clock starts. Model-bound variants run ``--repeats`` times,
 interleaved, and the median is reported. Each variant's SGI is checked against the
@@ -236,6 +236,17 @@ def summarise(args, bench: dict, scale: list[dict], stream: dict | None, info: d
             "stream": stream, "targets": targets}
 
 
+def print_variants(report: dict) -> None:
+    print(f"\n{report['rows']} rows of {Path(report['data']).name}, model {report['model']}, "
+          f"batch size {report['batch_size']}\n")
+    print(f"{'variant':<14} {'texts':>7} {'seconds':>9} {'cpu s':>9} {'triples/s':>10} {'peak RSS MB':>12} "
+          f"{'max |dSGI|':>11}   (SGI compared with {report['sgi_compared_with']})")
+    for v in report["seconds"]:
+        print(f"{v:<14} {report['texts_encoded'][v]:>7} {report['seconds'][v]:>9.3f} {report['cpu_seconds'][v]:>9.3f} "
+              f"{report['triples_per_s'][v]:>10.1f} {report['peak_rss_mb'][v]:>12.0f} "
+              f"{report['sgi_max_abs_diff'].get(v, float('nan')):>11.1e}")
+
+
 def print_report(report: dict) -> None:
     m = report["machine"]
     print(f"machine: {m['cpu']}, {m['logical_cpus']} logical CPUs, {m['memory_gb']} GB RAM; "
@@ -246,14 +257,8 @@ def print_report(report: dict) -> None:
     start, end = report["load_average_start_end"]
     print(f"load average (1 min) at start {start:.2f}, at end {end:.2f}; medians of {report['repeats']} run(s), "
           f"warm: median of {report['warm_repeats']}")
-    print(f"\n{report['rows']} rows of {Path(report['data']).name}, model {report['model']}, "
-          f"batch size {report['batch_size']}\n")
-    print(f"{'variant':<14} {'texts':>7} {'seconds':>9} {'cpu s':>9} {'triples/s':>10} {'peak RSS MB':>12} "
-          f"{'max |dSGI|':>11}   (SGI compared with {report['sgi_compared_with']})")
-    for v in report["seconds"]:
-        print(f"{v:<14} {report['texts_encoded'][v]:>7} {report['seconds'][v]:>9.3f} {report['cpu_seconds'][v]:>9.3f} "
-              f"{report['triples_per_s'][v]:>10.1f} {report['peak_rss_mb'][v]:>12.0f} "
-              f"{report['sgi_max_abs_diff'].get(v, float('nan')):>11.1e}")
+    if report["seconds"]:
+        print_variants(report)
     print()
     for name, value in report["measured"].items():
         t = report["targets"].get(name)
@@ -290,7 +295,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch and BLAS threads (default: the libraries' own choice, one per core)")
     parser.add_argument("--variants", default=",".join(VARIANTS),
-                        help=f"comma-separated subset of {', '.join(VARIANTS)} (warm needs cold before it)")
+                        help=f"comma-separated subset of {', '.join(VARIANTS)} (warm needs cold before it), "
+                             "or none")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each model-bound variant (median)")
     parser.add_argument("--warm-repeats", type=int, default=7, help="warm runs in its process (median)")
     parser.add_argument("--scale-rows", type=int, default=100_000, help="rows of the scale test (0 to skip it)")
@@ -315,8 +321,10 @@ def main() -> int:
         parser.error(str(err))
     args.chunk_rows = args.chunk_rows or DEFAULT_CHUNK_ROWS
     args.variants = [v for v in VARIANTS if v in args.variants.split(",")]
-    if not args.variants or ("warm" in args.variants and "cold" not in args.variants):
-        parser.error(f"--variants must name some of {', '.join(VARIANTS)}, and cold with warm")
+    if ("warm" in args.variants and "cold" not in args.variants) or not (
+            args.variants or args.stream_rows > 0 or args.scale_rows > 0):
+        parser.error(f"--variants must name some of {', '.join(VARIANTS)} (or none, with a stream or scale "
+                     "test), and cold with warm")
     if args.precision != "fp32" and "cold" in args.variants:
         args.variants.append("cold_fp32")
     load_start = os.getloadavg()[0]
