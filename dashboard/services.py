@@ -35,7 +35,8 @@ from sgi_core.embedding.device import DEVICE_ENV, DEVICES, resolve_device
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
-from sgi_core.io.limits import LIMIT_ENV, InputLimits, is_scored
+from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the variables
+from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple

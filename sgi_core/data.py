@@ -22,7 +22,7 @@ import pandas as pd
 
 from sgi_core.errors import SGIInputError, format_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
-from sgi_core.io.limits import InputLimits, is_scored
+from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import cell_to_text, read_table, source_name
 from sgi_core.labels import (
     MISSING_WORDS,

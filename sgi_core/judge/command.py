@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from sgi_core.cli_options import positive_int
-from sgi_core.errors import SGIInputError
 from sgi_core.judge.metrics import METRICS
 from sgi_core.judge.runner import JudgeProgress
 
