@@ -1,4 +1,8 @@
-"""Cached calls into sgi_core: the only module with ``st.cache_*`` and heavy library calls.
+"""Cached calls into sgi_core: reading, scoring, statistics and models.
+
+With :mod:`dashboard.confound_services`, :mod:`dashboard.detector_services`,
+:mod:`dashboard.geometry_services` and :mod:`dashboard.judging`, the only modules with
+``st.cache_*`` and heavy library calls; pages call them and draw.
 
 Computed frames are cached keyed on the :class:`~dashboard.state.DataKey` and the model
 *name*; arguments whose names start with ``_`` (the raw bytes, the table, the frame) are
@@ -33,11 +37,10 @@ from sgi_core.embedding import (
 from sgi_core.errors import SGIInputError
 from sgi_core.embedding.device import DEVICE_ENV, DEVICES, resolve_device
 from sgi_core.evaluation import detectors
-from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS
+from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
 from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the variables
 from sgi_core.io.limits import InputLimits, is_scored
-from sgi_core.projection import TripleProjection, project_triples, sample_rows
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
 from sgi_core.io.export import to_csv_bytes
@@ -267,21 +270,6 @@ def agreement(key: state.DataKey, models: tuple, _frames: dict) -> evaluation.Ag
     return evaluation.cross_model_agreement({name: _frames[name]["sgi"].to_numpy() for name in models})
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def projection(key: state.DataKey, model_name: str, method: str, size: int, _table: TripleTable,
-               _frame: pd.DataFrame) -> tuple[np.ndarray, TripleProjection]:
-    """Positions in the frame of up to ``size`` sampled rows with an ordinary SGI, and their 2-D projection.
-
-    Only the sampled rows are embedded (from the disk cache where seen before): an
-    already scored file of millions of rows costs ``size`` triples here, not its length.
-    """
-    ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy() == "ok")
-    rows = ordinary[sample_rows(len(ordinary), size)]
-    q_emb, c_emb, r_emb, _ = embed_table(_table.subset(rows), encoder(model_name, chosen_device()),
-                                         cache=disk_cache(model_name))
-    return rows, project_triples(q_emb, c_emb, r_emb, method=method)
-
-
 @st.cache_data(show_spinner=False, max_entries=256)
 def triple_score(model_name: str, question: str, context: str, response: str) -> TripleScore:
     """Angles, SGI and the SGI bounds of one typed triple."""
@@ -309,114 +297,6 @@ def session_json(model_name: str, calibrator, threshold: float, frame: pd.DataFr
 
 def read_session(raw: bytes, *, fingerprint: str, source: str) -> CalibrationSession:
     return load_session(raw, fingerprint=fingerprint, source=source)
-
-
-#: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).
-LENGTH_MATCHED_BASELINES = ("theta_rq", "lexical_groundedness")
-#: Bootstrap resamples of the length-matched intervals up to, and above, ``BOOTSTRAP_MAX_ROWS`` labelled rows.
-LENGTH_MATCHED_N_BOOT = (1000, 200)
-#: Most distinct values a column may have to be offered as a grouping (more reads as an id).
-MAX_GROUPS = 50
-
-
-def length_matched_resamples(frame: pd.DataFrame) -> int:
-    """Resamples behind the length-matched intervals: fewer above ``BOOTSTRAP_MAX_ROWS`` labelled rows.
-
-    That bootstrap recomputes the matching weights in each resample, one pass of
-    the rows at a time; 1,000 such passes over millions of rows take many minutes.
-    """
-    return LENGTH_MATCHED_N_BOOT[int(frame["label"].notna().sum()) > BOOTSTRAP_MAX_ROWS]
-
-
-@st.cache_data(show_spinner="Matching response lengths...", max_entries=32)
-def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
-    """Length-matched AUROC of SGI (key ``"sgi"``) and of :data:`LENGTH_MATCHED_BASELINES` present.
-
-    The intervals use :func:`length_matched_resamples` resamples.
-    """
-    labels = _frame["label"].to_numpy()
-    lengths = evaluation.response_length(_frame["response"])
-    scores = {"sgi": _frame["sgi"].to_numpy()}
-    per_row = baselines(key, model_name, _frame)
-    scores.update({name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
-                   if per_row is not None and name in per_row.columns})
-    n_boot = length_matched_resamples(_frame)
-    return {name: evaluation.length_matched_auroc(labels, values, lengths, n_boot=n_boot)
-            for name, values in scores.items()}
-
-
-def group_columns(table: TripleTable) -> list[str]:
-    """Input columns, other than the mapped ones, that can group rows (generator, domain, ...).
-
-    A column qualifies with 2 to :data:`MAX_GROUPS` distinct values and at most one
-    per two rows, so ids (one per row or per question pair) are left out.
-    """
-    mapped = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c),
-              *table.renamed.values()}
-    frame = table.frame
-    limit = min(MAX_GROUPS, len(frame) // 2)
-    return [column for column in frame.columns
-            if column not in mapped and 2 <= frame[column].dropna().astype(str).nunique() <= limit]
-
-
-@st.cache_data(show_spinner="Computing statistics per group...", max_entries=32)
-def group_analysis(key: state.DataKey, model_name: str, column: str,
-                   _frame: pd.DataFrame) -> evaluation.GroupAnalysis:
-    """SGI's AUROC and d within each group of ``column``, and whether the group alone predicts the label."""
-    return evaluation.group_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(),
-                                     _frame[column].to_numpy(dtype=object), column=column)
-
-
-@st.cache_data(show_spinner="Choosing the threshold on the development half...", max_entries=32)
-def holdout_policy(key: state.DataKey, model_name: str, group_column: str, calibration: str, method: str,
-                   target: float | None, cost_ratio: float | None,
-                   _frame: pd.DataFrame) -> tuple[evaluation.Policy, evaluation.HeldOutThreshold]:
-    """Threshold and calibrator fitted on a development half (whole ``group_column`` groups on one side).
-
-    Raises
-    ------
-    SGIInputError
-        When the halves cannot be formed or no threshold meets the rule.
-    """
-    groups = _frame[group_column].fillna(evaluation.MISSING_GROUP).astype(str).to_numpy()
-    return evaluation.make_policy(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), model=model_name,
-                                  calibration=calibration, method=method, target=target, cost_ratio=cost_ratio,
-                                  groups=groups)
-
-
-def policy_json(policy: evaluation.Policy) -> str:
-    return evaluation.policy_to_json(policy)
-
-
-#: SGI values whose iso-lines the canonical triangle draws.
-TRIANGLE_LEVELS = (0.5, 0.8, 1.0, 1.25, 2.0)
-#: Height, in units of theta(q,c), of the SGI = 1 line; the figure shows the part near the points.
-TRIANGLE_LINE_HEIGHT = 10.0
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def canonical_triangle(key: state.DataKey, model_name: str, size: int,
-                       _frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Positions in the frame of the rows :func:`projection` samples for ``size``, and each response's place.
-
-    Every triple is drawn exactly from its three angles, scaled so that c is at (1, 0)
-    (:func:`sgi_core.geometry.canonical_triangle` with ``normalize=True``); the second
-    array holds r's (x, y) per row.
-    """
-    from sgi_core.geometry import canonical_triangle as triangle
-
-    ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy() == "ok")
-    rows = ordinary[sample_rows(len(ordinary), size)]
-    angles = _frame.iloc[rows]
-    _, r_xy = triangle(angles["theta_qc"], angles["theta_rq"], angles["theta_rc"], normalize=True)
-    return rows, r_xy
-
-
-def sgi_isolines() -> dict:
-    """Points of the :data:`TRIANGLE_LEVELS` iso-lines in the plane of the triangle with c at (1, 0)."""
-    from sgi_core.geometry import sgi_isolines as isolines
-
-    return isolines(TRIANGLE_LEVELS, theta_qc=1.0, y_max=TRIANGLE_LINE_HEIGHT)
 
 
 def default_device() -> str:

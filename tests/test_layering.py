@@ -101,3 +101,19 @@ def test_the_checks_would_catch_a_violation(tmp_path):
     assert imported_packages(bad) & STATS_PACKAGES == {"scipy"}
     assert STATS_CALLS.search(bad.read_text().splitlines()[2])
     assert not module_exists("sgi_core.streaming") and not module_exists("sgi_core.gone.streaming")
+
+
+def test_every_dashboard_name_a_page_uses_exists():
+    # A name moved between dashboard modules fails here, not only when its page is opened.
+    import importlib
+
+    missing = []
+    for path in sorted((REPO / "dashboard" / "pages").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                    and node.module == "dashboard" for alias in node.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in imported:
+                if not hasattr(importlib.import_module(f"dashboard.{node.value.id}"), node.attr):
+                    missing.append(f"{path.name}: {node.value.id}.{node.attr}")
+    assert missing == []

@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, page, services, state, texts
+from dashboard import charts, confound_services, page, services, state, texts
 
 PRESETS = {"youden": "Youden's J (best recall - false-flag rate)", "target_recall": "reach a recall",
            "target_precision": "reach a precision", "cost": "cost of a missed hallucination"}
@@ -163,7 +163,7 @@ st.write("The threshold above is chosen and judged on the same rows, which flatt
          "development half of the labelled rows and judged on the other, held-out half; rows that belong together "
          "stay on one side, so the two answers to one question never sit on both.")
 group_choices = [*(["pair_id"] if "pair_id" in data.frame.columns else []),
-                 *(c for c in services.group_columns(data.table) if c != "pair_id"), "question"]
+                 *(c for c in confound_services.group_columns(data.table) if c != "pair_id"), "question"]
 split_col, rule_col, value_col = st.columns([2, 2, 1], vertical_alignment="bottom")
 group_column = split_col.selectbox("Keep together", group_choices, key=HOLDOUT_GROUPS, **state.PERSIST,
                                    format_func=lambda c: "rows with the same question" if c == "question" else c)
@@ -175,7 +175,7 @@ if rule.startswith("target"):
 elif rule == "cost":
     cost = value_col.number_input("cost ratio", 0.1, 100.0, 5.0, 0.5, key=HOLDOUT_COST, **state.PERSIST)
 try:
-    policy, holdout = services.holdout_policy(data.key, data.model, group_column, active.calibrator.method, rule,
+    policy, holdout = confound_services.holdout_policy(data.key, data.model, group_column, active.calibrator.method, rule,
                                               target, cost, data.frame)
 except page.SGIInputError as err:
     page.show_error(err)
@@ -196,7 +196,7 @@ st.caption(f"Flag SGI < {holdout.threshold:.4f}: chosen on {holdout.n_dev:,} dev
            f"{interval(holdout.recall_ci)}, flag rate {interval(holdout.flag_rate_ci)}. On the development half: "
            f"precision {number(holdout.dev.precision)}, recall {number(holdout.dev.recall)}, flag rate "
            f"{number(holdout.dev.flag_rate)}.")
-st.download_button("Download the policy (JSON)", data=services.policy_json(policy), file_name="policy.json",
+st.download_button("Download the policy (JSON)", data=confound_services.policy_json(policy), file_name="policy.json",
                    mime="application/json", on_click="ignore", key=POLICY_DOWNLOAD)
 st.markdown(f"The policy holds this threshold, a {policy.calibrator['method']} calibrator fitted on the development "
             "half and the held-out precision and recall. In a CI pipeline, `python -m sgi_core gate FILE --policy "

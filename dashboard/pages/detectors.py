@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, detector_charts, detector_services, page, services, state
+from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state
 
 st.title("Detectors")
 st.write("Other detectors beside SGI, judged the same way: the seed's geometric detectors computed from the "
@@ -31,7 +31,7 @@ def computed_families() -> tuple:
     try:
         families, _ = detector_services.embedding_detectors(data.key, data.model, kinds, data.table, data.frame)
         curves = detector_services.embedding_detector_curves(data.key, data.model, kinds, data.table, data.frame)
-        sgi_matched = services.length_matched(data.key, data.model, data.frame)["sgi"]
+        sgi_matched = confound_services.length_matched(data.key, data.model, data.frame)["sgi"]
     except page.SGIInputError as err:
         page.show_error(err)
         return ()

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, page, services, state
+from dashboard import charts, geometry_services, page, state
 
 st.title("Geometry")
 st.write("Two views of the same triples. **Canonical triangle**: each triple drawn exactly from its three angles, "
@@ -35,17 +35,17 @@ def _open_picked(event) -> None:
 
 triangle_tab, map_tab = st.tabs(["Canonical triangle (exact)", "PCA / UMAP map"])
 try:
-    rows, r_xy = services.canonical_triangle(data.key, data.model, int(size), data.frame)
+    rows, r_xy = geometry_services.canonical_triangle(data.key, data.model, int(size), data.frame)
     with st.spinner("Projecting..."):
-        _, pca = services.projection(data.key, data.model, "pca", int(size), data.table, data.frame)
+        _, pca = geometry_services.projection(data.key, data.model, "pca", int(size), data.table, data.frame)
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
 
 with triangle_tab:
-    event = st.plotly_chart(charts.triangle_figure(r_xy, data.frame.iloc[rows], services.sgi_isolines()),
+    event = st.plotly_chart(charts.triangle_figure(r_xy, data.frame.iloc[rows], geometry_services.sgi_isolines()),
                             key="geometry.triangle", on_select="rerun", selection_mode="points")
-    levels = ", ".join(f"{level:g}" for level in services.TRIANGLE_LEVELS)
+    levels = ", ".join(f"{level:g}" for level in geometry_services.TRIANGLE_LEVELS)
     st.caption(
         "Exact, not projected: each triple is a triangle whose sides are its three angles, scaled so that "
         "θ(q,c) = 1: q at the origin, c at (1, 0), and r at distance θ(r,q) / θ(q,c) from q and θ(r,c) / θ(q,c) "
@@ -69,7 +69,7 @@ with map_tab:
                if method == "umap" else "Projecting...")
     try:
         with st.spinner(spinner):
-            rows, projection = services.projection(data.key, data.model, method, int(size), data.table, data.frame)
+            rows, projection = geometry_services.projection(data.key, data.model, method, int(size), data.table, data.frame)
     except page.SGIInputError as err:
         page.show_error(err)
         st.stop()

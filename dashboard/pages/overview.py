@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, page, services, state, tables, texts
+from dashboard import charts, confound_services, page, services, state, tables, texts
 
 LENGTH_MATCHED = "AUROC, length-matched"
 LENGTH_MATCHED_HELP = ("AUROC after giving grounded and hallucinated rows the same response-length distribution "
@@ -55,7 +55,7 @@ counts[3].metric("Labelled hallucinated", f"{report.n_halluc:,}")
 
 labelled = texts.labels_missing(report.n_valid, report.n_halluc)
 if labelled is None:
-    matched = services.length_matched(data.key, data.model, data.frame)
+    matched = confound_services.length_matched(data.key, data.model, data.frame)
     sgi_matched = matched["sgi"]
     stats = st.columns(5)
     stats[0].metric("Mean SGI, grounded", f"{es.mean_valid:.3f}", help=f"SD {es.sd_valid:.3f}")
@@ -66,7 +66,7 @@ if labelled is None:
     st.caption(f"95% intervals: d [{es.cohens_d_ci[0]:+.2f}, {es.cohens_d_ci[1]:+.2f}] ({interval_words(es)}), "
                f"AUROC [{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}] ({interval_words(roc)}); Welch p = "
                f"{es.welch_p:.2g}." + ASYMPTOTIC_NOTE * (roc.ci_method == "DeLong"))
-    st.caption(length_matched_sentence(sgi_matched, services.length_matched_resamples(data.frame)))
+    st.caption(length_matched_sentence(sgi_matched, confound_services.length_matched_resamples(data.frame)))
 else:
     st.info(labelled)
 

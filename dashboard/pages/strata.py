@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, page, services, state, tables, texts
+from dashboard import charts, confound_services, page, state, tables, texts
 
 GROUP_COLUMN = "strata.group_column"
 
@@ -36,15 +36,15 @@ if report.angle_effects is not None:
 st.subheader("By group")
 st.write("Any categorical column of the file (the model that wrote each response, the domain, the task type) as a "
          "stratum: does SGI separate the labels inside each group, or only across groups?")
-columns = services.group_columns(data.table)
+columns = confound_services.group_columns(data.table)
 if not columns:
     st.info("This file has no column to group by. Add one with 2 to "
-            f"{services.MAX_GROUPS} distinct values (for example `generator`, naming the model that wrote each "
+            f"{confound_services.MAX_GROUPS} distinct values (for example `generator`, naming the model that wrote each "
             "response, or `domain`) and upload the file again on the Data page; id columns such as `pair_id` "
             "(one value per question) do not count.")
 else:
     column = st.selectbox("Group by", columns, key=GROUP_COLUMN, **state.PERSIST)
-    analysis = services.group_analysis(data.key, data.model, column, data.frame)
+    analysis = confound_services.group_analysis(data.key, data.model, column, data.frame)
     confound = analysis.confound
     if confound.level == "warning":
         st.warning(f"**Authorship confound.** {texts.plain(confound.message)}. Where a group is nearly all one "

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts, page, services, texts
+from dashboard import charts, confound_services, page, services, texts
 from sgi_core import evaluation
 from sgi_core.evaluation import bootstrap
 from sgi_core.data import load_triples
@@ -127,6 +127,7 @@ def test_big_file_pages_say_what_they_draw_and_how_intervals_were_made(monkeypat
     monkeypatch.setattr(page, "DRAWN_ROWS", 50)
     monkeypatch.setattr(bootstrap, "BOOTSTRAP_MAX_ROWS", 100)
     monkeypatch.setattr(services, "BOOTSTRAP_MAX_ROWS", 100)
+    monkeypatch.setattr(confound_services, "BOOTSTRAP_MAX_ROWS", 100)
     monkeypatch.setattr(charts, "CURVE_POINTS", 40)
     goto(app, "overview")
     assert_clean(app)

@@ -106,13 +106,18 @@ def test_outputs_get_the_mode_a_plain_open_gives(tmp_path):
 
 
 @pytest.mark.parametrize("argument, message", [
-    (["--batch-size", "0"], "The 'batch_size' parameter of score_to_file must be an int >= 1. Got 0 instead."),
-    (["--model", "hashing-0"], "bad test encoder name 'hashing-0'. Use 'hashing' or 'hashing-<dim>' with a dim of 1 "
-                               "or more"),
+    (["--batch-size", "0"], "python -m sgi_core score: error: argument --batch-size: must be a whole number >= 1; "
+                            "got '0'"),
+    (["--model", "hashing-0"], "error: bad test encoder name 'hashing-0'. Use 'hashing' or 'hashing-<dim>' with a dim "
+                               "of 1 or more"),
 ])
 def test_zero_batch_size_and_zero_width_encoder_are_one_line_errors(tmp_path, capsys, argument, message):
     source = many_rows(tmp_path / "in.csv", 3)
     args = ["score", str(source), "-o", str(tmp_path / "out.csv"), "--no-cache", "--model", "hashing-16", *argument]
-    assert main(args) == 2
-    assert capsys.readouterr().err.splitlines()[-1] == f"error: {message}"
+    try:
+        status = main(args)
+    except SystemExit as refused:  # counts are refused while the arguments are parsed
+        status = refused.code
+    assert status == 2
+    assert capsys.readouterr().err.splitlines()[-1] == message
     assert not (tmp_path / "out.csv").exists() and leftovers(tmp_path) == []

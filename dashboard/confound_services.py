@@ -1,0 +1,90 @@
+"""Cached calls behind the confound views: length-matched AUROC, groups, and a threshold that holds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard import state
+from dashboard.services import baselines
+from sgi_core import evaluation
+from sgi_core.data import TripleTable
+from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS
+
+
+#: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).
+LENGTH_MATCHED_BASELINES = ("theta_rq", "lexical_groundedness")
+#: Bootstrap resamples of the length-matched intervals up to, and above, ``BOOTSTRAP_MAX_ROWS`` labelled rows.
+LENGTH_MATCHED_N_BOOT = (1000, 200)
+#: Most distinct values a column may have to be offered as a grouping (more reads as an id).
+MAX_GROUPS = 50
+
+
+def length_matched_resamples(frame: pd.DataFrame) -> int:
+    """Resamples behind the length-matched intervals: fewer above ``BOOTSTRAP_MAX_ROWS`` labelled rows.
+
+    That bootstrap recomputes the matching weights in each resample, one pass of
+    the rows at a time; 1,000 such passes over millions of rows take many minutes.
+    """
+    return LENGTH_MATCHED_N_BOOT[int(frame["label"].notna().sum()) > BOOTSTRAP_MAX_ROWS]
+
+
+@st.cache_data(show_spinner="Matching response lengths...", max_entries=32)
+def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
+    """Length-matched AUROC of SGI (key ``"sgi"``) and of :data:`LENGTH_MATCHED_BASELINES` present.
+
+    The intervals use :func:`length_matched_resamples` resamples.
+    """
+    labels = _frame["label"].to_numpy()
+    lengths = evaluation.response_length(_frame["response"])
+    scores = {"sgi": _frame["sgi"].to_numpy()}
+    per_row = baselines(key, model_name, _frame)
+    scores.update({name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
+                   if per_row is not None and name in per_row.columns})
+    n_boot = length_matched_resamples(_frame)
+    return {name: evaluation.length_matched_auroc(labels, values, lengths, n_boot=n_boot)
+            for name, values in scores.items()}
+
+
+def group_columns(table: TripleTable) -> list[str]:
+    """Input columns, other than the mapped ones, that can group rows (generator, domain, ...).
+
+    A column qualifies with 2 to :data:`MAX_GROUPS` distinct values and at most one
+    per two rows, so ids (one per row or per question pair) are left out.
+    """
+    mapped = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c),
+              *table.renamed.values()}
+    frame = table.frame
+    limit = min(MAX_GROUPS, len(frame) // 2)
+    return [column for column in frame.columns
+            if column not in mapped and 2 <= frame[column].dropna().astype(str).nunique() <= limit]
+
+
+@st.cache_data(show_spinner="Computing statistics per group...", max_entries=32)
+def group_analysis(key: state.DataKey, model_name: str, column: str,
+                   _frame: pd.DataFrame) -> evaluation.GroupAnalysis:
+    """SGI's AUROC and d within each group of ``column``, and whether the group alone predicts the label."""
+    return evaluation.group_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(),
+                                     _frame[column].to_numpy(dtype=object), column=column)
+
+
+@st.cache_data(show_spinner="Choosing the threshold on the development half...", max_entries=32)
+def holdout_policy(key: state.DataKey, model_name: str, group_column: str, calibration: str, method: str,
+                   target: float | None, cost_ratio: float | None,
+                   _frame: pd.DataFrame) -> tuple[evaluation.Policy, evaluation.HeldOutThreshold]:
+    """Threshold and calibrator fitted on a development half (whole ``group_column`` groups on one side).
+
+    Raises
+    ------
+    SGIInputError
+        When the halves cannot be formed or no threshold meets the rule.
+    """
+    groups = _frame[group_column].fillna(evaluation.MISSING_GROUP).astype(str).to_numpy()
+    return evaluation.make_policy(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), model=model_name,
+                                  calibration=calibration, method=method, target=target, cost_ratio=cost_ratio,
+                                  groups=groups)
+
+
+def policy_json(policy: evaluation.Policy) -> str:
+    return evaluation.policy_to_json(policy)
