@@ -8,14 +8,20 @@ fast. UMAP keeps local neighbourhoods better but its first fit in a process spen
 tens of seconds compiling numba code, and its layout does not parallelise under a
 fixed seed: above :data:`UMAP_FIT_POINTS` points it is fitted on a sample of triples
 (all three roles of each) and places the other points with ``transform``, which keeps
-60,000 points within seconds instead of a minute (docs/PERFORMANCE.md).
+60,000 points within seconds instead of a minute (docs/PERFORMANCE.md). UMAP's
+``transform`` starts each new point at the weighted mean of its fitted neighbours in a
+Python loop per point (most of its time on tens of thousands of points);
+:func:`initial_placement` computes the same numbers, bit for bit, in array operations
+and stands in for it during :func:`project_triples`.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse
 
 from sgi_core.errors import SGIInputError
 from sgi_core.geometry import l2_normalize
@@ -32,6 +38,9 @@ UMAP_FIT_POINTS = 6_000
 
 #: The smallest ``max_fit_points``: the points of enough triples for UMAP_MIN_POINTS.
 UMAP_FIT_MIN_POINTS = 3 * -(-UMAP_MIN_POINTS // 3)
+
+# Held while UMAP's module-level placement function is swapped for initial_placement.
+_PLACEMENT_SWAP = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -63,7 +72,7 @@ class TripleProjection(JsonResult):
     note: str = ""
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TripleProjection":
+    def from_dict(cls, data: dict) -> TripleProjection:
         return cls(
             method=data["method"],
             question=np.asarray(data["question"], dtype=np.float64).reshape(-1, 2),
@@ -184,7 +193,7 @@ def _umap(stacked: np.ndarray, m: int, seed: int, max_fit_points: int | None) ->
     coords = np.empty((n_points, 2))
     reducer = _fit_umap(stacked[fit], seed)
     coords[fit] = reducer.embedding_
-    coords[~fit] = reducer.transform(stacked[~fit])
+    coords[~fit] = _transform(reducer, stacked[~fit])
     note = (
         f"UMAP was fitted on {fit.sum():,} of the {n_points:,} points (the question, context and response "
         f"of {len(triples):,} triples drawn with seed {seed}); the other {n_points - fit.sum():,} points "
@@ -204,3 +213,65 @@ def _fit_umap(points: np.ndarray, seed: int):
         # A fixed random_state already forces one thread; saying so silences UMAP's warning.
         n_jobs=1,
     ).fit(points)
+
+
+def _transform(reducer, points: np.ndarray) -> np.ndarray:
+    """``reducer.transform(points)`` with :func:`initial_placement` as its starting layout."""
+    import umap.umap_
+
+    with _PLACEMENT_SWAP:
+        original = umap.umap_.init_graph_transform
+        umap.umap_.init_graph_transform = initial_placement
+        try:
+            return reducer.transform(points)
+        finally:
+            umap.umap_.init_graph_transform = original
+
+
+def initial_placement(graph, embedding: np.ndarray) -> np.ndarray:
+    """Starting 2-D position of each new point: the weighted mean of its fitted neighbours.
+
+    The same numbers, bit for bit, as ``umap.umap_.init_graph_transform`` (umap-learn
+    0.5), without its Python loop over rows. For new point ``i`` with membership
+    strengths ``w_ij`` to fitted points ``j`` (row ``i`` of ``graph``):
+
+    - no neighbour (empty row): NaN;
+    - some ``w_ij == 1`` (the point coincides with a fitted point): the position of the
+      first such ``j`` in the row's stored order;
+    - otherwise ``sum_j (w_ij / sum_k w_ik) * embedding[j]``, summed in stored order in
+      float32, with ``sum_k w_ik`` summed as NumPy sums the row's values.
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix of shape (n_new, n_fitted)
+        Membership strengths, float32 as UMAP builds them.
+    embedding : ndarray of shape (n_fitted, dim)
+        Positions of the fitted points.
+
+    Returns
+    -------
+    ndarray of shape (n_new, dim), float32
+
+    Examples
+    --------
+    >>> import scipy.sparse
+    >>> graph = scipy.sparse.csr_matrix(np.array([[0.5, 0.5, 0], [0, 0, 0], [0.2, 1, 0]], dtype=np.float32))
+    >>> initial_placement(graph, np.array([[0, 0], [2, 4], [9, 9]], dtype=np.float32)).tolist()
+    [[1.0, 2.0], [nan, nan], [2.0, 4.0]]
+    """
+    graph = scipy.sparse.csr_matrix(graph)
+    weights, columns, starts = graph.data, graph.indices, graph.indptr[:-1]
+    counts = np.diff(graph.indptr)
+    rows = np.repeat(np.arange(graph.shape[0]), counts)
+    # Row sums grouped by length: each row's values reduced alone, as NumPy reduces a row.
+    row_sums = np.zeros(graph.shape[0], dtype=weights.dtype)
+    for count in np.unique(counts[counts > 0]):
+        same = np.flatnonzero(counts == count)
+        row_sums[same] = np.add.reduce(weights[starts[same, None] + np.arange(count)], axis=1)
+    placed = np.zeros((graph.shape[0], embedding.shape[1]), dtype=np.float32)
+    np.add.at(placed, rows, (weights / row_sums[rows])[:, None] * embedding[columns])
+    exact = np.flatnonzero(weights == 1)
+    exact_rows, first = np.unique(rows[exact], return_index=True)
+    placed[exact_rows] = embedding[columns[exact[first]]]
+    placed[counts == 0] = np.nan
+    return placed

@@ -1,9 +1,16 @@
 import numpy as np
 import pytest
+import scipy.sparse
 
 from sgi_core.errors import SGIInputError
 from sgi_core.geometry import l2_normalize
-from sgi_core.projection import UMAP_FIT_MIN_POINTS, TripleProjection, project_triples, sample_rows
+from sgi_core.projection import (
+    UMAP_FIT_MIN_POINTS,
+    TripleProjection,
+    initial_placement,
+    project_triples,
+    sample_rows,
+)
 
 
 def random_triples(n=40, d=12, seed=0):
@@ -120,9 +127,17 @@ def test_umap_above_the_fit_size_fits_a_sample_of_triples_and_places_the_rest():
                                "of 20 triples drawn with seed 5); the other 60 points were placed")
     coords = np.stack([out.question, out.context, out.response])  # (role, triple, 2)
     assert coords.shape == (3, 40, 2) and np.isfinite(coords).all()
-    fitted = sample_rows(40, 20, seed=5)
-    expected = umap_oracle(np.vstack([l2_normalize(x)[fitted] for x in (q, c, r)]), seed=5).reshape(3, 20, 2)
-    np.testing.assert_array_equal(coords[:, fitted], expected)
+    import umap
+
+    fitted = np.zeros(40, dtype=bool)
+    fitted[sample_rows(40, 20, seed=5)] = True
+    unit = [l2_normalize(x).astype(np.float32) for x in (q, c, r)]
+    oracle = umap.UMAP(n_components=2, n_neighbors=15, metric="cosine", random_state=5, n_jobs=1)
+    np.testing.assert_array_equal(coords[:, fitted],
+                                  oracle.fit_transform(np.vstack([x[fitted] for x in unit])).reshape(3, 20, 2))
+    # The placed points are UMAP's own transform, its per-point loop and all.
+    np.testing.assert_array_equal(coords[:, ~fitted],
+                                  oracle.transform(np.vstack([x[~fitted] for x in unit])).reshape(3, 20, 2))
 
 
 @pytest.mark.slow
@@ -162,3 +177,28 @@ def test_sample_rows_is_deterministic_sorted_and_without_repeats():
     np.testing.assert_array_equal(sample_rows(4, 10), np.arange(4))
     with pytest.raises(SGIInputError, match="sample size"):
         sample_rows(10, 0)
+
+
+def test_initial_placement_equals_umaps_loop_bit_for_bit():
+    from umap.umap_ import init_graph_transform
+
+    rng = np.random.default_rng(4)
+    n_new, n_fitted = 400, 60
+    lengths = rng.integers(0, 31, size=n_new)
+    lengths[:3] = 0
+    rows = np.repeat(np.arange(n_new), lengths)
+    cols = np.concatenate([rng.choice(n_fitted, size=k, replace=False) for k in lengths])
+    weights = rng.random(len(rows)).astype(np.float32) + np.float32(1e-3)
+    weights[rng.random(len(rows)) < 0.03] = 1.0  # points that coincide with a fitted point
+    graph = scipy.sparse.csr_matrix((weights, (rows, cols)), shape=(n_new, n_fitted))
+    embedding = (10 * rng.normal(size=(n_fitted, 2))).astype(np.float32)
+    got = initial_placement(graph, embedding)
+    assert got.dtype == np.float32 and np.isnan(got[:3]).all()
+    np.testing.assert_array_equal(got, init_graph_transform(graph, embedding))
+
+
+def test_initial_placement_hand_computed():
+    graph = scipy.sparse.csr_matrix(np.array([[0.25, 0.75, 0.0], [0.0, 1.0, 1.0]], dtype=np.float32))
+    embedding = np.array([[0.0, 4.0], [8.0, 0.0], [5.0, 5.0]], dtype=np.float32)
+    # Row 0: 0.25 * (0, 4) + 0.75 * (8, 0); row 1: the first exact match, fitted point 1.
+    np.testing.assert_array_equal(initial_placement(graph, embedding), [[6.0, 1.0], [8.0, 0.0]])
