@@ -39,7 +39,10 @@ with st.sidebar:
                  help="auto: the GPU when torch sees one (CUDA, then Apple MPS), else the CPU. "
                       "Starts at $SGI_DEVICE when that is set.")
 try:
-    st.sidebar.caption(f"Embedding models run on **{services.resolved_device(services.chosen_device())}**.")
+    device = services.chosen_device()
+    where = services.known_device(device)
+    st.sidebar.caption(f"Embedding models run on **{where}**." if where else
+                       f"Embedding models run on **{device}**, settled when the first model loads.")
 except page.SGIInputError as err:
     page.show_error(err)
     st.info("Choose **auto** or **cpu** as the device in the sidebar; the pages open again once it is available.")

@@ -18,6 +18,7 @@ re-embedded even after the app restarts.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -312,6 +313,18 @@ def device_choices() -> list[str]:
 def chosen_device() -> str:
     """The device the embedding models load on (the sidebar setting); part of the encoder's cache key."""
     return state.chosen_device(default_device())
+
+
+def known_device(device: str) -> str | None:
+    """:func:`resolved_device`, or ``None`` while finding it out would import torch.
+
+    Only ``cpu`` is known without torch; importing torch for ``auto``, ``cuda`` or
+    ``mps`` costs about 200 MB and seconds, which a user opening an already scored
+    file never needs. Once a model has loaded torch, the answer is given.
+    """
+    if device.strip().lower() != "cpu" and "torch" not in sys.modules:
+        return None
+    return resolved_device(device)
 
 
 @st.cache_data(show_spinner=False)

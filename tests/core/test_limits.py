@@ -166,6 +166,21 @@ def test_parquet_path_read_by_columns_equals_a_plain_read(tmp_path, monkeypatch)
         read_table(path, limits=InputLimits(max_cell_chars=10))
 
 
+def test_parquet_read_under_limits_allocates_with_malloc_and_restores_arrows_pool(tmp_path, monkeypatch):
+    pools = []
+    real_large_strings = reading._large_strings
+    monkeypatch.setattr(reading, "_large_strings",
+                        lambda batch: pools.append(pa.default_memory_pool().backend_name) or real_large_strings(batch))
+    before = pa.default_memory_pool().backend_name
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"question": ["q"] * 5, "context": ["c"] * 5, "response": ["r", "r", "r", "r", "x" * 20]}).to_parquet(path)
+    read_table(path, limits=InputLimits())
+    assert pools == ["system"] * 3  # one batch per column, each read under the C library's allocator
+    with pytest.raises(SGIInputError, match=r"column 'response', row 5\)"):
+        read_table(path, limits=InputLimits(max_cell_chars=10))
+    assert pa.default_memory_pool().backend_name == before  # also after a refusal
+
+
 def test_corrupt_parquet_under_limits_is_an_input_error(tmp_path):
     path = tmp_path / "t.parquet"
     path.write_bytes(b"PAR1 not really parquet PAR1")

@@ -1,6 +1,7 @@
 """Big files in the app: limits with a clear message, scored files opened as they are, chunked scoring."""
 
 import io
+import sys
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ from sgi_core import evaluation
 from sgi_core.evaluation import bootstrap
 from sgi_core.data import load_triples
 from sgi_core.embedding import load_encoder
+from sgi_core.embedding.device import resolve_device
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, array, assert_clean, figures, goto, metric, upload
@@ -148,3 +150,14 @@ def test_big_file_pages_say_what_they_draw_and_how_intervals_were_made(monkeypat
     goto(app, "calibration")
     assert_clean(app)
     assert any(c.value.startswith("Drawn through 40 of the") for c in app.caption)
+
+
+def test_the_device_is_named_without_importing_torch_for_it(monkeypatch):
+    import torch  # noqa: F401  (present so that it can be hidden and put back)
+
+    assert services.known_device("auto") == resolve_device("auto")
+    monkeypatch.delitem(sys.modules, "torch")
+    assert services.known_device("cpu") == "cpu"
+    assert services.known_device(" CPU ") == "cpu"
+    assert services.known_device("auto") is None and services.known_device("cuda") is None
+    assert "torch" not in sys.modules
