@@ -292,8 +292,10 @@ def flagged_csv(frame: pd.DataFrame, calibrator, threshold: float) -> bytes:
     return to_csv_bytes(apply_session(frame, calibrator, threshold))
 
 
-def session_json(model_name: str, calibrator, threshold: float, frame: pd.DataFrame) -> bytes:
-    return session_to_json(new_session(model=model_name, calibrator=calibrator, threshold=threshold, frame=frame))
+def session_json(key: state.DataKey, model_name: str, calibrator, threshold: float, frame: pd.DataFrame) -> bytes:
+    """The session as saved; the data's fingerprint comes from :func:`fingerprint`'s cache, not recomputed."""
+    return session_to_json(new_session(model=model_name, calibrator=calibrator, threshold=threshold, frame=frame,
+                                       fingerprint=fingerprint(key, frame)))
 
 
 def read_session(raw: bytes, *, fingerprint: str, source: str) -> CalibrationSession:

@@ -29,6 +29,9 @@ SCHEMA_VERSION = 1
 PROBABILITY_COLUMN = "p_grounded"
 FLAG_COLUMN = "flagged_hallucinated"
 
+#: Rows turned into Python objects at a time while fingerprinting.
+FINGERPRINT_BLOCK_ROWS = 10_000
+
 _FIELDS = ("schema", "version", "model", "score_column", "calibrator", "threshold", "fingerprint", "created")
 
 
@@ -50,12 +53,14 @@ def data_fingerprint(frame: pd.DataFrame) -> str:
     if missing:
         raise SGIInputError(f"cannot fingerprint data without the columns {', '.join(missing)}")
     digest = hashlib.sha256()
-    rows = zip(*(frame[c].tolist() for c in TEXT_COLUMNS), frame["label"].tolist())
-    for question, context, response, label in rows:
-        label = None if label is None or (isinstance(label, float) and math.isnan(label)) else float(label)
-        # One JSON array per line: no choice of separator can make two rows collide.
-        digest.update(json.dumps([question, context, response, label], ensure_ascii=False).encode("utf-8"))
-        digest.update(b"\n")
+    # A block of rows at a time: Python copies of a few thousand cells, never of a whole text column.
+    for start in range(0, len(frame), FINGERPRINT_BLOCK_ROWS):
+        block = frame.iloc[start : start + FINGERPRINT_BLOCK_ROWS]
+        for question, context, response, label in zip(*(block[c].tolist() for c in (*TEXT_COLUMNS, "label"))):
+            label = None if label is None or (isinstance(label, float) and math.isnan(label)) else float(label)
+            # One JSON array per line: no choice of separator can make two rows collide.
+            digest.update(json.dumps([question, context, response, label], ensure_ascii=False).encode("utf-8"))
+            digest.update(b"\n")
     return digest.hexdigest()
 
 
@@ -94,14 +99,18 @@ class CalibrationSession(JsonResult):
 
 
 def new_session(*, model: str, calibrator, threshold: float, frame: pd.DataFrame,
-                score_column: str = "sgi") -> CalibrationSession:
-    """Record a session for ``frame`` (the scored data) now."""
+                score_column: str = "sgi", fingerprint: str | None = None) -> CalibrationSession:
+    """Record a session for ``frame`` (the scored data) now.
+
+    ``fingerprint`` is ``data_fingerprint(frame)`` when the caller already has it (it
+    reads every text of the frame); computed here otherwise.
+    """
     return CalibrationSession(
         model=model,
         score_column=score_column,
         calibrator=calibrator.to_dict(),
         threshold=float(threshold),
-        fingerprint=data_fingerprint(frame),
+        fingerprint=data_fingerprint(frame) if fingerprint is None else fingerprint,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
 

@@ -139,7 +139,7 @@ def threshold_panel() -> None:
                       "every row.")
 
     st.subheader("3. Save, load and download")
-    session_json = services.session_json(data.model, active.calibrator, threshold, data.frame)
+    session_json = services.session_json(data.key, data.model, active.calibrator, threshold, data.frame)
     save_col, download_col = st.columns(2)
     save_col.download_button("Save this session (JSON)", data=session_json,
                               file_name="sgi_calibration_session.json", mime="application/json", on_click="ignore")

@@ -56,9 +56,13 @@ def response_length(texts) -> np.ndarray:
     return series.str.len().fillna(0).to_numpy(dtype=np.int64)
 
 
-def _as_list(texts) -> list:
-    """Python objects of a column in one pass (iterating an Arrow-backed Series boxes one cell at a time)."""
-    return texts.tolist() if isinstance(texts, (pd.Series, np.ndarray)) else list(texts)
+#: Rows whose texts :func:`lexical_groundedness` turns into Python strings at a time: never a
+#: whole column (2,000,000 contexts are about 1 GB as Python strings).
+LEXICAL_BLOCK_ROWS = 10_000
+
+
+def _as_series(texts) -> pd.Series:
+    return texts if isinstance(texts, pd.Series) else pd.Series(list(texts), dtype=object)
 
 
 def _content_tokens(text: str) -> list[str]:
@@ -78,16 +82,20 @@ def lexical_groundedness(responses, contexts) -> np.ndarray:
     >>> lexical_groundedness(["The capital is Paris", "Berlin"], ["Paris is the capital of France", "Paris"]).tolist()
     [1.0, 0.0]
     """
-    responses, contexts = _as_list(responses), _as_list(contexts)
+    responses, contexts = _as_series(responses), _as_series(contexts)
     if len(responses) != len(contexts):
         raise SGIInputError(f"{len(responses)} responses but {len(contexts)} contexts")
     out = np.full(len(responses), np.nan)
-    for i, (response, context) in enumerate(zip(responses, contexts)):
-        tokens = _content_tokens(response)
-        if tokens:
-            # Every response token is a content word, so the context's stopwords need no filtering.
-            vocabulary = set(_TOKEN.findall(str(context).lower()))
-            out[i] = sum(t in vocabulary for t in tokens) / len(tokens)
+    for start in range(0, len(out), LEXICAL_BLOCK_ROWS):
+        # tolist boxes a block's cells in one pass; iterating an Arrow-backed Series boxes them one by one.
+        block = slice(start, start + LEXICAL_BLOCK_ROWS)
+        pairs = zip(responses.iloc[block].tolist(), contexts.iloc[block].tolist())
+        for i, (response, context) in enumerate(pairs, start=start):
+            tokens = _content_tokens(response)
+            if tokens:
+                # Every response token is a content word, so the context's stopwords need no filtering.
+                vocabulary = set(_TOKEN.findall(str(context).lower()))
+                out[i] = sum(t in vocabulary for t in tokens) / len(tokens)
     empty = np.isnan(out)
     if empty.any():
         warn_undefined(f"{int(empty.sum())} responses have no content word: lexical groundedness is NaN there")

@@ -97,11 +97,18 @@ class GroupAnalysis(JsonResult):
 
 
 def _group_names(groups, n: int, column: str) -> np.ndarray:
-    values = pd.Series(np.asarray(groups, dtype=object).ravel())
+    """Each row's group name (``str`` of its value, :data:`MISSING_GROUP` for a missing one).
+
+    The rows share one Python string per distinct group (pandas factorizes the
+    column), so millions of rows of a text column cost pointers, not strings.
+    """
+    values = groups if isinstance(groups, pd.Series) else pd.Series(np.asarray(groups, dtype=object).ravel())
     if len(values) != n:
         raise SGIInputError(f"group column '{column}' has {len(values)} values but the labels have {n}",
                             column=column)
-    return values.map(lambda v: MISSING_GROUP if pd.isna(v) else str(v)).to_numpy(dtype=object)
+    codes, distinct = pd.factorize(values)
+    # Code -1 (a missing value) takes the last name.
+    return np.array([*(str(v) for v in distinct), MISSING_GROUP], dtype=object)[codes]
 
 
 def group_confound(

@@ -82,3 +82,25 @@ def test_apply_session_adds_probability_and_flag(frame, calibrator):
     assert out[FLAG_COLUMN].tolist()[:4] == [False, True, False, True]
     assert out[FLAG_COLUMN].isna().tolist() == [False, False, False, False, True]
     assert list(frame.columns) == ["question", "context", "response", "label", "sgi"]
+
+
+def test_fingerprint_is_the_same_a_block_at_a_time(frame, monkeypatch):
+    import hashlib
+    import json as json_module
+
+    from sgi_core import session
+
+    whole = data_fingerprint(frame)
+    monkeypatch.setattr(session, "FINGERPRINT_BLOCK_ROWS", 2)  # 5 rows: blocks of 2, 2 and 1
+    assert data_fingerprint(frame) == whole
+    # The digest is of one JSON array per row, whatever the blocks.
+    lines = [json_module.dumps([q, c, r, None if np.isnan(y) else float(y)], ensure_ascii=False) + "\n"
+             for q, c, r, y in zip(frame["question"], frame["context"], frame["response"], frame["label"])]
+    assert whole == hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+
+
+def test_a_given_fingerprint_is_recorded_as_given(frame):
+    calibrator = fit_calibrator([0.1, 0.9, 0.2, 0.8], [0, 1, 0, 1], method="platt")
+    given = new_session(model="m", calibrator=calibrator, threshold=0.5, frame=frame, fingerprint="abc")
+    computed = new_session(model="m", calibrator=calibrator, threshold=0.5, frame=frame)
+    assert given.fingerprint == "abc" and computed.fingerprint == data_fingerprint(frame)

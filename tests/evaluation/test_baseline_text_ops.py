@@ -67,3 +67,18 @@ def test_response_length_matches_its_definition(texts):
     expected = [0 if value is None or (isinstance(value, float) and np.isnan(value)) else len(str(value))
                 for value in list(texts)]
     assert response_length(texts).tolist() == expected
+
+
+def test_lexical_groundedness_is_the_same_a_block_at_a_time(monkeypatch):
+    from sgi_core.evaluation import baselines
+
+    responses, contexts = [r for r, _ in EDGE] * 3, [c for _, c in EDGE] * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = lexical_groundedness(pd.Series(responses, dtype="str"), pd.Series(contexts, dtype="str"))
+        monkeypatch.setattr(baselines, "LEXICAL_BLOCK_ROWS", 4)  # blocks that split the rows unevenly
+        blocked = lexical_groundedness(pd.Series(responses, dtype="str"), pd.Series(contexts, dtype="str"))
+        from_generators = lexical_groundedness(iter(responses), (c for c in contexts))
+    np.testing.assert_array_equal(blocked, whole)
+    np.testing.assert_array_equal(from_generators, whole)
+    np.testing.assert_array_equal(whole, overlap_by_definition(responses, contexts))

@@ -2,6 +2,7 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
@@ -89,3 +90,14 @@ def test_errors():
         group_confound([1, 0], ["a", "b"], min_group_rows=0)
     with pytest.raises(SGIInputError, match="The 'n_boot' parameter of group_analysis must be an int >= 0"):
         group_analysis([1, 0], [0.5, 0.1], ["a", "b"], n_boot=-1)
+
+
+def test_group_names_from_a_series_of_text_numbers_and_missing_values():
+    from sgi_core.evaluation.groups import _group_names
+
+    values = pd.Series(["b", None, "a", "b", float("nan"), "a"], dtype="str")
+    assert _group_names(values, 6, "g").tolist() == ["b", "(missing)", "a", "b", "(missing)", "a"]
+    mixed = [1, "1", 2.5, None]
+    assert _group_names(mixed, 4, "g").tolist() == ["1", "1", "2.5", "(missing)"]
+    with pytest.raises(SGIInputError, match="group column 'g' has 4 values but the labels have 3"):
+        _group_names(mixed, 3, "g")
