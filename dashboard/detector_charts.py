@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard.charts import label_names
 from dashboard.detector_services import DETECTOR_NAMES
 from sgi_core.evaluation.tables import format_ci
+from sgi_core.frames import take_rows
 
 #: How each protocol of a ``DetectorScore`` is named on screen.
 PROTOCOLS = {"crossfit": "cross-fitted (honest)", "label-free": "label-free",
@@ -55,7 +56,7 @@ def mcnemar_frame(result) -> pd.DataFrame:
 
 def disagreement_frame(result, frame: pd.DataFrame, score_a: np.ndarray, score_b: np.ndarray) -> pd.DataFrame:
     """The rows of a ``Disagreements`` result with their texts, labels and both scores, most different first."""
-    rows = frame.iloc[list(result.positions)]
+    rows = take_rows(frame, list(result.positions))
     positions = np.asarray(result.positions, dtype=np.int64)
     return pd.DataFrame({
         "row": rows["input_row"].to_numpy(), "label": label_names(rows["label"]),

@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard import state
 from dashboard.services import chosen_device, disk_cache, encoder
 from sgi_core.data import TripleTable
+from sgi_core.frames import take_rows
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
 from sgi_core.scoring import embed_table
 
@@ -47,7 +48,7 @@ def canonical_triangle(key: state.DataKey, model_name: str, size: int,
 
     ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy() == "ok")
     rows = ordinary[sample_rows(len(ordinary), size)]
-    angles = _frame.iloc[rows]
+    angles = take_rows(_frame, rows)
     _, r_xy = triangle(angles["theta_qc"], angles["theta_rq"], angles["theta_rc"], normalize=True)
     return rows, r_xy
 

@@ -16,6 +16,7 @@ import pandas as pd
 from dashboard import state
 from dashboard.services import raw_frame
 from sgi_core.data import TripleTable
+from sgi_core.frames import take_rows
 from sgi_core.judge import (
     METRICS,
     PROMPT_VERSION,
@@ -76,7 +77,7 @@ def judge_plan(table: TripleTable, endpoint: str, model: str, metrics: list, *, 
     rows = np.arange(min(size, table.n_rows)) if how == SAMPLE_FIRST else sample_rows(table.n_rows, size)
     judge = _judge(endpoint, model)
     try:
-        return rows, plan_judging(table.frame.iloc[rows], judge, metrics, contexts_column=contexts_column,
+        return rows, plan_judging(take_rows(table.frame, rows), judge, metrics, contexts_column=contexts_column,
                                   reference_column=reference_column, k=k, source=table.source)
     finally:
         judge.close()

@@ -16,6 +16,7 @@ import streamlit as st
 from dashboard import services, state, texts
 from sgi_core.data import TripleTable
 from sgi_core.errors import SGIInputError
+from sgi_core.frames import take_rows
 
 #: Session-state key of the (file, model) pairs already embedded with a progress bar.
 EMBEDDED = "services.embedded"
@@ -23,8 +24,8 @@ EMBEDDED = "services.embedded"
 #: Most rows a chart that draws one mark per row draws (:func:`drawn`).
 DRAWN_ROWS = 20_000
 
-__all__ = ["SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "drawn", "header",
-           "has_retrieval_columns", "scored_data", "show_error", "verdict"]
+__all__ = ["SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "drawn",
+           "file_row", "header", "has_retrieval_columns", "scored_data", "show_error", "take_rows", "verdict"]
 
 
 def show_error(err: Exception) -> None:
@@ -117,6 +118,15 @@ def scored_data() -> ScoredData:
     return ScoredData(key, table, frames, state.shown_model(models))
 
 
+def file_row(frame: pd.DataFrame, input_row: int) -> pd.Series:
+    """The row of ``frame`` whose ``input_row`` (1-based row of the file) is ``input_row``.
+
+    Selected through :func:`take_rows`: a boolean filter of the frame would copy every
+    text column of a big Parquet file to return one row.
+    """
+    return take_rows(frame, np.flatnonzero(frame["input_row"].to_numpy() == input_row)[:1]).iloc[0]
+
+
 def drawn(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, str]:
     """At most ``limit`` rows (default :data:`DRAWN_ROWS`) of ``frame`` for a chart that draws one mark per row.
 
@@ -128,7 +138,7 @@ def drawn(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, 
     if len(frame) <= limit:
         return frame, ""
     rows = np.sort(np.random.default_rng(0).choice(len(frame), size=limit, replace=False))
-    return frame.iloc[rows], f"Drawn: a random sample of {limit:,} of the {len(frame):,} rows; the numbers use every row."
+    return take_rows(frame, rows), f"Drawn: a random sample of {limit:,} of the {len(frame):,} rows; the numbers use every row."
 
 
 def header(*, require_labels: bool = False, caption: str = ""):

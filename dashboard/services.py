@@ -164,12 +164,15 @@ def baselines(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.D
     return evaluation.baseline_scores(_frame)
 
 
-@st.cache_data(show_spinner="Computing statistics...", max_entries=64)
+# Results holding a value per row or per threshold (ROC curves, threshold grids: 100 MB and more at millions
+# of rows) are cached as shared objects (st.cache_resource); st.cache_data would keep a pickled copy and
+# hand each rerun another. The results are frozen dataclasses and frames that no page changes.
+@st.cache_resource(show_spinner="Computing statistics...", max_entries=8)
 def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> evaluation.EvaluationReport:
     return evaluation.evaluate(_frame, baselines=baselines(key, model_name, _frame))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def baseline_curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
     """ROC curves of the trivial baselines (their AUROC intervals are in the report)."""
     scores = baselines(key, model_name, _frame)
@@ -189,7 +192,7 @@ def _detector_values(table: TripleTable, column: str, higher_is: str) -> np.ndar
                                            column=column)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def column_roc(key: state.DataKey, column: str, higher_is: str, _table: TripleTable) -> evaluation.RocResult:
     """ROC of a numeric input column taken as a detector score, oriented by ``higher_is``."""
     return evaluation.roc_analysis(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is))
@@ -233,13 +236,13 @@ def retrieval(key: state.DataKey, model_name: str, grounded_threshold: float,
     return retrieval_report(_frame, grounded_threshold=grounded_threshold, source=key.name)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def calibration(key: state.DataKey, model_name: str, method: str,
                 _frame: pd.DataFrame) -> evaluation.CalibrationResult:
     return evaluation.calibration_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), method=method)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def threshold_grid(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.DataFrame:
     return evaluation.threshold_metrics_grid(_frame["label"].to_numpy(), _frame["sgi"].to_numpy())
 

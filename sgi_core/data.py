@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError, format_rows
+from sgi_core.frames import take_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import cell_to_text, read_table, source_name
@@ -136,7 +137,7 @@ class TripleTable:
         new_position = {int(old): new for new, old in enumerate(positions, start=1)}
         unscorable = {new_position[old - 1]: reason for old, reason in self.unscorable.items()
                       if old - 1 in new_position}
-        return TripleTable(self.frame.iloc[positions].reset_index(drop=True), self.source, self.mapping,
+        return TripleTable(take_rows(self.frame, positions).reset_index(drop=True), self.source, self.mapping,
                            self.label_positive, unscorable, [], self.renamed)
 
     def chunks(self, chunk_rows: int) -> Iterator[TripleTable]:

@@ -162,7 +162,7 @@ def compare(kinds: tuple) -> None:
     clicked = event.selection.rows
     row = int(table["row"].iloc[clicked[0]]) if clicked else chosen
     if row is not None:
-        source = data.frame[data.frame["input_row"] == row].iloc[0]
+        source = page.file_row(data.frame, row)
         state.pick_triple(int(row), source["question"], source["context"], source["response"])
         st.switch_page("pages/explorer.py")
 

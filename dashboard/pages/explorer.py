@@ -13,7 +13,7 @@ frame = data.frame
 
 
 def _open_row() -> None:
-    row = frame[frame["input_row"] == st.session_state[state.EXPLORER_ROW]].iloc[0]
+    row = page.file_row(frame, st.session_state[state.EXPLORER_ROW])
     state.pick_triple(int(row["input_row"]), row["question"], row["context"], row["response"])
 
 
@@ -22,7 +22,7 @@ if state.EXPLORER_ROW not in st.session_state:
     _open_row()
 st.number_input(f"Row of the file (1 to {len(frame):,})", min_value=1, max_value=len(frame), step=1,
                 key=state.EXPLORER_ROW, on_change=_open_row, **state.PERSIST)
-source = frame[frame["input_row"] == st.session_state[state.EXPLORER_ROW]].iloc[0]
+source = page.file_row(frame, st.session_state[state.EXPLORER_ROW])
 label = charts.label_names([source["label"]])[0]
 st.caption(f"Row {source['input_row']} is labelled **{label}**; its SGI in the scored file is {source['sgi']:.4f} "
            f"({source['sgi_status']}). Typing here does not change the file.")

@@ -28,7 +28,7 @@ def _open_picked(event) -> None:
     """Open the clicked triple in the Explorer."""
     picked = [p["customdata"] for p in event.selection.points if p.get("customdata") is not None]
     if picked:
-        row = data.frame[data.frame["input_row"] == picked[0]].iloc[0]
+        row = page.file_row(data.frame, picked[0])
         state.pick_triple(int(row["input_row"]), row["question"], row["context"], row["response"])
         st.switch_page("pages/explorer.py")
 
@@ -43,7 +43,8 @@ except page.SGIInputError as err:
     st.stop()
 
 with triangle_tab:
-    event = st.plotly_chart(charts.triangle_figure(r_xy, data.frame.iloc[rows], geometry_services.sgi_isolines()),
+    shown = page.take_rows(data.frame, rows)
+    event = st.plotly_chart(charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines()),
                             key="geometry.triangle", on_select="rerun", selection_mode="points")
     levels = ", ".join(f"{level:g}" for level in geometry_services.TRIANGLE_LEVELS)
     st.caption(
@@ -75,7 +76,7 @@ with map_tab:
         st.stop()
     st.write("Every triple is three points joined by a grey line: **question** (circle) - **response** (diamond) - "
              "**context** (square).")
-    event = st.plotly_chart(charts.geometry_figure(projection, data.frame.iloc[rows], colour_by=colour_by),
+    event = st.plotly_chart(charts.geometry_figure(projection, page.take_rows(data.frame, rows), colour_by=colour_by),
                             key="geometry.chart", on_select="rerun", selection_mode="points")
     notes = ["A 2-D map cannot keep every angle of the embedding space: read it as a rough picture of "
              "neighbourhoods, and use the canonical triangle or the Explorer for exact angles."]
