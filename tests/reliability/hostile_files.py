@@ -123,13 +123,13 @@ REFUSED = [
             "unknown label values 'maybe', '2' (file '{source}', column 'label', rows 2, 4). Use 1/0, true/false, yes/no, "
             "grounded/hallucinated, valid/invalid or faithful/unfaithful"),
     Refused("invalid JSON line", "bad.jsonl", b'{"question": "q", "context": "c", "response": "r"}\n{oops\n',
-            "invalid JSON: Expecting property name enclosed in double quotes (file '{source}', row 2). Each line must be one JSON object"),
+            "invalid JSON: Expecting property name enclosed in double quotes at character 2 (file '{source}', row 2). Each line "
+            "must be one JSON object"),
     Refused("JSON nested too deeply", "deep.jsonl", b'{"question": "q"}\n{"context": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
-            "JSON nested too deeply to read (file '{source}', row 2). Each row must be one JSON object of question, "
-            "context, response and other fields"),
+            "JSON nested too deeply to read (file '{source}', row 2). Each line must be one JSON object"),
     Refused("JSON array nested too deeply", "deep.json", b"[" * 100_000 + b"]" * 100_000,
-            "JSON nested too deeply to read (file '{source}'). Each row must be one JSON object of question, "
-            "context, response and other fields"),
+            "JSON nested too deeply to read (file '{source}'). Give one JSON array of objects, or one object per "
+            "line (JSON Lines)"),
     Refused("JSON array of non-objects", "list.json", b'[{"question": "q"}, [1, 2], "x"]',
             "every element of a JSON array must be an object (file '{source}', rows 2, 3)"),
     Refused("corrupt Parquet", "broken.parquet", b"PAR1" + b"\x00" * 64,
