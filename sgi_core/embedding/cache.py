@@ -84,7 +84,13 @@ class EmbeddingCache:
         self.model_id = model_id
         self.timeout = float(timeout)
         folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:  # a file in its place, a path through a file, no permission
+            raise SGIInputError(
+                f"cannot use '{folder}' as the embedding cache folder: {err.strerror or err}",
+                hint="Set SGI_CACHE_DIR to a writable folder, or run without the cache (--no-cache)",
+            ) from None
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
         digest = hashlib.sha256(model_id.encode()).hexdigest()[:8]
         self.path = folder / f"{slug}-{digest}.sqlite"
