@@ -98,6 +98,12 @@ REFUSED = [
             "UTF-16 text needs a byte-order mark (or save it as UTF-8)"),
     Refused("UTF-16 byte-order mark on odd bytes", "odd.csv", b"\xff\xfe" + "question".encode("utf-16-le") + b"\x00",
             "the file starts with a UTF-16 byte-order mark but is not valid UTF-16 (byte 18) (file '{source}'). Save it again as UTF-8"),
+    Refused("UTF-8 with a few Windows-1252 rows", "mixed.csv",
+            csv_lines(HEADER, ",".join(TRIPLE)) + csv_lines(f"{Q},Le café est ouvert à Paris.,{R}")
+            + csv_lines(",".join(TRIPLE), f"{Q},La crème brûlée de Paris.,{R}", encoding="cp1252"),
+            "the file mixes encodings: line 3 is UTF-8 but line 5 is not (it reads as Windows-1252 or Latin-1), and "
+            "reading every line in one encoding would garble the others (file '{source}'). Save the whole file as UTF-8 "
+            "(in Excel: File > Save As > CSV UTF-8), or correct line 5 and the lines like it"),
     Refused("duplicate column names", "dup.csv", csv_lines("question,context,response,question", ",".join(TRIPLE) + ",again"),
             "duplicate column names: question (file '{source}'). Rename the columns so that each name appears once"),
     Refused("duplicate blank column names", "blank-names.csv", csv_lines(HEADER + ",,", ",".join(TRIPLE) + ",a,b"),
