@@ -17,6 +17,7 @@ from sgi_core.embedding.device import (
     count_batches,
     token_budget_batches,
 )
+from sgi_core.embedding.window import cut_to_window
 from sgi_core.errors import SGIInputError
 
 #: transformers' logger for "Token indices sequence length is longer than the specified maximum ...".
@@ -167,7 +168,7 @@ class SentenceTransformerEncoder:
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 64, progress: ProgressCallback | None = None
     ) -> np.ndarray:
-        texts = list(texts)
+        texts = cut_to_window(texts, self.model.tokenizer, self.max_seq_length)
         total = len(texts)
         out = np.empty((total, self.dimension), dtype=np.float32)
         counts = self.token_counts(texts, truncate=True)

@@ -1,4 +1,4 @@
-"""Limits on the shape of a table read whole: rows, columns and characters per cell.
+"""Limits on the shape of a table read whole: rows, columns, characters per cell and in all.
 
 A file's byte size (``SGI_MAX_INPUT_MB``, :func:`sgi_core.io.reading.max_input_bytes`)
 says little about what it becomes in memory: 2.7 MB of CSV can hold 200,000 tiny
@@ -6,7 +6,11 @@ rows (600,000 texts to embed), and 42 KB of Parquet can expand to 3 million rows
 :class:`InputLimits` bounds what a whole read may hold, and the checks here refuse a
 table that breaks a limit with an :class:`~sgi_core.errors.SGIInputError` naming the
 file, the limit, the value found and how to raise it. A Parquet file is checked from
-its metadata (:func:`parquet_shape`) before any row is read.
+its metadata (:func:`parquet_shape`) before any row is read; its text columns are
+read as dictionaries (one copy of each distinct text) and measured before they are
+expanded, since 214 KB of Parquet holding one 99,000-character context 20,000 times
+expands to 2 billion characters. A CSV header's fields are counted before pandas
+parses it, and JSON records' keys as they are parsed.
 
 Rows that still need scoring cost embeddings; rows of an already scored file (its
 ``theta_*``, ``sgi`` and ``sgi_status`` columns present, :func:`is_scored`) cost only
@@ -18,6 +22,8 @@ Each limit has an environment variable (:data:`LIMIT_ENV`) read by
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from dataclasses import dataclass, fields, replace
 
@@ -31,6 +37,12 @@ DEFAULT_MAX_ROWS = 100_000
 DEFAULT_MAX_SCORED_ROWS = 5_000_000
 DEFAULT_MAX_COLUMNS = 200
 DEFAULT_MAX_CELL_CHARS = 100_000
+#: Characters of text in all cells: a file to score (100,000 rows of 5,000 characters),
+#: and an already scored one (the 2,000,000-row benchmark file holds 1.2 billion).
+DEFAULT_MAX_CHARS = 500_000_000
+DEFAULT_MAX_SCORED_CHARS = 2_000_000_000
+#: Stands for "no limit" where a reader bounds memory another way (chunks of rows).
+UNBOUNDED = 10**15
 
 #: Environment variable of each limit.
 LIMIT_ENV = {
@@ -38,6 +50,8 @@ LIMIT_ENV = {
     "max_scored_rows": "SGI_MAX_SCORED_ROWS",
     "max_columns": "SGI_MAX_COLUMNS",
     "max_cell_chars": "SGI_MAX_CELL_CHARS",
+    "max_chars": "SGI_MAX_CHARS",
+    "max_scored_chars": "SGI_MAX_SCORED_CHARS",
 }
 
 _WHAT = {
@@ -45,6 +59,8 @@ _WHAT = {
     "max_scored_rows": "rows of an already scored file",
     "max_columns": "columns",
     "max_cell_chars": "characters per cell",
+    "max_chars": "characters of text in a file to score",
+    "max_scored_chars": "characters of text in an already scored file",
 }
 
 
@@ -61,6 +77,10 @@ class InputLimits(JsonResult):
     max_columns : int
     max_cell_chars : int
         Characters in any one text cell.
+    max_chars : int
+        Characters in all text cells of a file that still needs scoring.
+    max_scored_chars : int
+        Characters in all text cells of an already scored file.
 
     Examples
     --------
@@ -74,6 +94,8 @@ class InputLimits(JsonResult):
     max_scored_rows: int = DEFAULT_MAX_SCORED_ROWS
     max_columns: int = DEFAULT_MAX_COLUMNS
     max_cell_chars: int = DEFAULT_MAX_CELL_CHARS
+    max_chars: int = DEFAULT_MAX_CHARS
+    max_scored_chars: int = DEFAULT_MAX_SCORED_CHARS
 
     def __post_init__(self):
         for item in fields(self):
@@ -107,6 +129,18 @@ class InputLimits(JsonResult):
     def row_limit(self, *, scored: bool) -> int:
         """:attr:`max_scored_rows` for an already scored file, else :attr:`max_rows`."""
         return self.max_scored_rows if scored else self.max_rows
+
+    def char_limit(self, *, scored: bool) -> int:
+        """:attr:`max_scored_chars` for an already scored file, else :attr:`max_chars`."""
+        return self.max_scored_chars if scored else self.max_chars
+
+    def per_chunk(self) -> InputLimits:
+        """These limits for a reader that holds one chunk of rows at a time.
+
+        The file may have any number of rows; columns, characters per cell and
+        characters in all apply to each chunk (:func:`sgi_core.io.streaming.read_chunks`).
+        """
+        return replace(self, max_rows=UNBOUNDED, max_scored_rows=UNBOUNDED)
 
 
 def is_scored(columns) -> bool:
@@ -164,11 +198,23 @@ def check_shape(n_rows: int, columns, name: str, limits: InputLimits, *, at_leas
 
 
 def _text_lengths(column) -> np.ndarray | None:
-    """Characters per cell of a text column (pandas or pyarrow); None for other types."""
+    """Characters per cell of a text column (pandas or pyarrow); None for other types.
+
+    A pyarrow dictionary column is measured without expanding it: the lengths of its
+    distinct texts, taken by index.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if isinstance(column, (pa.Array, pa.ChunkedArray)):
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if isinstance(column, pa.DictionaryArray):
+        lengths = _text_lengths(column.dictionary)
+        if lengths is None:
+            return None
+        lengths = np.append(lengths, 0)  # a missing cell points past the dictionary, at 0 characters
+        return lengths[column.indices.fill_null(len(lengths) - 1).to_numpy(zero_copy_only=False)]
+    if isinstance(column, pa.Array):
         if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
             return None
         return pc.utf8_length(column).fill_null(0).to_numpy(zero_copy_only=False)
@@ -179,19 +225,32 @@ def _text_lengths(column) -> np.ndarray | None:
     return None
 
 
-def check_cells(table, name: str, limits: InputLimits, *, first_row: int = 1) -> None:
-    """Refuse a text cell longer than :attr:`InputLimits.max_cell_chars` characters.
+def check_cells(table, name: str, limits: InputLimits, *, first_row: int = 1, chars_before: int = 0,
+                scored: bool | None = None) -> int:
+    """Refuse a text cell longer than :attr:`InputLimits.max_cell_chars`, or too many characters in all.
 
     Parameters
     ----------
     table : DataFrame or pyarrow.RecordBatch / Table
+        Dictionary-encoded text columns are measured without being expanded.
     first_row : int
         File row number of the table's first row, for the message.
+    chars_before : int
+        Characters already counted in earlier parts of the same file.
+    scored : bool, optional
+        Whether the file is already scored (:meth:`InputLimits.char_limit`); default
+        :func:`is_scored` of the table's columns.
+
+    Returns
+    -------
+    int
+        ``chars_before`` plus the characters of every text cell of ``table``.
 
     Raises
     ------
     SGIInputError
-        Naming the column, the first rows that are too long and the longest length.
+        Naming the column, the first rows that are too long and the longest length;
+        or the characters counted so far against :meth:`InputLimits.char_limit`.
 
     Examples
     --------
@@ -199,16 +258,45 @@ def check_cells(table, name: str, limits: InputLimits, *, first_row: int = 1) ->
     Traceback (most recent call last):
     ...
     sgi_core.errors.SGIInputError: a cell has 6 characters; the limit is 5 characters per cell (file 't.csv', column 'context', row 2). ...
+    >>> check_cells(pd.DataFrame({"q": ["abc"], "c": ["abcdef"]}), "t.csv", InputLimits())
+    9
     """
     names = table.column_names if hasattr(table, "column_names") else list(table.columns)
+    scored = is_scored(names) if scored is None else scored
+    char_limit = limits.char_limit(scored=scored)
+    total = chars_before
     for position, column_name in enumerate(names):
         column = table.column(position) if hasattr(table, "column_names") else table.iloc[:, position]
         lengths = _text_lengths(column)
-        if lengths is None or not len(lengths) or lengths.max() <= limits.max_cell_chars:
+        if lengths is None or not len(lengths):
             continue
-        too_long = np.flatnonzero(lengths > limits.max_cell_chars)
-        raise limit_error(name, "max_cell_chars", f"a cell has {int(lengths.max()):,} characters", limits,
-                          rows=(too_long + first_row).tolist(), column=str(column_name))
+        if lengths.max() > limits.max_cell_chars:
+            too_long = np.flatnonzero(lengths > limits.max_cell_chars)
+            raise limit_error(name, "max_cell_chars", f"a cell has {int(lengths.max()):,} characters", limits,
+                              rows=(too_long + first_row).tolist(), column=str(column_name))
+        total += int(lengths.sum())
+        if total > char_limit:
+            raise limit_error(name, "max_scored_chars" if scored else "max_chars",
+                              f"the file's text cells hold at least {total:,} characters", limits)
+    return total
+
+
+def check_header_width(body: str, separator: str, name: str, limits: InputLimits) -> None:
+    """Refuse a delimited text whose header has more fields than :attr:`InputLimits.max_columns`.
+
+    Counted before pandas parses anything: a 1,000,000-field header (9.9 MB) took
+    5.2 GB in pandas. The separators of the first line bound the count from above;
+    only when that bound breaks the limit is the header parsed (quotes respected).
+    """
+    end = body.find("\n")
+    if body.count(separator, 0, end if end >= 0 else len(body)) < limits.max_columns:
+        return
+    try:
+        fields = len(next(csv.reader(io.StringIO(body), delimiter=separator), []))
+    except csv.Error:  # a malformed header: pandas names the problem
+        return
+    if fields > limits.max_columns:
+        raise limit_error(name, "max_columns", f"the header has {fields:,} columns", limits)
 
 
 def parquet_shape(source) -> tuple[int, list[str]]:

@@ -16,7 +16,6 @@ import json
 import math
 import os
 import re
-from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -35,11 +34,9 @@ from sgi_core.io.formats import (
     split_header,
     table_format,
 )
-from sgi_core.io.limits import InputLimits, check_cells, check_shape, is_scored, parquet_shape
+from sgi_core.io.limits import InputLimits, check_cells, check_header_width, check_shape, is_scored, limit_error
+from sgi_core.io.parquet_reading import read_parquet_bytes, read_parquet_limited
 from sgi_core.jsonio import loads_json
-
-#: Rows per Parquet record batch read under limits: each batch's cells are checked as it is read.
-PARQUET_BATCH_ROWS = 65_536
 
 #: Files above this size are refused before they are read; ``SGI_MAX_INPUT_MB`` overrides it.
 #: Parsing holds several copies of the text in memory, so the limit protects the machine.
@@ -48,8 +45,6 @@ _MB = 1024 * 1024
 
 _FIELD_COUNT_ERROR = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _OPEN_QUOTE_ERROR = re.compile(r"EOF inside string starting at row (\d+)")
-# pyarrow names its in-memory buffer, which means nothing to the user.
-_PYARROW_SOURCE_PREFIX = re.compile(r"^Could not open Parquet input source '[^']*': ")
 
 
 def max_input_bytes() -> int:
@@ -153,6 +148,7 @@ def _read_csv_text(text: str, name: str, limits: InputLimits | None = None) -> p
         raise empty_file_error(name)
     options = dict(CSV_READ_OPTIONS)
     if limits is not None:
+        check_header_width(body, separator, name, limits)
         header = pd.read_csv(io.StringIO(body), sep=separator, nrows=1, **CSV_READ_OPTIONS).iloc[0]
         # One row past the limit (after the header) proves the file too long without parsing the rest.
         options["nrows"] = limits.row_limit(scored=is_scored(str(c).strip() for c in header)) + 2
@@ -204,10 +200,27 @@ def parse_jsonl_record(line: str, number: int, name: str) -> dict:
     return record
 
 
-def _read_jsonl_text(text: str, name: str) -> pd.DataFrame:
-    records = [parse_jsonl_record(line, number, name)
-               for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    return _frame_from_records(records, name)
+def jsonl_records(lines, name: str, limits: InputLimits | None = None) -> tuple[list[dict], list[str]]:
+    """The records of numbered JSON Lines ``(number, line)`` and their keys in order of first appearance.
+
+    Records with a new key each would make a frame of records x keys cells (10,000
+    such records, 680 KB, took 725 MB); the keys are counted as they come and refused
+    past :attr:`~sgi_core.io.limits.InputLimits.max_columns`.
+    """
+    records, keys = [], {}
+    for number, line in lines:
+        record = parse_jsonl_record(line, number, name)
+        keys.update(dict.fromkeys(record))
+        if limits is not None and len(keys) > limits.max_columns:
+            raise limit_error(name, "max_columns", f"the records have more than {limits.max_columns:,} different keys "
+                              f"by line {number}", limits)
+        records.append(record)
+    return records, list(keys)
+
+
+def _read_jsonl_text(text: str, name: str, limits: InputLimits | None = None) -> pd.DataFrame:
+    lines = ((number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip())
+    return _frame_from_records(jsonl_records(lines, name, limits)[0], name)
 
 
 def _read_json_array_text(text: str, name: str) -> pd.DataFrame:
@@ -219,87 +232,6 @@ def _read_json_array_text(text: str, name: str) -> pd.DataFrame:
     if bad:
         raise SGIInputError("every element of a JSON array must be an object", source=name, rows=bad)
     return _frame_from_records(records, name)
-
-
-def parquet_error(err: Exception, name: str) -> SGIInputError:
-    """The :class:`SGIInputError` for a file pyarrow cannot read as Parquet."""
-    detail = _PYARROW_SOURCE_PREFIX.sub("", str(err))
-    return SGIInputError(f"cannot read as Parquet: {detail}", source=name, hint="Write the file again, or export it as CSV")
-
-
-def _read_parquet_bytes(raw: bytes, name: str) -> pd.DataFrame:
-    try:
-        frame = pd.read_parquet(io.BytesIO(raw))
-    except Exception as err:  # pyarrow raises several unrelated types for corrupt files
-        raise parquet_error(err, name) from None
-    check_unique_columns(frame.columns, name)
-    return frame
-
-
-def _large_strings(batch):
-    """A record batch with its text columns as ``large_string``, which pandas wraps without a copy."""
-    import pyarrow as pa
-
-    fields = [pa.field(f.name, pa.large_string()) if pa.types.is_string(f.type) else f for f in batch.schema]
-    return batch.cast(pa.schema(fields))
-
-
-@contextmanager
-def _system_allocator():
-    """Arrow allocates through the C library's ``malloc`` while the block runs.
-
-    Arrow's default allocator (mimalloc or jemalloc) keeps the memory of the batches
-    freed column by column for its own reuse, and the frame outlives the read, so that
-    memory stayed held beside it: reading a 2,000,000-row scored Parquet peaked at
-    1,851 MiB with it and 1,674 MiB with the system allocator (docs/PERFORMANCE.md).
-    Each buffer is released by the allocator that made it, so the swap is safe for
-    buffers that outlive the block.
-    """
-    import pyarrow as pa
-
-    previous = pa.default_memory_pool()
-    pa.set_memory_pool(pa.system_memory_pool())
-    try:
-        yield
-    finally:
-        pa.set_memory_pool(previous)
-
-
-def _read_parquet_limited(source, name: str, limits: InputLimits) -> pd.DataFrame:
-    """A Parquet file checked from its metadata, then read column by column, each batch's cells checked.
-
-    Reading one column at a time keeps the peak near the frame itself: only one
-    column's Arrow batches are held beside the columns already converted.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        n_rows, columns = parquet_shape(source)
-    except Exception as err:  # pyarrow raises several unrelated types for corrupt files
-        raise parquet_error(err, name) from None
-    check_unique_columns(columns, name)
-    check_shape(n_rows, columns, name, limits)
-    if n_rows == 0:
-        raise no_rows_error(name)
-    converted = {}
-    try:
-        with _system_allocator():
-            parquet = pq.ParquetFile(source)  # its reader keeps the allocator current when it is opened
-            for column in columns:
-                batches, first_row = [], 1
-                for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[column]):
-                    check_cells(batch, name, limits, first_row=first_row)
-                    batches.append(_large_strings(batch))
-                    first_row += batch.num_rows
-                converted[column] = pa.Table.from_batches(batches).to_pandas(self_destruct=True)[column]
-                del batches
-                pa.default_memory_pool().release_unused()
-    except SGIInputError:
-        raise
-    except Exception as err:  # as above
-        raise parquet_error(err, name) from None
-    return pd.DataFrame(converted)
 
 
 def _is_parquet_path(source) -> bool:
@@ -352,20 +284,20 @@ def read_table(
     """
     name = name or source_name(source)
     if limits is not None and _is_parquet_path(source):
-        return _read_parquet_limited(source, name, limits)
+        return read_parquet_limited(source, name, limits)
     limit = max_input_bytes() if max_bytes is None else max_bytes
     raw = _read_bytes(source, name, limit)
     if table_format(name, raw) == "parquet":
         if limits is not None:
-            return _read_parquet_limited(io.BytesIO(raw), name, limits)
-        frame = _read_parquet_bytes(raw, name)
+            return read_parquet_limited(io.BytesIO(raw), name, limits)
+        frame = read_parquet_bytes(raw, name)
         if len(frame) == 0:
             raise no_rows_error(name)
         return frame
     text = decode_text(raw, name)
     kind = table_format(name, raw, text.lstrip()[:1])
     if kind in ("jsonl", "json"):
-        frame = (_read_jsonl_text if kind == "jsonl" else _read_json_array_text)(text, name)
+        frame = _read_jsonl_text(text, name, limits) if kind == "jsonl" else _read_json_array_text(text, name)
         if limits is not None:
             check_shape(len(frame), frame.columns, name, limits)
     else:

@@ -22,6 +22,7 @@ encoded in each.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from collections.abc import Callable, Iterator
@@ -52,10 +53,11 @@ from sgi_core.io.formats import (
 from sgi_core.io.reading import (
     csv_parse_error,
     max_input_bytes,
-    parquet_error,
     parse_jsonl_record,
     read_table,
 )
+from sgi_core.io.limits import InputLimits, check_cells, check_header_width, check_shape, limit_error
+from sgi_core.io.parquet_reading import large_strings, open_measurable, parquet_error
 from sgi_core.labels import label_class_warnings
 from sgi_core.scoring import CONTEXT_IS_QUESTION_STATUS, score_table
 
@@ -97,7 +99,8 @@ def _not_decodable(encoding: str, name: str) -> SGIInputError:
                          hint="Save it again as UTF-8")
 
 
-def _csv_chunks(path: Path, encoding: str, name: str, chunk_rows: int) -> Iterator[pd.DataFrame]:
+def _csv_chunks(path: Path, encoding: str, name: str, chunk_rows: int,
+                limits: InputLimits) -> Iterator[pd.DataFrame]:
     try:
         with open(path, encoding=encoding, newline="") as handle:
             head = handle.read(_SNIFF_BYTES)
@@ -105,6 +108,9 @@ def _csv_chunks(path: Path, encoding: str, name: str, chunk_rows: int) -> Iterat
             handle.seek(0)
             if len(body) != len(head):
                 handle.readline()  # Excel's "sep=X" line
+            header_start = handle.tell()
+            check_header_width(handle.readline(), separator, name, limits)
+            handle.seek(header_start)
             with pd.read_csv(handle, sep=separator, chunksize=chunk_rows, **CSV_READ_OPTIONS) as reader:
                 header, rows = split_header(reader.get_chunk(chunk_rows + 1))  # the header and a full chunk
                 check_unique_columns(header, name)
@@ -130,19 +136,23 @@ def _jsonl_lines(path: Path, encoding: str, name: str) -> Iterator[tuple[int, st
             raise _not_decodable(encoding, name) from None
 
 
-def _jsonl_columns(path: Path, encoding: str, name: str) -> list[str]:
+def _jsonl_columns(path: Path, encoding: str, name: str, limits: InputLimits) -> list[str]:
     """Every key of every record, in order of first appearance (what a whole-file read gives)."""
     columns: dict[str, None] = {}
     for number, line in _jsonl_lines(path, encoding, name):
         columns.update(dict.fromkeys(parse_jsonl_record(line, number, name)))
+        if len(columns) > limits.max_columns:
+            raise limit_error(name, "max_columns", f"the records have more than {limits.max_columns:,} different "
+                              f"keys by line {number}", limits)
     return list(columns)
 
 
-def _jsonl_chunks(path: Path, encoding: str, name: str, chunk_rows: int) -> Iterator[pd.DataFrame]:
+def _jsonl_chunks(path: Path, encoding: str, name: str, chunk_rows: int,
+                  limits: InputLimits) -> Iterator[pd.DataFrame]:
     # A block of lines is itself a JSON Lines file, so read_table converts its cells
     # exactly as it would in a whole-file read; a first pass finds the columns that
     # later blocks may add, so that every chunk has the same columns.
-    columns = _jsonl_columns(path, encoding, name)
+    columns = _jsonl_columns(path, encoding, name, limits)
     if not columns:
         raise empty_file_error(name, json_rows=True)
     lines = (line for _, line in _jsonl_lines(path, encoding, name))
@@ -151,18 +161,22 @@ def _jsonl_chunks(path: Path, encoding: str, name: str, chunk_rows: int) -> Iter
         yield frame.reindex(columns=columns, fill_value="")
 
 
-def _parquet_chunks(path: Path, name: str, chunk_rows: int) -> Iterator[pd.DataFrame]:
-    import pyarrow.parquet as pq
-
+def _parquet_chunks(path: Path, name: str, chunk_rows: int, limits: InputLimits) -> Iterator[pd.DataFrame]:
+    # Each batch is measured while its dictionary-encoded texts are still dictionaries.
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = open_measurable(path)
     except Exception as err:  # pyarrow raises several unrelated types for corrupt files
         raise parquet_error(err, name) from None
-    check_unique_columns(parquet.schema_arrow.names, name)
+    columns = parquet.schema_arrow.names
+    check_unique_columns(columns, name)
+    check_shape(0, columns, name, limits)
     if parquet.metadata.num_rows == 0:
         raise no_rows_error(name)
+    first_row = 1
     for batch in parquet.iter_batches(batch_size=chunk_rows):
-        yield batch.to_pandas()
+        check_cells(batch, name, limits, first_row=first_row)
+        first_row += batch.num_rows
+        yield large_strings(batch).to_pandas()
 
 
 def _frame_chunks(frame: pd.DataFrame, chunk_rows: int) -> Iterator[pd.DataFrame]:
@@ -170,21 +184,30 @@ def _frame_chunks(frame: pd.DataFrame, chunk_rows: int) -> Iterator[pd.DataFrame
         yield frame.iloc[start : start + chunk_rows].reset_index(drop=True)
 
 
-def _raw_chunks(path: Path, name: str, chunk_rows: int) -> Iterator[pd.DataFrame]:
+def _checked(frames: Iterator[pd.DataFrame], name: str, limits: InputLimits) -> Iterator[pd.DataFrame]:
+    first_row = 1
+    for frame in frames:
+        check_cells(frame, name, limits, first_row=first_row)
+        first_row += len(frame)
+        yield frame
+
+
+def _raw_chunks(path: Path, name: str, chunk_rows: int, limits: InputLimits) -> Iterator[pd.DataFrame]:
+    with open(path, "rb") if path.is_file() else contextlib.nullcontext(None) as handle:
+        head = handle.read(_SNIFF_BYTES) if handle is not None else b""
+    if head and table_format(name, head) == "parquet":
+        # Parquet goes by batches whatever its size: a few kilobytes can hold billions of characters.
+        return _parquet_chunks(path, name, chunk_rows, limits)
     if not path.is_file() or path.stat().st_size <= min(WHOLE_READ_BYTES, max_input_bytes()):
-        return _frame_chunks(read_table(path, name=name), chunk_rows)
-    with open(path, "rb") as handle:
-        head = handle.read(_SNIFF_BYTES)
-    if table_format(name, head) == "parquet":
-        return _parquet_chunks(path, name, chunk_rows)
+        return _frame_chunks(read_table(path, name=name, limits=limits), chunk_rows)
     encoding = file_encoding(path, head, name)
     kind = table_format(name, head, head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")[:1])
     if kind == "jsonl":
-        return _jsonl_chunks(path, encoding, name, chunk_rows)
+        return _checked(_jsonl_chunks(path, encoding, name, chunk_rows, limits), name, limits)
     if kind == "json" or path.suffix.lower() == ".json":
         # A JSON array cannot be cut into rows without parsing it whole.
-        return _frame_chunks(read_table(path, name=name), chunk_rows)
-    return _csv_chunks(path, encoding, name, chunk_rows)
+        return _frame_chunks(read_table(path, name=name, limits=limits), chunk_rows)
+    return _checked(_csv_chunks(path, encoding, name, chunk_rows, limits), name, limits)
 
 
 def _validated(raw: Iterator[pd.DataFrame], name: str, mapping, label_positive) -> Iterator[TripleTable]:
@@ -204,6 +227,7 @@ def read_chunks(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     mapping: ColumnMapping | dict | None = None,
     label_positive: str | None = None,
+    limits: InputLimits | None = None,
 ) -> Iterator[TripleTable]:
     """Read and validate a file of triples ``chunk_rows`` rows at a time.
 
@@ -219,6 +243,10 @@ def read_chunks(
         Rows per chunk.
     mapping, label_positive
         As in :func:`sgi_core.data.validate_triples`.
+    limits : InputLimits, optional
+        Columns, characters per cell and characters in all, checked per chunk
+        (:meth:`~sgi_core.io.limits.InputLimits.per_chunk`); rows are not limited.
+        Default :meth:`~sgi_core.io.limits.InputLimits.from_env`.
 
     Returns
     -------
@@ -242,7 +270,8 @@ def read_chunks(
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise SGIInputError(f"The 'chunk_rows' parameter of read_chunks must be an int >= 1. Got {chunk_rows!r} instead.")
     name = str(path)
-    tables = _validated(_raw_chunks(Path(path), name, chunk_rows), name, mapping, label_positive)
+    limits = (InputLimits.from_env() if limits is None else limits).per_chunk()
+    tables = _validated(_raw_chunks(Path(path), name, chunk_rows, limits), name, mapping, label_positive)
     first = next(tables)
     return itertools.chain([first], tables)
 
