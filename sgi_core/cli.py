@@ -107,17 +107,13 @@ def cmd_report(args) -> int:
     from sgi_core.data import load_triples
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.comparison import compare_models
-    from sgi_core.detector_report import KINDS as DETECTOR_KINDS
+    from sgi_core.detector_report import check_kinds
 
     table = load_triples(args.input, label_positive=args.label_positive)
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    kinds = tuple(k.strip() for k in (args.detectors or "").split(",") if k.strip())
-    unknown = [kind for kind in kinds if kind not in DETECTOR_KINDS]
-    if unknown:  # before any model loads
-        raise SGIInputError(f"unknown detector family {', '.join(map(repr, unknown))}",
-                            hint=f"Choose among {', '.join(DETECTOR_KINDS)}")
+    kinds = check_kinds(k.strip() for k in (args.detectors or "").split(",") if k.strip())  # before models load
     with warnings.catch_warnings():
         # Each report keeps its caveats as notes, printed at the end of the text.
         warnings.simplefilter("ignore", UndefinedStatisticWarning)

@@ -150,7 +150,7 @@ def compare_models(
         ``progress_for(model_name)`` returns a progress callback for that model.
     detector_kinds : tuple of str
         Detector families to compute and judge per model
-        (:data:`sgi_core.detector_report.KINDS`); their per-row scores join the
+        (:data:`sgi_core.detectors.registry.FAMILIES`); their per-row scores join the
         scored frames.
     load_options : dict, optional
         Keyword arguments of :func:`~sgi_core.embedding.load_encoder` (device, ...).
