@@ -32,6 +32,7 @@ import pandas as pd
 from sgi_core.data import TripleTable
 from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores
 from sgi_core.detectors.reference import REFERENCE_DETECTORS, reference_scores
+from sgi_core.detectors.specifics import SPECIFICS_COLUMNS, specifics_scores
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
 from sgi_core.scoring import embed_table
 
@@ -165,6 +166,18 @@ FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
                 DetectorScoreSpec("claim_mean_support", "claim support, mean sentence")),
         columns=CLAIM_COLUMNS,
         compute=_claims,
+    ),
+    DetectorFamily(
+        name="specifics",
+        label="Unsupported specifics (label-free, no model)",
+        explanation="the share of the response's numbers and capitalised names (past a sentence's first word) "
+                    "that do not occur in the context, negated",
+        needs=("texts",),
+        fitting="per row",
+        scores=(DetectorScoreSpec("specifics_unsupported_share", "unsupported specifics (share), negated",
+                                  higher_is="hallucinated"),),
+        columns=SPECIFICS_COLUMNS,
+        compute=lambda inputs: FamilyScores(specifics_scores(inputs.table.frame)),
     ),
 )}
 #: The out-of-fold combination of SGI, the angles, the trivial baselines and the computed scores.
