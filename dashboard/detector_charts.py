@@ -21,12 +21,13 @@ def _formats(formats: dict) -> dict:
     return {name: st.column_config.NumberColumn(format=f) for name, f in formats.items()}
 
 
-def detector_frame(report, sgi_report, sgi_matched) -> pd.DataFrame:
+def detector_frame(report, sgi_report) -> pd.DataFrame:
     """One row for SGI and one per computed detector of a ``DetectorReport``.
 
-    ``sgi_report`` is SGI's ``EvaluationReport`` and ``sgi_matched`` its
-    ``LengthMatchedResult``, so SGI's row shows the Overview's numbers.
+    ``sgi_report`` is SGI's ``EvaluationReport`` (with its length-matched result), so
+    SGI's row shows the Overview's numbers.
     """
+    sgi_matched = sgi_report.length_matched
     rows = [{"detector": "SGI", "protocol": "label-free", "AUROC": sgi_report.roc.auroc,
              "AUROC 95% CI": format_ci(sgi_report.roc.auroc_ci), "Cohen's d": sgi_report.effect_size.cohens_d,
              "AUROC leaky (not a result)": np.nan, "length-matched AUROC": sgi_matched.auroc,
@@ -40,9 +41,9 @@ def detector_frame(report, sgi_report, sgi_matched) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def detector_table(report, sgi_report, sgi_matched) -> None:
+def detector_table(report, sgi_report) -> None:
     """:func:`detector_frame` on screen."""
-    st.dataframe(detector_frame(report, sgi_report, sgi_matched), hide_index=True,
+    st.dataframe(detector_frame(report, sgi_report), hide_index=True,
                  column_config=_formats(DETECTOR_FORMATS))
 
 

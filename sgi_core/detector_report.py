@@ -18,12 +18,13 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.data import TripleTable
-from sgi_core.detectors.folds import crossfit_folds, question_groups
+from sgi_core.detectors.folds import question_groups
 from sgi_core.detectors.registry import FAMILIES, DetectorInputs, score_specs
 from sgi_core.embedding import EmbeddingCache, Encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import lexical_groundedness, response_length
 from sgi_core.evaluation.crossval import out_of_fold_probability
+from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.evaluation.tables import format_ci
 from sgi_core.results import JsonResult, warn_undefined

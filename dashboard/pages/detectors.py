@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state
+from dashboard import charts, detector_charts, detector_services, page, services, state
 
 st.title("Detectors")
 st.write("Other detectors beside SGI, judged the same way: the seed's geometric detectors computed from the "
@@ -33,11 +33,10 @@ def computed_families() -> tuple:
     try:
         computed, _ = detector_services.embedding_detectors(data.key, data.model, kinds, data.table, data.frame)
         curves = detector_services.embedding_detector_curves(data.key, data.model, kinds, data.table, data.frame)
-        sgi_matched = confound_services.length_matched(data.key, data.model, data.frame)["sgi"]
     except page.SGIInputError as err:
         page.show_error(err)
         return ()
-    detector_charts.detector_table(computed, report, sgi_matched)
+    detector_charts.detector_table(computed, report)
     explained = " ".join(f"{families[kind].label}: {families[kind].explanation}." for kind in kinds)
     st.caption(
         "Scores oriented so that higher = grounded; d = grounded minus hallucinated (ddof=1); intervals are "
@@ -76,14 +75,15 @@ def file_columns() -> None:
         page.show_error(err)
         return
     names = {"detector": "score", "auroc": "AUROC", "auroc_ci_lo": "95% CI from", "auroc_ci_hi": "95% CI to",
-             "spearman_with_SGI": "Spearman with SGI", "cv_auroc": "cross-validated AUROC"}
+             "spearman_with_SGI": "Spearman with SGI", "cv_auroc": "cross-validated AUROC", "cohens_d": "Cohen's d",
+             "length_matched_auroc": "length-matched AUROC"}
     st.dataframe(comparison.to_frame().rename(columns=names), hide_index=True,
                  column_config={name: st.column_config.NumberColumn(format="%.3f")
                                 for name in list(names.values())[1:]})
     st.caption(f"Scores oriented so that higher = grounded. Cross-validated AUROC: a logistic model on each score "
                f"alone and on all together, {comparison.n_splits} folds over the {comparison.n:,} labelled rows every "
-               "score covers (out-of-fold predictions, same folds for all). A low Spearman correlation with a useful "
-               "AUROC means the signals are complementary.")
+               "score covers (out-of-fold predictions, same folds for all, a question's rows always in one fold). A "
+               "low Spearman correlation with a useful AUROC means the signals are complementary.")
     page.verdict(comparison.level, comparison.verdict)
     curves = dict(zip(comparison.names, comparison.roc))
     curves["combined (out of fold)"] = comparison.combined_roc

@@ -8,7 +8,7 @@ import pytest
 
 from sgi_core.data import load_triples
 from sgi_core.detector_report import check_kinds, detector_report
-from sgi_core.detectors.folds import crossfit_folds, question_groups
+from sgi_core.detectors.folds import question_groups
 from sgi_core.detectors.registry import (
     COMBINED,
     FAMILIES,
@@ -25,6 +25,7 @@ from sgi_core.detectors.registry import (
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import effect_size, length_matched_auroc, response_length, roc_analysis
+from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import PROTOCOLS
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV

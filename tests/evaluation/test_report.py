@@ -13,7 +13,10 @@ from sgi_core.evaluation import (
     UndefinedStatisticWarning,
     cohens_d,
     effect_size,
+    baseline_scores,
     evaluate,
+    length_matched_auroc,
+    response_length,
     roc_analysis,
 )
 from sgi_core.evaluation.tables import baselines_table, table1, table2, table3, table5
@@ -51,6 +54,13 @@ def test_report_parts_equal_direct_calls(scored_sample):
     length = next(b for b in rep.baselines if b.name == "neg_response_length")
     assert length.auroc > rep.roc.auroc
     assert "confounded with answer length" in rep.beyond_length.verdict
+    # the report carries SGI's length-matched AUROC and each baseline's ROC curve
+    assert rep.length_matched == length_matched_auroc(y, s, response_length(scored_sample["response"]), n_boot=200,
+                                                      seed=3)
+    curve = roc_analysis(y, baseline_scores(scored_sample)["neg_response_length"], n_boot=0)
+    np.testing.assert_array_equal(length.roc.fpr, curve.fpr)
+    np.testing.assert_array_equal(length.roc.tpr, curve.tpr)
+    assert length.roc.auroc_ci == length.auroc_ci
 
 
 def test_json_round_trip(scored_sample):
