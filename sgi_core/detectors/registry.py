@@ -34,6 +34,7 @@ from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores
 from sgi_core.detectors.reference import REFERENCE_DETECTORS, reference_scores
 from sgi_core.detectors.specifics import SPECIFICS_COLUMNS, specifics_scores
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
+from sgi_core.errors import SGIInputError
 from sgi_core.scoring import embed_table
 
 #: What a family may read: the three texts, their embeddings (a model), the labels, a reference set of
@@ -192,6 +193,23 @@ def family_names() -> tuple[str, ...]:
 def per_row_families() -> tuple[DetectorFamily, ...]:
     """Families fitted per row, which ``score`` can add to every row of a file of any size."""
     return tuple(family for family in FAMILIES.values() if family.fitting == "per row")
+
+
+def per_row_family(name: str) -> DetectorFamily:
+    """The registered family ``name``, refused unless it is fitted per row (what ``score`` can add).
+
+    Raises
+    ------
+    SGIInputError
+        For a name not registered, or a cross-fitted family (it needs labels across the file).
+    """
+    choices = ", ".join(family.name for family in per_row_families())
+    if name not in FAMILIES:
+        raise SGIInputError(f"unknown detector family '{name}'", hint=f"Choose among {choices}")
+    if FAMILIES[name].fitting != "per row":
+        raise SGIInputError(f"the detector family '{name}' is fitted on labelled folds of the whole file, not per row",
+                            hint=f"Judge it with python -m sgi_core report --detectors {name}; score adds {choices}")
+    return FAMILIES[name]
 
 
 def score_specs() -> dict[str, DetectorScoreSpec]:
