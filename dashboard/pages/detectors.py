@@ -1,4 +1,4 @@
-"""Detectors: the seed's detectors computed from the embeddings, the file's own scores, and any two compared."""
+"""Detectors: the registered detector families, the file's own scores, and any two compared."""
 
 import pandas as pd
 import streamlit as st
@@ -6,9 +6,10 @@ import streamlit as st
 from dashboard import charts, detector_charts, detector_services, page, services, state
 
 st.title("Detectors")
-st.write("Other detectors beside SGI, judged the same way: the seed's geometric detectors computed from the "
-         "embeddings, any numeric column of your file (an LLM judge's consistency score, RAGAS faithfulness, an NLI "
-         "probability, ...), and a paired comparison of any two scores on the same rows.")
+st.write("Other detectors beside SGI, judged the same way: the registered detector families (the seed's geometric "
+         "detectors from the embeddings, claim-level support, unsupported specifics, ...), any numeric column of "
+         "your file (an LLM judge's consistency score, RAGAS faithfulness, an NLI probability, ...), and a paired "
+         "comparison of any two scores on the same rows.")
 data, report = page.header(require_labels=True)
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgi_core.evaluation import bootstrap
 from sgi_core.evaluation._common import as_labels, as_scores
-from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS
 from sgi_core.evaluation.effect_size import effect_size
 from sgi_core.evaluation.length_matched import length_matched_auroc
 from sgi_core.evaluation.ranking import roc_analysis
@@ -73,7 +73,7 @@ def length_matched_resamples(y_true, n_boot: int) -> int:
     1000
     """
     n_labelled = int((~np.isnan(as_labels(y_true))).sum())
-    return min(n_boot, LENGTH_MATCHED_MAX_BOOT_ABOVE) if n_labelled > BOOTSTRAP_MAX_ROWS else n_boot
+    return min(n_boot, LENGTH_MATCHED_MAX_BOOT_ABOVE) if n_labelled > bootstrap.BOOTSTRAP_MAX_ROWS else n_boot
 
 
 def judge_score(y_true, y_score, *, lengths, protocol: str = "label-free", leaky_score=None, n_boot: int = 1000,

@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, inputs_checked, labelled_groups, validates_inputs
+from sgi_core.evaluation._common import as_labels, as_scores, inputs_checked, validates_inputs
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
 from sgi_core.evaluation.baselines import BASELINE_DESCRIPTIONS, BeyondLengthResult, baseline_scores, beyond_length, response_length
-from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, cohens_d, effect_size
-from sgi_core.evaluation.judgement import length_matched_resamples
+from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, effect_size
+from sgi_core.evaluation.judgement import judge_score, length_matched_resamples
 from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
 from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_strata
@@ -37,13 +37,18 @@ ANGLE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc")
 
 @dataclass(frozen=True)
 class BaselineResult(JsonResult):
-    """A baseline score (higher = grounded) and how well it separates the labels; ``roc`` holds its curve."""
+    """A baseline score (higher = grounded) judged by :func:`~sgi_core.evaluation.judgement.judge_score`.
+
+    ``auroc``, ``auroc_ci``, ``cohens_d`` and ``cohens_d_ci`` are its judgement; ``roc``
+    holds its curve (no interval: the judgement has it).
+    """
 
     name: str
     description: str
     auroc: float
     auroc_ci: tuple[float, float]
     cohens_d: float
+    cohens_d_ci: tuple[float, float]
     roc: RocResult
 
 
@@ -126,10 +131,9 @@ def _baselines(scores: pd.DataFrame, labels: np.ndarray, *, n_boot: int, seed: i
     out = []
     for name in scores.columns:
         values = scores[name].to_numpy(dtype=np.float64)
-        roc = roc_analysis(labels, values, n_boot=n_boot, seed=seed)
-        valid, halluc, _ = labelled_groups(labels, values, score_name=name)
-        out.append(BaselineResult(name, BASELINE_DESCRIPTIONS[name], roc.auroc, roc.auroc_ci, cohens_d(valid, halluc),
-                                  roc))
+        judged = judge_score(labels, values, lengths=None, n_boot=n_boot, seed=seed)
+        out.append(BaselineResult(name, BASELINE_DESCRIPTIONS[name], judged.auroc, judged.auroc_ci, judged.cohens_d,
+                                  judged.cohens_d_ci, roc_analysis(labels, values, n_boot=0)))
     return tuple(out)
 
 

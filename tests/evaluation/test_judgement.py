@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from sgi_core.evaluation import effect_size, length_matched_auroc, roc_analysis
-from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
+from sgi_core.evaluation import bootstrap
+from sgi_core.evaluation.judgement import (
+    LENGTH_MATCHED_MAX_BOOT_ABOVE,
+    ScoreJudgement,
+    judge_score,
+    length_matched_resamples,
+)
 
 
 def test_hand_computed_toy_case():
@@ -36,3 +42,11 @@ def test_equals_each_statistic_alone_with_intervals():
     assert (res.length_matched_auroc, res.length_matched_auroc_ci) == (matched.auroc, matched.auroc_ci)
     assert res.cohens_d_ci[0] < res.cohens_d < res.cohens_d_ci[1]
     assert ScoreJudgement.from_dict(json.loads(json.dumps(res.to_dict()))) == res
+
+
+def test_length_matched_resamples_are_capped_above_the_bootstrap_row_limit(monkeypatch):
+    labels = [1.0, 0.0, 1.0, float("nan")]
+    assert length_matched_resamples(labels, 1000) == 1000
+    monkeypatch.setattr(bootstrap, "BOOTSTRAP_MAX_ROWS", 2)  # three labelled rows are now "above"
+    assert length_matched_resamples(labels, 1000) == LENGTH_MATCHED_MAX_BOOT_ABOVE
+    assert length_matched_resamples(labels, 50) == 50

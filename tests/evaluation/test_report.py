@@ -19,6 +19,7 @@ from sgi_core.evaluation import (
     response_length,
     roc_analysis,
 )
+from sgi_core.evaluation.judgement import judge_score
 from sgi_core.evaluation.tables import baselines_table, table1, table2, table3, table5
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
@@ -60,7 +61,9 @@ def test_report_parts_equal_direct_calls(scored_sample):
     curve = roc_analysis(y, baseline_scores(scored_sample)["neg_response_length"], n_boot=0)
     np.testing.assert_array_equal(length.roc.fpr, curve.fpr)
     np.testing.assert_array_equal(length.roc.tpr, curve.tpr)
-    assert length.roc.auroc_ci == length.auroc_ci
+    judged = judge_score(y, baseline_scores(scored_sample)["neg_response_length"], lengths=None, n_boot=200, seed=3)
+    assert (length.auroc, length.auroc_ci, length.cohens_d, length.cohens_d_ci) == (
+        judged.auroc, judged.auroc_ci, judged.cohens_d, judged.cohens_d_ci)
 
 
 def test_json_round_trip(scored_sample):
