@@ -83,11 +83,6 @@ class RayScoreSummary(JsonResult):
     actors: int
     seconds: float
 
-    def to_text(self) -> str:
-        """One line, e.g. ``wrote 8 rows (5 scored) from 1 shard with 2 encoder actors in 9.1 s``."""
-        return (f"wrote {self.rows} rows ({self.scored} scored) from {self.shards} shard{'s' * (self.shards != 1)} "
-                f"with {self.actors} encoder actor{'s' * (self.actors != 1)} in {self.seconds:.1f} s")
-
 
 def find_shards(input_path: str | os.PathLike) -> list[Path]:
     """The CSV and Parquet files named by a file, a folder or a glob, sorted by path.

@@ -15,7 +15,7 @@ import numpy as np
 from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
-from sgi_core.gate import _fmt_ci, run_gate
+from sgi_core.gate import run_gate
 
 
 def add_parser(subparsers) -> None:
@@ -98,6 +98,7 @@ def _numeric(column, source: str, name: str) -> np.ndarray:
 
 def _write_policy(args) -> int:
     from sgi_core.evaluation.policy import make_policy, save_policy
+    from sgi_core.render.lines import policy_lines
 
     model = args.model or DEFAULT_MODEL
     table, labels, scores = _file_scores(args, args.score_column, model, rescore=args.model is not None)
@@ -112,18 +113,15 @@ def _write_policy(args) -> int:
         min_auroc=args.min_auroc, seed=args.seed,
     )
     save_policy(policy, args.write_policy)
-    held = holdout.heldout
-    print(f"threshold: flag {policy.score_column} < {policy.threshold:.4g} ({policy.threshold_method} on "
-          f"{holdout.n_dev} development rows{', whole groups per side' if holdout.grouped else ''})")
-    print(f"held-out ({holdout.n_heldout} rows, hallucinated positive): precision {held.precision:.3f} "
-          f"{_fmt_ci(holdout.precision_ci)}, recall {held.recall:.3f} {_fmt_ci(holdout.recall_ci)}, "
-          f"flagged {held.flag_rate:.3f} {_fmt_ci(holdout.flag_rate_ci)}")
+    for line in policy_lines(policy, holdout):
+        print(line)
     print(f"wrote {args.write_policy}", file=sys.stderr)
     return 0
 
 
 def run(args) -> int:
     from sgi_core.evaluation.policy import load_policy
+    from sgi_core.render.lines import gate_lines
 
     if args.write_policy is not None:
         return _write_policy(args)
@@ -135,6 +133,6 @@ def run(args) -> int:
     _, labels, scores = _file_scores(args, policy.score_column, args.model or policy.model,
                                      rescore=args.model is not None)
     result = run_gate(labels, scores, policy, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed)
-    for check in result.checks:
-        print(check.line)
+    for line in gate_lines(result):
+        print(line)
     return 0 if result.passed else 1

@@ -59,6 +59,7 @@ def run(args) -> int:
     from sgi_core.io.export import write_table
     from sgi_core.judge.cache import AnswerCache
     from sgi_core.judge.client import JudgeClient
+    from sgi_core.render.lines import judge_estimate_line
     from sgi_core.judge.runner import (
         estimate,
         plan_judging,
@@ -77,9 +78,9 @@ def run(args) -> int:
         cache = None if args.no_cache else AnswerCache()
         guess = estimate(plan, cache=cache)
         if args.dry_run:
-            print(guess.to_text())
+            print(judge_estimate_line(guess))
             return 0
-        print(guess.to_text(), file=sys.stderr)
+        print(judge_estimate_line(guess), file=sys.stderr)
         with tqdm(total=guess.n_judged_rows, unit="row", desc="judge", file=sys.stderr) as bar:
             columns, summary = run_judge(plan, judge, cache=cache, concurrency=args.concurrency,
                                          progress=_tqdm_progress(bar))

@@ -44,6 +44,7 @@ def run(args) -> int:
     from sgi_core.detector_report import KINDS as DETECTOR_KINDS
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
 
     table = load_triples(args.input, label_positive=args.label_positive)
     for warning in table.warnings:
@@ -63,12 +64,13 @@ def run(args) -> int:
             load_options={"device": args.device, "precision": args.precision,
                           "trust_model_code": args.trust_model_code},
         )
-    print(comparison.to_text())
+    print(comparison_text(comparison))
     report_json = comparison.to_report_json()
     frame = scored[models[0]]
     extras = _retrieval_and_detectors(args, table, frame, models[0])
+    text_of = {"retrieval": retrieval_text, "detectors": detector_comparison_text}
     for key, result in extras.items():
-        print(f"\n{result.to_text()}")
+        print(f"\n{text_of[key](result)}")
         report_json[key] = result.to_dict()
     if args.json:
         args.json.write_text(json.dumps(report_json, indent=2))

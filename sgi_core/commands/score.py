@@ -63,11 +63,12 @@ def _run_ray(args) -> int:
         raise SGIInputError("claim-level columns (--claims) are computed by the local engine only",
                             hint="Leave out --engine ray, or score without --claims")
     from sgi_core.ray_engine import score_with_ray
+    from sgi_core.render.lines import ray_summary_line
 
     summary = score_with_ray(
         args.input, args.output, model=args.model, address=args.address, device=args.device,
         precision=args.precision, batch_rows=args.chunk_rows, batch_size=args.batch_size,
         use_cache=not args.no_cache, label_positive=args.label_positive, trust_model_code=args.trust_model_code,
     )
-    print(f"{summary.to_text()}; Parquet dataset in {args.output}", file=sys.stderr)
+    print(f"{ray_summary_line(summary)}; Parquet dataset in {args.output}", file=sys.stderr)
     return 0
