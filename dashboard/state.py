@@ -14,7 +14,8 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from sgi_core.data import default_label_positive, detect_mapping
+from sgi_core.data import default_label_positive
+from sgi_core.mapping import detect_mapping
 
 ROLES = ("question", "context", "response", "label")
 

@@ -11,16 +11,28 @@ if TYPE_CHECKING:
     from sgi_core.gate import GateCheck, GateResult
     from sgi_core.judge.runner import JudgeEstimate
     from sgi_core.projection import TripleProjection
+    from sgi_core.scoring import ScoreSummary
 
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
 
-def ray_summary_line(summary) -> str:
-    """A Ray run in one line, e.g. ``wrote 8 rows (5 scored) from 1 shard with 2 encoder actors in 9.1 s``."""
-    return (f"wrote {summary.rows} rows ({summary.scored} scored) from {_plural(summary.shards, 'shard')} "
-            f"with {_plural(summary.actors, 'encoder actor')} in {summary.seconds:.1f} s")
+def score_summary_lines(summary: ScoreSummary, output) -> list[str]:
+    """What a ``score`` run did, written to ``output``: texts embedded, rows written (and on Ray, by how many actors).
+
+    Examples
+    --------
+    >>> from sgi_core.scoring import ScoreSummary
+    >>> score_summary_lines(ScoreSummary("ray", rows=8, scored=5, seconds=9.1, shards=1, actors=2), "out")
+    ['wrote 8 rows (5 scored) from 1 shard with 2 encoder actors in 9.1 s; Parquet dataset in out']
+    """
+    if summary.engine == "ray":
+        return [f"wrote {summary.rows} rows ({summary.scored} scored) from {_plural(summary.shards, 'shard')} "
+                f"with {_plural(summary.actors, 'encoder actor')} in {summary.seconds:.1f} s; "
+                f"Parquet dataset in {output}"]
+    return [f"{summary.new_texts} new texts embedded, the rest from the cache",
+            f"wrote {summary.rows} rows ({summary.scored} scored) to {output}"]
 
 
 def judge_estimate_line(estimate: JudgeEstimate) -> str:
