@@ -28,13 +28,8 @@ from sgi_core.io.formats import (
     split_header,
     table_format,
 )
-from sgi_core.io.reading import (
-    csv_parse_error,
-    max_input_bytes,
-    parquet_error,
-    parse_jsonl_record,
-    read_table,
-)
+from sgi_core.io.parquet import parquet_error
+from sgi_core.io.reading import csv_parse_error, max_input_bytes, parse_jsonl_record, read_table
 
 #: Files up to this size are read whole by :func:`~sgi_core.io.reading.read_table`, so they
 #: get exactly its checks and messages; parsed, they take about as much memory as
