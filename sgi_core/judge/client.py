@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from sgi_core.api_client import ApiClient
+from sgi_core.api_client import ApiClient, ApiError
 from sgi_core.errors import SGIInputError
 from sgi_core.judge.prompts import AnswerError, Task, decode_answer
 
@@ -114,6 +114,25 @@ class JudgeClient:
         except (KeyError, IndexError, TypeError):
             content = None
         return content, tokens
+
+    def check_connection(self) -> str:
+        """Send one tiny chat request (a few tokens) and return the model name the endpoint answered as.
+
+        Raises
+        ------
+        ApiError
+            The endpoint cannot be reached, rejects the key or the model, or does not
+            answer as a chat-completions API.
+        """
+        body = {"model": self.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 2,
+                "temperature": 0}
+        payload = self._api.post_json("chat/completions", body)
+        choices = payload.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise ApiError(f"{self._api.host} answered without 'choices', not as a chat-completions API",
+                           hint="Check that the endpoint URL ends where /chat/completions can be added (often /v1)")
+        answered = payload.get("model")
+        return answered[:200] if isinstance(answered, str) and answered else self.model
 
     def ask(self, task: Task, inputs: dict) -> Reply:
         """Ask ``task`` about one row; a malformed answer is asked again once, with the reason.
