@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dashboard import state
 from dashboard.services import input_limits, raw_frame
 from sgi_core.api_client import RetryPolicy, check_base_url
 from sgi_core.data import TripleTable
@@ -114,8 +113,7 @@ def endpoint_key(endpoint: str, session_key: str | None) -> str | None:
 
 def judge_input_columns(table: TripleTable) -> list[str]:
     """Input columns that can hold the retrieved passages or the reference answer (not mapped, not judge output)."""
-    mapped = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c), *table.renamed.values()}
-    return [column for column in table.frame.columns if column not in mapped and not column.startswith("judge_")]
+    return [column for column in table.unmapped_columns if not column.startswith("judge_")]
 
 
 def endpoint_host(endpoint: str) -> str:
