@@ -92,21 +92,6 @@ def env_limits() -> InputLimits:
     return InputLimits.from_env()
 
 
-def local_file(text: str) -> Path:
-    """A file on this machine named by a typed path.
-
-    Raises
-    ------
-    SGIInputError
-        When nothing is there, or it is a folder.
-    """
-    path = Path(text.strip()).expanduser()
-    if not path.is_file():
-        raise SGIInputError("no file at this path" if not path.exists() else "this is a folder, not a file",
-                            source=str(path), hint="Give the full path of a CSV, TSV, JSON Lines or Parquet file")
-    return path
-
-
 def input_limits() -> InputLimits:
     """The limits set on the Data page, else those of the environment (``SGI_MAX_ROWS``, ...)."""
     return state.input_limits(InputLimits.from_env())
