@@ -181,7 +181,8 @@ def _numeric(column, source: str, name: str) -> np.ndarray:
 
 
 def _write_policy(args) -> int:
-    from sgi_core.evaluation.policy import make_policy, save_policy
+    from sgi_core.evaluation.policy import make_policy
+    from sgi_core.evaluation.policy_file import save_policy
 
     model = args.model or DEFAULT_MODEL
     table, labels, scores = _file_scores(args, args.score_column, model, rescore=args.model is not None)
@@ -207,7 +208,7 @@ def _write_policy(args) -> int:
 
 
 def cmd_gate(args) -> int:
-    from sgi_core.evaluation.policy import load_policy
+    from sgi_core.evaluation.policy_file import load_policy
 
     if args.write_policy is not None:
         return _write_policy(args)

@@ -53,18 +53,8 @@ from sgi_core.evaluation.paired import (
     disagreements,
     mcnemar_test,
 )
-from sgi_core.evaluation.policy import (
-    HeldOutThreshold,
-    Policy,
-    development_split,
-    holdout_threshold,
-    load_policy,
-    make_policy,
-    policy_from_json,
-    policy_to_json,
-    proportion_ci,
-    save_policy,
-)
+from sgi_core.evaluation.policy import HeldOutThreshold, development_split, holdout_threshold, make_policy, proportion_ci
+from sgi_core.evaluation.policy_file import Policy, load_policy, policy_from_json, policy_to_json, save_policy
 from sgi_core.evaluation.ranking import RocResult, auroc, roc_analysis, score_percentile
 from sgi_core.evaluation.report import BaselineResult, EvaluationReport, evaluate
 from sgi_core.evaluation.strata import StrataResult, StratumResult, length_strata, theta_qc_strata
