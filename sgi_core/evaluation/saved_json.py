@@ -43,7 +43,7 @@ def read_json_object(raw: bytes | str, *, source: str, what: str, hint: str) -> 
     >>> read_json_object('{"a": 1, "a": 2}', source="x.json", what="a policy", hint="")
     Traceback (most recent call last):
     ...
-    sgi_core.errors.SGIInputError: x.json: a policy must not repeat a key; 'a' is written twice
+    sgi_core.errors.SGIInputError: a policy must not repeat a key; 'a' is written twice (file 'x.json')
     """
 
     def unique_keys(pairs):
