@@ -10,6 +10,7 @@ from dashboard import state
 from dashboard.services import baselines
 from sgi_core import evaluation
 from sgi_core.data import TripleTable
+from sgi_core.evaluation import detectors
 from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS
 
 
@@ -88,3 +89,16 @@ def holdout_policy(key: state.DataKey, model_name: str, group_column: str, calib
 
 def policy_json(policy: evaluation.Policy) -> str:
     return evaluation.policy_to_json(policy)
+
+
+@st.cache_data(show_spinner="Judging the detectors against this file's trivial scores...", max_entries=32)
+def file_verdict(key: state.DataKey, model_name: str, specs: tuple, _table: TripleTable,
+                 _frame: pd.DataFrame) -> evaluation.Verdict:
+    """SGI and the declared detector columns ``specs`` ((column, higher_is), ...) against this file's trivial scores."""
+    scores = {"SGI": _frame["sgi"].to_numpy()}
+    scores.update({column: detectors.orient_detector_score(_table.frame[column], higher_is=higher_is,
+                                                           source=_table.source, column=column)
+                   for column, higher_is in specs})
+    per_row = baselines(key, model_name, _frame)
+    trivial = {} if per_row is None else {name: per_row[name].to_numpy(dtype=np.float64) for name in per_row.columns}
+    return evaluation.file_verdict(_frame["label"].to_numpy(), scores, trivial)

@@ -58,6 +58,7 @@ from sgi_core.evaluation.policy_file import Policy, load_policy, policy_from_jso
 from sgi_core.evaluation.ranking import RocResult, auroc, roc_analysis, score_percentile
 from sgi_core.evaluation.report import BaselineResult, EvaluationReport, evaluate
 from sgi_core.evaluation.strata import StrataResult, StratumResult, length_strata, theta_qc_strata
+from sgi_core.evaluation.verdict import ScoreStanding, Verdict, file_verdict
 from sgi_core.evaluation.thresholds import (
     ThresholdChoice,
     ThresholdMetrics,
@@ -68,6 +69,9 @@ from sgi_core.evaluation.thresholds import (
 )
 
 __all__ = [
+    "ScoreStanding",
+    "Verdict",
+    "file_verdict",
     "AgreementResult",
     "AngleEffectsResult",
     "BASELINE_DESCRIPTIONS",
