@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from dashboard.services import baselines
+from dashboard.services import baselines, numeric_columns
 from sgi_core import evaluation
 from sgi_core.data import TripleTable
 from sgi_core.evaluation import detectors
@@ -48,18 +48,48 @@ def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) ->
             for name, values in scores.items()}
 
 
+def _candidate_columns(table: TripleTable) -> list[str]:
+    """Input columns other than the mapped ones, the row number and the renamed input copies."""
+    mapped = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c),
+              *table.renamed.values()}
+    return [column for column in table.frame.columns if column not in mapped]
+
+
 def group_columns(table: TripleTable) -> list[str]:
     """Input columns, other than the mapped ones, that can group rows (generator, domain, ...).
 
     A column qualifies with 2 to :data:`MAX_GROUPS` distinct values and at most one
-    per two rows, so ids (one per row or per question pair) are left out.
+    per two rows, so ids (one per row or per question pair) are left out, and when
+    it does not determine the label (:func:`sgi_core.evaluation.label_leaks.label_leaks`):
+    grouped by the label, every group is one class.
     """
-    mapped = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c),
-              *table.renamed.values()}
     frame = table.frame
     limit = min(MAX_GROUPS, len(frame) // 2)
-    return [column for column in frame.columns
-            if column not in mapped and 2 <= frame[column].dropna().astype(str).nunique() <= limit]
+    candidates = [column for column in _candidate_columns(table)
+                  if 2 <= frame[column].dropna().astype(str).nunique() <= limit]
+    leaks = {leak.column for leak in evaluation.label_leaks(frame, frame["label"].to_numpy(), candidates)}
+    return [column for column in candidates if column not in leaks]
+
+
+def keep_together_choices(table: TripleTable) -> list[str]:
+    """What a development / held-out split can keep on one side: the default first (pair_id, else the question).
+
+    The default is :func:`sgi_core.evaluation.default_keep_together`, the one ``gate --write-policy`` uses.
+    """
+    together = [column for column in evaluation.KEEP_TOGETHER if column in table.frame.columns]
+    return [*together, *(column for column in group_columns(table) if column not in together)]
+
+
+@st.cache_data(show_spinner="Looking for columns that copy the label...", max_entries=32)
+def column_screen(key: state.DataKey, _table: TripleTable) -> evaluation.ColumnScreen:
+    """The input columns that determine the label, and the id columns (neither is a group nor a score)."""
+    return evaluation.screen_columns(_table.frame, _table.frame["label"].to_numpy(), _candidate_columns(_table))
+
+
+def score_columns(key: state.DataKey, table: TripleTable) -> list[str]:
+    """Numeric input columns that can be detector scores: not the label in disguise, not an id."""
+    screen = column_screen(key, table)
+    return [column for column in numeric_columns(table) if screen.refused_as_score(column) is None]
 
 
 @st.cache_data(show_spinner="Computing statistics per group...", max_entries=32)

@@ -96,7 +96,8 @@ if labelled is None:
         curves[charts.BASELINE_NAMES.get(name, name)] = curve
     st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score); say what their high "
                    "values mean, and see them combined with SGI, on the Detectors page",
-                   services.numeric_columns(data.table), key=state.DETECTOR_COLUMNS, **state.PERSIST)
+                   confound_services.score_columns(data.key, data.table), key=state.DETECTOR_COLUMNS,
+                   **state.PERSIST)
     for column, higher_is in state.detector_specs():
         curves[column] = services.column_roc(data.key, column, higher_is, data.table)
     st.plotly_chart(charts.roc_figure(curves), key="overview.roc")
