@@ -48,13 +48,6 @@ def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) ->
             for name, values in scores.items()}
 
 
-def _candidate_columns(table: TripleTable) -> list[str]:
-    """Input columns other than the mapped ones, the row number and the renamed input copies."""
-    mapped = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c),
-              *table.renamed.values()}
-    return [column for column in table.frame.columns if column not in mapped]
-
-
 def group_columns(table: TripleTable) -> list[str]:
     """Input columns, other than the mapped ones, that can group rows (generator, domain, ...).
 
@@ -65,7 +58,7 @@ def group_columns(table: TripleTable) -> list[str]:
     """
     frame = table.frame
     limit = min(MAX_GROUPS, len(frame) // 2)
-    candidates = [column for column in _candidate_columns(table)
+    candidates = [column for column in table.unmapped_columns
                   if 2 <= frame[column].dropna().astype(str).nunique() <= limit]
     leaks = {leak.column for leak in evaluation.label_leaks(frame, frame["label"].to_numpy(), candidates)}
     return [column for column in candidates if column not in leaks]
@@ -83,7 +76,7 @@ def keep_together_choices(table: TripleTable) -> list[str]:
 @st.cache_data(show_spinner="Looking for columns that copy the label...", max_entries=32)
 def column_screen(key: state.DataKey, _table: TripleTable) -> evaluation.ColumnScreen:
     """The input columns that determine the label, and the id columns (neither is a group nor a score)."""
-    return evaluation.screen_columns(_table.frame, _table.frame["label"].to_numpy(), _candidate_columns(_table))
+    return evaluation.screen_columns(_table.frame, _table.frame["label"].to_numpy(), list(_table.unmapped_columns))
 
 
 def score_columns(key: state.DataKey, table: TripleTable) -> list[str]:
