@@ -82,7 +82,20 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         scores = scored["sgi"].to_numpy(dtype=np.float64)
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
-    return table, frame["label"].to_numpy(dtype=np.float64), scores
+    labels = frame["label"].to_numpy(dtype=np.float64)
+    _check_both_classes(labels, scores, table.source, score_column)
+    return table, labels, scores
+
+
+def _check_both_classes(labels: np.ndarray, scores: np.ndarray, source: str, score_column: str) -> None:
+    """Refuse a file with fewer than 2 scored rows of a label class: no interval, no rate, no gate."""
+    scored = np.isfinite(scores)
+    n_grounded, n_halluc = int((scored & (labels == 1.0)).sum()), int((scored & (labels == 0.0)).sum())
+    if min(n_grounded, n_halluc) < 2:
+        raise SGIInputError(
+            f"the gate needs at least 2 scored rows of each label class; the file has {n_grounded} grounded and "
+            f"{n_halluc} hallucinated rows with a '{score_column}' score, so the AUROC's interval and the rates "
+            "are undefined", source=source, hint="Gate a file with rows of both classes")
 
 
 def _numeric(column, source: str, name: str) -> np.ndarray:
@@ -97,7 +110,8 @@ def _numeric(column, source: str, name: str) -> np.ndarray:
 
 
 def _write_policy(args) -> int:
-    from sgi_core.evaluation.policy import make_policy, save_policy
+    from sgi_core.evaluation.policy import make_policy
+    from sgi_core.evaluation.policy_file import save_policy
     from sgi_core.render.lines import policy_lines
 
     model = args.model or DEFAULT_MODEL
@@ -120,7 +134,7 @@ def _write_policy(args) -> int:
 
 
 def run(args) -> int:
-    from sgi_core.evaluation.policy import load_policy
+    from sgi_core.evaluation.policy_file import load_policy
     from sgi_core.render.lines import gate_lines
 
     if args.write_policy is not None:

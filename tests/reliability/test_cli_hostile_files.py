@@ -20,7 +20,8 @@ STREAMED_MESSAGES = {
                                            "Save it again as UTF-8",
     # scoring stops at the first chunk with a bad label: only its rows are named
     "unknown labels": "unknown label values 'maybe' (file '{source}', column 'label', row 2). Use 1/0, true/false, "
-                      "yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful",
+                      "yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful, "
+                      "or map the values (--label-map; the Data page's label values)",
 }
 
 
