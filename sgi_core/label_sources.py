@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sgi_core.annotations import current_decisions, read_decisions, row_keys
+from sgi_core.annotations import current_decisions, decision_line, read_decisions, row_keys
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -203,3 +203,10 @@ def combine_labels(file_label, annotation_label, *, source: str) -> CombinedLabe
         label[disagree] = np.nan
     return CombinedLabels(label, source, int(in_file.sum()), int(annotated.sum()), int(both.sum()),
                           int(disagree.sum()))
+
+
+def decision_lines(labels: LabelSet, *, annotator: str) -> list[bytes]:
+    """The labels of a source as annotations lines (:func:`~sgi_core.annotations.decision_line`), for an import."""
+    names = {1.0: "grounded", 0.0: "hallucinated"}
+    return [decision_line(key, names[value], annotator=annotator, note=f"imported from {labels.source}"[:200])
+            for key, value in zip(labels.labels["key"].tolist(), labels.labels["value"].tolist())]
