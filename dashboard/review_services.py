@@ -19,7 +19,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
-from sgi_core.annotations import AnnotationStore, annotations_path, append_lines, row_keys
+from sgi_core.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
+from sgi_core.columns import ANGLE_COLUMNS
 from sgi_core.data import TripleTable
 from sgi_core.detectors.claims import CLAIM_COLUMNS, sentence_scores
 from sgi_core.evaluation import response_length
@@ -39,7 +40,7 @@ from sgi_core.label_sources import (
 from sgi_core.review_queue import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
 
 __all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "import_labels",
-           "judge_verdict_columns", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
+           "judge_verdict_columns", "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
            "queue_scores", "row_triangle", "sentence_support", "verdict_labels"]
 
 #: How each label source is named on screen.
@@ -69,7 +70,7 @@ def table_keys(key: state.DataKey, _table: TripleTable) -> np.ndarray:
 class LabelState:
     """The file's labels, the annotations' and the labels the pages use, one per row.
 
-    ``annotated`` marks the rows with a decision in force (``unsure`` included), which
+    ``keys`` holds every row's key once the file has annotations, else nothing; ``annotated`` marks the rows with a decision in force (``unsure`` included), which
     the queues skip; ``damaged`` holds the warnings about skipped lines of the file.
     """
 
@@ -85,18 +86,20 @@ class LabelState:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _label_state(key: state.DataKey, version: str, source: str, path: str, _table: TripleTable) -> LabelState:
-    keys = table_keys(key, _table)
     store = AnnotationStore(annotations_path(key.name))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         raw = store.path.read_bytes() if store.path.exists() else b""
         annotated = labels_from_annotations(raw, source=path)
         decisions = store.current()
-    joined = join_labels(keys, annotated, require_match=False)
+    # Hashing every row's texts costs seconds on millions of rows: done only once there are annotations to join.
+    keys = table_keys(key, _table) if len(decisions) or len(annotated.labels) else np.array([], dtype=object)
+    joined = join_labels(keys, annotated, require_match=False) if len(keys) else LabelJoin(
+        np.full(_table.n_rows, np.nan), path, 0, 0, 0, 0, 0, 0)
     file_label = _table.frame["label"].to_numpy(dtype=np.float64)
     return LabelState(keys, file_label, joined, combine_labels(file_label, joined.label, source=source), decisions,
-                      pd.Index(keys).isin(decisions["key"]), tuple(dict.fromkeys(str(w.message) for w in caught)),
-                      path)
+                      pd.Index(keys).isin(decisions["key"]) if len(keys) else np.zeros(_table.n_rows, dtype=bool),
+                      tuple(dict.fromkeys(str(w.message) for w in caught)), path)
 
 
 def label_state(key: state.DataKey, table: TripleTable) -> LabelState:
@@ -168,7 +171,7 @@ def profile(key: state.DataKey, model_name: str, position: int, table: TripleTab
     columns = {"response length (characters)": response_length(frame["response"]).astype(np.float64)}
     scores = queue_scores(key, model_name, table, frame)
     columns.update({name: values for name, values in scores.items() if not name.startswith("response length")})
-    columns.update({name: frame[name].to_numpy(dtype=np.float64) for name in ("theta_qc", "theta_rq", "theta_rc")})
+    columns.update({f"θ({name[-2]},{name[-1]})": frame[name].to_numpy(dtype=np.float64) for name in ANGLE_COLUMNS})
     return row_profile(columns, position)
 
 
@@ -178,6 +181,11 @@ def sentence_support(model_name: str, question: str, context: str, response: str
     frame = pd.DataFrame({"question": [question], "context": [context], "response": [response]})
     encoder = services.encoder(model_name, services.chosen_device())
     return sentence_scores(frame, encoder, cache=services.disk_cache(model_name))
+
+
+def key_of_row(row) -> str:
+    """The row key of one row (:func:`sgi_core.annotations.row_key`)."""
+    return row_key(row["question"], row["context"], row["response"])
 
 
 def row_triangle(theta_qc: float, theta_rq: float, theta_rc: float) -> np.ndarray:

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, geometry_services, page, review_services, state, texts
+from sgi_core.columns import is_ordinary
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",
                "uncertain": "most uncertain (SGI near the threshold or P(grounded) near 0.5)",
@@ -21,6 +22,7 @@ QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the s
                "false_alarms": "worst false alarms: labelled grounded, lowest score",
                "missed_hallucinations": "worst misses: labelled hallucinated, highest score"}
 LABEL_WORDS = {1.0: "grounded", 0.0: "hallucinated"}
+LABEL_ICONS = {"grounded": ":material/check_circle:", "hallucinated": ":material/report:", "unsure": ":material/help:"}
 #: Session-state key of the keys decided in this session, newest last, for undo.
 HISTORY = "review.history"
 
@@ -77,7 +79,7 @@ def geometry(data, row) -> None:
     for column, (name, value) in zip(metrics, (("SGI", row["sgi"]), ("θ(q,c)", row["theta_qc"]),
                                                ("θ(r,q)", row["theta_rq"]), ("θ(r,c)", row["theta_rc"]))):
         column.metric(name, "not scored" if pd.isna(value) else f"{float(value):.3f}")
-    if row["sgi_status"] != "ok":
+    if not is_ordinary(row["sgi_status"]):
         st.caption(f"No triangle: {texts.plain(row['sgi_status'])}.")
         return
     try:
@@ -129,7 +131,7 @@ def buttons(store, key: str) -> None:
     columns = st.columns(4)
     for column, label in zip(columns, ("grounded", "hallucinated", "unsure")):
         column.button(label.capitalize(), key=f"review.{label}", on_click=decide, args=(store, key, label),
-                      type="primary" if label != "unsure" else "secondary", width="stretch")
+                      icon=LABEL_ICONS[label], width="stretch")
     columns[3].button("Undo my last label", key="review.undo", on_click=undo, args=(store,),
                       disabled=not st.session_state.get(HISTORY), width="stretch")
 
@@ -137,7 +139,7 @@ def buttons(store, key: str) -> None:
 def row_panel(data, labels, store, position: int) -> None:
     """One row: its texts as plain text, the labelling controls, and why it may or may not be grounded."""
     row = page.take_rows(data.frame, [position]).iloc[0]
-    key = labels.keys[position]
+    key = review_services.key_of_row(row)
     st.subheader(f"Row {int(row['input_row']):,} of the file")
     decided = labels.decisions[labels.decisions["key"] == key]
     if len(decided):

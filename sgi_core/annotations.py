@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.errors import SGIInputError
 
 try:  # POSIX; elsewhere O_APPEND alone keeps single writes whole
@@ -108,11 +109,11 @@ def row_keys(frame: pd.DataFrame) -> np.ndarray:
     SGIInputError
         When one of the three columns is missing.
     """
-    missing = [c for c in ("question", "context", "response") if c not in frame.columns]
+    missing = [c for c in TEXT_COLUMNS if c not in frame.columns]
     if missing:
         raise SGIInputError(f"row keys need the columns question, context, response; missing {', '.join(missing)}",
                             hint="Read the file with sgi_core.data.load_triples, which maps the columns")
-    columns = [frame[c].tolist() for c in ("question", "context", "response")]
+    columns = [frame[c].tolist() for c in TEXT_COLUMNS]
     return np.array([row_key(q, c, r) for q, c, r in zip(*columns)], dtype=object)
 
 
