@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.cli import build_parser, cmd_score, main
+from sgi_core.cli import build_parser, main
+from sgi_core.commands.score import run as cmd_score
 from sgi_core.data import load_triples
 from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores, split_pieces
 from sgi_core.embedding import EmbeddingCache, load_encoder
