@@ -11,7 +11,7 @@ and the keys a table labels both ways.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -210,3 +210,21 @@ def decision_lines(labels: LabelSet, *, annotator: str) -> list[bytes]:
     names = {1.0: "grounded", 0.0: "hallucinated"}
     return [decision_line(key, names[value], annotator=annotator, note=f"imported from {labels.source}"[:200])
             for key, value in zip(labels.labels["key"].tolist(), labels.labels["value"].tolist())]
+
+
+def with_labels(table, source: str | os.PathLike | bytes, *, label_positive: str | None = None,
+                limits=None) -> tuple:
+    """A :class:`~sgi_core.data.TripleTable` whose ``label`` column holds the labels of ``source``, joined by row key.
+
+    ``source`` is an annotations file or a labels table (:func:`read_label_source`);
+    the table's own labels are replaced, and its rows without a label in ``source``
+    become unlabelled. Returns the new table and the :class:`LabelJoin`.
+
+    Raises
+    ------
+    SGIInputError
+        When ``source`` cannot be read, or none of its labelled rows is in the table.
+    """
+    joined = join_labels(row_keys(table.frame), read_label_source(source, label_positive=label_positive,
+                                                                   limits=limits))
+    return replace(table, frame=table.frame.assign(label=joined.label)), joined
