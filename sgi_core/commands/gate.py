@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
@@ -43,6 +44,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None)
     p.add_argument("--no-cache", action="store_true")
+    add_labels_option(p)
     add_model_options(p)
     p.set_defaults(func=run)
 
@@ -54,7 +56,7 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
     """
     from sgi_core.data import load_triples
 
-    table = load_triples(args.input, label_positive=args.label_positive)
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not table.has_labels:
