@@ -20,13 +20,6 @@ from sgi_core.cli_options import add_model_options, non_negative_int, positive_i
 from sgi_core.errors import SGIInputError
 
 
-def _progress_printer(label: str):
-    """Progress callback writing texts embedded, texts/s and time left to stderr."""
-    from sgi_core.progress import EmbeddingProgress
-
-    return EmbeddingProgress(label)
-
-
 def cmd_compute(args) -> int:
     from sgi_core.embedding import load_encoder
     from sgi_core.scoring import score_triple
@@ -58,6 +51,7 @@ def cmd_score(args) -> int:
     from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.io.export import check_output_path
     from sgi_core.io.streaming import read_chunks, score_to_file
+    from sgi_core.progress import EmbeddingProgress
 
     # The output path, then the file's header and first chunk, are checked before the model loads.
     check_output_path(args.output)
@@ -67,7 +61,7 @@ def cmd_score(args) -> int:
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
-        progress=_progress_printer(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
+        progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
         claims=args.claims,
     )
     print(f"{summary.new_texts} new texts embedded, the rest from the cache", file=sys.stderr)
@@ -108,6 +102,7 @@ def cmd_report(args) -> int:
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.comparison import compare_models
     from sgi_core.detector_report import KINDS as DETECTOR_KINDS
+    from sgi_core.progress import EmbeddingProgress
 
     table = load_triples(args.input, label_positive=args.label_positive)
     for warning in table.warnings:
@@ -123,7 +118,7 @@ def cmd_report(args) -> int:
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
         comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
-            use_cache=not args.no_cache, progress_for=_progress_printer, detector_kinds=kinds,
+            use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
             load_options={"device": args.device, "precision": args.precision,
                           "trust_model_code": args.trust_model_code},
         )

@@ -141,15 +141,15 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
             print("note: using the file's sgi column; pass --model to score the file again", file=sys.stderr)
         scores = _numeric(frame[present], table.source, score_column)
     else:
-        from sgi_core.cli import _progress_printer
         from sgi_core.embedding import EmbeddingCache, load_encoder
+        from sgi_core.progress import EmbeddingProgress
         from sgi_core.scoring import score_table
 
         encoder = load_encoder(model, device=args.device, precision=args.precision,
                                trust_model_code=args.trust_model_code)
         cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
         scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
-                             progress=_progress_printer(model))
+                             progress=EmbeddingProgress(model))
         scores = scored["sgi"].to_numpy(dtype=np.float64)
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
