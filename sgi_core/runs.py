@@ -25,7 +25,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import COLUMN_ALIASES, TEXT_COLUMNS, TripleTable, scored_table, validate_triples
+from sgi_core.columns import INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
+from sgi_core.data import COLUMN_ALIASES, TripleTable, scored_table, validate_triples
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import baseline_scores
 from sgi_core.evaluation.detectors import numeric_score_columns, orient_detector_score
@@ -50,7 +51,7 @@ ORIENTED_SCORES = {
 }
 
 #: Columns that are never scores: statuses, counts, flags and row numbers the library writes.
-NOT_SCORES = frozenset({"sgi_status", "input_row", "claim_n_sentences", "flagged_hallucinated", "label"})
+NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, "claim_n_sentences", "flagged_hallucinated", "label"})
 
 # Ids, row numbers and indexes by name: a column called pair_id repeats within a file, so the
 # "integers, one per row" test of numeric_score_columns does not catch it.
