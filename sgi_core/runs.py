@@ -152,3 +152,37 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
                                             column=str(column))
         scores.append(name)
     return Run(frame, source, tuple(scores), scored_here, tuple(table.warnings))
+
+
+def model_scorer(model: str, *, device: str | None = None, precision: str = "fp32", trust_model_code: bool = False,
+                 batch_size: int = 64, use_cache: bool = True, progress=None) -> Scorer:
+    """A :data:`Scorer` embedding with ``model``, loaded on first use (a scored run never loads it).
+
+    Scores with :func:`sgi_core.scoring.score_table` and the on-disk embedding cache, as
+    ``score`` and ``report`` do.
+    """
+    loaded = {}
+
+    def score(table: TripleTable) -> pd.DataFrame:
+        # Imported here: reading two scored files must not import torch.
+        from sgi_core.embedding import EmbeddingCache, load_encoder
+        from sgi_core.scoring import score_table
+
+        if "encoder" not in loaded:
+            loaded["encoder"] = load_encoder(model, device=device, precision=precision,
+                                             trust_model_code=trust_model_code)
+        encoder = loaded["encoder"]
+        cache = EmbeddingCache(encoder.model_id) if use_cache else None
+        return score_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)
+
+    return score
+
+
+def load_run(path, *, scorer: Scorer | None, label_positive: str | None = None, key: str | None = None,
+             hallucinated_high=()) -> Run:
+    """Read a run file (CSV, TSV, JSON Lines, JSON or Parquet) and :func:`read_run` it."""
+    from sgi_core.io.reading import read_table, source_name
+
+    name = source_name(path)
+    return read_run(read_table(path, name=name), source=name, scorer=scorer, label_positive=label_positive, key=key,
+                    hallucinated_high=hallucinated_high)

@@ -16,6 +16,7 @@ carry the same label on every key and unpaired otherwise.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import check_fraction, check_int
 from sgi_core.evaluation.paired import delong_components, delong_test, mcnemar_test
 from sgi_core.evaluation.run_matching import KeyMatch, MatchedRuns
-from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefined
 
 #: Resampled values held in memory at once by the bootstrap (floats).
 _BATCH_VALUES = 2_000_000
@@ -216,6 +217,8 @@ class RunComparison(JsonResult):
 def _unpaired_delong(score: str, labels_base, base, labels_new, new, confidence: float) -> AurocShift:
     """DeLong's variance of each AUROC on its own rows; the runs are independent, so the variances add.
 
+    A run with fewer than 2 keys of a class has a NaN AUROC; the caller warns.
+
     ``Var(A) = var(V10) / m + var(V01) / n`` (ddof=1) from each run's structural
     components (:func:`~sgi_core.evaluation.paired.delong_components`), and
     ``Var(A_new - A_base) = Var(A_new) + Var(A_base)``.
@@ -225,8 +228,6 @@ def _unpaired_delong(score: str, labels_base, base, labels_new, new, confidence:
         keep = ~np.isnan(values)
         pos, neg = values[keep & (labels == 1.0)], values[keep & (labels == 0.0)]
         if len(pos) < 2 or len(neg) < 2:
-            warn_undefined(f"the AUROC of '{score}' needs 2 keys of each class in a run; got {len(pos)} grounded "
-                           f"and {len(neg)} hallucinated")
             aurocs.append(math.nan)
             variances.append(math.nan)
             continue
@@ -236,8 +237,6 @@ def _unpaired_delong(score: str, labels_base, base, labels_new, new, confidence:
     diff = aurocs[1] - aurocs[0]
     se = math.sqrt(sum(variances))
     if not se > 0:
-        if not math.isnan(se):
-            warn_undefined(f"DeLong's test of '{score}' is undefined: the AUROC difference has zero variance")
         return AurocShift(score, aurocs[0], aurocs[1], diff, (math.nan, math.nan), math.nan, False)
     half = float(stats.norm.ppf(0.5 + confidence / 2.0)) * se
     return AurocShift(score, aurocs[0], aurocs[1], diff, (diff - half, diff + half),
@@ -255,13 +254,22 @@ def _label_shift(matched: MatchedRuns, n_boot: int, seed: int, confidence: float
     ci = paired_bootstrap_ci(halluc_new - halluc_base, n_boot=n_boot, seed=seed, confidence=confidence)
     paired = bool(np.array_equal(lab_base[both], lab_new[both]))
     shifts = []
-    for score in matched.scores:
-        base, new = matched.base[score].to_numpy()[both], matched.new[score].to_numpy()[both]
-        if paired:
-            res = delong_test(lab_base[both], new, base, confidence=confidence)
-            shifts.append(AurocShift(score, res.auroc_b, res.auroc_a, res.difference, res.ci, res.p_value, True))
-        else:
-            shifts.append(_unpaired_delong(score, lab_base[both], base, lab_new[both], new, confidence))
+    with warnings.catch_warnings():
+        # One warning below names every score left undefined, instead of one per score and run.
+        warnings.simplefilter("ignore", UndefinedStatisticWarning)
+        for score in matched.scores:
+            base, new = matched.base[score].to_numpy()[both], matched.new[score].to_numpy()[both]
+            if paired:
+                res = delong_test(lab_base[both], new, base, confidence=confidence)
+                shifts.append(AurocShift(score, res.auroc_b, res.auroc_a, res.difference, res.ci, res.p_value, True))
+            else:
+                shifts.append(_unpaired_delong(score, lab_base[both], base, lab_new[both], new, confidence))
+    undefined = [a.score for a in shifts if math.isnan(a.p_value)]
+    if undefined:
+        counts = [f"{side} {int((lab[both] == 1).sum())} grounded / {int((lab[both] == 0).sum())} hallucinated"
+                  for side, lab in (("base", lab_base), ("new", lab_new))]
+        warn_undefined(f"DeLong's test is undefined for {', '.join(undefined)}: each run needs 2 keys of each class "
+                       f"and AUROCs that vary ({'; '.join(counts)} keys labelled in both)")
     diff = float(halluc_new.mean() - halluc_base.mean())
     return LabelShift(int(both.sum()), float(halluc_base.mean()), float(halluc_new.mean()), diff, ci,
                       verdict(ci, higher_is_better=False), paired, tuple(shifts))

@@ -214,7 +214,9 @@ def test_one_class_per_run_leaves_the_auroc_undefined_and_rates_defined():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = compare_runs(match_runs(base, new, key="q", scores=["sgi"]), n_boot=100).labels
-    assert any("needs 2 keys of each class" in str(w.message) for w in caught)
+    messages = [str(w.message) for w in caught if issubclass(w.category, UndefinedStatisticWarning)]
+    assert messages == ["DeLong's test is undefined for sgi: each run needs 2 keys of each class and AUROCs that vary "
+                        "(base 4 grounded / 0 hallucinated; new 0 grounded / 4 hallucinated keys labelled in both)"]
     assert (res.rate_base, res.rate_new, res.difference, res.verdict) == (0.0, 1.0, 1.0, "regression")
     assert math.isnan(res.auroc[0].auroc_base) and math.isnan(res.auroc[0].p_value)
 
@@ -231,3 +233,16 @@ def test_result_survives_a_json_round_trip():
     base, new = labelled_runs(same_labels=True)
     res = compare_runs(match_runs(base, new, key="q", scores=["sgi"]), threshold=("sgi", 1.1), n_boot=50)
     assert type(res).from_dict(res.to_dict()).to_dict() == res.to_dict()
+
+
+def test_largest_changes_orders_keys_by_absolute_change_and_points_at_their_rows():
+    from sgi_core.run_tables import largest_changes
+
+    base, new = runs_with_duplicates()
+    changes = largest_changes(match_runs(base, new, key="id", scores=["sgi"]), "sgi", n=3)
+    # Per-key changes: k1 -0.2, k2 -0.2, k3 -0.4, k4 +0.1, k5 -0.35, k6 -0.35, k7 -0.3.
+    assert changes.keys == ("k3", "k5", "k6")
+    assert changes.change == pytest.approx((-0.4, -0.35, -0.35))
+    assert (changes.row_base, changes.row_new) == ((3, 5, 6), (2, 5, 6))
+    with pytest.raises(SGIInputError, match="'lexical_groundedness' is not a score of both runs"):
+        largest_changes(match_runs(base, new, key="id", scores=["sgi"]), "lexical_groundedness")
