@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from sgi_core.columns import INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
+from sgi_core.columns import ADDED_COLUMNS, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
 from sgi_core.data import COLUMN_ALIASES, TripleTable, scored_table, validate_triples
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import baseline_scores
@@ -86,8 +86,10 @@ class Run:
 
 def _is_excluded(column: str, table: TripleTable) -> bool:
     mapped = {c for c in table.mapping.to_dict().values() if c}
+    # input_label, input_sgi, ...: an input column set aside because the library writes one of that name.
+    set_aside = column.startswith("input_") and column.removeprefix("input_") in ADDED_COLUMNS
     return (column in NOT_SCORES or column in TEXT_COLUMNS or column in mapped or column in table.renamed.values()
-            or column.lower() in COLUMN_ALIASES["label"] or bool(_ID_NAME.search(column)))
+            or set_aside or column.lower() in COLUMN_ALIASES["label"] or bool(_ID_NAME.search(column)))
 
 
 def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_positive: str | None = None,

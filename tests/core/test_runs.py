@@ -48,9 +48,11 @@ def test_a_plain_run_is_scored_and_every_score_oriented():
 def test_a_scored_file_keeps_its_own_scores():
     table = validate_triples(plain_run()[["question", "context", "response", "label"]])
     scored = score_table(table, load_encoder("hashing")).assign(sgi=[5.0, 6.0, 7.0])
+    assert "input_label" in scored.columns
     run = read_run(scored, source="scored.csv", scorer=None)
     assert not run.scored_here and run.frame["sgi"].tolist() == [5.0, 6.0, 7.0]
-    assert "input_row" not in run.scores and "sgi_status" not in run.scores
+    assert run.scores == ("sgi", "theta_rq", "neg_theta_rc", "neg_theta_qc", "neg_response_length",
+                          "lexical_groundedness")
 
 
 def test_a_plain_run_without_a_scorer_is_refused():
