@@ -14,6 +14,8 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from sgi_core.columns import is_ordinary
+
 GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
 COLOURS = {GROUNDED: "#1b9e77", HALLUCINATED: "#d95f02", UNLABELLED: "#7f7f7f"}
 ROLE_SYMBOLS = {"question": "circle", "context": "square", "response": "diamond"}
@@ -37,12 +39,17 @@ def label_names(labels) -> np.ndarray:
     return np.where(labels == 1.0, GROUNDED, np.where(labels == 0.0, HALLUCINATED, UNLABELLED))
 
 
+def ordinary_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Where a scored frame's SGI is an ordinary number (:func:`sgi_core.columns.is_ordinary`), as bools."""
+    return is_ordinary(frame["sgi_status"])
+
+
 def plottable(frame: pd.DataFrame, columns=CHART_COLUMNS) -> pd.DataFrame:
-    """The ``columns`` of the rows whose SGI is an ordinary number (status "ok").
+    """The ``columns`` of the rows whose SGI is an ordinary number (:func:`ordinary_rows`).
 
     Columns are picked before rows, so the text columns of a big file are never copied.
     """
-    return frame[list(columns)][(frame["sgi_status"] == "ok").to_numpy()]
+    return frame[list(columns)][ordinary_rows(frame)]
 
 
 def curve_points(n: int, limit: int | None = None) -> np.ndarray:

@@ -53,12 +53,10 @@ def group_columns(table: TripleTable) -> list[str]:
     A column qualifies with 2 to :data:`MAX_GROUPS` distinct values and at most one
     per two rows, so ids (one per row or per question pair) are left out.
     """
-    mapped = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c),
-              *table.renamed.values()}
     frame = table.frame
     limit = min(MAX_GROUPS, len(frame) // 2)
-    return [column for column in frame.columns
-            if column not in mapped and 2 <= frame[column].dropna().astype(str).nunique() <= limit]
+    return [column for column in table.unmapped_columns
+            if 2 <= frame[column].dropna().astype(str).nunique() <= limit]
 
 
 @st.cache_data(show_spinner="Computing statistics per group...", max_entries=32)

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dashboard import state
 from dashboard.services import raw_frame
 from sgi_core.data import TripleTable
 from sgi_core.frames import take_rows
@@ -56,8 +55,7 @@ def judge_key_is_set() -> bool:
 
 def judge_input_columns(table: TripleTable) -> list[str]:
     """Input columns that can hold the retrieved passages or the reference answer (not mapped, not judge output)."""
-    mapped = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c), *table.renamed.values()}
-    return [column for column in table.frame.columns if column not in mapped and not column.startswith("judge_")]
+    return [column for column in table.unmapped_columns if not column.startswith("judge_")]
 
 
 def _judge(endpoint: str, model: str) -> JudgeClient:

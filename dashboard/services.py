@@ -27,6 +27,7 @@ import streamlit as st
 
 from dashboard import state
 from sgi_core import evaluation
+from sgi_core.columns import is_ordinary
 from sgi_core.data import TripleTable, read_table, scored_table, validate_triples
 from sgi_core.embedding import (
     DEFAULT_MODEL,
@@ -183,8 +184,7 @@ def baseline_curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -
 
 def numeric_columns(table: TripleTable) -> list[str]:
     """Input columns, other than the mapped ones, that can serve as detector scores (e.g. an LLM judge)."""
-    roles = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c), *table.renamed.values()}
-    return detectors.numeric_score_columns(table.frame, exclude=roles)
+    return detectors.numeric_score_columns(table.frame[table.unmapped_columns])
 
 
 def _detector_values(table: TripleTable, column: str, higher_is: str) -> np.ndarray:
@@ -249,7 +249,7 @@ def threshold_grid(key: state.DataKey, model_name: str, _frame: pd.DataFrame) ->
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def threshold_range(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> tuple[float, float]:
-    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=(_frame["sgi_status"] == "ok").to_numpy())
+    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=is_ordinary(_frame["sgi_status"]))
 
 
 def threshold_metrics(frame: pd.DataFrame, threshold: float) -> evaluation.ThresholdMetrics:

@@ -20,6 +20,17 @@ from typing import BinaryIO, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import (
+    ADDED_COLUMNS,
+    INPUT_ROW,
+    NUMERIC_SCORE_COLUMNS,
+    ROLES,
+    SCORE_COLUMNS,
+    STATUS_COLUMN,
+    TEXT_COLUMNS,
+    NOT_SCORED_PREFIX,
+    is_not_scored,
+)
 from sgi_core.errors import SGIInputError, format_rows
 from sgi_core.frames import take_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
@@ -33,8 +44,6 @@ from sgi_core.labels import (
     rewritten_label_warning,
 )
 from sgi_core.results import JsonResult
-
-TEXT_COLUMNS = ("question", "context", "response")
 
 #: Accepted column names for each role, in order of preference (compared lower-cased).
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
@@ -52,15 +61,6 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
         "hallucination", "hallucinated", "is_hallucinated", "is_hallucination", "target", "y",
     ),
 }
-
-#: Columns the library adds (``theta_*``, ``sgi``, ``sgi_status`` in scoring; ``p_grounded``
-#: and ``flagged_hallucinated`` in :func:`sgi_core.session.apply_session`); input columns
-#: that already bear these names are kept under an ``input_`` prefix. The label column
-#: is kept so too when it is named ``label``, since ``label`` is rewritten as 1.0 / 0.0 / NaN.
-ADDED_COLUMNS = (
-    "question", "context", "response", "label", "input_row", "theta_qc", "theta_rq", "theta_rc", "sgi", "sgi_status",
-    "p_grounded", "flagged_hallucinated",
-)
 
 #: The paper's protocol drops responses shorter than this; SGI is not validated on them.
 SHORT_RESPONSE_CHARS = 20
@@ -119,6 +119,15 @@ class TripleTable:
     def n_rows(self) -> int:
         return len(self.frame)
 
+    @property
+    def unmapped_columns(self) -> list[str]:
+        """Input columns, in order, that play no role: not a role, not ``input_row``, not mapped or renamed.
+
+        These are what a user can pick as a group, a detector score or a judge input.
+        """
+        taken = {*ROLES, INPUT_ROW, *(c for c in self.mapping.to_dict().values() if c), *self.renamed.values()}
+        return [column for column in self.frame.columns if column not in taken]
+
     def subset(self, positions) -> TripleTable:
         """The rows at 0-based ``positions`` of :attr:`frame`, as a table of their own (order kept).
 
@@ -156,7 +165,7 @@ def detect_mapping(columns: Iterable[str]) -> dict[str, str | None]:
         by_lower.setdefault(str(col).strip().lower(), col)
     found: dict[str, str | None] = {}
     used: set[str] = set()
-    for role in ("question", "context", "response", "label"):
+    for role in ROLES:
         found[role] = None
         for alias in COLUMN_ALIASES[role]:
             col = by_lower.get(alias)
@@ -178,7 +187,7 @@ def _as_text(column: pd.Series) -> pd.Series:
 def _resolve_mapping(frame: pd.DataFrame, mapping: ColumnMapping | dict | None, source: str) -> ColumnMapping:
     given = mapping.to_dict() if isinstance(mapping, ColumnMapping) else dict(mapping or {})
     detected = detect_mapping(frame.columns)
-    roles = {role: given.get(role) or detected[role] for role in ("question", "context", "response", "label")}
+    roles = {role: given.get(role) or detected[role] for role in ROLES}
     if "label" in given and given["label"] is None:
         roles["label"] = None
     for role, col in roles.items():
@@ -314,7 +323,7 @@ def validate_triples(
                                     column=col_map.label, first_row=first_row)
     else:
         out["label"] = np.nan
-    out["input_row"] = np.arange(first_row, first_row + len(out))
+    out[INPUT_ROW] = np.arange(first_row, first_row + len(out))
 
     scorable = np.ones(len(out), dtype=bool)
     scorable[np.asarray(list(unscorable), dtype=np.int64) - 1] = False
@@ -365,14 +374,12 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
     >>> table.frame.columns.tolist(), scores["input_row"].tolist()
     (['question', 'context', 'response', 'label', 'input_row'], [1])
     """
-    from sgi_core.scoring import SCORE_COLUMNS
-
-    missing = [c for c in (*TEXT_COLUMNS, "label", *SCORE_COLUMNS) if c not in frame.columns]
+    missing = [c for c in (*ROLES, *SCORE_COLUMNS) if c not in frame.columns]
     if missing:
         raise SGIInputError(f"a scored file needs the columns {', '.join(missing)}", source=source,
                             hint="Open the file written by `python -m sgi_core score`, or the unscored file to score it")
     scores = frame.reset_index(drop=True)
-    for column in (*SCORE_COLUMNS[:4], "label"):
+    for column in (*NUMERIC_SCORE_COLUMNS, "label"):
         values = pd.to_numeric(scores[column], errors="coerce")
         bad = np.flatnonzero((values.isna() & scores[column].notna()).to_numpy())
         if column == "label":
@@ -386,13 +393,13 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
     for role in TEXT_COLUMNS:
         if not pd.api.types.is_string_dtype(scores[role]):
             scores[role] = _as_text(scores[role])
-    if "input_row" not in scores.columns:
-        scores["input_row"] = np.arange(1, len(scores) + 1)
-    status = scores["sgi_status"].astype(str)
-    not_scored = np.flatnonzero(status.str.startswith("not scored: ").to_numpy())
-    unscorable = {int(i) + 1: status.iloc[i].removeprefix("not scored: ") for i in not_scored}
+    if INPUT_ROW not in scores.columns:
+        scores[INPUT_ROW] = np.arange(1, len(scores) + 1)
+    status = scores[STATUS_COLUMN]
+    not_scored = np.flatnonzero(is_not_scored(status))
+    unscorable = {int(i) + 1: str(status.iloc[i]).removeprefix(NOT_SCORED_PREFIX) for i in not_scored}
     warnings = label_warnings(scores["label"].to_numpy(dtype=np.float64), "label", 1, True)
-    mapping = ColumnMapping("question", "context", "response", "label")
+    mapping = ColumnMapping(*ROLES)
     table = TripleTable(scores.drop(columns=list(SCORE_COLUMNS)), source, mapping, "grounded", unscorable, warnings)
     return table, scores
 

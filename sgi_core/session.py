@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import TEXT_COLUMNS
+from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import page, services, state, texts
+from dashboard import charts, page, services, state, texts
 
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
 #: Rows of a table listed on this page; the rest are in every statistic and download.
@@ -121,7 +121,7 @@ st.subheader("Scores")
 data = page.scored_data()
 for model, frame in data.frames.items():
     # Columns first: filtering the whole frame would copy every text column of a big file.
-    odd = frame[["input_row", "sgi", "sgi_status"]][(frame["sgi_status"] != "ok").to_numpy()]
+    odd = frame[["input_row", "sgi", "sgi_status"]][~charts.ordinary_rows(frame)]
     st.markdown(f"**{model}**: scored. " + (f"{len(odd):,} rows are degenerate or not scored:"
                                             if len(odd) else "Every row scored normally."))
     if len(odd):

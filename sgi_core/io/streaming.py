@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import CONTEXT_IS_QUESTION_STATUS
 from sgi_core.data import (
     CONTEXT_IS_QUESTION_EVERYWHERE,
     ColumnMapping,
@@ -57,7 +58,7 @@ from sgi_core.io.reading import (
     read_table,
 )
 from sgi_core.labels import label_class_warnings
-from sgi_core.scoring import CONTEXT_IS_QUESTION_STATUS, score_table
+from sgi_core.scoring import score_table
 
 #: Files up to this size are read whole by :func:`~sgi_core.io.reading.read_table`, so they
 #: get exactly its checks and messages; parsed, they take about as much memory as

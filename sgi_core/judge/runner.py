@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.api_client import ApiError
+from sgi_core.columns import STATUS_OK
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import check_int
 from sgi_core.judge.cache import AnswerCache, answer_key
@@ -287,12 +288,12 @@ def run_judge(plan: JudgePlan, judge: JudgeClient, *, cache: AnswerCache | None 
                 scores[col][i] = value
             if note:
                 notes.append(f"{metric.name}: {note}")
-        status.append("; ".join(notes) or "ok")
+        status.append("; ".join(notes) or STATUS_OK)
     columns = pd.DataFrame(scores)
     columns["judge_status"] = status
     columns["judge_model"] = judge.model
     columns["judge_prompt_version"] = PROMPT_VERSION
-    summary = JudgeSummary(len(plan.rows), status.count("ok"), sent, n_cached, tokens)
+    summary = JudgeSummary(len(plan.rows), status.count(STATUS_OK), sent, n_cached, tokens)
     return columns, summary
 
 

@@ -39,7 +39,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the judge answer cache")
     p.add_argument("--dry-run", action="store_true",
                    help="print the number of requests and an estimate of input tokens, send nothing")
-    p.set_defaults(func=cmd_judge)
+    p.set_defaults(func=run)
     return p
 
 
@@ -52,7 +52,7 @@ def _tqdm_progress(bar) -> JudgeProgress:
     return report
 
 
-def cmd_judge(args) -> int:
+def run(args) -> int:
     from tqdm import tqdm
 
     from sgi_core.data import load_triples
