@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
+from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 
@@ -60,8 +60,7 @@ def run(args) -> int:
         comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
-            load_options={"device": args.device, "precision": args.precision,
-                          "trust_model_code": args.trust_model_code},
+            load_options=model_load_options(args),
         )
     print(comparison.to_text())
     report_json = comparison.to_report_json()

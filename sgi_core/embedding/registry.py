@@ -202,7 +202,7 @@ def load_encoder(
         raise SGIInputError(f"unknown backend '{backend}'", hint=f"Use one of: {', '.join(BACKENDS)}")
     if backend != "torch" and (name.startswith(("hashing", "openai:", "azure"))):
         raise SGIInputError(f"backend '{backend}' applies to sentence-transformers models, not '{name}'",
-                            hint="Use --backend torch with this model")
+                            hint="Use the torch backend (--backend torch, or torch in the sidebar) with this model")
     if name == "hashing" or name.startswith("hashing-"):
         dim = name.partition("-")[2]
         if dim and not (dim.isdigit() and int(dim) > 0):

@@ -96,3 +96,52 @@ def test_a_damaged_export_is_rebuilt_and_a_whole_one_reused(isolated_cache):
 def _write(frame: pd.DataFrame, path):
     frame.to_csv(path, index=False)
     return path
+
+
+@pytest.fixture
+def backends_asked(monkeypatch):
+    """The backend of every ``load_encoder`` call; the model itself is the hashing test encoder."""
+    import sgi_core.comparison
+    import sgi_core.embedding
+
+    asked = []
+
+    def recording(name, **options):
+        asked.append(options.get("backend"))
+        return load_encoder("hashing-16")
+
+    monkeypatch.setattr(sgi_core.embedding, "load_encoder", recording)
+    monkeypatch.setattr(sgi_core.comparison, "load_encoder", recording)
+    return asked
+
+
+def test_every_command_passes_the_backend_to_load_encoder(tmp_path, backends_asked):
+    from sgi_core.cli import main
+
+    source = tmp_path / "in.csv"
+    pd.read_csv(SAMPLE_CSV).head(6).to_csv(source, index=False)
+    options = ["--backend", "onnx-int8"]
+    assert main(["compute", "--q", "q", "--c", "c", "--r", "r", *options]) == 0
+    assert main(["score", str(source), "-o", str(tmp_path / "out.csv"), *options]) == 0
+    assert main(["report", str(SAMPLE_CSV), "--n-boot", "0", *options]) == 0
+    assert backends_asked == ["onnx-int8"] * 3
+
+
+def test_an_unknown_backend_is_refused_when_parsing(capsys):
+    from sgi_core.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compute", "--q", "q", "--c", "c", "--r", "r", "--backend", "tvm"])
+    assert exit_info.value.code == 2 and "invalid choice: 'tvm'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_score_through_onnx_writes_the_torch_scores(tmp_path, isolated_cache):
+    from sgi_core.cli import main
+
+    source = tmp_path / "in.csv"
+    pd.read_csv(SAMPLE_CSV).head(12).to_csv(source, index=False)
+    for backend in ("torch", "onnx"):
+        assert main(["score", str(source), "-o", str(tmp_path / f"{backend}.csv"), "--backend", backend]) == 0
+    torch_sgi, onnx_sgi = (pd.read_csv(tmp_path / f"{b}.csv")["sgi"] for b in ("torch", "onnx"))
+    np.testing.assert_allclose(onnx_sgi, torch_sgi, rtol=1e-4)
