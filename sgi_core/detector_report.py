@@ -26,7 +26,7 @@ from sgi_core.evaluation.baselines import lexical_groundedness, response_length
 from sgi_core.evaluation.crossval import out_of_fold_probability
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 from sgi_core.results import JsonResult, warn_undefined
 
 #: Features of the combined detector besides the computed detectors.

@@ -6,7 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
+from sgi_core.cli_labels import add_labels_option, labelled_table
+from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
@@ -33,6 +34,7 @@ def add_parser(subparsers) -> None:
                         "detector, out of fold")
     p.add_argument("--grounded-threshold", type=float, default=1.0,
                    help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
+    add_labels_option(p)
     add_model_options(p)
     p.set_defaults(func=run)
 
@@ -45,8 +47,9 @@ def run(args) -> int:
     from sgi_core.detector_report import check_kinds
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
 
-    table = load_triples(args.input, label_positive=args.label_positive)
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -57,15 +60,15 @@ def run(args) -> int:
         comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
-            load_options={"device": args.device, "precision": args.precision,
-                          "trust_model_code": args.trust_model_code},
+            load_options=model_load_options(args),
         )
-    print(comparison.to_text())
+    print(comparison_text(comparison))
     report_json = comparison.to_report_json()
     frame = scored[models[0]]
     extras = _retrieval_and_detectors(args, table, frame, models[0])
+    text_of = {"retrieval": retrieval_text, "detectors": detector_comparison_text}
     for key, result in extras.items():
-        print(f"\n{result.to_text()}")
+        print(f"\n{text_of[key](result)}")
         report_json[key] = result.to_dict()
     if args.json:
         args.json.write_text(json.dumps(report_json, indent=2))

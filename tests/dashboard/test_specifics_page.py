@@ -7,7 +7,7 @@ from sgi_core.data import load_triples
 from sgi_core.detector_report import detector_report
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, assert_clean, goto

@@ -20,7 +20,7 @@ from sgi_core.evaluation import (
     roc_analysis,
 )
 from sgi_core.evaluation.judgement import judge_score
-from sgi_core.evaluation.tables import baselines_table, table1, table2, table3, table5
+from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
