@@ -313,7 +313,7 @@ def main() -> int:
         run = run_model_variant if args.child_model else run_scale_variant
         print(json.dumps(run(json.loads(args.child_model or args.child_scale))))
         return 0
-    from sgi_core.io.streaming import DEFAULT_CHUNK_ROWS
+    from sgi_core.local_engine import DEFAULT_CHUNK_ROWS
 
     try:
         args.device = resolve_device(args.device)

@@ -143,7 +143,7 @@ def run_scale_variant(spec: dict) -> dict:
     from sgi_core.data import load_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.io.export import write_table
-    from sgi_core.io.streaming import read_chunks, score_to_file
+    from sgi_core.local_engine import read_chunks, score_to_file
     from sgi_core.scoring import score_table
 
     limit_threads(spec["threads"])

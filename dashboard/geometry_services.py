@@ -12,6 +12,7 @@ from sgi_core.columns import is_ordinary
 from sgi_core.data import TripleTable
 from sgi_core.frames import take_rows
 from sgi_core.projection import TripleProjection, project_triples, sample_rows
+from sgi_core.render.lines import projection_note as projection_note  # the Geometry page words its map
 from sgi_core.scoring import embed_table
 
 

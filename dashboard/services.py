@@ -45,7 +45,7 @@ from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the
 from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
-from sgi_core.io.export import to_csv_bytes
+from sgi_core.io.export import one_label_column, to_csv_bytes
 from sgi_core.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"
@@ -271,13 +271,13 @@ def sgi_percentile(key: state.DataKey, model_name: str, value: float, _frame: pd
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """The scored frame as a CSV download (formula-like cells escaped)."""
-    return to_csv_bytes(frame)
+    """The scored frame as a CSV download (formula-like cells escaped), with one label column."""
+    return to_csv_bytes(one_label_column(frame))
 
 
 def flagged_csv(frame: pd.DataFrame, calibrator, threshold: float) -> bytes:
     """Built only when the download is clicked: a large file costs nothing until asked for."""
-    return to_csv_bytes(apply_session(frame, calibrator, threshold))
+    return to_csv_bytes(apply_session(one_label_column(frame), calibrator, threshold))
 
 
 def session_json(key: state.DataKey, model_name: str, calibrator, threshold: float, frame: pd.DataFrame) -> bytes:

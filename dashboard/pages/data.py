@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, local_files, page, services, state, texts
+from dashboard import charts, confound_services, local_files, page, services, state, texts
 
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
 #: Rows of a table listed on this page; the rest are in every statistic and download.
@@ -46,6 +46,14 @@ def _path_box() -> None:
                        "outside this folder, hidden files and folders are refused.")
     if st.session_state.get(PATH_ERROR):
         st.error(st.session_state[PATH_ERROR])
+
+
+def label_copies(key: state.DataKey, table) -> None:
+    """Say which columns are the label in disguise: they are kept out of groups and detector scores."""
+    screen = confound_services.column_screen(key, table)
+    for column in screen.leak_columns:
+        st.warning(f"{texts.plain(screen.refused_as_score(column))}, so it is kept out of the groups (Strata, "
+                   "Calibration) and the detector score columns (Overview, Detectors).")
 
 
 def _listed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -123,6 +131,7 @@ left.metric("Rows read", f"{table.n_rows:,}")
 right.metric("Rows that cannot be scored", f"{len(table.unscorable):,}")
 for warning in table.warnings:
     st.warning(texts.plain(warning))
+label_copies(key, table)
 if table.unscorable:
     st.caption("These rows stay in every table and download, with no score:")
     rejected = sorted(table.unscorable.items())

@@ -92,6 +92,7 @@ def run(args) -> int:
     from sgi_core.judge.client import JudgeClient
     from sgi_core.judge.output import renamed_input_columns, with_judge_columns
     from sgi_core.judge.runner import estimate, plan_judging, run_judge
+    from sgi_core.render.lines import judge_estimate_line
 
     _check_output(args.output)
     # The reader's warnings are about SGI scoring (short responses, labels); `report` prints them.
@@ -106,9 +107,9 @@ def run(args) -> int:
         cache = None if args.no_cache else AnswerCache()
         guess = estimate(plan, cache=cache)
         if args.dry_run:
-            print(guess.to_text())
+            print(judge_estimate_line(guess))
             return 0
-        print(guess.to_text(), file=sys.stderr)
+        print(judge_estimate_line(guess), file=sys.stderr)
         with tqdm(total=guess.n_judged_rows, unit="row", desc="judge", file=sys.stderr) as bar:
             columns, summary = run_judge(plan, judge, cache=cache, concurrency=args.concurrency,
                                          progress=_tqdm_progress(bar))

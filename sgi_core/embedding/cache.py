@@ -107,6 +107,12 @@ class EmbeddingCache:
         self.path = folder / f"{slug}-{digest}.sqlite"
         try:
             private_folder(folder)
+        except OSError as err:  # a file in its place, a path through a file, no permission
+            raise SGIInputError(
+                f"cannot use '{folder}' as the embedding cache folder: {err.strerror or err}",
+                hint="Set SGI_CACHE_DIR to a writable folder, or run without the cache (--no-cache)",
+            ) from None
+        try:
             private_file(self.path)
         except OSError as err:
             raise SGIInputError(f"cannot create the embedding cache '{self.path}': {err.strerror or err}",

@@ -73,11 +73,6 @@ class JudgeEstimate(JsonResult):
     n_cached: int
     input_tokens: int
 
-    def to_text(self) -> str:
-        to_send = self.n_requests - self.n_cached
-        return (f"{self.n_judged_rows} of {self.n_rows} rows to judge: {self.n_requests} requests, "
-                f"{self.n_cached} already in the cache, {to_send} to send, about {self.input_tokens:,} input tokens")
-
 
 @dataclass(frozen=True)
 class JudgeSummary(JsonResult):

@@ -23,6 +23,7 @@ from sgi_core.judge import (
     run_judge,
 )
 from sgi_core.judge.client import estimate_tokens
+from sgi_core.render.lines import judge_estimate_line
 from tests.judge.fake_server import FakeServer
 
 QUESTION = "Which city holds the head office of the Oberoi Group hotels?"
@@ -186,7 +187,7 @@ def test_estimate_counts_requests_and_tokens_and_sends_nothing(server, frame):
     assert guess.input_tokens == expected_tokens and server.requests == []
     run_judge(plan, judge, cache=cache)
     assert estimate(plan, cache=cache).n_cached == 7 - 1  # the malformed answer of row 5 is not cached
-    assert "4 of 5 rows to judge: 7 requests, 0 already in the cache, 7 to send" in guess.to_text()
+    assert "4 of 5 rows to judge: 7 requests, 0 already in the cache, 7 to send" in judge_estimate_line(guess)
 
 
 def test_concurrency_is_bounded(server, frame):
