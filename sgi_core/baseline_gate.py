@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.run_comparison import RunComparison
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 from sgi_core.results import JsonResult
 
 

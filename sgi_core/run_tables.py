@@ -15,7 +15,7 @@ import pandas as pd
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.run_comparison import RunComparison
 from sgi_core.evaluation.run_matching import MatchedRuns
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 from sgi_core.results import JsonResult
 
 #: Keys listed by name in the text before "and N more".
