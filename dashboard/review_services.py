@@ -129,14 +129,14 @@ def apply_label_source(key: state.DataKey, table: TripleTable, frames: dict) -> 
 
 
 def label_source_line(data) -> str:
-    """Which labels the statistics use and how many, for the top of a page."""
+    """Which labels the statistics use and how many, for the caption under every page's title."""
     combined = label_state(data.key, data.table).combined
-    line = f"Labels: {SOURCE_NAMES[combined.source]}, {combined.n_labelled:,} rows labelled"
-    if combined.source != "file" or combined.n_annotations:
-        line += (f" ({combined.n_file:,} in the file, {combined.n_annotations:,} annotated, {combined.n_both:,} "
-                 f"both, {combined.n_disagree:,} disagreeing")
-        line += ", left unlabelled)" if combined.source == "both" else ")"
-    return line + ". Choose the source on the Review page."
+    line = f"labels: {SOURCE_NAMES[combined.source]} ({combined.n_labelled:,} rows"
+    if combined.n_annotations:
+        line += f"; {combined.n_file:,} in the file, {combined.n_annotations:,} annotated"
+        if combined.n_disagree:
+            line += f", {combined.n_disagree:,} disagreeing" + (" left unlabelled" if combined.source == "both" else "")
+    return line + "; source chosen on the Review page)"
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

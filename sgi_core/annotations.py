@@ -55,7 +55,6 @@ MAX_NOTE_CHARS = 2_000
 #: Longest line read back, in bytes: a longer line is damaged, not a decision.
 MAX_LINE_BYTES = 16_384
 
-_WHITESPACE = re.compile(r"\s+")
 _KEY = re.compile(rf"[0-9a-f]{{{KEY_HEX_DIGITS}}}")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _FIELDS = ("key", "label", "note", "annotator", "time")
@@ -68,6 +67,9 @@ class AnnotationFileWarning(UserWarning):
 def normalise_text(text) -> str:
     """The text a row key hashes: Unicode NFC, every run of whitespace one space, no leading or trailing space.
 
+    Whitespace is what :meth:`str.isspace` calls so (Unicode whitespace, the no-break
+    space included): the text is split on it and joined with single spaces.
+
     Case and punctuation are kept. A missing cell (None, NaN) is the empty string.
 
     Examples
@@ -77,7 +79,7 @@ def normalise_text(text) -> str:
     """
     if text is None or (isinstance(text, float) and np.isnan(text)):
         return ""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", str(text))).strip()
+    return " ".join(unicodedata.normalize("NFC", str(text)).split())
 
 
 def row_key(question, context, response) -> str:
@@ -225,12 +227,8 @@ def empty_decisions() -> pd.DataFrame:
 def _parse_line(text: str):
     """The record of one line, or the reason it is damaged."""
     try:
-        from sgi_core.jsonio import loads as load_json
-    except ImportError:
-        load_json = json.loads
-    try:
-        record = load_json(text)
-    except (ValueError, RecursionError, SGIInputError) as err:
+        record = json.loads(text)
+    except (ValueError, RecursionError) as err:
         return None, f"not JSON ({str(err).splitlines()[0][:120]})"
     if not isinstance(record, dict):
         return None, "not a JSON object"
