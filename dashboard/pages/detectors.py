@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state
+from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state, tables
 
 st.title("Detectors")
 st.write("Other detectors beside SGI, judged the same way: the seed's geometric detectors computed from the "
@@ -57,7 +57,7 @@ def computed_families() -> tuple:
 def file_columns() -> None:
     """The file's numeric columns as detectors: ROC, correlation with SGI, combination, calibration, threshold."""
     st.subheader("Scores from the file's columns")
-    columns = services.numeric_columns(data.table)
+    columns = confound_services.score_columns(data.key, data.table)
     if not columns:
         st.info("This file has no numeric column besides the mapped ones. Add a column with another detector's "
                 "score per row (e.g. `judge_score`) to compare it with SGI here.")
@@ -137,7 +137,7 @@ def compare(kinds: tuple) -> None:
     cols[2].metric("AUROC A − B", f"{delong.difference:+.3f}")
     cols[3].metric("DeLong z", f"{delong.z:+.2f}")
     cols[4].metric("p (two-sided)", f"{delong.p_value:.3g}")
-    st.caption(f"DeLong's test of the AUROC difference, 95% CI [{delong.ci[0]:+.3f}, {delong.ci[1]:+.3f}], on the "
+    st.caption(f"DeLong's test of the AUROC difference, 95% CI {tables.interval(delong.ci, '+.3f', in_text=True)}, on the "
                f"{delong.n_pos:,} grounded and {delong.n_neg:,} hallucinated rows both scores cover "
                f"({delong.n_excluded:,} rows left out: unlabelled or missing one of the scores).")
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from sgi_core.cli_labels import add_labels_option, labelled_table
-from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
+from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
-from sgi_core.gate import _fmt_ci, run_gate
+from sgi_core.gate import run_gate
 
 
 def add_parser(subparsers) -> None:
@@ -76,15 +76,27 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         from sgi_core.progress import EmbeddingProgress
         from sgi_core.scoring import score_table
 
-        encoder = load_encoder(model, device=args.device, precision=args.precision,
-                               trust_model_code=args.trust_model_code)
+        encoder = load_encoder(model, **model_load_options(args))
         cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
         scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
                              progress=EmbeddingProgress(model))
         scores = scored["sgi"].to_numpy(dtype=np.float64)
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
-    return table, frame["label"].to_numpy(dtype=np.float64), scores
+    labels = frame["label"].to_numpy(dtype=np.float64)
+    _check_both_classes(labels, scores, table.source, score_column)
+    return table, labels, scores
+
+
+def _check_both_classes(labels: np.ndarray, scores: np.ndarray, source: str, score_column: str) -> None:
+    """Refuse a file with fewer than 2 scored rows of a label class: no interval, no rate, no gate."""
+    scored = np.isfinite(scores)
+    n_grounded, n_halluc = int((scored & (labels == 1.0)).sum()), int((scored & (labels == 0.0)).sum())
+    if min(n_grounded, n_halluc) < 2:
+        raise SGIInputError(
+            f"the gate needs at least 2 scored rows of each label class; the file has {n_grounded} grounded and "
+            f"{n_halluc} hallucinated rows with a '{score_column}' score, so the AUROC's interval and the rates "
+            "are undefined", source=source, hint="Gate a file with rows of both classes")
 
 
 def _numeric(column, source: str, name: str) -> np.ndarray:
@@ -99,7 +111,9 @@ def _numeric(column, source: str, name: str) -> np.ndarray:
 
 
 def _write_policy(args) -> int:
-    from sgi_core.evaluation.policy import make_policy, save_policy
+    from sgi_core.evaluation.policy import make_policy
+    from sgi_core.evaluation.policy_file import save_policy
+    from sgi_core.render.lines import policy_lines
 
     model = args.model or DEFAULT_MODEL
     table, labels, scores = _file_scores(args, args.score_column, model, rescore=args.model is not None)
@@ -114,18 +128,15 @@ def _write_policy(args) -> int:
         min_auroc=args.min_auroc, seed=args.seed,
     )
     save_policy(policy, args.write_policy)
-    held = holdout.heldout
-    print(f"threshold: flag {policy.score_column} < {policy.threshold:.4g} ({policy.threshold_method} on "
-          f"{holdout.n_dev} development rows{', whole groups per side' if holdout.grouped else ''})")
-    print(f"held-out ({holdout.n_heldout} rows, hallucinated positive): precision {held.precision:.3f} "
-          f"{_fmt_ci(holdout.precision_ci)}, recall {held.recall:.3f} {_fmt_ci(holdout.recall_ci)}, "
-          f"flagged {held.flag_rate:.3f} {_fmt_ci(holdout.flag_rate_ci)}")
+    for line in policy_lines(policy, holdout):
+        print(line)
     print(f"wrote {args.write_policy}", file=sys.stderr)
     return 0
 
 
 def run(args) -> int:
-    from sgi_core.evaluation.policy import load_policy
+    from sgi_core.evaluation.policy_file import load_policy
+    from sgi_core.render.lines import gate_lines
 
     if args.write_policy is not None:
         return _write_policy(args)
@@ -137,6 +148,6 @@ def run(args) -> int:
     _, labels, scores = _file_scores(args, policy.score_column, args.model or policy.model,
                                      rescore=args.model is not None)
     result = run_gate(labels, scores, policy, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed)
-    for check in result.checks:
-        print(check.line)
+    for line in gate_lines(result):
+        print(line)
     return 0 if result.passed else 1

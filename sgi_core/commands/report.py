@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from sgi_core.cli_labels import add_labels_option, labelled_table
-from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
+from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 
@@ -46,6 +46,7 @@ def run(args) -> int:
     from sgi_core.detector_report import KINDS as DETECTOR_KINDS
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
 
     table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive))
     for warning in table.warnings:
@@ -62,15 +63,15 @@ def run(args) -> int:
         comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
-            load_options={"device": args.device, "precision": args.precision,
-                          "trust_model_code": args.trust_model_code},
+            load_options=model_load_options(args),
         )
-    print(comparison.to_text())
+    print(comparison_text(comparison))
     report_json = comparison.to_report_json()
     frame = scored[models[0]]
     extras = _retrieval_and_detectors(args, table, frame, models[0])
+    text_of = {"retrieval": retrieval_text, "detectors": detector_comparison_text}
     for key, result in extras.items():
-        print(f"\n{result.to_text()}")
+        print(f"\n{text_of[key](result)}")
         report_json[key] = result.to_dict()
     if args.json:
         args.json.write_text(json.dumps(report_json, indent=2))
