@@ -34,6 +34,7 @@ import pandas as pd
 
 from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.errors import SGIInputError
+from sgi_core.jsonio import loads_json
 
 try:  # POSIX; elsewhere O_APPEND alone keeps single writes whole
     import fcntl
@@ -224,12 +225,12 @@ def empty_decisions() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=object) for name in _FIELDS})
 
 
-def _parse_line(text: str):
+def _parse_line(text: bytes):
     """The record of one line, or the reason it is damaged."""
     try:
-        record = json.loads(text)
-    except (ValueError, RecursionError) as err:
-        return None, f"not JSON ({str(err).splitlines()[0][:120]})"
+        record = loads_json(text, max_depth=4)
+    except SGIInputError as err:
+        return None, err.message[:160]
     if not isinstance(record, dict):
         return None, "not a JSON object"
     if not isinstance(record.get("key"), str) or not _KEY.fullmatch(record["key"]):
@@ -243,8 +244,9 @@ def _parse_line(text: str):
 def read_decisions(raw: bytes, *, source: str = "<annotations>") -> pd.DataFrame:
     """Every decision line of an annotations file, in file order, with its 1-based ``line`` number.
 
-    A damaged line (cut short, not JSON, no row key, unknown decision, not UTF-8,
-    longer than :data:`MAX_LINE_BYTES`) is skipped with an
+    Each line is read by :func:`sgi_core.jsonio.loads_json`. A damaged line (cut
+    short, not JSON, not UTF-8, no row key, unknown decision, longer than
+    :data:`MAX_LINE_BYTES`) is skipped with an
     :class:`AnnotationFileWarning` naming the file and its line number; blank lines
     are ignored. The other lines are always kept.
     """
@@ -255,10 +257,7 @@ def read_decisions(raw: bytes, *, source: str = "<annotations>") -> pd.DataFrame
         if len(line) > MAX_LINE_BYTES:
             problem = f"longer than {MAX_LINE_BYTES:,} bytes"
         else:
-            try:
-                record, problem = _parse_line(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                problem = "not UTF-8"
+            record, problem = _parse_line(line)
         if problem:
             warnings.warn(f"{source}: line {number} skipped: {problem}", AnnotationFileWarning, stacklevel=2)
             continue
