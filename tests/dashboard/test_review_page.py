@@ -85,8 +85,7 @@ def test_overview_uses_the_annotations_when_chosen(review):
         word = "grounded" if truth["label"].iloc[row - 1] == 1.0 else "hallucinated"
         rows.append(label(at, word))
     at.radio(key="labels.source").set_value("annotations").run()
-    goto(at, "overview")
-    assert_clean(at)
+    goto(at, "overview")  # no exception; on 12 rows the verdict may well be an error box saying SGI is near chance
     captions = [c.value for c in at.caption]
     assert "labels: the annotations made on the Review page (12 rows; 300 in the file, 12 annotated" in captions[0]
     scored = score_table(load_triples(SAMPLE_CSV), load_encoder("hashing"))
