@@ -48,8 +48,7 @@ def sentences(model: str, row) -> None:
         return
     table = scored[["sentence", "support", "context_piece"]].rename(
         columns={"sentence": "response sentence", "context_piece": "best-supporting context sentence"})
-    styled = table.style.map(_support_colour, subset=["support"]).map(
-        lambda _: "", subset=["best-supporting context sentence"]).apply(
+    styled = table.style.map(_support_colour, subset=["support"]).apply(
         lambda col: [_support_colour(s) for s in table["support"]], subset=["response sentence"]).format(
         {"support": "{:.3f}"})
     st.dataframe(styled, hide_index=True, width="stretch")
@@ -69,8 +68,8 @@ def judge(table, position: int) -> None:
     if verdict is not None and not pd.isna(verdict):
         st.write("Every statement supported by the passages." if float(verdict) == 1.0 else
                  "At least one statement **not supported** by the passages.")
-    st.dataframe(pd.DataFrame({"judge column": columns, "value": [texts.plain(cells[c]) for c in columns]}),
-                 hide_index=True)
+    # A dataframe shows its cells as literal text: nothing to escape.
+    st.dataframe(pd.DataFrame({"judge column": columns, "value": [str(cells[c]) for c in columns]}), hide_index=True)
 
 
 def geometry(data, row) -> None:

@@ -166,7 +166,7 @@ def decision_line(key: str, label: str, *, note: str = "", annotator: str = "", 
 
 @contextlib.contextmanager
 def _locked_for_append(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         if fcntl is not None:
