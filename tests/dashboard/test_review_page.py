@@ -13,6 +13,9 @@ from sgi_core.data import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import roc_analysis
 from sgi_core.evaluation.rater_agreement import cohens_kappa
+from sgi_core.judge.cache import AnswerCache
+from sgi_core.judge.client import JudgeClient
+from sgi_core.judge.runner import plan_judging
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import assert_clean, goto, metric, upload
@@ -146,12 +149,25 @@ def test_import_of_a_shuffled_labels_table(review):
     assert len(store().current()) == 21
 
 
-def test_a_judge_verdict_column_against_the_annotations(review):
+def test_a_judge_verdict_column_against_the_annotations(review, tmp_path, monkeypatch):
     sample = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False).head(60).drop(columns=["label"])
     verdicts = np.arange(60) % 3 != 0
     sample["judge_answer_consistency_binary"] = verdicts.astype(int)
+    sample["judge_model"] = "m"
+    # The judge's statements of every row, cached under the keys a judging run with this endpoint and model uses.
+    endpoint = "http://127.0.0.1:9/v1"
+    monkeypatch.setenv("SGI_JUDGE_ENDPOINT", endpoint)
+    monkeypatch.setenv("SGI_JUDGE_CACHE_DIR", str(tmp_path / "judge"))
+    plan = plan_judging(sample, JudgeClient(endpoint, "m"), ["answer_consistency"])
+    cache = AnswerCache()
+    for keys in plan.rows:
+        cache.put(keys["support"], "support", {"statements": [{"statement": "First claim.", "supported": True},
+                                                              {"statement": "Second claim.", "supported": False}]})
+    cache.close()
     at = upload(review, "judged.csv", sample.to_csv(index=False).encode())
     goto(at, "review")
+    (statements,) = [d.value for d in at.dataframe if "judge's statement" in d.value.columns]
+    assert statements.values.tolist() == [["First claim.", "supported"], ["Second claim.", "unsupported"]]
     given = np.full(60, np.nan)
     for i in range(9):
         row = label(at, "grounded" if i % 2 else "hallucinated")
