@@ -30,6 +30,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import SCORE_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -138,7 +139,7 @@ class InputLimits(JsonResult):
         """These limits for a reader that holds one chunk of rows at a time.
 
         The file may have any number of rows; columns, characters per cell and
-        characters in all apply to each chunk (:func:`sgi_core.io.streaming.read_chunks`).
+        characters in all apply to each chunk (:func:`sgi_core.io.chunks.raw_chunks`).
         """
         return replace(self, max_rows=UNBOUNDED, max_scored_rows=UNBOUNDED)
 
@@ -153,9 +154,6 @@ def is_scored(columns) -> bool:
     >>> is_scored(["question", "context", "response", "sgi"])
     False
     """
-    # Imported here: sgi_core.scoring imports the readers, which import this module.
-    from sgi_core.scoring import SCORE_COLUMNS
-
     return set(SCORE_COLUMNS) <= set(map(str, columns))
 
 

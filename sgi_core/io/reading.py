@@ -26,7 +26,6 @@ from sgi_core.errors import SGIInputError
 from sgi_core.io.decoding import decode_text, detect_separator, header_only_error
 from sgi_core.io.formats import (
     CSV_READ_OPTIONS,
-    PARQUET_SUFFIXES,
     FORMATS_HINT,
     check_unique_columns,
     empty_file_error,
@@ -35,7 +34,7 @@ from sgi_core.io.formats import (
     table_format,
 )
 from sgi_core.io.limits import InputLimits, check_cells, check_header_width, check_shape, is_scored, limit_error
-from sgi_core.io.parquet_reading import read_parquet_bytes, read_parquet_limited
+from sgi_core.io.parquet import is_parquet_path, read_parquet_bytes, read_parquet_limited
 from sgi_core.jsonio import loads_json
 
 #: Files above this size are refused before they are read; ``SGI_MAX_INPUT_MB`` overrides it.
@@ -234,13 +233,6 @@ def _read_json_array_text(text: str, name: str) -> pd.DataFrame:
     return _frame_from_records(records, name)
 
 
-def _is_parquet_path(source) -> bool:
-    if not isinstance(source, (str, os.PathLike)) or not Path(source).is_file():
-        return False
-    with open(source, "rb") as handle:
-        return Path(source).suffix.lower() in PARQUET_SUFFIXES or handle.read(4) == b"PAR1"
-
-
 def read_table(
     source: str | os.PathLike | BinaryIO | bytes, *, name: str | None = None, max_bytes: int | None = None,
     limits: InputLimits | None = None,
@@ -283,7 +275,7 @@ def read_table(
     sgi_core.errors.SGIInputError: the file has more than 2 rows; the limit is 2 rows to score (file 't.csv'). ...
     """
     name = name or source_name(source)
-    if limits is not None and _is_parquet_path(source):
+    if limits is not None and is_parquet_path(source):
         return read_parquet_limited(source, name, limits)
     limit = max_input_bytes() if max_bytes is None else max_bytes
     raw = _read_bytes(source, name, limit)

@@ -127,7 +127,8 @@ REFUSED = [
             csv_lines(HEADER + ",label", ",".join(TRIPLE) + ",1", ",".join(TRIPLE) + ",maybe", ",".join(TRIPLE) + ",0",
                       ",".join(TRIPLE) + ",2"),
             "unknown label values 'maybe', '2' (file '{source}', column 'label', rows 2, 4). Use 1/0, true/false, yes/no, "
-            "grounded/hallucinated, valid/invalid or faithful/unfaithful"),
+            "grounded/hallucinated, valid/invalid or faithful/unfaithful, "
+            "or map the values (--label-map; the Data page's label values)"),
     Refused("invalid JSON line", "bad.jsonl", b'{"question": "q", "context": "c", "response": "r"}\n{oops\n',
             "invalid JSON: Expecting property name enclosed in double quotes at character 2 (file '{source}', row 2). Each line "
             "must be one JSON object"),

@@ -10,7 +10,7 @@ import pytest
 from sgi_core.cli import main
 from sgi_core.data import load_triples, validate_triples
 from sgi_core.errors import SGIInputError
-from sgi_core.io import streaming
+from sgi_core.io import chunks
 from sgi_core.io.export import to_csv_bytes
 from sgi_core.io.reading import read_table
 from sgi_core.jsonio import MAX_JSON_DEPTH
@@ -42,7 +42,7 @@ def test_the_label_column_is_kept_the_same_way_in_every_chunk(tmp_path, monkeypa
     source = tmp_path / "in.csv"
     source.write_bytes(csv_lines("question,context,response,label",
                                  *(",".join(TRIPLE) + f",{label}" for label in labels)))
-    monkeypatch.setattr(streaming, "WHOLE_READ_BYTES", 0)
+    monkeypatch.setattr(chunks, "WHOLE_READ_BYTES", 0)
     for out in (tmp_path / "out.csv", tmp_path / "out.parquet"):
         assert main(["score", str(source), "-o", str(out), "--model", "hashing-16", "--no-cache",
                      "--chunk-rows", "3"]) == 0

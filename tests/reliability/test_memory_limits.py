@@ -14,10 +14,10 @@ import pytest
 
 from sgi_core.cli import main
 from sgi_core.errors import SGIInputError
-from sgi_core.io import streaming
+from sgi_core.io import chunks
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table
-from sgi_core.io.streaming import read_chunks
+from sgi_core.local_engine import read_chunks
 from tests.conftest import REPO
 from tests.reliability.hostile_files import C, Q, R, TRIPLE, csv_lines
 
@@ -48,7 +48,7 @@ def one_context_many_times(path, n_rows: int = 20_000):
 def reading_mode(request, monkeypatch):
     """``read_chunks`` reads small files whole and large ones in chunks: both must refuse."""
     if request.param == "streamed":
-        monkeypatch.setattr(streaming, "WHOLE_READ_BYTES", 0)
+        monkeypatch.setattr(chunks, "WHOLE_READ_BYTES", 0)
     return request.param
 
 

@@ -1,4 +1,8 @@
-"""Reading Parquet files: whole, or under limits that bound memory before the text is expanded.
+"""Reading Parquet files for :func:`sgi_core.io.reading.read_table`: whole, or column by column under limits.
+
+Under :class:`~sgi_core.io.limits.InputLimits` a file is checked from its metadata
+before any row is read, then read one column at a time in record batches whose cells
+are checked as they come, through the C library's allocator (:func:`_system_allocator`).
 
 Every reader keeps every column of the file: a pandas index stored in the file (a
 named one such as ``doc_id``, or ``__index_level_0__``) comes back as an ordinary
@@ -9,13 +13,15 @@ Under limits, text stored with a dictionary is measured before it is expanded.
 from __future__ import annotations
 
 import io
+import os
 import re
 from contextlib import contextmanager
+from pathlib import Path
 
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.io.formats import check_unique_columns, no_rows_error
+from sgi_core.io.formats import PARQUET_SUFFIXES, check_unique_columns, no_rows_error
 from sgi_core.io.limits import InputLimits, check_cells, check_shape, is_scored, parquet_shape
 
 #: Rows per Parquet record batch read under limits: each batch's cells are checked as it is read.
@@ -174,3 +180,11 @@ def read_parquet_limited(source, name: str, limits: InputLimits) -> pd.DataFrame
     except Exception as err:  # as above
         raise parquet_error(err, name) from None
     return pd.DataFrame(converted)
+
+
+def is_parquet_path(source) -> bool:
+    """Whether ``source`` is a path to a Parquet file (by its suffix or its magic bytes)."""
+    if not isinstance(source, (str, os.PathLike)) or not Path(source).is_file():
+        return False
+    with open(source, "rb") as handle:
+        return Path(source).suffix.lower() in PARQUET_SUFFIXES or handle.read(4) == b"PAR1"
