@@ -11,7 +11,13 @@ input files, also named in ``input_file``) and ``input_row`` (1-based data row i
 that shard, as ``input_row`` of the single-process ``score``). Sorting the output
 by ``(input_shard, input_row)`` gives the input order. Each shard is read whole, in
 order, by one read task, which numbers its rows as it reads them; the row numbers
-are checked after the write (every shard must hold rows 1..n exactly once).
+are checked after the write (every shard must hold rows 1..n exactly once, a
+Parquet shard as many as its footer counts; :mod:`sgi_core.ray_rows`). Input
+columns named like the order key, or ``path``, keep their values.
+
+The dataset is written to a new folder of a unique name beside the output
+(:func:`tempfile.mkdtemp`) and renamed onto it once checked. A Ray started here
+binds its services to the loopback address (docs/SCALING.md).
 
 Scores equal those of :func:`sgi_core.scoring.score_table` on the same rows: each
 actor validates its rows with :func:`sgi_core.data.validate_triples` (unscorable
@@ -28,6 +34,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,8 +45,19 @@ from sgi_core.data import validate_triples
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.embedding.device import check_precision
 from sgi_core.errors import SGIInputError
+from sgi_core.io.decoding import decodes
 from sgi_core.io.shards import find_shards as find_shards  # part of this engine's interface
 from sgi_core.io.shards import shard_format
+from sgi_core.ray_rows import (
+    ORDER_KEY,
+    PRIVATE_FILE,
+    PRIVATE_KEY,
+    PRIVATE_ROW,
+    PRIVATE_SHARD,
+    NumberRows,
+    check_output,
+    keep_clashing_columns,
+)
 from sgi_core.scoring import ScoreSummary, score_table
 
 #: Rows handed to an actor at a time; texts repeated within them are encoded once.
@@ -49,10 +67,11 @@ DEFAULT_BATCH_ROWS = 10_000
 #: gathered from them are even and one big shard feeds every actor.
 _BLOCK_BYTES = 256 * 1024
 
-#: Columns naming each row's place in the input.
-ORDER_KEY = ("input_shard", "input_row")
+#: The address a Ray started by :func:`score_with_ray` binds its services to.
+LOOPBACK = "127.0.0.1"
 
 _REMOTE_INPUT_ERROR = re.compile(r"^sgi_core\.errors\.SGIInputError: (.*)$", re.MULTILINE)
+_CSV_READ_ERROR = re.compile(r"Failed to read CSV file: (.+?)\. Please check")
 
 
 def _shard_columns(shards: list[Path]) -> list[str]:
@@ -99,43 +118,27 @@ def _read(shards: list[Path], columns: list[str]):
     import pyarrow.csv as pcsv
     import ray.data
 
-    csv = [str(p) for p in shards if shard_format(p) == "csv"]
-    parquet = [str(p) for p in shards if shard_format(p) == "parquet"]
-    parts = []
-    if csv:
-        parts.append(ray.data.read_csv(
-            csv, include_paths=True, override_num_blocks=len(csv), num_cpus=0,
-            parse_options=pcsv.ParseOptions(newlines_in_values=True),
-            # Every CSV cell as text, as the single-process reader reads it.
-            convert_options=pcsv.ConvertOptions(column_types={name: pa.string() for name in columns}),
-        ))
-    if parquet:
-        parts.append(ray.data.read_parquet(parquet, include_paths=True, override_num_blocks=len(parquet), num_cpus=0))
+    # Ray names each row's file in a column "path", which replaces an input column of that name:
+    # shards that have one are read one per dataset, each numbered with its own path.
+    paths_from_ray = "path" not in columns
+    groups = ([[p for p in shards if shard_format(p) == kind] for kind in ("csv", "parquet")] if paths_from_ray
+              else [[p] for p in shards])
     shard_index = {str(p): i for i, p in enumerate(shards)}
-    parts = [part.map_batches(_NumberRows(shard_index), batch_format="pandas", batch_size=None, num_cpus=0)
-             for part in parts]
+    parts = []
+    for group in filter(None, groups):
+        paths = [str(p) for p in group]
+        options = {"include_paths": paths_from_ray, "override_num_blocks": len(paths), "num_cpus": 0}
+        if shard_format(group[0]) == "csv":
+            part = ray.data.read_csv(
+                paths, parse_options=pcsv.ParseOptions(newlines_in_values=True),
+                # Every CSV cell as text, as the single-process reader reads it.
+                convert_options=pcsv.ConvertOptions(column_types={name: pa.string() for name in columns}), **options,
+            )
+        else:
+            part = ray.data.read_parquet(paths, **options)
+        number = NumberRows(shard_index, path=None if paths_from_ray else paths[0])
+        parts.append(part.map_batches(number, batch_format="pandas", batch_size=None, num_cpus=0))
     return parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0]
-
-
-class _NumberRows:
-    """Adds the order key to the blocks of a read task, which reads each of its shards whole and in order.
-
-    The count per shard runs on across the task's blocks; a shard is read by one task only.
-    """
-
-    def __init__(self, shard_index: dict[str, int]):
-        self._shard_index = shard_index
-        self._rows_seen: dict[str, int] = {}
-
-    def __call__(self, block: pd.DataFrame) -> pd.DataFrame:
-        paths = block.pop("path")
-        offset = paths.map(lambda path: self._rows_seen.get(path, 0)).to_numpy(dtype=np.int64)
-        block["input_file"] = paths.to_numpy(dtype=object)
-        block["input_shard"] = paths.map(self._shard_index).to_numpy(dtype=np.int64)
-        block["input_row"] = offset + paths.groupby(paths, sort=False).cumcount().to_numpy(dtype=np.int64) + 1
-        for path, count in paths.value_counts(sort=False).items():
-            self._rows_seen[path] = self._rows_seen.get(path, 0) + int(count)
-        return block
 
 
 class _Scorer:
@@ -150,19 +153,19 @@ class _Scorer:
         self._batch_size = batch_size
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        keys = batch[["input_file", *ORDER_KEY]].reset_index(drop=True)
-        raw = batch.drop(columns=["input_file", *ORDER_KEY]).reset_index(drop=True)
+        keys = batch[PRIVATE_KEY].reset_index(drop=True)
+        raw = keep_clashing_columns(batch.drop(columns=PRIVATE_KEY).reset_index(drop=True))
         scored = []
         # A batch may end one shard and start the next: each shard's rows are validated with its own name.
-        for _, rows in keys.groupby("input_shard", sort=False):
+        for _, rows in keys.groupby(PRIVATE_SHARD, sort=False):
             table = validate_triples(
                 raw.loc[rows.index].reset_index(drop=True), label_positive=self._label_positive,
-                source=rows["input_file"].iat[0], first_row=int(rows["input_row"].iat[0]), whole_file=False,
+                source=rows[PRIVATE_FILE].iat[0], first_row=int(rows[PRIVATE_ROW].iat[0]), whole_file=False,
             )
             frame = score_table(table, self._encoder, cache=self._cache, batch_size=self._batch_size)
-            frame["input_row"] = rows["input_row"].to_numpy()
-            frame["input_shard"] = rows["input_shard"].to_numpy()
-            frame["input_file"] = rows["input_file"].to_numpy(dtype=object)
+            frame["input_row"] = rows[PRIVATE_ROW].to_numpy()
+            frame["input_shard"] = rows[PRIVATE_SHARD].to_numpy()
+            frame["input_file"] = rows[PRIVATE_FILE].to_numpy(dtype=object)
             scored.append(frame)
         return pd.concat(scored, ignore_index=True)
 
@@ -182,17 +185,28 @@ def _pool(concurrency: int | None, device: str | None) -> tuple[int, dict]:
     return concurrency or max(1, int(resources.get("CPU", 1))), {"num_cpus": 1}
 
 
-def _check_output(output: Path) -> tuple[int, int]:
-    """Rows and scored rows of the written dataset, after checking that each shard holds rows 1..n once."""
-    import pyarrow.dataset as pads
+def _input_error(err: BaseException, ray) -> SGIInputError | None:
+    """The input error a Ray task failed with, as one line, or ``None`` for any other failure.
 
-    keys = pads.dataset(output, format="parquet").to_table(columns=[*ORDER_KEY, "sgi"]).to_pandas()
-    per_shard = keys.groupby("input_shard")["input_row"].agg(["size", "max", "nunique"])
-    broken = per_shard[(per_shard["size"] != per_shard["max"]) | (per_shard["nunique"] != per_shard["size"])]
-    if len(broken):
-        raise RuntimeError(f"the order keys of shards {broken.index.tolist()} are not 1..n: "
-                           "a shard was read by more than one task, or read twice")
-    return len(keys), int(np.isfinite(keys["sgi"].to_numpy(dtype=float)).sum())
+    An actor's :class:`SGIInputError` reaches the driver only as text in Ray's error; a
+    CSV shard that Arrow cannot read is named in it, and is then checked here for the
+    usual cause, text that is not UTF-8.
+    """
+    if not isinstance(err, ray.exceptions.RayError):
+        return None
+    remote = _REMOTE_INPUT_ERROR.search(str(err))
+    if remote:
+        return SGIInputError(remote.group(1))
+    unreadable = _CSV_READ_ERROR.search(str(err))
+    if unreadable is None:
+        return None
+    shard = Path(unreadable.group(1))
+    if shard.is_file() and not decodes(shard, "utf-8"):
+        return SGIInputError("the CSV shard is not UTF-8 text, which is all Ray's CSV reader reads", source=str(shard),
+                             hint="Save the shards as UTF-8 or convert them to Parquet, or score the file without "
+                                  "--engine ray, which reads other encodings")
+    return SGIInputError("Ray's CSV reader cannot read the shard", source=str(shard),
+                         hint="Check that it is comma-separated with one header row, or convert it to Parquet")
 
 
 def score_with_ray(
@@ -274,6 +288,9 @@ def score_with_ray(
     shards = find_shards(input_path)
     columns = _shard_columns(shards)
     output = Path(output).expanduser().resolve()
+    if not output.parent.is_dir():
+        raise SGIInputError(f"the folder '{output.parent}' for the output does not exist", source=str(output),
+                            hint="Create the folder first, or write somewhere else")
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise SGIInputError("the output exists and is not an empty folder", source=str(output),
                             hint="Give a new folder name: the Parquet dataset is written as a folder of files")
@@ -283,7 +300,9 @@ def score_with_ray(
     load_encoder(model, device="cpu", trust_model_code=trust_model_code, backend=backend)
     started_here = not ray.is_initialized()
     if started_here:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        # A Ray started here listens on this machine's loopback address only (docs/SCALING.md).
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                 **({"_node_ip_address": LOOPBACK} if address is None else {}))
     context = ray.data.DataContext.get_current()
     saved = context.target_max_block_size, context.use_datasource_v2
     # Blocks small enough that one big shard feeds every actor (each actor call gathers batch_rows
@@ -299,17 +318,17 @@ def score_with_ray(
             # One call at a time per actor: a call queued behind a busy actor would leave another idle.
             compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=1),
         )
-        partial = output.with_name(f".{output.name}.partial")
-        shutil.rmtree(partial, ignore_errors=True)
+        # A new folder of a unique name for this run only: a fixed name would be shared by two
+        # runs, and deleting what was there before (or a link planted there) is not ours to do.
+        partial = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".partial", dir=output.parent))
         try:
             dataset.write_parquet(str(partial), ray_remote_args={"num_cpus": 0})
-            rows, scored = _check_output(partial)
+            rows, scored = check_output(partial, shards)
         except BaseException as err:
             shutil.rmtree(partial, ignore_errors=True)
-            # An actor's SGIInputError reaches here only as text in Ray's error.
-            remote = _REMOTE_INPUT_ERROR.search(str(err)) if isinstance(err, ray.exceptions.RayError) else None
-            if remote:
-                raise SGIInputError(remote.group(1)) from None
+            input_error = _input_error(err, ray)
+            if input_error is not None:
+                raise input_error from None
             raise
         if output.exists():
             output.rmdir()

@@ -201,7 +201,7 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
-def _decodes(path: Path, encoding: str) -> bool:
+def decodes(path: Path, encoding: str) -> bool:
     """Whether the whole file decodes, read block by block so memory stays flat."""
     decoder = codecs.getincrementaldecoder(encoding)()
     with open(path, "rb") as handle:
@@ -223,7 +223,7 @@ def file_encoding(path: Path, head: bytes, name: str) -> str:
     encoding = bom_encoding(head)
     if encoding is not None:
         return encoding
-    utf8 = _decodes(path, "utf-8")
+    utf8 = decodes(path, "utf-8")
     # A UTF-8 head may end inside a character; "ignore" drops only that cut tail.
     decode_text(head.decode("utf-8", errors="ignore").encode("utf-8") if utf8 else head, name)
     if utf8:
@@ -232,4 +232,4 @@ def file_encoding(path: Path, head: bytes, name: str) -> str:
         mixed = mixed_encoding_error(handle, name)
     if mixed is not None:
         raise mixed
-    return "cp1252" if _decodes(path, "cp1252") else "latin-1"
+    return "cp1252" if decodes(path, "cp1252") else "latin-1"

@@ -162,3 +162,49 @@ def test_minilm_parity_on_halueval(local_ray, shared_data, tmp_path):
     for shard, path in enumerate(find_shards(folder)):
         assert_same_scores(out[out["input_shard"] == shard].reset_index(drop=True),
                            single_process(path, tmp_path, model="minilm"))
+
+
+def test_input_columns_named_like_the_order_key_or_path_keep_their_values(local_ray, shards, tmp_path):
+    frame = pd.read_csv(shards / "part-0.csv", dtype=str, keep_default_na=False).iloc[:4]
+    mine = {"input_row": ["r1", "r2", "r3", "r4"], "input_shard": ["s1", "s2", "s3", "s4"],
+            "input_file": ["f1", "f2", "f3", "f4"], "path": ["p1", "p2", "p3", "p4"]}
+    frame.assign(**mine).to_csv(tmp_path / "clash.csv", index=False)
+    score_with_ray(tmp_path / "clash.csv", tmp_path / "out", model="hashing-256", use_cache=False)
+    out = pd.read_parquet(tmp_path / "out").sort_values("input_row").reset_index(drop=True)
+    assert out["input_row"].tolist() == [1, 2, 3, 4] and out["input_shard"].tolist() == [0] * 4
+    assert out["input_file"].tolist() == [str((tmp_path / "clash.csv").resolve())] * 4
+    kept = {column: out[name].tolist() for column, name in
+            [("input_row", "input_input_row"), ("input_shard", "input_input_shard"),
+             ("input_file", "input_input_file"), ("path", "path")]}
+    assert kept == mine
+
+
+def test_the_temporary_folder_is_new_and_what_was_at_the_old_name_is_left_alone(local_ray, shards, tmp_path):
+    frame = pd.read_csv(shards / "part-0.csv", dtype=str, keep_default_na=False).iloc[:3]
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    kept = tmp_path / ".out.partial"  # the fixed name a run once emptied
+    kept.mkdir()
+    (kept / "mine.txt").write_text("keep me")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / ".linked.partial").symlink_to(victim)  # a link planted at the fixed name of a second output
+    for name in ("out", "linked"):
+        score_with_ray(tmp_path / "in.csv", tmp_path / name, model="hashing-256", use_cache=False)
+        assert len(pd.read_parquet(tmp_path / name)) == 3
+    assert (kept / "mine.txt").read_text() == "keep me" and list(victim.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")) == [".linked.partial",
+                                                                                          ".out.partial"]
+
+
+def test_a_latin1_csv_shard_is_a_one_line_input_error(local_ray, tmp_path):
+    rows = "question,context,response\nQué es la crème brûlée?,La crème brûlée est un dessert.,Un dessert à la crème.\n"
+    (tmp_path / "latin1.csv").write_bytes(rows.encode("latin-1"))
+    with pytest.raises(SGIInputError, match=r"^the CSV shard is not UTF-8 text, which is all Ray.s CSV reader reads \(file .*latin1\.csv.\)\. "
+                                            r"Save the shards as UTF-8 or convert them to Parquet"):
+        score_with_ray(tmp_path / "latin1.csv", tmp_path / "out", model="hashing-256", use_cache=False)
+    assert not (tmp_path / "out").exists() and [p.name for p in tmp_path.iterdir()] == ["latin1.csv"]
+
+
+def test_an_output_in_a_missing_folder_is_refused_before_ray_runs(shards, tmp_path):
+    with pytest.raises(SGIInputError, match=r"^the folder '.*missing' for the output does not exist"):
+        score_with_ray(shards, tmp_path / "missing" / "out", model="hashing-256")
