@@ -18,8 +18,9 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from sgi_core.converters import convert_halueval, convert_truthfulqa
-    from sgi_core.io.export import write_table
+    from sgi_core.io.export import check_output_path, write_table
 
+    check_output_path(args.output, inputs=[args.input])
     if args.kind == "truthfulqa":
         frame = convert_truthfulqa(args.input, context=args.truthfulqa_context)
     else:

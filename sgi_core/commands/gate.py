@@ -113,8 +113,10 @@ def _numeric(column, source: str, name: str) -> np.ndarray:
 def _write_policy(args) -> int:
     from sgi_core.evaluation.policy import make_policy
     from sgi_core.evaluation.policy_file import save_policy
+    from sgi_core.io.output_paths import check_output_file
     from sgi_core.render.lines import policy_lines
 
+    check_output_file(args.write_policy, inputs=[args.input], what="policy")  # before any work
     model = args.model or DEFAULT_MODEL
     table, labels, scores = _file_scores(args, args.score_column, model, rescore=args.model is not None)
     groups = None

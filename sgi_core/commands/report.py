@@ -47,8 +47,12 @@ def run(args) -> int:
     from sgi_core.detector_report import check_kinds
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.progress import EmbeddingProgress
+    from sgi_core.io.export import write_text_output
+    from sgi_core.io.output_paths import check_output_file
     from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
 
+    if args.json:  # before any work: a path that cannot be written costs nothing
+        check_output_file(args.json, inputs=[args.input], what="report JSON")
     table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -71,7 +75,7 @@ def run(args) -> int:
         print(f"\n{text_of[key](result)}")
         report_json[key] = result.to_dict()
     if args.json:
-        args.json.write_text(json.dumps(report_json, indent=2))
+        write_text_output(json.dumps(report_json, indent=2), args.json, inputs=[args.input], what="report JSON")
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
 

@@ -45,7 +45,7 @@ def run(args) -> int:
     from sgi_core.render.lines import score_summary_lines
 
     # The output path, then the file's header and first chunk, are checked before the model loads.
-    check_output_path(args.output)
+    check_output_path(args.output, inputs=[args.input])
     chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
     encoder = load_encoder(args.model, **model_load_options(args))
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)

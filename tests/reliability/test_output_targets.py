@@ -1,5 +1,6 @@
 """Where an output goes: never onto a device, pipe, link or the input; standard output on request; no leftovers."""
 
+import json
 import os
 import stat
 import subprocess
@@ -13,7 +14,7 @@ from sgi_core.embedding import EmbeddingCache
 from sgi_core.errors import SGIInputError
 from sgi_core.io import export
 from sgi_core.io.export import atomic_output, to_csv_bytes, write_table, write_text_output
-from tests.conftest import REPO
+from tests.conftest import REPO, SAMPLE_CSV
 from tests.reliability.test_output_writes import expected_csv, leftovers, many_rows
 
 SCORE = ["--model", "hashing-256", "--no-cache"]
@@ -128,3 +129,29 @@ def test_to_csv_bytes_is_what_standard_output_gets(capsysbinary):
     with atomic_output("-") as handle:
         handle.write(to_csv_bytes(frame))
     assert capsysbinary.readouterr().out == to_csv_bytes(frame)
+
+
+@pytest.mark.parametrize("command", [["report", "--models", "hashing-16", "--n-boot", "0", "--no-cache", "--json"],
+                                     ["gate", "--model", "hashing-16", "--write-policy"]], ids=["report", "gate"])
+@pytest.mark.parametrize("target", ["a folder", "a missing folder", "the input"])
+def test_json_outputs_are_checked_before_any_work(tmp_path, capsys, command, target):
+    source = tmp_path / "labelled.csv"
+    source.write_bytes(SAMPLE_CSV.read_bytes())
+    out = {"a folder": tmp_path, "a missing folder": tmp_path / "missing" / "out.json", "the input": source}[target]
+    name, *options = command
+    assert main([name, str(source), *options, str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no report or policy was computed first
+    what = "report JSON" if name == "report" else "policy"
+    expected = {"a folder": f"the {what} is a folder, not a file",
+                "a missing folder": f"the folder '{out.parent}' for the {what} does not exist",
+                "the input": f"the {what} is the input file"}[target]
+    assert captured.err.startswith(f"error: {expected}")
+    assert source.read_bytes() == SAMPLE_CSV.read_bytes()
+
+
+def test_report_json_is_written_whole(tmp_path, capsys):
+    out = tmp_path / "report.json"
+    assert main(["report", str(SAMPLE_CSV), "--models", "hashing-16", "--n-boot", "0", "--no-cache",
+                 "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["models"] and leftovers(tmp_path) == []
