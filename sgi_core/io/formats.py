@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from sgi_core.columns import ADDED_COLUMNS
 from sgi_core.errors import SGIInputError
 
 #: Byte-order marks and the encoding each announces, longest first (UTF-32 LE starts like UTF-16 LE).
@@ -37,6 +38,8 @@ CSV_READ_OPTIONS = {"header": None, "dtype": str, "keep_default_na": False, "na_
 PLAIN_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 FORMATS_HINT = "Use a CSV, TSV, JSON Lines or Parquet file"
+# Columns read or written by name, whose case-only variants would be confused with them.
+_LIBRARY_COLUMNS = frozenset(ADDED_COLUMNS)
 _ROWS_HINT = "Add at least one row with a question, a context and a response"
 
 
@@ -103,3 +106,21 @@ def check_unique_columns(columns, source: str) -> None:
         names = ", ".join(str(c) if str(c).strip() else "(blank)" for c in duplicates)
         raise SGIInputError(f"duplicate column names: {names}", source=source,
                             hint="Rename the columns so that each name appears once")
+    _check_case_clashes(columns, source)
+
+
+def _check_case_clashes(columns, source: str) -> None:
+    """Refuse names that differ only in case where one of them is a column the library reads or writes.
+
+    ``SGI`` beside ``sgi`` (or ``Question`` beside ``question``) leaves the reader to
+    guess which is meant: the roles are found whatever their case, and the scores
+    written beside an old ``SGI`` column look like the same column.
+    """
+    by_lower: dict[str, list] = {}
+    for column in columns:
+        by_lower.setdefault(str(column).strip().lower(), []).append(column)
+    clashes = [names for lower, names in by_lower.items() if len(names) > 1 and lower in _LIBRARY_COLUMNS]
+    if clashes:
+        raise SGIInputError(f"columns whose names differ only in case: {', '.join(map(str, clashes[0]))}",
+                            source=source, hint="Rename or drop one of them: the library reads or writes the column "
+                                                f"'{str(clashes[0][0]).strip().lower()}' whatever its case")

@@ -106,6 +106,9 @@ REFUSED = [
             "(in Excel: File > Save As > CSV UTF-8), or correct line 5 and the lines like it"),
     Refused("duplicate column names", "dup.csv", csv_lines("question,context,response,question", ",".join(TRIPLE) + ",again"),
             "duplicate column names: question (file '{source}'). Rename the columns so that each name appears once"),
+    Refused("SGI beside sgi", "case.csv", csv_lines(HEADER + ",SGI,sgi", ",".join(TRIPLE) + ",0.5,0.7"),
+            "columns whose names differ only in case: SGI, sgi (file '{source}'). Rename or drop one of them: the "
+            "library reads or writes the column 'sgi' whatever its case"),
     Refused("duplicate blank column names", "blank-names.csv", csv_lines(HEADER + ",,", ",".join(TRIPLE) + ",a,b"),
             "duplicate column names: (blank) (file '{source}'). Rename the columns so that each name appears once"),
     Refused("missing required columns", "missing.csv", csv_lines("question,context,notes", f"{Q},{C},n"),

@@ -1,0 +1,34 @@
+"""A scored file edited by hand: infinite scores are kept as rows without scores, with a warning."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sgi_core.data import scored_table
+from sgi_core.io.limits import InputLimits
+from sgi_core.io.reading import read_table
+
+
+def scored_csv(tmp_path, sgi: list) -> pd.DataFrame:
+    frame = pd.DataFrame({"question": ["q1", "q2", "q3"], "context": ["c1", "c2", "c3"], "response": ["r1", "r2", "r3"],
+                          "label": [1.0, 0.0, 1.0], "theta_qc": [1.0, 1.1, 1.2], "theta_rq": [0.9, 0.5, 0.7],
+                          "theta_rc": [0.6, 0.7, 0.8], "sgi": sgi, "sgi_status": ["ok"] * 3})
+    frame.to_csv(tmp_path / "scored.csv", index=False)
+    return read_table(tmp_path / "scored.csv", limits=InputLimits())  # "inf" and "-inf" as the file holds them
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_an_infinite_sgi_is_a_row_kept_without_scores(tmp_path, bad):
+    table, scores = scored_table(scored_csv(tmp_path, [1.5, bad, 0.875]), source="scored.csv")
+    assert scores["sgi_status"].tolist() == ["ok", "not scored: an infinite score in the file", "ok"]
+    np.testing.assert_array_equal(scores["sgi"].to_numpy(), [1.5, np.nan, 0.875])
+    assert scores.loc[1, ["theta_qc", "theta_rq", "theta_rc"]].isna().all()
+    assert scores.loc[[0, 2], "theta_rq"].tolist() == [0.9, 0.7]
+    assert table.unscorable == {2: "an infinite score in the file"}
+    assert table.warnings[-1] == "the file's scores are infinite in row 2: those rows are kept as not scored"
+
+
+def test_finite_scores_are_left_as_they_are(tmp_path):
+    table, scores = scored_table(scored_csv(tmp_path, [1.5, 0.5 / 0.7, 0.875]), source="scored.csv")
+    assert scores["sgi_status"].tolist() == ["ok"] * 3 and table.unscorable == {}
+    assert not any("infinite" in warning for warning in table.warnings)
