@@ -290,6 +290,11 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     return to_csv_bytes(frame)
 
 
+def p_grounded(calibrator, score: float) -> float:
+    """The calibrator's P(grounded) at one score (a threshold, or the SGI of the triple in the Explorer)."""
+    return calibrator.probability(score)
+
+
 def flagged_csv(frame: pd.DataFrame, calibrator, threshold: float) -> bytes:
     """Built only when the download is clicked: a large file costs nothing until asked for."""
     return to_csv_bytes(apply_session(frame, calibrator, threshold))

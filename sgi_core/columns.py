@@ -70,6 +70,18 @@ def is_ordinary(status):
     return _as_series(status).eq(STATUS_OK).to_numpy(dtype=bool, na_value=False)
 
 
+def count_ordinary(*statuses) -> int:
+    """Rows whose SGI is an ordinary number under every one of several status columns (:func:`is_ordinary`).
+
+    Examples
+    --------
+    >>> count_ordinary(["ok", "ok", "not scored: empty response"], ["ok", "degenerate: context equals question", "ok"])
+    1
+    """
+    ordinary = np.logical_and.reduce([is_ordinary(status) for status in statuses])
+    return int(np.count_nonzero(ordinary))
+
+
 def is_not_scored(status):
     """Where a status (one string, or an array / Series of them) marks a row kept without scores.
 
