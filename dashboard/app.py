@@ -22,6 +22,8 @@ PAGES = [
     st.Page("pages/models.py", title="Models", icon=":material/compare:"),
     st.Page("pages/judge.py", title="Judge", icon=":material/gavel:"),
     st.Page("pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
+    st.Page("pages/review.py", title="Review", icon=":material/rate_review:"),
+    st.Page("pages/compare_runs.py", title="Compare runs", icon=":material/difference:"),
 ]
 # Only files that list retrieved and relevant ids get this page.
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")

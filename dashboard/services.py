@@ -45,7 +45,7 @@ from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the
 from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
-from sgi_core.io.export import to_csv_bytes
+from sgi_core.io.export import one_label_column, to_csv_bytes
 from sgi_core.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"
@@ -90,21 +90,6 @@ SCORE_CHUNK_ROWS = 10_000
 def env_limits() -> InputLimits:
     """The limits of the environment (:data:`LIMIT_ENV`), the Data page's starting values."""
     return InputLimits.from_env()
-
-
-def local_file(text: str) -> Path:
-    """A file on this machine named by a typed path.
-
-    Raises
-    ------
-    SGIInputError
-        When nothing is there, or it is a folder.
-    """
-    path = Path(text.strip()).expanduser()
-    if not path.is_file():
-        raise SGIInputError("no file at this path" if not path.exists() else "this is a folder, not a file",
-                            source=str(path), hint="Give the full path of a CSV, TSV, JSON Lines or Parquet file")
-    return path
 
 
 def input_limits() -> InputLimits:
@@ -286,8 +271,8 @@ def sgi_percentile(key: state.DataKey, model_name: str, value: float, _frame: pd
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """The scored frame as a CSV download (formula-like cells escaped)."""
-    return to_csv_bytes(frame)
+    """The scored frame as a CSV download (formula-like cells escaped), with one label column."""
+    return to_csv_bytes(one_label_column(frame))
 
 
 def p_grounded(calibrator, score: float) -> float:
@@ -297,7 +282,7 @@ def p_grounded(calibrator, score: float) -> float:
 
 def flagged_csv(frame: pd.DataFrame, calibrator, threshold: float) -> bytes:
     """Built only when the download is clicked: a large file costs nothing until asked for."""
-    return to_csv_bytes(apply_session(frame, calibrator, threshold))
+    return to_csv_bytes(apply_session(one_label_column(frame), calibrator, threshold))
 
 
 def session_json(key: state.DataKey, model_name: str, calibrator, threshold: float, frame: pd.DataFrame) -> bytes:

@@ -70,6 +70,8 @@ class DataKey(NamedTuple):
     digest: str
     mapping: tuple
     label_positive: str
+    #: Where the labels come from (``file``, or the annotations' source and version: see dashboard.review_services).
+    labels: str = "file"
 
 
 def set_file(name: str, raw: bytes) -> None:
@@ -212,3 +214,17 @@ def set_path(path) -> None:
     """Make a file on this machine the current data: read from disk when needed, never held as bytes."""
     resolved = Path(path).expanduser().resolve()
     set_file(str(resolved), resolved)
+
+
+#: The Review page's choices: where the pages take their labels from, the queue and the annotator.
+LABEL_SOURCE = "labels.source"
+REVIEW_STRATEGY = "review.strategy"
+REVIEW_SCORE = "review.score"
+REVIEW_SECOND_SCORE = "review.second_score"
+REVIEW_SEED = "review.seed"
+REVIEW_TARGET = "review.target"
+REVIEW_ANNOTATOR = "review.annotator"
+REVIEW_NOTE = "review.note"
+#: Rows put before the reviewer ahead of the queue (rows where two raters disagree), and how many are done.
+REVIEW_FOCUS = "review.focus"
+REVIEW_HALF_WIDTH = "review.half_width"

@@ -41,6 +41,7 @@ from sgi_core.labels import (
     label_warnings,
     parse_labels,
     rewritten_label_warning,
+    unmapped_label_warnings,
 )
 from sgi_core.mapping import ColumnMapping, input_renames, resolve_mapping
 
@@ -190,6 +191,7 @@ def validate_triples(
     source: str = "<input>",
     first_row: int = 1,
     whole_file: bool = True,
+    label_map: dict | None = None,
 ) -> TripleTable:
     """Check a raw frame and build a :class:`TripleTable`.
 
@@ -210,6 +212,8 @@ def validate_triples(
         False for a chunk of a larger file: warnings that speak of every row (one
         label class, no labels, context = question everywhere) are left to the
         caller, who sees the whole file (:func:`label_class_warnings`).
+    label_map : dict, optional
+        Label value -> grounded / hallucinated / unlabelled (:func:`~sgi_core.labels.parse_labels`).
 
     Raises
     ------
@@ -233,7 +237,7 @@ def validate_triples(
         out[role] = text
     if col_map.label is not None:
         out["label"] = parse_labels(out[source_cols["label"]], label_positive=positive, source=source,
-                                    column=col_map.label, first_row=first_row)
+                                    column=col_map.label, first_row=first_row, label_map=label_map)
     else:
         out["label"] = np.nan
     out[INPUT_ROW] = np.arange(first_row, first_row + len(out))
@@ -252,6 +256,8 @@ def validate_triples(
         warnings.append(f"the question, context or response is empty in {format_rows(rows)}: "
                         "those rows are kept with no score")
     warnings += _text_warnings(out, col_map, scorable, first_row, whole_file)
+    if col_map.label is not None:
+        warnings += unmapped_label_warnings(out[source_cols["label"]], label_map, positive, first_row)
     warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
     return TripleTable(out, source, col_map, positive, unscorable, warnings, renames)
 
@@ -320,7 +326,7 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
 def load_triples(
     source: str | os.PathLike | BinaryIO | bytes, *, name: str | None = None,
     mapping: ColumnMapping | dict | None = None, label_positive: str | None = None,
-    limits: InputLimits | None = None,
+    limits: InputLimits | None = None, label_map: dict | None = None,
 ) -> TripleTable:
     """Read a file and validate it: :func:`~sgi_core.io.reading.read_table` then :func:`validate_triples`.
 
@@ -329,4 +335,4 @@ def load_triples(
     """
     name = name or source_name(source)
     frame = read_table(source, name=name, limits=limits)
-    return validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name)
+    return validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name, label_map=label_map)

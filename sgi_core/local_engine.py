@@ -47,12 +47,13 @@ from sgi_core.scoring import ScoreSummary, score_table
 #: float32 embeddings, float64 angle work arrays); the model itself is separate.
 DEFAULT_CHUNK_ROWS = 10_000
 
-def _validated(raw: Iterator[pd.DataFrame], name: str, mapping, label_positive) -> Iterator[TripleTable]:
+def _validated(raw: Iterator[pd.DataFrame], name: str, mapping, label_positive,
+               label_map=None) -> Iterator[TripleTable]:
     first_row = 1
     for frame in raw:
         # Warnings about every row of the file come from score_to_file, which sees them all.
         yield validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name,
-                               first_row=first_row, whole_file=False)
+                               first_row=first_row, whole_file=False, label_map=label_map)
         first_row += len(frame)
     if first_row == 1:
         raise no_rows_error(name)
@@ -64,6 +65,7 @@ def read_chunks(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     mapping: ColumnMapping | dict | None = None,
     label_positive: str | None = None,
+    label_map: dict | None = None,
 ) -> Iterator[TripleTable]:
     """Read and validate a file of triples ``chunk_rows`` rows at a time.
 
@@ -77,7 +79,7 @@ def read_chunks(
         CSV, TSV, JSON Lines, JSON array or Parquet file (a JSON array is read whole).
     chunk_rows : int
         Rows per chunk.
-    mapping, label_positive
+    mapping, label_positive, label_map
         As in :func:`sgi_core.data.validate_triples`.
 
     Returns
@@ -102,7 +104,7 @@ def read_chunks(
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise SGIInputError(f"The 'chunk_rows' parameter of read_chunks must be an int >= 1. Got {chunk_rows!r} instead.")
     name = str(path)
-    tables = _validated(raw_chunks(Path(path), name, chunk_rows), name, mapping, label_positive)
+    tables = _validated(raw_chunks(Path(path), name, chunk_rows), name, mapping, label_positive, label_map)
     first = next(tables)
     return itertools.chain([first], tables)
 

@@ -158,8 +158,7 @@ st.subheader("4. A threshold that holds on new data")
 st.write("The threshold above is chosen and judged on the same rows, which flatters it. Here it is chosen on a "
          "development half of the labelled rows and judged on the other, held-out half; rows that belong together "
          "stay on one side, so the two answers to one question never sit on both.")
-group_choices = [*(["pair_id"] if "pair_id" in data.frame.columns else []),
-                 *(c for c in confound_services.group_columns(data.table) if c != "pair_id"), "question"]
+group_choices = confound_services.keep_together_choices(data.table)
 split_col, rule_col, value_col = st.columns([2, 2, 1], vertical_alignment="bottom")
 group_column = split_col.selectbox("Keep together", group_choices, key=HOLDOUT_GROUPS, **state.PERSIST,
                                    format_func=lambda c: "rows with the same question" if c == "question" else c)

@@ -57,7 +57,7 @@ def computed_families() -> tuple:
 def file_columns() -> None:
     """The file's numeric columns as detectors: ROC, correlation with SGI, combination, calibration, threshold."""
     st.subheader("Scores from the file's columns")
-    columns = services.numeric_columns(data.table)
+    columns = confound_services.score_columns(data.key, data.table)
     if not columns:
         st.info("This file has no numeric column besides the mapped ones. Add a column with another detector's "
                 "score per row (e.g. `judge_score`) to compare it with SGI here.")

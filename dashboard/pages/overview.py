@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, confound_services, page, services, state, tables, texts
+from dashboard import charts, confound_services, page, review_services, services, state, tables, texts
 
 LENGTH_MATCHED = "AUROC, length-matched"
 LENGTH_MATCHED_HELP = ("AUROC after giving grounded and hallucinated rows the same response-length distribution "
@@ -44,6 +44,7 @@ def length_matched_sentence(result, n_boot: int) -> str:
 
 st.title("Overview")
 data, report = page.header()
+st.caption(review_services.label_source_line(data))
 es, roc = report.effect_size, report.roc
 
 counts = st.columns(4)
@@ -82,14 +83,21 @@ if report.n_degenerate:
                "extreme values would swamp; the rank statistics (AUROC) include them.")
 
 if labelled is None:
-    st.subheader("SGI against trivial baselines")
-    st.write(texts.CONFOUND)
+    st.subheader("SGI against this file's trivial scores")
+    verdict = confound_services.file_verdict(data.key, data.model, state.detector_specs(), data.table, data.frame)
+    if verdict.best_trivial is not None:
+        level, headline, notes = texts.verdict_text(verdict)
+        {"success": st.success, "error": st.error}.get(level, st.warning)(texts.plain(headline))
+        for note in notes:
+            st.warning(texts.plain(note))
+        st.write(texts.confound_text(verdict))
     curves = {"SGI": roc}
     for name, curve in services.baseline_curves(data.key, data.model, data.frame).items():
         curves[charts.BASELINE_NAMES.get(name, name)] = curve
     st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score); say what their high "
                    "values mean, and see them combined with SGI, on the Detectors page",
-                   services.numeric_columns(data.table), key=state.DETECTOR_COLUMNS, **state.PERSIST)
+                   confound_services.score_columns(data.key, data.table), key=state.DETECTOR_COLUMNS,
+                   **state.PERSIST)
     for column, higher_is in state.detector_specs():
         curves[column] = services.column_roc(data.key, column, higher_is, data.table)
     st.plotly_chart(charts.roc_figure(curves), key="overview.roc")
@@ -104,10 +112,8 @@ if labelled is None:
     tables.length_matched_table({"SGI" if name == "sgi" else charts.BASELINE_NAMES[name]: result
                                  for name, result in matched.items()})
     if report.beyond_length is not None:
-        st.subheader("Does SGI add anything beyond response length?")
-        page.verdict(report.beyond_length.level, report.beyond_length.verdict)
-        st.caption(f"Cross-validated logistic models over {report.beyond_length.n_splits} folds on "
-                   f"{report.beyond_length.n:,} labelled rows.")
+        st.caption(f"SGI beside response length in cross-validated logistic models ({report.beyond_length.n_splits} "
+                   f"folds, {report.beyond_length.n:,} labelled rows): {texts.plain(report.beyond_length.verdict)}")
 
 if report.notes:
     with st.expander(f"{len(report.notes)} caveats from the statistics"):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
@@ -43,6 +44,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None)
     p.add_argument("--no-cache", action="store_true")
+    add_labels_option(p)
     add_model_options(p)
     p.set_defaults(func=run)
 
@@ -54,7 +56,7 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
     """
     from sgi_core.data import load_triples
 
-    table = load_triples(args.input, label_positive=args.label_positive)
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not table.has_labels:
@@ -82,7 +84,20 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         scores = scored["sgi"].to_numpy(dtype=np.float64)
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
-    return table, frame["label"].to_numpy(dtype=np.float64), scores
+    labels = frame["label"].to_numpy(dtype=np.float64)
+    _check_both_classes(labels, scores, table.source, score_column)
+    return table, labels, scores
+
+
+def _check_both_classes(labels: np.ndarray, scores: np.ndarray, source: str, score_column: str) -> None:
+    """Refuse a file with fewer than 2 scored rows of a label class: no interval, no rate, no gate."""
+    scored = np.isfinite(scores)
+    n_grounded, n_halluc = int((scored & (labels == 1.0)).sum()), int((scored & (labels == 0.0)).sum())
+    if min(n_grounded, n_halluc) < 2:
+        raise SGIInputError(
+            f"the gate needs at least 2 scored rows of each label class; the file has {n_grounded} grounded and "
+            f"{n_halluc} hallucinated rows with a '{score_column}' score, so the AUROC's interval and the rates "
+            "are undefined", source=source, hint="Gate a file with rows of both classes")
 
 
 def _numeric(column, source: str, name: str) -> np.ndarray:
@@ -97,7 +112,8 @@ def _numeric(column, source: str, name: str) -> np.ndarray:
 
 
 def _write_policy(args) -> int:
-    from sgi_core.evaluation.policy import make_policy, save_policy
+    from sgi_core.evaluation.policy import make_policy
+    from sgi_core.evaluation.policy_file import save_policy
     from sgi_core.render.lines import policy_lines
 
     model = args.model or DEFAULT_MODEL
@@ -120,7 +136,7 @@ def _write_policy(args) -> int:
 
 
 def run(args) -> int:
-    from sgi_core.evaluation.policy import load_policy
+    from sgi_core.evaluation.policy_file import load_policy
     from sgi_core.render.lines import gate_lines
 
     if args.write_policy is not None:

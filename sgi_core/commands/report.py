@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
@@ -32,6 +33,7 @@ def add_parser(subparsers) -> None:
                         "'claims' (sentence-level support in the context); adds a combined detector")
     p.add_argument("--grounded-threshold", type=float, default=1.0,
                    help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
+    add_labels_option(p)
     add_model_options(p)
     p.set_defaults(func=run)
 
@@ -46,7 +48,7 @@ def run(args) -> int:
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
 
-    table = load_triples(args.input, label_positive=args.label_positive)
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     models = [m.strip() for m in args.models.split(",") if m.strip()]

@@ -35,6 +35,7 @@ from sgi_core.io.formats import (
 )
 from sgi_core.io.limits import InputLimits, check_cells, check_shape, is_scored
 from sgi_core.io.parquet import is_parquet_path, read_parquet_bytes, read_parquet_limited
+from sgi_core.jsonio import loads_json
 
 #: Files above this size are refused before they are read; ``SGI_MAX_INPUT_MB`` overrides it.
 #: Parsing holds several copies of the text in memory, so the limit protects the machine.
@@ -181,11 +182,7 @@ def _frame_from_records(records: list, name: str) -> pd.DataFrame:
         raise empty_file_error(name, json_rows=True)
     # dtype=object keeps each value as parsed: 3 stays "3" beside 0.25 instead of becoming "3.0".
     frame = pd.DataFrame(records, dtype=object)
-    try:
-        return frame.apply(lambda column: column.map(_json_cell_to_text))
-    except RecursionError:
-        # A cell nested just short of the parser's limit can still be too deep to write back as JSON text.
-        raise json_nesting_error(name) from None
+    return frame.apply(lambda column: column.map(_json_cell_to_text))
 
 
 def _json_cell_to_text(value) -> str:
@@ -194,21 +191,9 @@ def _json_cell_to_text(value) -> str:
     return cell_to_text(value)
 
 
-def json_nesting_error(name: str, rows=None) -> SGIInputError:
-    """The :class:`SGIInputError` for JSON nested deeper than Python's parser recurses."""
-    return SGIInputError("JSON nested too deeply to read", source=name, rows=rows,
-                         hint="Each row must be one JSON object of question, context, response and other fields")
-
-
 def parse_jsonl_record(line: str, number: int, name: str) -> dict:
     """One JSON Lines record; errors name the file and the (1-based) line."""
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise SGIInputError(f"invalid JSON: {err.msg}", source=name, rows=[number],
-                            hint="Each line must be one JSON object") from None
-    except RecursionError:
-        raise json_nesting_error(name, rows=[number]) from None
+    record = loads_json(line, source=name, rows=[number], hint="Each line must be one JSON object")
     if not isinstance(record, dict):
         raise SGIInputError("a JSON Lines record must be an object", source=name, rows=[number])
     return record
@@ -221,12 +206,10 @@ def _read_jsonl_text(text: str, name: str) -> pd.DataFrame:
 
 
 def _read_json_array_text(text: str, name: str) -> pd.DataFrame:
-    try:
-        records = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SGIInputError(f"invalid JSON: {err.msg} at line {err.lineno}", source=name) from None
-    except RecursionError:
-        raise json_nesting_error(name) from None
+    records = loads_json(text, source=name, hint="Give one JSON array of objects, or one object per line (JSON Lines)")
+    if not isinstance(records, list):
+        raise SGIInputError("a JSON file must hold an array of objects", source=name,
+                            hint="Give one JSON array of objects, or one object per line (JSON Lines)")
     bad = [i for i, record in enumerate(records, start=1) if not isinstance(record, dict)]
     if bad:
         raise SGIInputError("every element of a JSON array must be an object", source=name, rows=bad)
