@@ -27,7 +27,7 @@ import streamlit as st
 
 from dashboard import state
 from sgi_core import evaluation
-from sgi_core.columns import is_ordinary
+from sgi_core.columns import is_ordinary, one_label_column
 from sgi_core.data import TripleTable, read_table, scored_table, validate_triples
 from sgi_core.embedding import (
     DEFAULT_MODEL,
@@ -45,7 +45,7 @@ from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the
 from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
-from sgi_core.io.export import one_label_column, to_csv_bytes
+from sgi_core.io.export import to_csv_bytes
 from sgi_core.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"

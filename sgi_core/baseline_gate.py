@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.run_comparison import RunComparison
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 from sgi_core.results import JsonResult
 
 
@@ -55,7 +55,7 @@ def drop_checks(comparison: RunComparison, scores, max_drop: float) -> tuple[Dro
     for name in scores:
         d = by_name[name]
         about = (f"mean {d.mean_base:.4g} -> {d.mean_new:.4g}, new - base {d.difference:+.4g} "
-                 f"{format_ci(d.ci, 4)} over {d.n_keys} keys")
+                 f"{format_ci(d.ci, '.4f')} over {d.n_keys} keys")
         if math.isnan(d.ci[0]):
             checks.append(DropCheck(name, d.difference, d.ci, max_drop, False,
                                     f"FAIL {name}: no {level}% interval ({about}); the drop cannot be bounded"))

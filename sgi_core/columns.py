@@ -5,6 +5,9 @@ from here, so that reading (:mod:`sgi_core.data`), limits (:mod:`sgi_core.io.lim
 scoring (:mod:`sgi_core.scoring`) and the dashboard agree without importing one another.
 This module imports nothing from :mod:`sgi_core`.
 
+:func:`one_label_column` drops the reader's copy of an input label column from a table
+about to be written, when ``label`` says all it said.
+
 Status convention (column ``sgi_status``, one per row):
 
 - :data:`STATUS_OK`: the row was scored and its SGI is an ordinary number;
@@ -36,6 +39,36 @@ NUMERIC_SCORE_COLUMNS = (*ANGLE_COLUMNS, "sgi")
 #: kept under an ``input_`` prefix. The label column is kept so too when it is named
 #: ``label``, since ``label`` is rewritten as 1.0 / 0.0 / NaN.
 ADDED_COLUMNS = (*ROLES, INPUT_ROW, *SCORE_COLUMNS, "p_grounded", "flagged_hallucinated")
+
+#: Where the reader keeps the cells of an input ``label`` column that it rewrites as 1/0.
+INPUT_LABEL_COPY = "input_label"
+
+
+def one_label_column(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without ``input_label`` when ``label`` says all it said, for a file that reopens with one label.
+
+    The copy is dropped when every row with an ``input_label`` cell has a ``label``
+    (1 grounded, 0 hallucinated): the copy then only spells the same classes
+    differently, and reopened it would be a second label column. It is kept when
+    some of its cells were read as unlabelled (a value mapped to "unlabelled"), since
+    they would be lost.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"input_label": ["yes", "no"], "label": [1.0, 0.0]})
+    >>> one_label_column(f).columns.tolist()
+    ['label']
+    >>> one_label_column(f.assign(label=[1.0, float("nan")])).columns.tolist()
+    ['input_label', 'label']
+    """
+    if INPUT_LABEL_COPY not in frame.columns or "label" not in frame.columns:
+        return frame
+    copy = frame[INPUT_LABEL_COPY]
+    filled = copy.notna() & (copy.astype(str).str.strip() != "")
+    if bool((filled & frame["label"].isna()).any()):
+        return frame
+    return frame.drop(columns=INPUT_LABEL_COPY)
+
 
 STATUS_OK = "ok"
 #: Start of the status of a row that was kept but not scored.

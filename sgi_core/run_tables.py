@@ -15,7 +15,7 @@ import pandas as pd
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.run_comparison import RunComparison
 from sgi_core.evaluation.run_matching import MatchedRuns
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 from sgi_core.results import JsonResult
 
 #: Keys listed by name in the text before "and N more".
@@ -113,7 +113,7 @@ def comparison_text(res: RunComparison) -> str:
     lines.append(header)
     for d in res.scores:
         lines.append(f"{d.score[:27]:<28}{d.n_keys:>6}{d.mean_base:>10.4g}{d.mean_new:>10.4g}{d.difference:>+10.4g}  "
-                     f"{format_ci(d.ci, 4):<20}{_p(d.wilcoxon_p):>11}{_p(d.holm_p):>9}  {d.verdict}")
+                     f"{format_ci(d.ci, '.4f'):<20}{_p(d.wilcoxon_p):>11}{_p(d.holm_p):>9}  {d.verdict}")
     if res.flags is not None:
         f = res.flags
         lines.append(f"\nflagged {f.score} < {f.threshold:.4g} (policy): base {f.share_base:.1%}, new "

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.columns import ADDED_COLUMNS, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
-from sgi_core.data import COLUMN_ALIASES, TripleTable, scored_table, validate_triples
+from sgi_core.data import TripleTable, scored_table, validate_triples
+from sgi_core.mapping import COLUMN_ALIASES
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import baseline_scores
 from sgi_core.evaluation.detectors import numeric_score_columns, orient_detector_score

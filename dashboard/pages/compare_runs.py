@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import compare_charts, compare_services, page, services, state, texts
+from dashboard import compare_charts, compare_services, local_files, page, services, state, texts
 
 UPLOAD, PATH, PATH_ERROR = "compare.upload", "compare.path", "compare.path_error"
 NEW_NAME, NEW_RAW = "compare.new_name", "compare.new_raw"
@@ -20,7 +20,7 @@ def _open_path() -> None:
     st.session_state[PATH_ERROR] = None
     if st.session_state[PATH].strip():
         try:
-            path = services.local_file(st.session_state[PATH]).resolve()
+            path = local_files.local_file(st.session_state[PATH]).resolve()
             st.session_state[NEW_NAME], st.session_state[NEW_RAW] = str(path), path
         except page.SGIInputError as err:
             st.session_state[PATH_ERROR] = texts.plain(err)

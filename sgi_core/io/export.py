@@ -110,36 +110,6 @@ def to_csv_bytes(frame: pd.DataFrame) -> bytes:
     return _map_text_cells(frame, _csv_cell).to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
-#: Where the reader keeps the cells of an input ``label`` column that it rewrites as 1/0.
-INPUT_LABEL_COPY = "input_label"
-
-
-def one_label_column(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` without ``input_label`` when ``label`` says all it said, for a file that reopens with one label.
-
-    The copy is dropped when every row with an ``input_label`` cell has a ``label``
-    (1 grounded, 0 hallucinated): the copy then only spells the same classes
-    differently, and reopened it would be a second label column. It is kept when
-    some of its cells were read as unlabelled (a value mapped to "unlabelled"), since
-    they would be lost.
-
-    Examples
-    --------
-    >>> f = pd.DataFrame({"input_label": ["yes", "no"], "label": [1.0, 0.0]})
-    >>> one_label_column(f).columns.tolist()
-    ['label']
-    >>> one_label_column(f.assign(label=[1.0, float("nan")])).columns.tolist()
-    ['input_label', 'label']
-    """
-    if INPUT_LABEL_COPY not in frame.columns or "label" not in frame.columns:
-        return frame
-    copy = frame[INPUT_LABEL_COPY]
-    filled = copy.notna() & (copy.astype(str).str.strip() != "")
-    if bool((filled & frame["label"].isna()).any()):
-        return frame
-    return frame.drop(columns=INPUT_LABEL_COPY)
-
-
 def check_output_path(path: str | os.PathLike, *, inputs=()) -> str:
     """The format an output path will be written in, ``"csv"`` or ``"parquet"``; ``-`` is CSV on standard output.
 
