@@ -72,6 +72,8 @@ class DataKey(NamedTuple):
     label_positive: str
     #: Where the labels come from (``file``, or the annotations' source and version: see dashboard.review_services).
     labels: str = "file"
+    #: The embedding backend (sidebar): int8 scores differ from fp32 ones, so every cached frame follows it.
+    backend: str = "torch"
 
 
 def set_file(name: str, raw: bytes) -> None:
@@ -116,7 +118,7 @@ def data_key() -> DataKey:
         mapping.append(None if column == NO_LABEL else column)
     return DataKey(
         st.session_state[DATA_NAME], st.session_state[DATA_DIGEST], tuple(mapping),
-        st.session_state.get(DATA_LABEL_POSITIVE, "grounded"),
+        st.session_state.get(DATA_LABEL_POSITIVE, "grounded"), backend=st.session_state.get(BACKEND) or "torch",
     )
 
 
@@ -155,6 +157,8 @@ def detector_family_key(kind: str) -> str:
 
 #: Device the embedding models load on, chosen in the sidebar.
 DEVICE = "app.device"
+#: Embedding backend (torch, onnx, onnx-int8), chosen in the sidebar.
+BACKEND = "app.backend"
 JUDGE_ENDPOINT = "judge.endpoint"
 JUDGE_MODEL = "judge.model"
 JUDGE_METRICS = "judge.metrics"
@@ -170,6 +174,10 @@ JUDGE_RESULT = "judge.result"
 
 def chosen_device(default: str) -> str:
     return st.session_state.get(DEVICE) or default
+
+
+def chosen_backend(default: str) -> str:
+    return st.session_state.get(BACKEND) or default
 
 
 def add_columns_to_file(name: str, raw: bytes) -> None:

@@ -142,8 +142,9 @@ class _Scorer:
     """Actor: loads the encoder once, then validates and scores the batches it is given."""
 
     def __init__(self, model: str, device: str | None, precision: str, trust_model_code: bool, use_cache: bool,
-                 label_positive: str | None, batch_size: int):
-        self._encoder = load_encoder(model, device=device, precision=precision, trust_model_code=trust_model_code)
+                 label_positive: str | None, batch_size: int, backend: str = "torch"):
+        self._encoder = load_encoder(model, device=device, precision=precision, trust_model_code=trust_model_code,
+                                     backend=backend)
         self._cache = EmbeddingCache(self._encoder.model_id) if use_cache else None
         self._label_positive = label_positive
         self._batch_size = batch_size
@@ -208,6 +209,7 @@ def score_with_ray(
     use_cache: bool = True,
     label_positive: str | None = None,
     trust_model_code: bool = False,
+    backend: str = "torch",
 ) -> ScoreSummary:
     """Score CSV / Parquet shards on Ray and write a Parquet dataset with every row.
 
@@ -245,7 +247,7 @@ def score_with_ray(
         Read and write each machine's embedding cache.
     label_positive : {"grounded", "hallucinated"}, optional
         As in :func:`sgi_core.data.validate_triples`.
-    trust_model_code : bool
+    trust_model_code, backend
         As in :func:`sgi_core.embedding.load_encoder`.
 
     Returns
@@ -278,7 +280,7 @@ def score_with_ray(
     # The model is loaded here once so that a bad name or precision fails now, not as dying actors
     # (in fp32 on the CPU: the actors' device may run a precision this machine's CPU cannot).
     check_precision(precision)
-    load_encoder(model, device="cpu", trust_model_code=trust_model_code)
+    load_encoder(model, device="cpu", trust_model_code=trust_model_code, backend=backend)
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
@@ -292,7 +294,7 @@ def score_with_ray(
         size, per_actor = _pool(concurrency, device)
         dataset = _read(shards, columns).map_batches(
             _Scorer, fn_constructor_args=(model, device, precision, trust_model_code, use_cache, label_positive,
-                                          batch_size),
+                                          batch_size, backend),
             batch_format="pandas", batch_size=batch_rows, **per_actor,
             # One call at a time per actor: a call queued behind a busy actor would leave another idle.
             compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=1),

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import compare_charts, compare_services, local_files, page, services, state, texts
+from dashboard import compare_charts, compare_services, local_files, page, state, texts
 
 UPLOAD, PATH, PATH_ERROR = "compare.upload", "compare.path", "compare.path_error"
 NEW_NAME, NEW_RAW = "compare.new_name", "compare.new_raw"
@@ -20,7 +20,7 @@ def _open_path() -> None:
     st.session_state[PATH_ERROR] = None
     if st.session_state[PATH].strip():
         try:
-            path = local_files.local_file(st.session_state[PATH]).resolve()
+            path = local_files.local_file(st.session_state[PATH])
             st.session_state[NEW_NAME], st.session_state[NEW_RAW] = str(path), path
         except page.SGIInputError as err:
             st.session_state[PATH_ERROR] = texts.plain(err)
@@ -37,8 +37,13 @@ st.caption(f"Base run: {texts.plain(data.key.name)} · model **{data.model}** (s
 upload_col, path_col = st.columns(2)
 upload_col.file_uploader("New run: upload a scored, judged or plain file", type=FILE_TYPES, key=UPLOAD,
                          on_change=_on_upload)
-path_col.text_input("Or open the new run from a file on this machine (a path)", key=PATH, on_change=_open_path,
-                    placeholder="/data/new_run.parquet")
+root = local_files.local_files_root()
+if root is None:
+    path_col.caption(f"Opening files on this machine by path is off; set `{local_files.LOCAL_FILES_ROOT_ENV}` to a "
+                     "folder before starting the app to open the new run from under it.")
+else:
+    path_col.text_input(f"Or open the new run from a file under {texts.plain(root)} (a path)", key=PATH,
+                        on_change=_open_path, placeholder=str(root / "new_run.parquet"))
 if st.session_state.get(PATH_ERROR):
     st.error(st.session_state[PATH_ERROR])
 if st.session_state.get(NEW_RAW) is None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from sgi_core.cli_labels import add_labels_option, labelled_table
-from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
+from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 from sgi_core.gate import run_gate
@@ -76,8 +76,7 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         from sgi_core.progress import EmbeddingProgress
         from sgi_core.scoring import score_table
 
-        encoder = load_encoder(model, device=args.device, precision=args.precision,
-                               trust_model_code=args.trust_model_code)
+        encoder = load_encoder(model, **model_load_options(args))
         cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
         scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
                              progress=EmbeddingProgress(model))

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from sgi_core.cli_labels import add_labels_option, labelled_table
-from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
+from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 
@@ -63,8 +63,7 @@ def run(args) -> int:
         comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
-            load_options={"device": args.device, "precision": args.precision,
-                          "trust_model_code": args.trust_model_code},
+            load_options=model_load_options(args),
         )
     print(comparison_text(comparison))
     report_json = comparison.to_report_json()

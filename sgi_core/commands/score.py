@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sgi_core.cli_options import add_model_options, positive_int
+from sgi_core.cli_options import add_model_options, model_load_options, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 from sgi_core.local_engine import DEFAULT_CHUNK_ROWS
@@ -46,8 +46,7 @@ def run(args) -> int:
     # The output path, then the file's header and first chunk, are checked before the model loads.
     check_output_path(args.output)
     chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
-    encoder = load_encoder(args.model, device=args.device, precision=args.precision,
-                           trust_model_code=args.trust_model_code)
+    encoder = load_encoder(args.model, **model_load_options(args))
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
@@ -70,6 +69,7 @@ def _run_ray(args) -> int:
         args.input, args.output, model=args.model, address=args.address, device=args.device,
         precision=args.precision, batch_rows=args.chunk_rows, batch_size=args.batch_size,
         use_cache=not args.no_cache, label_positive=args.label_positive, trust_model_code=args.trust_model_code,
+        backend=args.backend,
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)
