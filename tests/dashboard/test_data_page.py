@@ -5,7 +5,7 @@ import io
 import pandas as pd
 import pytest
 
-from dashboard import services
+from dashboard import devices, services
 from sgi_core import evaluation
 from sgi_core.data import load_triples
 from sgi_core.embedding import load_encoder
@@ -128,7 +128,7 @@ def test_one_class_file_is_explained(app):
 
 
 def test_reuploading_the_same_file_does_not_embed_again(app, monkeypatch):
-    encoder = services.encoder(MODEL, services.default_device())  # the device the app starts on
+    encoder = services.encoder(MODEL, devices.default_device())  # the device the app starts on
     calls = []
     real_encode = encoder.encode
 
