@@ -70,6 +70,24 @@ def one_label_column(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns=INPUT_LABEL_COPY)
 
 
+def input_name(column: str, taken: set) -> str:
+    """The name an input column is kept under beside a library column of its name: ``input_<column>``.
+
+    Prefixed again while the name is in ``taken``, to which the new name is added.
+
+    Examples
+    --------
+    >>> taken = {"sgi", "input_sgi"}
+    >>> input_name("sgi", taken), "input_input_sgi" in taken
+    ('input_input_sgi', True)
+    """
+    new = f"input_{column}"
+    while new in taken:
+        new = f"input_{new}"
+    taken.add(new)
+    return new
+
+
 STATUS_OK = "ok"
 #: Start of the status of a row that was kept but not scored.
 NOT_SCORED_PREFIX = "not scored: "
