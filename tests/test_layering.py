@@ -309,3 +309,27 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
     assert evaluation_outsiders(tmp_path) == {"sgi_core/evaluation/bad.py": {"torch", "sgi_core.scoring"}}
     assert long_modules(tmp_path) == {"sgi_core/long.py": MAX_MODULE_LINES + 1}
     assert [line.split(":")[1] for line in page_statistics(tmp_path)] == ["1", "2", "3", "4"]
+
+
+def unimported_modules(root) -> list[str]:
+    """``page: module`` for each dashboard module a page uses by name (``services.x``) without importing it."""
+    modules = {path.stem for path in (root / "dashboard").glob("*.py")}
+    missing = []
+    for path in sorted((root / "dashboard" / "pages").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree)
+                    if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+        used = {node.value.id for node in ast.walk(tree)
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules}
+        missing += [f"{path.name}: {name}" for name in sorted(used - imported)]
+    return missing
+
+
+def test_every_dashboard_module_a_page_uses_is_imported():
+    assert unimported_modules(REPO) == []
+
+
+def test_a_page_using_a_module_it_does_not_import_is_found(tmp_path):
+    plant(tmp_path, {"dashboard/services.py": "", "dashboard/charts.py": "",
+                     "dashboard/pages/p.py": "from dashboard import charts\ncharts.draw()\nservices.csv_bytes(1)\n"})
+    assert unimported_modules(tmp_path) == ["p.py: services"]
