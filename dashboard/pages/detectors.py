@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state, tables
+from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state, tables, texts
 
 st.title("Detectors")
 st.write("Other detectors beside SGI, judged the same way: the registered detector families (the seed's geometric "
@@ -64,7 +64,7 @@ def file_columns() -> None:
         return
     st.multiselect("Detector score columns", columns, key=state.DETECTOR_COLUMNS, **state.PERSIST)
     for column in st.session_state.get(state.DETECTOR_COLUMNS) or ():
-        st.radio(f"In `{column}`, high values mean", ["grounded", "hallucinated"], horizontal=True,
+        st.radio(f"In {texts.plain(column)}, high values mean", ["grounded", "hallucinated"], horizontal=True,
                  key=state.detector_direction_key(column), **state.PERSIST)
     specs = state.detector_specs()
     if not specs:
