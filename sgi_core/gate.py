@@ -3,7 +3,8 @@
 Checks, one printed line each, exit status 1 when any fails (0 otherwise, 2 on bad input):
 
 * **auroc**: the lower bound of the AUROC's bootstrap 95% interval must reach the
-  minimum (``--min-auroc``, else the policy's ``min_auroc``; no minimum, no failure);
+  minimum (``--min-auroc``, else the policy's ``min_auroc``); with no minimum the line
+  says ``UNCHECKED`` and the check cannot fail;
 * **precision** and **recall** of flagging ``score < policy.threshold`` (hallucinated
   positive) on the file: each fails when the upper bound of its Wilson 95% interval is
   below the value the policy recorded on its held-out half, i.e. when the file is worse
@@ -53,8 +54,12 @@ def _auroc_check(labels, scores, minimum, n_boot: int, seed: int) -> GateCheck:
     roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
     lower = roc.auroc_ci[0]
     about = f"AUROC {roc.auroc:.3f} {_fmt_ci(roc.auroc_ci)}, {roc.n_pos} grounded / {roc.n_neg} hallucinated rows"
+    if lower <= 0.5 <= roc.auroc_ci[1]:
+        about += "; the interval holds 0.5: the score is near chance on this file"
     if minimum is None:
-        return GateCheck("auroc", True, lower, math.nan, f"PASS auroc: {about}; no minimum set")
+        return GateCheck("auroc", True, lower, math.nan,
+                         f"UNCHECKED auroc: {about}; no minimum is set (neither --min-auroc nor the policy's "
+                         "min_auroc), so this check cannot fail")
     passed = bool(lower >= minimum)
     verdict = ">=" if passed else "<"
     return GateCheck("auroc", passed, lower, minimum,
@@ -76,7 +81,7 @@ def _rate_check(name: str, successes: int, trials: int, recorded: float, where: 
                      f"{verdict} the policy's held-out {recorded:.3f}")
 
 
-def run_gate(y_true, score, policy, *, min_auroc: float | None = None, n_boot: int = 1000,
+def run_gate(y_true, score, policy=None, *, min_auroc: float | None = None, n_boot: int = 1000,
              seed: int = 0) -> GateResult:
     """Hold a labelled, scored file to a policy (see the module docstring for the rules).
 
@@ -86,7 +91,8 @@ def run_gate(y_true, score, policy, *, min_auroc: float | None = None, n_boot: i
         1 = grounded, 0 = hallucinated, NaN = unlabelled (left out).
     score : array_like of shape (n,)
         Higher = grounded, in the policy's score units.
-    policy : sgi_core.evaluation.policy.Policy
+    policy : sgi_core.evaluation.policy_file.Policy, optional
+        Without one, only the AUROC is checked (against ``min_auroc``).
     min_auroc : float, optional
         Overrides ``policy.min_auroc``.
     n_boot, seed
@@ -101,8 +107,10 @@ def run_gate(y_true, score, policy, *, min_auroc: float | None = None, n_boot: i
 
     labels = np.asarray(y_true, dtype=np.float64)
     scores = np.asarray(score, dtype=np.float64)
-    minimum = min_auroc if min_auroc is not None else policy.min_auroc
+    minimum = min_auroc if min_auroc is not None or policy is None else policy.min_auroc
     checks = [_auroc_check(labels, scores, minimum, n_boot, seed)]
+    if policy is None:
+        return GateResult(tuple(checks), all(c.passed for c in checks))
     m = threshold_metrics(labels, scores, policy.threshold)
     where = f"flagging {policy.score_column} < {policy.threshold:.4g}"
     if not math.isnan(policy.precision):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sgi_core.cli_options import add_model_options, positive_int
+from sgi_core.cli_options import add_label_map_option, add_model_options, label_map_option, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 from sgi_core.io.streaming import DEFAULT_CHUNK_ROWS
@@ -17,6 +17,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("-o", "--output", type=Path, required=True, help="output .csv or .parquet")
     p.add_argument("--model", default=DEFAULT_MODEL)
     p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
+    add_label_map_option(p)
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
@@ -44,14 +45,15 @@ def run(args) -> int:
 
     # The output path, then the file's header and first chunk, are checked before the model loads.
     check_output_path(args.output)
-    chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
+    chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive,
+                         label_map=label_map_option(args))
     encoder = load_encoder(args.model, device=args.device, precision=args.precision,
                            trust_model_code=args.trust_model_code)
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
-        claims=args.claims,
+        claims=args.claims, scored_by={"model": args.model, "precision": args.precision},
     )
     print(f"{summary.new_texts} new texts embedded, the rest from the cache", file=sys.stderr)
     print(f"wrote {summary.rows} rows ({summary.scored} scored) to {args.output}", file=sys.stderr)

@@ -205,12 +205,50 @@ class _CsvChunks:
         pass
 
 
+#: Parquet key-value metadata naming the embedding model and precision behind a scored file's angles and SGI.
+SCORED_WITH_KEY = b"sgi_core.scored_with"
+
+
+def scored_with(path: str | os.PathLike) -> dict | None:
+    """``{"model": ..., "precision": ...}`` recorded in a scored Parquet file, else None (CSV, older files).
+
+    Raises
+    ------
+    SGIInputError
+        A recorded value that is not such an object.
+    """
+    from sgi_core.io.formats import PARQUET_SUFFIXES
+
+    if Path(path).suffix.lower() not in PARQUET_SUFFIXES:
+        return None
+    import json
+
+    import pyarrow.parquet as pq
+
+    try:
+        raw = (pq.read_schema(path).metadata or {}).get(SCORED_WITH_KEY)
+    except (OSError, ValueError):  # not readable as Parquet: the reader says why
+        return None
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if not (isinstance(value, dict) and set(value) == {"model", "precision"}
+            and all(isinstance(v, str) for v in value.values())):
+        raise SGIInputError("the file's record of the model that scored it cannot be read", source=str(path),
+                            hint="Score the file again with `python -m sgi_core score`")
+    return value
+
+
 class _ParquetChunks:
     """Appends frames as row groups of one Parquet file; the first frame fixes the schema."""
 
-    def __init__(self, handle: BinaryIO):
+    def __init__(self, handle: BinaryIO, metadata: dict | None = None):
         self._handle = handle
         self._writer = None
+        self._metadata = metadata
 
     def write(self, frame: pd.DataFrame) -> None:
         import pyarrow as pa
@@ -218,6 +256,8 @@ class _ParquetChunks:
 
         if self._writer is None:
             table = pa.Table.from_pandas(frame, preserve_index=False)
+            if self._metadata:
+                table = table.replace_schema_metadata({**(table.schema.metadata or {}), **self._metadata})
             self._writer = pq.ParquetWriter(self._handle, table.schema)
         else:
             table = pa.Table.from_pandas(frame, schema=self._writer.schema, preserve_index=False)
@@ -229,8 +269,12 @@ class _ParquetChunks:
 
 
 @contextmanager
-def table_writer(path: str | os.PathLike) -> Iterator[Callable[[pd.DataFrame], None]]:
+def table_writer(path: str | os.PathLike, *, scored_by: dict | None = None) -> Iterator[Callable[[pd.DataFrame], None]]:
     """``write(frame)`` appending frames, in order, to one CSV (escaped) or Parquet (exact) file.
+
+    ``scored_by`` (``{"model": ..., "precision": ...}``) is recorded in a Parquet file's
+    metadata under :data:`SCORED_WITH_KEY` (:func:`scored_with` reads it back); a CSV
+    file has no place for it.
 
     The path is checked (:func:`check_output_path`) before anything is written, and
     the file appears at ``path`` only when the block ends without an exception
@@ -248,7 +292,10 @@ def table_writer(path: str | os.PathLike) -> Iterator[Callable[[pd.DataFrame], N
     """
     kind = check_output_path(path)
     with atomic_output(path) as handle:
-        chunks = _ParquetChunks(handle) if kind == "parquet" else _CsvChunks(handle)
+        import json
+
+        metadata = {SCORED_WITH_KEY: json.dumps(scored_by).encode()} if scored_by else None
+        chunks = _ParquetChunks(handle, metadata) if kind == "parquet" else _CsvChunks(handle)
         yield chunks.write
         chunks.close()
 

@@ -260,6 +260,7 @@ def score_to_file(
     progress: ProgressCallback | None = None,
     warn: Callable[[str], None] | None = None,
     claims: bool = False,
+    scored_by: dict | None = None,
 ) -> StreamSummary:
     """Score chunks of triples and write them, in order, to one CSV or Parquet file.
 
@@ -289,6 +290,9 @@ def score_to_file(
         ``s`` and context pieces ``c_j``, its mean, the sentence SGI's min and mean, the
         sentence count; high = grounded). A row not scored keeps its ``sgi_status`` and
         gets NaN claim scores and 0 sentences.
+    scored_by : dict, optional
+        ``{"model": ..., "precision": ...}`` recorded in a Parquet output's metadata
+        (:func:`sgi_core.io.export.scored_with`).
 
     Returns
     -------
@@ -321,7 +325,7 @@ def score_to_file(
 
     rows = scored = new_texts = n_chunks = n_grounded = n_halluc = n_context_is_question = 0
     label_column = None
-    with table_writer(output) as write:
+    with table_writer(output, scored_by=scored_by) as write:
         for table in chunks:
             label_column = table.mapping.label
             for text in table.warnings:
