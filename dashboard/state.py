@@ -22,6 +22,9 @@ DATA_NAME = "data.name"
 DATA_RAW = "data.raw"
 DATA_DIGEST = "data.digest"
 DATA_LABEL_POSITIVE = "data.label_positive"
+#: Label value -> "grounded" / "hallucinated" / "unlabelled", set on the Data page; and its three multiselects.
+DATA_LABEL_MAP = "data.label_map"
+LABEL_MAP_KEYS = {meaning: f"data.label_map.{meaning}" for meaning in ("grounded", "hallucinated", "unlabelled")}
 DATA_MODELS = "data.models"
 DATA_UPLOAD = "data.upload"
 MODEL_SHOWN = "app.model"
@@ -69,6 +72,7 @@ class DataKey(NamedTuple):
     digest: str
     mapping: tuple
     label_positive: str
+    label_map: tuple = ()
 
 
 def set_file(name: str, raw: bytes) -> None:
@@ -79,7 +83,8 @@ def set_file(name: str, raw: bytes) -> None:
     st.session_state[DATA_NAME] = name
     st.session_state[DATA_RAW] = raw
     st.session_state[DATA_DIGEST] = digest
-    for key in (*(mapping_key(role) for role in ROLES), DATA_LABEL_POSITIVE, CALIBRATION_THRESHOLD,
+    for key in (*(mapping_key(role) for role in ROLES), DATA_LABEL_POSITIVE, DATA_LABEL_MAP, *LABEL_MAP_KEYS.values(),
+                CALIBRATION_THRESHOLD,
                 CALIBRATION_LOADED, EXPLORER_ROW, *EXPLORER_TEXTS.values()):
         st.session_state.pop(key, None)
 
@@ -114,6 +119,7 @@ def data_key() -> DataKey:
     return DataKey(
         st.session_state[DATA_NAME], st.session_state[DATA_DIGEST], tuple(mapping),
         st.session_state.get(DATA_LABEL_POSITIVE, "grounded"),
+        tuple(sorted((st.session_state.get(DATA_LABEL_MAP) or {}).items())),
     )
 
 

@@ -64,6 +64,9 @@ def _run_ray(args) -> int:
     if args.claims:
         raise SGIInputError("claim-level columns (--claims) are computed by the local engine only",
                             hint="Leave out --engine ray, or score without --claims")
+    if args.label_map:
+        raise SGIInputError("a label map (--label-map) is read by the local engine only",
+                            hint="Leave out --engine ray, or write the labels as 1/0 first")
     from sgi_core.ray_engine import score_with_ray
 
     summary = score_with_ray(
