@@ -22,6 +22,8 @@ PAGES = [
     st.Page("pages/models.py", title="Models", icon=":material/compare:"),
     st.Page("pages/judge.py", title="Judge", icon=":material/gavel:"),
     st.Page("pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
+    st.Page("pages/review.py", title="Review", icon=":material/rate_review:"),
+    st.Page("pages/compare_runs.py", title="Compare runs", icon=":material/difference:"),
 ]
 # Only files that list retrieved and relevant ids get this page.
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
@@ -38,6 +40,11 @@ with st.sidebar:
     st.selectbox("Device for the embedding models", services.device_choices(), key=state.DEVICE, **state.PERSIST,
                  help="auto: the GPU when torch sees one (CUDA, then Apple MPS), else the CPU. "
                       "Starts at $SGI_DEVICE when that is set.")
+    st.session_state.setdefault(state.BACKEND, services.default_backend())
+    st.selectbox("Embedding backend", services.backend_choices(), key=state.BACKEND, **state.PERSIST,
+                 help="torch: the model as it is. onnx: ONNX Runtime on the CPU, the same vectors, faster. "
+                      "onnx-int8: int8 weights, faster still; SGI moves by up to about 0.1. Exported once "
+                      "into the cache folder; scores are cached per backend. Starts at $SGI_BACKEND.")
 try:
     device = services.chosen_device()
     where = services.known_device(device)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard.charts import label_names
 from dashboard.detector_services import DETECTOR_NAMES
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 from sgi_core.frames import take_rows
 
 #: How each protocol of a ``DetectorScore`` is named on screen.

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from dashboard.services import chosen_device, disk_cache, encoder
+from dashboard.services import disk_cache, model_encoder
 from sgi_core import evaluation
 from sgi_core.data import TripleTable
 from sgi_core.detector_report import KINDS, DetectorReport, detector_report
@@ -50,7 +50,7 @@ def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _tabl
     SGIInputError
         When the families cannot be computed on this table.
     """
-    return detector_report(_table, _frame, encoder(model_name, chosen_device()), model=model_name, kinds=kinds,
+    return detector_report(_table, _frame, model_encoder(model_name), model=model_name, kinds=kinds,
                            cache=disk_cache(model_name), n_boot=DETECTOR_N_BOOT, seed=0)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import services, state, texts
+from dashboard import review_services, services, state, texts
 from sgi_core.data import TripleTable
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
@@ -111,6 +111,7 @@ def scored_data() -> ScoredData:
             frames = {models[0]: scores}
             st.caption(f"Scores read from the scored file ({len(scores):,} rows): nothing re-embedded. The Geometry "
                        f"map and the Explorer embed only the rows they show, with **{models[0]}**.")
+        key, table, frames = review_services.apply_label_source(key, table, frames)
     except SGIInputError as err:
         show_error(err)
         st.info("Fix the file or the column mapping on the Data page.")

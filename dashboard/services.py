@@ -37,7 +37,11 @@ from sgi_core.embedding import (
     model_availability,
 )
 from sgi_core.errors import SGIInputError
+from sgi_core.embedding import BACKENDS
 from sgi_core.embedding.device import DEVICE_ENV, DEVICES, resolve_device
+
+#: Environment variable naming the dashboard's starting embedding backend.
+BACKEND_ENV = "SGI_BACKEND"
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
@@ -69,8 +73,13 @@ def model_choices() -> tuple[list[str], list]:
 
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
-def encoder(model_name: str, device: str):
-    return load_encoder(model_name, device=device)
+def encoder(model_name: str, device: str, backend: str = "torch"):
+    return load_encoder(model_name, device=device, backend=backend)
+
+
+def model_encoder(model_name: str):
+    """The encoder of ``model_name`` on the device and backend chosen in the sidebar."""
+    return encoder(model_name, chosen_device(), chosen_backend())
 
 
 @st.cache_resource
@@ -80,7 +89,7 @@ def _embedding_cache(model_id: str, cache_dir: str) -> EmbeddingCache:
 
 def disk_cache(model_name: str) -> EmbeddingCache:
     """The on-disk embedding cache of a model (shared with the CLI), opened once per model and folder."""
-    return _embedding_cache(encoder(model_name, chosen_device()).model_id, str(default_cache_dir()))
+    return _embedding_cache(model_encoder(model_name).model_id, str(default_cache_dir()))
 
 
 #: Rows embedded and scored at a time: one chunk's embeddings are held, never the whole file's.
@@ -90,21 +99,6 @@ SCORE_CHUNK_ROWS = 10_000
 def env_limits() -> InputLimits:
     """The limits of the environment (:data:`LIMIT_ENV`), the Data page's starting values."""
     return InputLimits.from_env()
-
-
-def local_file(text: str) -> Path:
-    """A file on this machine named by a typed path.
-
-    Raises
-    ------
-    SGIInputError
-        When nothing is there, or it is a folder.
-    """
-    path = Path(text.strip()).expanduser()
-    if not path.is_file():
-        raise SGIInputError("no file at this path" if not path.exists() else "this is a folder, not a file",
-                            source=str(path), hint="Give the full path of a CSV, TSV, JSON Lines or Parquet file")
-    return path
 
 
 def input_limits() -> InputLimits:
@@ -146,13 +140,13 @@ def embed(table: TripleTable, model_name: str, *, progress=None) -> None:
     chunks = -(-table.n_rows // SCORE_CHUNK_ROWS)
     for index, part in enumerate(table.chunks(SCORE_CHUNK_ROWS), start=1):
         step = None if progress is None else (lambda done, total, index=index: progress(done, total, index, chunks))
-        embed_table(part, encoder(model_name, chosen_device()), cache=disk_cache(model_name), progress=step)
+        embed_table(part, model_encoder(model_name), cache=disk_cache(model_name), progress=step)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def scored_frame(key: state.DataKey, model_name: str, _table: TripleTable) -> pd.DataFrame:
     """The table scored :data:`SCORE_CHUNK_ROWS` rows at a time; shared, not copied."""
-    model, cache = encoder(model_name, chosen_device()), disk_cache(model_name)
+    model, cache = model_encoder(model_name), disk_cache(model_name)
     parts = [score_table(part, model, cache=cache) for part in _table.chunks(SCORE_CHUNK_ROWS)]
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
@@ -275,9 +269,10 @@ def agreement(key: state.DataKey, models: tuple, _frames: dict) -> evaluation.Ag
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def triple_score(model_name: str, question: str, context: str, response: str) -> TripleScore:
-    """Angles, SGI and the SGI bounds of one typed triple."""
-    return score_triple(question, context, response, encoder(model_name, chosen_device()), cache=disk_cache(model_name))
+def triple_score(model_name: str, question: str, context: str, response: str, backend: str = "torch") -> TripleScore:
+    """Angles, SGI and the SGI bounds of one typed triple, embedded through ``backend``."""
+    return score_triple(question, context, response, encoder(model_name, chosen_device(), backend),
+                        cache=disk_cache(model_name))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -313,6 +308,21 @@ def default_device() -> str:
 def device_choices() -> list[str]:
     """Devices offered in the sidebar; ``$SGI_DEVICE`` is among them when it names one such as ``cuda:1``."""
     return list(dict.fromkeys([*DEVICES, default_device()]))
+
+
+def default_backend() -> str:
+    """The backend setting's value until one is chosen: ``$SGI_BACKEND``, else ``torch``."""
+    return os.environ.get(BACKEND_ENV, "torch").strip().lower() or "torch"
+
+
+def backend_choices() -> list[str]:
+    """The backends the sidebar offers."""
+    return list(dict.fromkeys([*BACKENDS, default_backend()]))
+
+
+def chosen_backend() -> str:
+    """What runs the embedding models (the sidebar setting); part of every data key, so scores follow it."""
+    return state.chosen_backend(default_backend())
 
 
 def chosen_device() -> str:

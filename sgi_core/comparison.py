@@ -15,7 +15,6 @@ from sgi_core.evaluation.baselines import response_length
 from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
 from sgi_core.long_context import TruncationResult, truncation_report
 from sgi_core.evaluation.report import EvaluationReport, evaluate
-from sgi_core.evaluation.tables import baselines_table, format_ci, table1, table2, table3, table5
 from sgi_core.scoring import score_table
 
 
@@ -70,56 +69,6 @@ class ModelComparison(JsonResult):
             "agreement": self.agreement.to_dict() if self.agreement else None,
         }
 
-    def _intervals(self) -> str:
-        """How Table 1's intervals were computed: ``d: <method>; AUROC: <method>`` with the resamples."""
-        def described(method: str, n_boot: int) -> str:
-            return f"{method}, {n_boot} resamples" if method == "percentile bootstrap" else method
-
-        methods = dict.fromkeys(
-            f"d: {described(r.effect_size.ci_method, r.effect_size.n_boot)}; "
-            f"AUROC: {described(r.roc.ci_method, r.roc.n_boot)}" for r in self.reports.values())
-        return " / ".join(methods)
-
-    def to_text(self) -> str:
-        """Tables 1, 2, 3 and 5 in the paper's layout, the baselines and the length verdict."""
-        fmt = {"float_format": lambda x: f"{x:.3f}", "index": False}
-        parts = [f"Source: {self.source}", "", f"Table 1. SGI by label (valid - hallucinated), 95% CIs ({self._intervals()})",
-                 table1(self.reports).to_string(**fmt)]
-        for name, rep in self.reports.items():
-            parts += ["", f"Table 2 ({name}). SGI within theta(q,c) terciles (edges over all rows)",
-                      table2(rep).to_string(**fmt),
-                      "", f"Table 3 ({name}). SGI within character-length terciles (equal thirds by rank)",
-                      table3(rep).to_string(**fmt)]
-        parts += ["", "Table 5. Each angle alone, Cohen's d valid - hallucinated", table5(self.reports).to_string(**fmt),
-                  "", "Baselines beside SGI (every score oriented higher = grounded)",
-                  baselines_table(self.reports).to_string(**fmt), "", "Does SGI add signal beyond response length?"]
-        for name, rep in self.reports.items():
-            verdict = rep.beyond_length.verdict if rep.beyond_length else "not computed (no response column)"
-            parts.append(f"  {name}: {verdict}")
-        parts += ["", "SGI's AUROC with the classes matched on response length (coarsened exact matching)"]
-        for name, matched in self.length_matched.items():
-            parts.append(f"  {name}: {matched.auroc:.3f} {format_ci(matched.auroc_ci)} against {matched.plain_auroc:.3f} "
-                         f"unmatched ({matched.n_used} rows in {matched.n_bins - matched.n_bins_dropped} length bins, "
-                         f"{matched.n_dropped} in bins holding one class left out)")
-        parts += ["", "Contexts longer than the model reads (truncated)"]
-        for name, trunc in self.truncation.items():
-            if trunc.max_seq_length is None:
-                parts.append(f"  {name}: unknown (no tokenizer)")
-            else:
-                parts.append(f"  {name}: {trunc.n_truncated} of {trunc.n_texts} contexts exceed "
-                             f"{trunc.max_seq_length} tokens (longest {trunc.max_tokens:.0f})")
-        if self.agreement is not None:
-            pearson, spearman = self.agreement.to_frames()
-            parts += ["", f"Cross-model agreement of per-row SGI ({self.agreement.n_rows} rows): mean off-diagonal "
-                      f"Pearson {self.agreement.mean_offdiag_pearson:.3f}, "
-                      f"Spearman {self.agreement.mean_offdiag_spearman:.3f}",
-                      "Spearman:", spearman.to_string(float_format=lambda x: f"{x:.3f}")]
-        for report in self.detectors.values():
-            parts += ["", report.to_text()]
-        notes = [f"  {name}: {note}" for name, rep in self.reports.items() for note in rep.notes]
-        if notes:
-            parts += ["", "Notes", *notes]
-        return "\n".join(parts)
 
 
 def compare_models(

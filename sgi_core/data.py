@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Iterator
 
 import numpy as np
 import pandas as pd
 
 from sgi_core.columns import (
-    ADDED_COLUMNS,
     INPUT_ROW,
     NUMERIC_SCORE_COLUMNS,
     ROLES,
@@ -44,37 +43,10 @@ from sgi_core.labels import (
     rewritten_label_warning,
     unmapped_label_warnings,
 )
-from sgi_core.results import JsonResult
-
-#: Accepted column names for each role, in order of preference (compared lower-cased).
-COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
-    "question": ("question", "query", "q", "prompt", "user_input", "input", "instruction", "user_query"),
-    "context": (
-        "context", "knowledge", "passage", "passages", "documents", "document", "contexts",
-        "retrieved_context", "retrieved_contexts", "reference", "evidence", "source_text", "c",
-    ),
-    "response": (
-        "response", "answer", "output", "generation", "completion", "generated_answer",
-        "prediction", "model_answer", "r",
-    ),
-    "label": (
-        "label", "is_valid", "is_grounded", "grounded", "valid", "faithful",
-        "hallucination", "hallucinated", "is_hallucinated", "is_hallucination", "target", "y",
-    ),
-}
+from sgi_core.mapping import ColumnMapping, input_renames, resolve_mapping
 
 #: The paper's protocol drops responses shorter than this; SGI is not validated on them.
 SHORT_RESPONSE_CHARS = 20
-
-
-@dataclass(frozen=True)
-class ColumnMapping(JsonResult):
-    """Which input column plays each role. ``label`` is ``None`` for unlabelled data."""
-
-    question: str
-    context: str
-    response: str
-    label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +60,7 @@ class TripleTable:
         (text; empty string where the cell was missing), ``label`` (1.0 grounded,
         0.0 hallucinated, NaN unlabelled) and ``input_row`` (1-based data row number
         in the file). Input columns named like a column the library adds (see
-        :data:`ADDED_COLUMNS`), the label column ``label`` among them, are renamed
+        :data:`~sgi_core.columns.ADDED_COLUMNS`), the label column ``label`` among them, are renamed
         with an ``input_`` prefix.
     source : str
         File name or other origin, used in messages.
@@ -156,71 +128,12 @@ class TripleTable:
             yield self.subset(np.arange(start, min(start + chunk_rows, self.n_rows)))
 
 
-def detect_mapping(columns: Iterable[str]) -> dict[str, str | None]:
-    """Guess which column plays each role from :data:`COLUMN_ALIASES`.
-
-    Returns a dict role -> column name or ``None`` when no alias matched.
-    """
-    by_lower: dict[str, str] = {}
-    for col in columns:
-        by_lower.setdefault(str(col).strip().lower(), col)
-    found: dict[str, str | None] = {}
-    used: set[str] = set()
-    for role in ROLES:
-        found[role] = None
-        for alias in COLUMN_ALIASES[role]:
-            col = by_lower.get(alias)
-            if col is not None and col not in used:
-                found[role] = col
-                used.add(col)
-                break
-    return found
-
-
 def _as_text(column: pd.Series) -> pd.Series:
     """The column as ``str`` cells, missing cells as ``""``."""
     if not (pd.api.types.is_string_dtype(column) and column.notna().all()):
         column = column.map(cell_to_text)
     # The "str" dtype keeps the per-row checks vectorised (Arrow-backed where pandas has it).
     return column.astype("str")
-
-
-def _resolve_mapping(frame: pd.DataFrame, mapping: ColumnMapping | dict | None, source: str) -> ColumnMapping:
-    given = mapping.to_dict() if isinstance(mapping, ColumnMapping) else dict(mapping or {})
-    detected = detect_mapping(frame.columns)
-    roles = {role: given.get(role) or detected[role] for role in ROLES}
-    if "label" in given and given["label"] is None:
-        roles["label"] = None
-    for role, col in roles.items():
-        if col is not None and col not in frame.columns:
-            raise SGIInputError(f"the {role} column '{col}' is not in the file", source=source,
-                                hint=f"Columns present: {', '.join(map(str, frame.columns))}")
-    missing = [role for role in TEXT_COLUMNS if roles[role] is None]
-    if missing:
-        raise SGIInputError(
-            f"no column for {', '.join(missing)}", source=source,
-            hint=(f"Columns present: {', '.join(map(str, frame.columns))}. Name them question, context, "
-                  "response (and label), or map them explicitly"),
-        )
-    return ColumnMapping(roles["question"], roles["context"], roles["response"], roles["label"])
-
-
-def _prefixed_names(columns, mapped) -> dict:
-    """``input_``-prefixed names for input columns that clash with :data:`ADDED_COLUMNS`.
-
-    A mapped text column keeps its name (its cells become the role's text as they
-    are); ``label`` is renamed even when mapped, since its cells are rewritten.
-    """
-    taken = set(map(str, columns)) | set(ADDED_COLUMNS)
-    renames = {}
-    for column in columns:
-        if column in ADDED_COLUMNS and (column not in mapped or column == "label"):
-            new = f"input_{column}"
-            while new in taken:
-                new = f"input_{new}"
-            taken.add(new)
-            renames[column] = new
-    return renames
 
 
 #: The warning for a file whose every context equals its question.
@@ -287,7 +200,7 @@ def validate_triples(
     frame : DataFrame
         Raw columns, e.g. from :func:`~sgi_core.io.reading.read_table`.
     mapping : ColumnMapping or dict, optional
-        Role -> column. Missing roles are detected from :data:`COLUMN_ALIASES`.
+        Role -> column. Missing roles are detected from :data:`~sgi_core.mapping.COLUMN_ALIASES`.
     label_positive : {"grounded", "hallucinated"}, optional
         What 1/true/yes means in the label column; by default guessed from its name.
     source : str
@@ -309,10 +222,10 @@ def validate_triples(
         exist, unknown labels.
     """
     check_unique_columns(frame.columns, source)
-    col_map = _resolve_mapping(frame, mapping, source)
+    col_map = resolve_mapping(frame, mapping, source)
     positive = label_positive or default_label_positive(col_map.label)
 
-    renames = _prefixed_names(frame.columns, set(col_map.to_dict().values()))
+    renames = input_renames(frame.columns, set(col_map.to_dict().values()))
     out = frame.reset_index(drop=True).rename(columns=renames)
     source_cols = {role: renames.get(col, col) for role, col in col_map.to_dict().items() if col is not None}
 

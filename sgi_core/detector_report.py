@@ -32,7 +32,7 @@ from sgi_core.evaluation import effect_size, roc_analysis
 from sgi_core.evaluation.baselines import lexical_groundedness, response_length
 from sgi_core.evaluation.crossval import out_of_fold_probability
 from sgi_core.evaluation.length_matched import length_matched_auroc
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.scoring import embed_table
 

@@ -1,10 +1,10 @@
 """Holding a labelled, scored file to a policy: the checks behind ``python -m sgi_core gate``.
 
-Checks, one printed line each, exit status 1 when any fails (0 otherwise, 2 on bad input):
+Checks (:func:`sgi_core.render.lines.gate_lines` words them, one line each), exit status 1 when any fails (0 otherwise, 2 on bad input):
 
 * **auroc**: the lower bound of the AUROC's bootstrap 95% interval must reach the
-  minimum (``--min-auroc``, else the policy's ``min_auroc``); with no minimum the line
-  says ``UNCHECKED`` and the check cannot fail;
+  minimum (``--min-auroc``, else the policy's ``min_auroc``); with no minimum the check
+  is reported as unchecked and cannot fail;
 * **precision** and **recall** of flagging ``score < policy.threshold`` (hallucinated
   positive) on the file: each fails when the upper bound of its Wilson 95% interval is
   below the value the policy recorded on its held-out half, i.e. when the file is worse
@@ -29,60 +29,73 @@ from sgi_core.results import JsonResult
 
 @dataclass(frozen=True)
 class GateCheck(JsonResult):
-    """One check: its statistic, the bound it is held to and the printed line."""
+    """One check: the statistic held to a bound, with what its printed line reports.
+
+    Attributes
+    ----------
+    name : {"auroc", "precision", "recall"}
+    passed : bool
+    value : float
+        What is held to ``bound``: the lower end of the AUROC's 95% interval, or the
+        rate on the file (NaN when its denominator is zero, which fails).
+    bound : float
+        The minimum AUROC (NaN: none set, which passes), or the rate the policy
+        recorded on its held-out half (the upper end of ``ci`` must reach it).
+    estimate : float
+        The AUROC, or the rate.
+    ci : (float, float)
+        The AUROC's bootstrap 95% interval, or the rate's Wilson 95% interval.
+    """
 
     name: str
     passed: bool
     value: float
     bound: float
-    line: str
+    estimate: float
+    ci: tuple[float, float]
 
 
 @dataclass(frozen=True)
 class GateResult(JsonResult):
+    """Every check of one file against a policy.
+
+    Attributes
+    ----------
+    checks : tuple of GateCheck
+    passed : bool
+        Whether every check passed.
+    score_column : str
+    threshold : float
+        Rows scoring below it are flagged (hallucinated positive).
+    n_grounded, n_hallucinated : int
+        Labelled rows of each class behind the AUROC.
+    """
+
     checks: tuple[GateCheck, ...]
     passed: bool
+    score_column: str
+    threshold: float
+    n_grounded: int
+    n_hallucinated: int
 
 
-def _fmt_ci(ci) -> str:
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
-def _auroc_check(labels, scores, minimum, n_boot: int, seed: int) -> GateCheck:
-    from sgi_core.evaluation.ranking import roc_analysis
-
-    roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
+def _auroc_check(roc, minimum) -> GateCheck:
     lower = roc.auroc_ci[0]
-    about = f"AUROC {roc.auroc:.3f} {_fmt_ci(roc.auroc_ci)}, {roc.n_pos} grounded / {roc.n_neg} hallucinated rows"
-    if lower <= 0.5 <= roc.auroc_ci[1]:
-        about += "; the interval holds 0.5: the score is near chance on this file"
-    if minimum is None:
-        return GateCheck("auroc", True, lower, math.nan,
-                         f"UNCHECKED auroc: {about}; no minimum is set (neither --min-auroc nor the policy's "
-                         "min_auroc), so this check cannot fail")
-    passed = bool(lower >= minimum)
-    verdict = ">=" if passed else "<"
-    return GateCheck("auroc", passed, lower, minimum,
-                     f"{'PASS' if passed else 'FAIL'} auroc: lower 95% bound {lower:.3f} {verdict} minimum "
-                     f"{minimum:.3f} ({about})")
+    passed = True if minimum is None else bool(lower >= minimum)
+    return GateCheck("auroc", passed, lower, math.nan if minimum is None else minimum, roc.auroc, roc.auroc_ci)
 
 
-def _rate_check(name: str, successes: int, trials: int, recorded: float, where: str) -> GateCheck:
+def _rate_check(name: str, successes: int, trials: int, recorded: float) -> GateCheck:
     from sgi_core.evaluation.policy import proportion_ci
 
     value = successes / trials if trials else math.nan
     ci = proportion_ci(successes, trials)
-    if math.isnan(value):
-        return GateCheck(name, False, value, recorded, f"FAIL {name}: undefined {where} (zero denominator)")
-    passed = bool(ci[1] >= recorded)
-    verdict = "reaches" if passed else "is below"
-    return GateCheck(name, passed, value, recorded,
-                     f"{'PASS' if passed else 'FAIL'} {name}: {value:.3f} {_fmt_ci(ci)} {where}; upper bound "
-                     f"{verdict} the policy's held-out {recorded:.3f}")
+    passed = not math.isnan(value) and bool(ci[1] >= recorded)
+    return GateCheck(name, passed, value, recorded, value, ci)
 
 
 def run_gate(y_true, score, policy=None, *, min_auroc: float | None = None, n_boot: int = 1000,
-             seed: int = 0) -> GateResult:
+             seed: int = 0, score_column: str = "sgi") -> GateResult:
     """Hold a labelled, scored file to a policy (see the module docstring for the rules).
 
     Parameters
@@ -97,24 +110,28 @@ def run_gate(y_true, score, policy=None, *, min_auroc: float | None = None, n_bo
         Overrides ``policy.min_auroc``.
     n_boot, seed
         Bootstrap of the AUROC interval.
+    score_column : str, default "sgi"
+        Name of the score without a policy (a policy names its own).
 
     Returns
     -------
     GateResult
         The precision or recall check is left out when the policy recorded NaN for it.
     """
+    from sgi_core.evaluation.ranking import roc_analysis
     from sgi_core.evaluation.thresholds import threshold_metrics
 
     labels = np.asarray(y_true, dtype=np.float64)
     scores = np.asarray(score, dtype=np.float64)
     minimum = min_auroc if min_auroc is not None or policy is None else policy.min_auroc
-    checks = [_auroc_check(labels, scores, minimum, n_boot, seed)]
+    roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
+    checks = [_auroc_check(roc, minimum)]
     if policy is None:
-        return GateResult(tuple(checks), all(c.passed for c in checks))
+        return GateResult(tuple(checks), checks[0].passed, score_column, math.nan, roc.n_pos, roc.n_neg)
     m = threshold_metrics(labels, scores, policy.threshold)
-    where = f"flagging {policy.score_column} < {policy.threshold:.4g}"
     if not math.isnan(policy.precision):
-        checks.append(_rate_check("precision", m.tp, m.tp + m.fp, policy.precision, where))
+        checks.append(_rate_check("precision", m.tp, m.tp + m.fp, policy.precision))
     if not math.isnan(policy.recall):
-        checks.append(_rate_check("recall", m.tp, m.tp + m.fn, policy.recall, where))
-    return GateResult(tuple(checks), all(c.passed for c in checks))
+        checks.append(_rate_check("recall", m.tp, m.tp + m.fn, policy.recall))
+    return GateResult(tuple(checks), all(c.passed for c in checks), policy.score_column, float(policy.threshold),
+                      roc.n_pos, roc.n_neg)

@@ -115,6 +115,40 @@ def score_table(
 
 
 @dataclass(frozen=True)
+class ScoreSummary(JsonResult):
+    """What a run of ``score`` did, on either engine (:mod:`sgi_core.local_engine`, :mod:`sgi_core.ray_engine`).
+
+    Attributes
+    ----------
+    engine : {"local", "ray"}
+    rows : int
+        Rows written (every input row).
+    scored : int
+        Rows with a finite SGI.
+    seconds : float
+        Wall time from reading to the written output.
+    new_texts : int or None
+        Texts that had to be encoded (the rest came from the cache); None on Ray,
+        whose actors each keep their own count.
+    chunks : int or None
+        Chunks of rows read and scored one after another; None on Ray.
+    shards : int
+        Input files read.
+    actors : int
+        Encoders scoring at once (one in the local engine).
+    """
+
+    engine: str
+    rows: int
+    scored: int
+    seconds: float
+    new_texts: int | None = None
+    chunks: int | None = None
+    shards: int = 1
+    actors: int = 1
+
+
+@dataclass(frozen=True)
 class TripleScore(JsonResult):
     """Angles and SGI of one triple, with the bounds the triangle inequality puts on its SGI.
 

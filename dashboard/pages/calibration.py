@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, confound_services, page, services, state, texts
+from dashboard import charts, confound_services, page, services, state, tables, texts
 
 PRESETS = {"youden": "Youden's J (best recall - false-flag rate)", "target_recall": "reach a recall",
            "target_precision": "reach a precision", "cost": "cost of a missed hallucination"}
@@ -22,10 +22,6 @@ POLICY_DOWNLOAD = "calibration.policy_download"
 def number(value: float) -> str:
     """A rate as text; "undefined" where sgi_core gives NaN (e.g. precision when nothing is flagged)."""
     return "undefined" if math.isnan(value) else f"{value:.3f}"
-
-
-def interval(ci) -> str:
-    return f"[{number(ci[0])}, {number(ci[1])}]"
 
 
 st.title("Calibration session")
@@ -186,13 +182,13 @@ cells = st.columns(3)
 for cell, (name, value, ci) in zip(cells, [("Held-out precision", held.precision, holdout.precision_ci),
                                            ("Held-out recall", held.recall, holdout.recall_ci),
                                            ("Held-out flag rate", held.flag_rate, holdout.flag_rate_ci)]):
-    cell.metric(name, number(value), help=f"95% Wilson interval {interval(ci)}")
+    cell.metric(name, number(value), help=f"95% Wilson interval {tables.interval(ci, in_text=True)}")
 together = "question" if group_column == "question" else texts.plain(group_column)
 setting = f" {target:g}" if target is not None else f" {cost:g}" if cost is not None else ""
 st.caption(f"Flag SGI < {holdout.threshold:.4f}: chosen on {holdout.n_dev:,} development rows by the rule "
            f"'{PRESETS[rule]}{setting}', judged on {holdout.n_heldout:,} held-out rows (rows with the same "
-           f"{together} on one side). 95% Wilson intervals: precision {interval(holdout.precision_ci)}, recall "
-           f"{interval(holdout.recall_ci)}, flag rate {interval(holdout.flag_rate_ci)}. On the development half: "
+           f"{together} on one side). 95% Wilson intervals: precision {tables.interval(holdout.precision_ci, in_text=True)}, recall "
+           f"{tables.interval(holdout.recall_ci, in_text=True)}, flag rate {tables.interval(holdout.flag_rate_ci, in_text=True)}. On the development half: "
            f"precision {number(holdout.dev.precision)}, recall {number(holdout.dev.recall)}, flag rate "
            f"{number(holdout.dev.flag_rate)}.")
 st.download_button("Download the policy (JSON)", data=confound_services.policy_json(policy), file_name="policy.json",

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state
+from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state, tables
 
 st.title("Detectors")
 st.write("Other detectors beside SGI, judged the same way: the seed's geometric detectors computed from the "
@@ -137,7 +137,7 @@ def compare(kinds: tuple) -> None:
     cols[2].metric("AUROC A − B", f"{delong.difference:+.3f}")
     cols[3].metric("DeLong z", f"{delong.z:+.2f}")
     cols[4].metric("p (two-sided)", f"{delong.p_value:.3g}")
-    st.caption(f"DeLong's test of the AUROC difference, 95% CI [{delong.ci[0]:+.3f}, {delong.ci[1]:+.3f}], on the "
+    st.caption(f"DeLong's test of the AUROC difference, 95% CI {tables.interval(delong.ci, '+.3f', in_text=True)}, on the "
                f"{delong.n_pos:,} grounded and {delong.n_neg:,} hallucinated rows both scores cover "
                f"({delong.n_excluded:,} rows left out: unlabelled or missing one of the scores).")
 

@@ -83,8 +83,8 @@ with map_tab:
     if projection.explained_variance_ratio:
         notes.append("The two PCA axes carry {:.0%} and {:.0%} of the variance.".format(
             *projection.explained_variance_ratio))
-    if projection.note:
-        notes.append(projection.note)
+    if geometry_services.projection_note(projection):
+        notes.append(geometry_services.projection_note(projection))
     notes.append(shown_note)
     st.caption(" ".join(notes))
     _open_picked(event)

@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, confound_services, page, services, state, tables, texts
+from dashboard import charts, confound_services, page, review_services, services, state, tables, texts
 
 LENGTH_MATCHED = "AUROC, length-matched"
 LENGTH_MATCHED_HELP = ("AUROC after giving grounded and hallucinated rows the same response-length distribution "
@@ -30,11 +30,10 @@ def interval_words(result) -> str:
 
 def length_matched_sentence(result, n_boot: int) -> str:
     """What the length-matched AUROC is, how it was made and what it cost in rows."""
-    lo, hi = result.auroc_ci
     if math.isnan(result.auroc):
         summary = "Length-matched AUROC undefined: no response-length bin holds both grounded and hallucinated rows."
     else:
-        summary = (f"Length-matched AUROC {result.auroc:.3f} [{number(lo, '.3f')}, {number(hi, '.3f')}] against "
+        summary = (f"Length-matched AUROC {result.auroc:.3f} {tables.interval(result.auroc_ci, in_text=True)} against "
                    f"{result.plain_auroc:.3f} unmatched: the length confound controlled, what is left is separation "
                    "that response length cannot explain (0.5 = none).")
     return (f"{summary} Method: {result.method} ({result.n_bins} bins; rows reweighted so both labels share the "
@@ -45,6 +44,7 @@ def length_matched_sentence(result, n_boot: int) -> str:
 
 st.title("Overview")
 data, report = page.header()
+st.caption(review_services.label_source_line(data))
 es, roc = report.effect_size, report.roc
 
 counts = st.columns(4)
@@ -63,8 +63,8 @@ if labelled is None:
     stats[2].metric("Cohen's d", f"{es.cohens_d:+.2f}", help=texts.D_HELP)
     stats[3].metric("AUROC", f"{roc.auroc:.3f}", help=texts.AUROC_HELP)
     stats[4].metric(LENGTH_MATCHED, number(sgi_matched.auroc, ".3f"), help=LENGTH_MATCHED_HELP)
-    st.caption(f"95% intervals: d [{es.cohens_d_ci[0]:+.2f}, {es.cohens_d_ci[1]:+.2f}] ({interval_words(es)}), "
-               f"AUROC [{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}] ({interval_words(roc)}); Welch p = "
+    st.caption(f"95% intervals: d {tables.interval(es.cohens_d_ci, '+.2f', in_text=True)} ({interval_words(es)}), "
+               f"AUROC {tables.interval(roc.auroc_ci, in_text=True)} ({interval_words(roc)}); Welch p = "
                f"{es.welch_p:.2g}." + ASYMPTOTIC_NOTE * (roc.ci_method == "DeLong"))
     st.caption(length_matched_sentence(sgi_matched, confound_services.length_matched_resamples(data.frame)))
 else:

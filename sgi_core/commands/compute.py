@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sgi_core.cli_options import add_model_options
+from sgi_core.cli_options import add_model_options, model_load_options
 from sgi_core.embedding import DEFAULT_MODEL
 
 
@@ -23,8 +23,7 @@ def run(args) -> int:
     from sgi_core.embedding import load_encoder
     from sgi_core.scoring import score_triple
 
-    encoder = load_encoder(args.model, device=args.device, precision=args.precision,
-                           trust_model_code=args.trust_model_code)
+    encoder = load_encoder(args.model, **model_load_options(args))
     result = score_triple(args.q, args.c, args.r, encoder)
     if args.json:
         print(json.dumps({name: getattr(result, name) for name in ("theta_rq", "theta_rc", "theta_qc", "sgi")}))

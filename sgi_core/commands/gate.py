@@ -21,16 +21,18 @@ from pathlib import Path
 
 import numpy as np
 
+from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import (
     add_label_map_option,
     add_model_options,
     label_map_option,
+    model_load_options,
     non_negative_int,
     positive_int,
 )
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
-from sgi_core.gate import _fmt_ci, run_gate
+from sgi_core.gate import run_gate
 
 #: Largest ``hashing-<dim>`` test encoder a policy may name without ``--trust-policy-model``.
 MAX_TEST_ENCODER_DIM = 4096
@@ -70,6 +72,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None)
     p.add_argument("--no-cache", action="store_true")
     add_label_map_option(p)
+    add_labels_option(p)
     add_model_options(p)
     p.set_defaults(func=run)
 
@@ -98,7 +101,8 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
     if score_column in NOT_SCORE_COLUMNS:
         raise SGIInputError(f"'{score_column}' is the label or a row number, not a score", column=score_column,
                             hint="Give the column of a detector's score (higher = grounded), e.g. sgi")
-    table = load_triples(args.input, label_positive=args.label_positive, label_map=label_map_option(args))
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive,
+                                              label_map=label_map_option(args)))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not table.has_labels:
@@ -119,8 +123,7 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         from sgi_core.progress import EmbeddingProgress
         from sgi_core.scoring import score_table
 
-        encoder = load_encoder(model, device=args.device, precision=args.precision,
-                               trust_model_code=args.trust_model_code)
+        encoder = load_encoder(model, **model_load_options(args))
         cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
         scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
                              progress=EmbeddingProgress(model))
@@ -159,10 +162,11 @@ def _auroc_line(labels, scores, n_boot: int, seed: int):
     """The AUROC of the scores with its interval, as ``write_policy`` prints it, and the interval."""
     from sgi_core.evaluation.ranking import roc_analysis
     from sgi_core.evaluation.verdict import standing_of
+    from sgi_core.render.numbers import NAN_INTERVAL, format_ci
 
     roc = roc_analysis(labels, scores, n_boot=max(n_boot, 200), seed=seed)
     standing = standing_of(roc.auroc_ci)
-    line = (f"AUROC {roc.auroc:.3f} {_fmt_ci(roc.auroc_ci)} ({roc.n_pos} grounded / {roc.n_neg} hallucinated rows, "
+    line = (f"AUROC {roc.auroc:.3f} {format_ci(roc.auroc_ci, undefined=NAN_INTERVAL)} ({roc.n_pos} grounded / {roc.n_neg} hallucinated rows, "
             f"{roc.ci_method} interval): {standing}")
     return line, standing
 
@@ -184,6 +188,7 @@ def _groups(args, table):
 def _write_policy(args) -> int:
     from sgi_core.evaluation.policy import make_policy
     from sgi_core.evaluation.policy_file import save_policy
+    from sgi_core.render.lines import policy_lines
 
     table, labels, scores, made_by = _file_scores(args, args.score_column, args.model or DEFAULT_MODEL,
                                                   rescore=args.model is not None)
@@ -207,12 +212,8 @@ def _write_policy(args) -> int:
         cost_ratio=args.cost_ratio, groups=groups, min_auroc=args.min_auroc, seed=args.seed,
     )
     save_policy(policy, args.write_policy)
-    held = holdout.heldout
-    print(f"threshold: flag {policy.score_column} < {policy.threshold:.4g} ({policy.threshold_method} on "
-          f"{holdout.n_dev} development rows{', whole groups per side' if holdout.grouped else ''})")
-    print(f"held-out ({holdout.n_heldout} rows, hallucinated positive): precision {held.precision:.3f} "
-          f"{_fmt_ci(holdout.precision_ci)}, recall {held.recall:.3f} {_fmt_ci(holdout.recall_ci)}, "
-          f"flagged {held.flag_rate:.3f} {_fmt_ci(holdout.flag_rate_ci)}")
+    for line in policy_lines(policy, holdout):
+        print(line)
     print(f"wrote {args.write_policy}", file=sys.stderr)
     return 0
 
@@ -274,6 +275,8 @@ def run(args) -> int:
 
 
 def _report(result) -> int:
-    for check in result.checks:
-        print(check.line)
+    from sgi_core.render.lines import gate_lines
+
+    for line in gate_lines(result):
+        print(line)
     return 0 if result.passed else 1

@@ -6,10 +6,12 @@ import json
 import sys
 from pathlib import Path
 
+from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import (
     add_label_map_option,
     add_model_options,
     label_map_option,
+    model_load_options,
     non_negative_int,
     positive_int,
 )
@@ -39,6 +41,7 @@ def add_parser(subparsers) -> None:
                         "'claims' (sentence-level support in the context); adds a combined detector")
     p.add_argument("--grounded-threshold", type=float, default=1.0,
                    help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
+    add_labels_option(p)
     add_model_options(p)
     p.set_defaults(func=run)
 
@@ -51,8 +54,10 @@ def run(args) -> int:
     from sgi_core.detector_report import KINDS as DETECTOR_KINDS
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
 
-    table = load_triples(args.input, label_positive=args.label_positive, label_map=label_map_option(args))
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive,
+                                              label_map=label_map_option(args)))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     _check_detector_columns(args.detector, table)
@@ -68,15 +73,15 @@ def run(args) -> int:
         comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
-            load_options={"device": args.device, "precision": args.precision,
-                          "trust_model_code": args.trust_model_code},
+            load_options=model_load_options(args),
         )
-    print(comparison.to_text())
+    print(comparison_text(comparison))
     report_json = comparison.to_report_json()
     frame = scored[models[0]]
     extras = _retrieval_and_detectors(args, table, frame, models[0])
+    text_of = {"retrieval": retrieval_text, "detectors": detector_comparison_text}
     for key, result in extras.items():
-        print(f"\n{result.to_text()}")
+        print(f"\n{text_of[key](result)}")
         report_json[key] = result.to_dict()
     if args.json:
         args.json.write_text(json.dumps(report_json, indent=2))

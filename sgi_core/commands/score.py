@@ -5,10 +5,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sgi_core.cli_options import add_label_map_option, add_model_options, label_map_option, positive_int
+from sgi_core.cli_options import (
+    add_label_map_option,
+    add_model_options,
+    label_map_option,
+    model_load_options,
+    positive_int,
+)
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
-from sgi_core.io.streaming import DEFAULT_CHUNK_ROWS
+from sgi_core.local_engine import DEFAULT_CHUNK_ROWS
 
 
 def add_parser(subparsers) -> None:
@@ -40,23 +46,23 @@ def run(args) -> int:
         return _run_ray(args)
     from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.io.export import check_output_path
-    from sgi_core.io.streaming import read_chunks, score_to_file
+    from sgi_core.local_engine import read_chunks, score_to_file
     from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.lines import score_summary_lines
 
     # The output path, then the file's header and first chunk, are checked before the model loads.
     check_output_path(args.output)
     chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive,
                          label_map=label_map_option(args))
-    encoder = load_encoder(args.model, device=args.device, precision=args.precision,
-                           trust_model_code=args.trust_model_code)
+    encoder = load_encoder(args.model, **model_load_options(args))
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
         claims=args.claims, scored_by={"model": args.model, "precision": args.precision},
     )
-    print(f"{summary.new_texts} new texts embedded, the rest from the cache", file=sys.stderr)
-    print(f"wrote {summary.rows} rows ({summary.scored} scored) to {args.output}", file=sys.stderr)
+    for line in score_summary_lines(summary, args.output):
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -68,11 +74,14 @@ def _run_ray(args) -> int:
         raise SGIInputError("a label map (--label-map) is read by the local engine only",
                             hint="Leave out --engine ray, or write the labels as 1/0 first")
     from sgi_core.ray_engine import score_with_ray
+    from sgi_core.render.lines import score_summary_lines
 
     summary = score_with_ray(
         args.input, args.output, model=args.model, address=args.address, device=args.device,
         precision=args.precision, batch_rows=args.chunk_rows, batch_size=args.batch_size,
         use_cache=not args.no_cache, label_positive=args.label_positive, trust_model_code=args.trust_model_code,
+        backend=args.backend,
     )
-    print(f"{summary.to_text()}; Parquet dataset in {args.output}", file=sys.stderr)
+    for line in score_summary_lines(summary, args.output):
+        print(line, file=sys.stderr)
     return 0

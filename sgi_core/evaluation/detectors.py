@@ -154,10 +154,6 @@ class DetectorComparison(JsonResult):
                      "cv_auroc": self.cv_auroc_combined})
         return pd.DataFrame(rows)
 
-    def to_text(self) -> str:
-        table = self.to_frame().to_string(index=False, float_format=lambda x: f"{x:.3f}", na_rep="")
-        return f"Detectors beside SGI ({self.n} labelled rows, {self.n_splits}-fold CV)\n{table}\n{self.verdict}"
-
 
 #: Out-of-fold AUROC gain under which the combination is said not to help.
 NEGLIGIBLE_COMBINED_GAIN = 0.005

@@ -11,7 +11,7 @@ from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores, split_pieces
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.geometry import l2_normalize
-from sgi_core.io.streaming import read_chunks, score_to_file
+from sgi_core.local_engine import read_chunks, score_to_file
 from sgi_core.columns import SCORE_COLUMNS
 from tests.conftest import SAMPLE_CSV
 

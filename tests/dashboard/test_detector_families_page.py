@@ -17,7 +17,7 @@ from sgi_core.evaluation import (
     mcnemar_test,
     response_length,
 )
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, metric, upload

@@ -16,7 +16,7 @@ from sgi_core.evaluation import (
     evaluate,
     roc_analysis,
 )
-from sgi_core.evaluation.tables import baselines_table, table1, table2, table3, table5
+from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
