@@ -49,7 +49,8 @@ from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the
 from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
-from sgi_core.io.export import one_label_column, to_csv_bytes
+from sgi_core.io.export import to_csv_bytes
+from sgi_core.io.scored_files import one_label_column
 from sgi_core.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"

@@ -7,7 +7,7 @@ with no policy. ``--write-policy OUT`` makes the policy instead, from a labelled
 and refuses a score whose interval holds 0.5 unless ``--force``.
 
 A policy is tied to the model and precision that made its scores: a scored Parquet
-file records them (:func:`sgi_core.io.export.scored_with`) and a mismatch is refused; a
+file records them (:func:`sgi_core.io.scored_files.scored_with`) and a mismatch is refused; a
 policy naming a model outside the registry (an API model would send the file to the
 API) is refused unless ``--trust-policy-model``.
 """
@@ -91,12 +91,12 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
     """Labels and scores of the file, and what made the scores.
 
     A file's ``sgi`` column is used unless ``rescore`` (``--model`` was given); its maker
-    is what a scored Parquet file records (:func:`~sgi_core.io.export.scored_with`),
+    is what a scored Parquet file records (:func:`~sgi_core.io.scored_files.scored_with`),
     None when unrecorded. SGI computed here is made by ``model`` at ``--precision``.
     """
     from sgi_core.data import load_triples
     from sgi_core.evaluation.policy_file import NOT_SCORE_COLUMNS
-    from sgi_core.io.export import scored_with
+    from sgi_core.io.scored_files import scored_with
 
     if score_column in NOT_SCORE_COLUMNS:
         raise SGIInputError(f"'{score_column}' is the label or a row number, not a score", column=score_column,

@@ -36,6 +36,7 @@ import pandas as pd
 
 from sgi_core.errors import SGIInputError
 from sgi_core.io.formats import CSV_OUTPUT_SUFFIXES, PARQUET_SUFFIXES, PLAIN_NUMBER
+from sgi_core.io.scored_files import SCORED_WITH_KEY
 from sgi_core.io.output_paths import check_output_file, is_stdout
 
 _FORMULA_PREFIXES = (
@@ -108,36 +109,6 @@ def to_csv_bytes(frame: pd.DataFrame) -> bytes:
     # With "\n" line ends the csv writer leaves a cell holding a bare "\r" unquoted, and
     # every reader then splits the row there; "\r\n" makes it quote both.
     return _map_text_cells(frame, _csv_cell).to_csv(index=False, lineterminator="\r\n").encode("utf-8")
-
-
-#: Where the reader keeps the cells of an input ``label`` column that it rewrites as 1/0.
-INPUT_LABEL_COPY = "input_label"
-
-
-def one_label_column(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` without ``input_label`` when ``label`` says all it said, for a file that reopens with one label.
-
-    The copy is dropped when every row with an ``input_label`` cell has a ``label``
-    (1 grounded, 0 hallucinated): the copy then only spells the same classes
-    differently, and reopened it would be a second label column. It is kept when
-    some of its cells were read as unlabelled (a value mapped to "unlabelled"), since
-    they would be lost.
-
-    Examples
-    --------
-    >>> f = pd.DataFrame({"input_label": ["yes", "no"], "label": [1.0, 0.0]})
-    >>> one_label_column(f).columns.tolist()
-    ['label']
-    >>> one_label_column(f.assign(label=[1.0, float("nan")])).columns.tolist()
-    ['input_label', 'label']
-    """
-    if INPUT_LABEL_COPY not in frame.columns or "label" not in frame.columns:
-        return frame
-    copy = frame[INPUT_LABEL_COPY]
-    filled = copy.notna() & (copy.astype(str).str.strip() != "")
-    if bool((filled & frame["label"].isna()).any()):
-        return frame
-    return frame.drop(columns=INPUT_LABEL_COPY)
 
 
 def check_output_path(path: str | os.PathLike, *, inputs=()) -> str:
@@ -290,43 +261,6 @@ class _CsvChunks:
 
     def close(self) -> None:
         pass
-
-
-#: Parquet key-value metadata naming the embedding model and precision behind a scored file's angles and SGI.
-SCORED_WITH_KEY = b"sgi_core.scored_with"
-
-
-def scored_with(path: str | os.PathLike) -> dict | None:
-    """``{"model": ..., "precision": ...}`` recorded in a scored Parquet file, else None (CSV, older files).
-
-    Raises
-    ------
-    SGIInputError
-        A recorded value that is not such an object.
-    """
-    from sgi_core.io.formats import PARQUET_SUFFIXES
-
-    if Path(path).suffix.lower() not in PARQUET_SUFFIXES:
-        return None
-    import json
-
-    import pyarrow.parquet as pq
-
-    try:
-        raw = (pq.read_schema(path).metadata or {}).get(SCORED_WITH_KEY)
-    except (OSError, ValueError):  # not readable as Parquet: the reader says why
-        return None
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = None
-    if not (isinstance(value, dict) and set(value) == {"model", "precision"}
-            and all(isinstance(v, str) for v in value.values())):
-        raise SGIInputError("the file's record of the model that scored it cannot be read", source=str(path),
-                            hint="Score the file again with `python -m sgi_core score`")
-    return value
 
 
 class _ParquetChunks:
