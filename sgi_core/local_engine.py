@@ -151,7 +151,7 @@ def score_to_file(
         gets NaN claim scores and 0 sentences.
     scored_by : dict, optional
         ``{"model": ..., "precision": ...}`` recorded in a Parquet output's metadata
-        (:func:`sgi_core.io.export.scored_with`).
+        (:func:`sgi_core.io.scored_files.scored_with`).
 
     Returns
     -------
