@@ -79,3 +79,18 @@ def test_an_inverted_sgi_is_said_to_be_inverted(app):
     goto(app, "overview")
     (box,) = [w.value for w in app.warning if w.value.startswith("SGI is inverted")]
     assert box.replace("\\", "").startswith("SGI is inverted here: its interval lies below 0.5")
+
+
+def test_an_inverted_detector_column_is_named_with_where_to_fix_its_direction():
+    from dashboard import texts
+
+    rng = np.random.default_rng(7)
+    y = np.tile([1.0, 0.0], 200)
+    verdict = evaluation.file_verdict(y, {"SGI": y + rng.normal(0, 0.5, 400), "judge": -y + rng.normal(0, 0.8, 400)},
+                                      {"theta_rq": 0.2 * y + rng.normal(0, 1, 400)}, n_boot=200)
+    level, headline, notes = texts.verdict_text(verdict)
+    judge = verdict.standing("judge")
+    assert level == "success" and headline.startswith("Beats the best trivial score on this file, θ(r,q) alone")
+    assert notes == [f"judge is inverted here: its interval lies below 0.5, so its high values go with hallucinated "
+                     f"rows (AUROC {judge.auroc:.3f} [{judge.auroc_ci[0]:.3f}, {judge.auroc_ci[1]:.3f}]). Check "
+                     "what its high values mean on the Detectors page."]
