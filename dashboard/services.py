@@ -115,7 +115,7 @@ def opened_file(key: state.DataKey, _raw, limits: InputLimits | None = None) -> 
     if is_scored(frame.columns):
         return scored_table(frame, source=key.name)
     table = validate_triples(frame, mapping=state.mapping_dict(key), label_positive=key.label_positive,
-                             source=key.name)
+                             source=key.name, label_map=dict(key.label_map) or None)
     return table, None
 
 
