@@ -11,7 +11,6 @@ import json
 import os
 from pathlib import Path
 
-
 from sgi_core.errors import SGIInputError
 from sgi_core.io.formats import PARQUET_SUFFIXES
 
