@@ -20,7 +20,8 @@ from sgi_core.evaluation.run_comparison import RunComparison, compare_runs
 from sgi_core.evaluation.run_matching import MatchedRuns, match_runs
 from sgi_core.io.reading import read_table
 from sgi_core.results import UndefinedStatisticWarning
-from sgi_core.run_tables import KeyChanges, auroc_frame, deltas_frame, largest_changes
+from sgi_core.evaluation.run_matching import KeyChanges, largest_changes
+from sgi_core.render.run_tables import auroc_frame, deltas_frame
 from sgi_core.runs import Run, read_run
 from sgi_core.scoring import score_table
 

@@ -4,7 +4,7 @@ For each ``--score NAME`` (oriented higher = grounded, as ``compare`` names it),
 check fails when the lower end of the 95% bootstrap interval of
 ``mean(NEW) - mean(BASE)`` over matched keys is below ``-max_drop``: the data cannot
 rule out a drop larger than allowed. Exit 1 when a check fails, 0 otherwise, 2 on
-bad input; one printed line per check.
+bad input; one printed line per check (:func:`sgi_core.render.lines.drop_check_line`).
 """
 
 from __future__ import annotations
@@ -16,20 +16,26 @@ from dataclasses import dataclass, replace
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.run_comparison import RunComparison
-from sgi_core.render.numbers import format_ci
 from sgi_core.results import JsonResult
 
 
 @dataclass(frozen=True)
 class DropCheck(JsonResult):
-    """One score held to a maximum drop: ``passed`` when ``ci[0] >= -max_drop``."""
+    """One score held to a maximum drop: ``passed`` when ``ci[0] >= -max_drop`` (an undefined interval fails).
+
+    ``difference`` is ``mean_new - mean_base`` over ``n_keys`` matched keys, ``ci`` its
+    interval at ``confidence``.
+    """
 
     score: str
     difference: float
     ci: tuple[float, float]
     max_drop: float
     passed: bool
-    line: str
+    mean_base: float
+    mean_new: float
+    n_keys: int
+    confidence: float
 
 
 def drop_checks(comparison: RunComparison, scores, max_drop: float) -> tuple[DropCheck, ...]:
@@ -50,21 +56,12 @@ def drop_checks(comparison: RunComparison, scores, max_drop: float) -> tuple[Dro
     if missing:
         raise SGIInputError(f"score {', '.join(map(repr, missing))} is not in both runs",
                             hint=f"Scores of both runs: {', '.join(by_name)}")
-    level = round(comparison.confidence * 100)
     checks = []
     for name in scores:
         d = by_name[name]
-        about = (f"mean {d.mean_base:.4g} -> {d.mean_new:.4g}, new - base {d.difference:+.4g} "
-                 f"{format_ci(d.ci, 4)} over {d.n_keys} keys")
-        if math.isnan(d.ci[0]):
-            checks.append(DropCheck(name, d.difference, d.ci, max_drop, False,
-                                    f"FAIL {name}: no {level}% interval ({about}); the drop cannot be bounded"))
-            continue
-        passed = bool(d.ci[0] >= -max_drop)
-        verdict = ">=" if passed else "<"
-        checks.append(DropCheck(name, d.difference, d.ci, max_drop, passed,
-                                f"{'PASS' if passed else 'FAIL'} {name}: lower {level}% bound {d.ci[0]:+.4g} "
-                                f"{verdict} -{max_drop:g} allowed ({about})"))
+        passed = not math.isnan(d.ci[0]) and bool(d.ci[0] >= -max_drop)
+        checks.append(DropCheck(name, d.difference, d.ci, max_drop, passed, d.mean_base, d.mean_new, d.n_keys,
+                                comparison.confidence))
     return tuple(checks)
 
 
@@ -83,6 +80,7 @@ def run(args) -> int:
     from sgi_core.evaluation.run_comparison import compare_runs
     from sgi_core.evaluation.run_matching import match_runs
     from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.lines import drop_check_line
     from sgi_core.runs import load_run, model_scorer
 
     if args.max_drop is None:
@@ -103,7 +101,7 @@ def run(args) -> int:
     comparison = compare_runs(replace(matched, scores=tuple(scores)), n_boot=args.n_boot, seed=args.seed)
     checks = drop_checks(comparison, scores, args.max_drop)
     for check in checks:
-        print(check.line)
+        print(drop_check_line(check))
     unmatched = len(comparison.match.only_in_base) + len(comparison.match.only_in_new)
     if unmatched:
         print(f"note: {unmatched} keys are in one run only and were left out (see `compare`)", file=sys.stderr)

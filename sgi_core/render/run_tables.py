@@ -1,22 +1,16 @@
 """A run comparison as tables and text: what ``compare`` prints and the Compare runs page shows.
 
-Reads :class:`~sgi_core.evaluation.run_comparison.RunComparison` results; computes
-nothing but the ordering of the keys that changed most.
+Reads :class:`~sgi_core.evaluation.run_comparison.RunComparison` results and computes nothing.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
-from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.run_comparison import RunComparison
-from sgi_core.evaluation.run_matching import MatchedRuns
 from sgi_core.render.numbers import format_ci
-from sgi_core.results import JsonResult
 
 #: Keys listed by name in the text before "and N more".
 LISTED_KEYS = 10
@@ -39,46 +33,6 @@ def auroc_frame(res: RunComparison) -> pd.DataFrame | None:
         "score": a.score, "auroc_base": a.auroc_base, "auroc_new": a.auroc_new, "difference": a.difference,
         "ci_low": a.ci[0], "ci_high": a.ci[1], "p_value": a.p_value, "delong": "paired" if a.paired else "unpaired",
     } for a in res.labels.auroc])
-
-
-@dataclass(frozen=True)
-class KeyChanges(JsonResult):
-    """The matched keys whose score changed most, largest ``|new - base|`` first (ties in key order).
-
-    ``row_base`` and ``row_new`` are 0-based positions in each run's table of the
-    first row under the key.
-    """
-
-    score: str
-    keys: tuple[str, ...]
-    base: tuple[float, ...]
-    new: tuple[float, ...]
-    change: tuple[float, ...]
-    row_base: tuple[int, ...]
-    row_new: tuple[int, ...]
-
-
-def largest_changes(matched: MatchedRuns, score: str, *, n: int = 20) -> KeyChanges:
-    """The ``n`` keys whose per-key ``score`` moved most between the runs (keys with a NaN side left out).
-
-    Examples
-    --------
-    >>> from sgi_core.evaluation.run_matching import match_runs
-    >>> base = pd.DataFrame({"q": list("abc"), "sgi": [1.0, 1.0, 1.0]})
-    >>> new = pd.DataFrame({"q": list("abc"), "sgi": [0.9, 1.5, 0.2]})
-    >>> largest_changes(match_runs(base, new, key="q", scores=["sgi"]), "sgi", n=2).keys
-    ('c', 'b')
-    """
-    if score not in matched.scores:
-        raise SGIInputError(f"'{score}' is not a score of both runs", column=score,
-                            hint=f"Scores of both runs: {', '.join(matched.scores)}")
-    base, new = matched.base[score].to_numpy(), matched.new[score].to_numpy()
-    change = new - base
-    rows = np.flatnonzero(~np.isnan(change))
-    order = rows[np.argsort(-np.abs(change[rows]), kind="stable")][:n]
-    return KeyChanges(score, tuple(map(str, matched.keys[order])), tuple(base[order].tolist()),
-                      tuple(new[order].tolist()), tuple(change[order].tolist()),
-                      tuple(matched.first_row_base[order].tolist()), tuple(matched.first_row_new[order].tolist()))
 
 
 def _p(value: float) -> str:
@@ -113,7 +67,7 @@ def comparison_text(res: RunComparison) -> str:
     lines.append(header)
     for d in res.scores:
         lines.append(f"{d.score[:27]:<28}{d.n_keys:>6}{d.mean_base:>10.4g}{d.mean_new:>10.4g}{d.difference:>+10.4g}  "
-                     f"{format_ci(d.ci, 4):<20}{_p(d.wilcoxon_p):>11}{_p(d.holm_p):>9}  {d.verdict}")
+                     f"{format_ci(d.ci, '.4f'):<20}{_p(d.wilcoxon_p):>11}{_p(d.holm_p):>9}  {d.verdict}")
     if res.flags is not None:
         f = res.flags
         lines.append(f"\nflagged {f.score} < {f.threshold:.4g} (policy): base {f.share_base:.1%}, new "
