@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
+from sgi_core.jsonio import loads_json
 
 #: Raw HaluEval fields per task: (context, question or None, right answer, hallucinated answer).
 HALUEVAL_FIELDS = {
@@ -46,10 +46,9 @@ def convert_halueval(path: str | Path, *, task: str = "qa") -> pd.DataFrame:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise SGIInputError(f"invalid JSON: {err.msg}", source=str(path), rows=[number]) from None
+            record = loads_json(line, source=str(path), rows=[number], hint="Each line must be one JSON object")
+            if not isinstance(record, dict):
+                raise SGIInputError("a JSON Lines record must be an object", source=str(path), rows=[number])
             needed = [k for k in (context_key, question_key, right_key, halluc_key) if k]
             missing = [k for k in needed if k not in record]
             if missing:

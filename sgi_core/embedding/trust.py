@@ -11,11 +11,11 @@ refuses them unless the user opted in.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from sgi_core.errors import SGIInputError
+from sgi_core.jsonio import loads_json
 
 TRUSTED_PREFIX = "sentence_transformers."
 _REF_KEYS = ("type", "types", "tokenizer_class")
@@ -27,10 +27,12 @@ OPT_IN_HINT = "If you trust the folder's code, pass --trust-model-code (trust_mo
 
 
 def _read_json(path: Path, folder: Path):
+    # A model folder may come from anywhere: its JSON is read as any input is.
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise SGIInputError(f"cannot read '{path.relative_to(folder)}' of model folder '{folder}': {err}") from None
+        return loads_json(path.read_bytes(), allow_duplicate_keys=True)
+    except (OSError, SGIInputError) as err:
+        reason = err.message if isinstance(err, SGIInputError) else err
+        raise SGIInputError(f"cannot read '{path.relative_to(folder)}' of model folder '{folder}': {reason}") from None
 
 
 def _dotted_refs(node, out: list[str]) -> None:

@@ -111,3 +111,20 @@ def test_read_json_file_names_the_file_for_every_failure(tmp_path):
     with pytest.raises(SGIInputError, match=r"^the file is larger than the 100 bytes"):
         read_json_file(path, max_bytes=100)
     assert read_json_file(path) == [1] * 101
+
+
+def test_the_halueval_converter_reads_its_lines_with_the_one_reader(tmp_path, capsys):
+    source = tmp_path / "qa_data.json"
+    good = {"knowledge": "k", "question": "q", "right_answer": "r", "hallucinated_answer": "h"}
+    source.write_text(json.dumps(good) + "\n" + json.dumps(good)[:-1] + f', "x": {HUGE_INT}}}\n')
+    assert main(["convert", "halueval-qa", str(source), "-o", str(tmp_path / "out.csv")]) == 2
+    assert capsys.readouterr().err.strip() == (f"error: a JSON number has more than {sys.get_int_max_str_digits():,} "
+                                               f"digits (file '{source}', row 2). Each line must be one JSON object")
+
+
+def test_a_model_folders_json_is_read_with_the_one_reader(tmp_path):
+    from sgi_core.embedding.trust import check_model_code
+
+    (tmp_path / "modules.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SGIInputError, match=r"^cannot read 'modules\.json' of model folder '.*': JSON nested too deeply"):
+        check_model_code(tmp_path)
