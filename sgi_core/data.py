@@ -263,20 +263,6 @@ def validate_triples(
     return TripleTable(out, source, col_map, positive, unscorable, warnings, renames)
 
 
-def _infinite_score_rows(scores: pd.DataFrame) -> np.ndarray:
-    """Turn rows with an infinite angle or SGI into rows kept without scores; their 0-based positions.
-
-    An infinite score cannot be ranked, binned or averaged; ``score`` never writes one, so
-    the file was edited: the row is kept as ``score`` keeps a row it cannot score.
-    """
-    infinite = np.isinf(scores[list(NUMERIC_SCORE_COLUMNS)].to_numpy(dtype=np.float64)).any(axis=1)
-    if infinite.any():
-        for column in NUMERIC_SCORE_COLUMNS:
-            scores[column] = scores[column].mask(infinite)
-        scores[STATUS_COLUMN] = scores[STATUS_COLUMN].mask(infinite, not_scored_status("an infinite score in the file"))
-    return np.flatnonzero(infinite)
-
-
 def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[TripleTable, pd.DataFrame]:
     """An already scored frame (the output of ``score``) as its table and its scores, with nothing re-embedded.
 
@@ -329,14 +315,18 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
             scores[role] = _as_text(scores[role])
     if INPUT_ROW not in scores.columns:
         scores[INPUT_ROW] = np.arange(1, len(scores) + 1)
-    infinite = _infinite_score_rows(scores)
+    # An infinite score (``score`` writes none) cannot be ranked or binned: the row is kept without scores.
+    infinite = np.isinf(scores[list(NUMERIC_SCORE_COLUMNS)].to_numpy(dtype=np.float64)).any(axis=1)
+    if infinite.any():
+        for column in NUMERIC_SCORE_COLUMNS:
+            scores[column] = scores[column].mask(infinite)
+        scores[STATUS_COLUMN] = scores[STATUS_COLUMN].mask(infinite, not_scored_status("an infinite score in the file"))
     status = scores[STATUS_COLUMN]
     not_scored = np.flatnonzero(is_not_scored(status))
     unscorable = {int(i) + 1: str(status.iloc[i]).removeprefix(NOT_SCORED_PREFIX) for i in not_scored}
     warnings = label_warnings(scores["label"].to_numpy(dtype=np.float64), "label", 1, True)
-    if len(infinite):
-        warnings.append(f"the file's scores are infinite in {format_rows((infinite + 1).tolist())}: those rows are "
-                        "kept as not scored")
+    warnings += [f"the file's scores are infinite in {format_rows((np.flatnonzero(infinite) + 1).tolist())}: those "
+                 "rows are kept as not scored"] if infinite.any() else []
     mapping = ColumnMapping(*ROLES)
     table = TripleTable(scores.drop(columns=list(SCORE_COLUMNS)), source, mapping, "grounded", unscorable, warnings)
     return table, scores
