@@ -26,7 +26,8 @@ PAGES = [
 # Only files that list retrieved and relevant ids get this page.
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
 
-st.set_page_config(page_title="SGI Workbench", page_icon=":material/hub:", layout="wide")
+# An emoji favicon is drawn in the page; a ":material/..." one is fetched from fonts.gstatic.com on every load.
+st.set_page_config(page_title="SGI Workbench", page_icon="📐", layout="wide")
 current = st.navigation(PAGES + ([RETRIEVAL_PAGE] if page.has_retrieval_columns() else []))
 with st.sidebar:
     models = state.chosen_models(services.default_model())

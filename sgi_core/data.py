@@ -388,6 +388,15 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
             scores[role] = _as_text(scores[role])
     if "input_row" not in scores.columns:
         scores["input_row"] = np.arange(1, len(scores) + 1)
+    elif not pd.api.types.is_integer_dtype(scores["input_row"]):
+        # A CSV is read as text: row numbers compared as "7" never match the 7 a page looks up.
+        rows = pd.to_numeric(scores["input_row"], errors="coerce")
+        bad = np.flatnonzero((rows.isna() | (rows < 1) | (rows % 1 != 0)).to_numpy())
+        if len(bad):
+            raise SGIInputError("a scored file's input_row must be a whole number from 1", source=source,
+                                column="input_row", rows=(bad + 1).tolist(),
+                                hint="Score the unscored file again with `score`")
+        scores["input_row"] = rows.astype(np.int64)
     status = scores["sgi_status"].astype(str)
     not_scored = np.flatnonzero(status.str.startswith("not scored: ").to_numpy())
     unscorable = {int(i) + 1: status.iloc[i].removeprefix("not scored: ") for i in not_scored}
