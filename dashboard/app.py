@@ -35,6 +35,7 @@ with st.sidebar:
         st.selectbox("Model shown on the analysis pages", models, key=state.MODEL_SHOWN, **state.PERSIST)
     st.caption("SGI = angle(response, question) / angle(response, context). "
                "**High SGI = grounded**: the answer moved from the question toward its context.")
+    page.log_axes_switch()
     st.session_state.setdefault(state.DEVICE, services.default_device())
     st.selectbox("Device for the embedding models", services.device_choices(), key=state.DEVICE, **state.PERSIST,
                  help="auto: the GPU when torch sees one (CUDA, then Apple MPS), else the CPU. "

@@ -23,9 +23,11 @@ EMBEDDED = "services.embedded"
 
 #: Most rows a chart that draws one mark per row draws (:func:`drawn`).
 DRAWN_ROWS = 20_000
+#: Session-state key of the sidebar switch that draws SGI axes on a log scale.
+LOG_AXES = "charts.log_axes"
 
 __all__ = ["SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "drawn",
-           "file_row", "header", "has_retrieval_columns", "scored_data", "show_error", "take_rows", "verdict"]
+           "file_row", "header", "log_axes", "log_axes_switch", "has_retrieval_columns", "scored_data", "show_error", "take_rows", "verdict"]
 
 
 def show_error(err: Exception) -> None:
@@ -125,6 +127,18 @@ def file_row(frame: pd.DataFrame, input_row: int) -> pd.Series:
     text column of a big Parquet file to return one row.
     """
     return take_rows(frame, np.flatnonzero(frame["input_row"].to_numpy() == input_row)[:1]).iloc[0]
+
+
+def log_axes_switch() -> None:
+    """The sidebar switch for log-scale SGI axes (histograms, scatters, the threshold curves)."""
+    st.sidebar.toggle("Log scale for SGI axes", key=LOG_AXES, persist_state="session",
+                      help="SGI is a ratio: a log axis shows 0.5 and 2 as far from 1. Axes span the central 99% of "
+                           "the scores either way; the rows beyond are counted in the chart's title.")
+
+
+def log_axes() -> bool:
+    """Whether SGI axes are drawn on a log scale (the sidebar switch)."""
+    return bool(st.session_state.get(LOG_AXES, False))
 
 
 def drawn(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, str]:

@@ -247,9 +247,15 @@ def threshold_grid(key: state.DataKey, model_name: str, _frame: pd.DataFrame) ->
     return evaluation.threshold_metrics_grid(_frame["label"].to_numpy(), _frame["sgi"].to_numpy())
 
 
+#: Where the threshold slider ends: past it a few extreme SGIs would squeeze the useful range into pixels.
+THRESHOLD_UPPER_QUANTILE = 0.99
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def threshold_range(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> tuple[float, float]:
-    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=(_frame["sgi_status"] == "ok").to_numpy())
+    """From the lowest SGI to the :data:`THRESHOLD_UPPER_QUANTILE` quantile of the ordinary ones."""
+    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=(_frame["sgi_status"] == "ok").to_numpy(),
+                                      upper_quantile=THRESHOLD_UPPER_QUANTILE)
 
 
 def threshold_metrics(frame: pd.DataFrame, threshold: float) -> evaluation.ThresholdMetrics:
@@ -271,7 +277,10 @@ def fingerprint(key: state.DataKey, _frame: pd.DataFrame) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def agreement(key: state.DataKey, models: tuple, _frames: dict) -> evaluation.AgreementResult:
-    return evaluation.cross_model_agreement({name: _frames[name]["sgi"].to_numpy() for name in models})
+    return evaluation.cross_model_agreement(
+        {name: _frames[name]["sgi"].to_numpy() for name in models},
+        degenerate={name: _frames[name]["sgi_status"].astype(str).str.startswith("degenerate").to_numpy()
+                    for name in models})
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

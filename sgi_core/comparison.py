@@ -86,9 +86,11 @@ class ModelComparison(JsonResult):
         parts = [f"Source: {self.source}", "", f"Table 1. SGI by label (valid - hallucinated), 95% CIs ({self._intervals()})",
                  table1(self.reports).to_string(**fmt)]
         for name, rep in self.reports.items():
-            parts += ["", f"Table 2 ({name}). SGI within theta(q,c) terciles (edges over all rows)",
+            left_out = (f"; means and d leave out the {rep.n_degenerate} rows with degenerate geometry (n_degenerate), "
+                        "counted in n and AUROC" if rep.n_degenerate else "")
+            parts += ["", f"Table 2 ({name}). SGI within theta(q,c) terciles (edges over all rows{left_out})",
                       table2(rep).to_string(**fmt),
-                      "", f"Table 3 ({name}). SGI within character-length terciles (equal thirds by rank)",
+                      "", f"Table 3 ({name}). SGI within character-length terciles (equal thirds by rank{left_out})",
                       table3(rep).to_string(**fmt)]
         parts += ["", "Table 5. Each angle alone, Cohen's d valid - hallucinated", table5(self.reports).to_string(**fmt),
                   "", "Baselines beside SGI (every score oriented higher = grounded)",
@@ -176,5 +178,7 @@ def compare_models(
             detectors[name], per_row = detector_report(table, scored[name], encoder, model=name, kinds=detector_kinds,
                                                        cache=cache, batch_size=batch_size, n_boot=n_boot, seed=seed)
             scored[name] = scored[name].join(per_row)
-    agreement = cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}) if len(models) > 1 else None
+    degenerate = {n: f["sgi_status"].astype(str).str.startswith("degenerate").to_numpy() for n, f in scored.items()}
+    agreement = (cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}, degenerate=degenerate)
+                 if len(models) > 1 else None)
     return ModelComparison(table.source, reports, truncation, agreement, matched, detectors), scored

@@ -125,7 +125,9 @@ def threshold_panel() -> None:
     metrics = services.threshold_metrics(data.frame, threshold)
     probability = active.calibrator.probability(threshold)
     st.caption(f"At this threshold the calibrator gives P(grounded) = {probability:.3f}. "
-               "Positive class = hallucinated: recall is the share of hallucinated rows flagged.")
+               "Positive class = hallucinated: recall is the share of hallucinated rows flagged. The slider runs from "
+               f"the lowest SGI to the {services.THRESHOLD_UPPER_QUANTILE:.0%} quantile ({highest:.4f}), so a few "
+               "extreme rows cannot squeeze it.")
     cols = st.columns(5)
     for col, (name, value) in zip(cols, [("Precision", metrics.precision), ("Recall", metrics.recall),
                                          ("F1", metrics.f1), ("Flag rate", metrics.flag_rate),
@@ -133,7 +135,8 @@ def threshold_panel() -> None:
         col.metric(name, f"{value:.3f}")
     left, right = st.columns(2)
     left.plotly_chart(charts.confusion_figure(metrics), key="calibration.confusion")
-    right.plotly_chart(charts.threshold_curves(grid, threshold), key="calibration.curves")
+    right.plotly_chart(charts.threshold_curves(grid, threshold, x_range=(lowest, highest), log_x=page.log_axes()),
+                       key="calibration.curves")
     if len(grid) > charts.CURVE_POINTS:
         right.caption(f"Drawn through {charts.CURVE_POINTS:,} of the {len(grid):,} thresholds; the metrics above use "
                       "every row.")

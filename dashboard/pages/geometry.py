@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, geometry_services, page, state
+from dashboard import geometry_charts, geometry_services, page, state
 
 st.title("Geometry")
 st.write("Two views of the same triples. **Canonical triangle**: each triple drawn exactly from its three angles, "
@@ -19,7 +19,7 @@ st.session_state.setdefault(state.GEOMETRY_SIZE, min(300, n_ordinary))
 st.session_state[state.GEOMETRY_SIZE] = min(st.session_state[state.GEOMETRY_SIZE], n_ordinary)
 size = st.number_input(f"Triples shown (of {n_ordinary:,})", min_value=1, max_value=n_ordinary, step=50,
                        key=state.GEOMETRY_SIZE, **state.PERSIST, help="A random sample, the same each time and the "
-                       f"same in both views; above {charts.WEBGL_POINTS // 3:,} triples the map uses WebGL.")
+                       f"same in both views; above {geometry_charts.WEBGL_POINTS // 3:,} triples the map uses WebGL.")
 shown_note = (f"{min(int(size), n_ordinary):,} of {len(data.frame):,} rows drawn; rows with a degenerate or "
               "missing SGI are never drawn." if int(size) < len(data.frame) else "")
 
@@ -44,7 +44,7 @@ except page.SGIInputError as err:
 
 with triangle_tab:
     shown = page.take_rows(data.frame, rows)
-    event = st.plotly_chart(charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines()),
+    event = st.plotly_chart(geometry_charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines()),
                             key="geometry.triangle", on_select="rerun", selection_mode="points")
     levels = ", ".join(f"{level:g}" for level in geometry_services.TRIANGLE_LEVELS)
     st.caption(
@@ -76,7 +76,7 @@ with map_tab:
         st.stop()
     st.write("Every triple is three points joined by a grey line: **question** (circle) - **response** (diamond) - "
              "**context** (square).")
-    event = st.plotly_chart(charts.geometry_figure(projection, page.take_rows(data.frame, rows), colour_by=colour_by),
+    event = st.plotly_chart(geometry_charts.geometry_figure(projection, page.take_rows(data.frame, rows), colour_by=colour_by),
                             key="geometry.chart", on_select="rerun", selection_mode="points")
     notes = ["A 2-D map cannot keep every angle of the embedding space: read it as a rough picture of "
              "neighbourhoods, and use the canonical triangle or the Explorer for exact angles."]

@@ -33,7 +33,10 @@ left.plotly_chart(charts.correlation_heatmap(agreement.names, agreement.pearson,
                   key="models.pearson")
 right.plotly_chart(charts.correlation_heatmap(agreement.names, agreement.spearman,
                                               title="Spearman ρ of per-row SGI"), key="models.spearman")
-st.caption(f"Over the {agreement.n_rows:,} rows every model scored.")
+left_out = (f"; the {agreement.n_degenerate:,} rows with degenerate geometry under a model are left out, since one "
+            "SGI near 1e8 would decide Pearson's r alone" if agreement.n_degenerate else "")
+st.caption(f"Over the {agreement.n_rows:,} rows every model scored{left_out}. Pearson's r weighs how far apart the "
+           "scores are, Spearman's ρ only their order: a gap between them means a few rows far out drive r.")
 
 pick_a, pick_b = st.columns(2)
 model_a = pick_a.selectbox("Model A", models, index=0, key="models.a")
@@ -42,6 +45,6 @@ pairs = data.frame[["input_row", "label"]].copy()
 for name in {model_a, model_b}:
     pairs[name] = data.frames[name]["sgi"].to_numpy()
 ordinary = (data.frames[model_a]["sgi_status"] == "ok") & (data.frames[model_b]["sgi_status"] == "ok")
-st.plotly_chart(charts.model_scatter(pairs[ordinary.to_numpy()], model_a, model_b), key="models.scatter")
+st.plotly_chart(charts.model_scatter(pairs[ordinary.to_numpy()], model_a, model_b, log_x=page.log_axes()), key="models.scatter")
 if not ordinary.all():
     st.caption(f"{(~ordinary).sum():,} rows with a degenerate or missing SGI under either model are not drawn.")

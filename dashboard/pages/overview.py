@@ -72,7 +72,7 @@ else:
 
 threshold = st.session_state.get(state.CALIBRATION_THRESHOLD)
 shown, shown_note = page.drawn(charts.plottable(data.frame))
-st.plotly_chart(charts.score_histogram(shown, threshold=threshold), key="overview.histogram")
+st.plotly_chart(charts.score_histogram(shown, threshold=threshold, log_x=page.log_axes()), key="overview.histogram")
 if shown_note:
     st.caption(shown_note)
 st.caption("Dashed line: the threshold set on the Calibration session page (rows left of it are flagged)."

@@ -69,11 +69,13 @@ from sgi_core.evaluation.ranking import RocResult, auroc, roc_analysis, score_pe
 from sgi_core.evaluation.report import BaselineResult, EvaluationReport, evaluate
 from sgi_core.evaluation.strata import StrataResult, StratumResult, length_strata, theta_qc_strata
 from sgi_core.evaluation.thresholds import (
+    ScoreRange,
     ThresholdChoice,
     ThresholdMetrics,
     choose_threshold,
     threshold_metrics,
     threshold_metrics_grid,
+    robust_range,
     threshold_range,
 )
 
@@ -144,4 +146,6 @@ __all__ = [
     "threshold_metrics",
     "threshold_metrics_grid",
     "threshold_range",
+    "robust_range",
+    "ScoreRange",
 ]
