@@ -239,7 +239,9 @@ def retrieval(key: state.DataKey, model_name: str, grounded_threshold: float,
 @st.cache_resource(show_spinner=False, max_entries=16)
 def calibration(key: state.DataKey, model_name: str, method: str,
                 _frame: pd.DataFrame) -> evaluation.CalibrationResult:
-    return evaluation.calibration_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), method=method)
+    """Fitted and judged on the rows whose SGI is an ordinary number: one SGI near 1e8 flattens a Platt or min-max fit."""
+    ordinary = np.where(_frame["sgi_status"].to_numpy() == "ok", _frame["sgi"].to_numpy(), np.nan)
+    return evaluation.calibration_analysis(_frame["label"].to_numpy(), ordinary, method=method)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from dashboard.charts import BASELINE_NAMES
@@ -23,15 +22,9 @@ UNDEFINED = "n/a"
 
 
 def formatted(frame, formats: dict[str, str]) -> None:
-    """``frame`` as a table, column ``name`` drawn with the printf format ``formats[name]``, undefined as n/a.
-
-    The cells keep their numbers (sorting, copying); only what is drawn is formatted.
-    """
-    frame = pd.DataFrame(frame)
-    styled = frame.style.format(na_rep=UNDEFINED).format(
-        {name: (lambda value, f=f: f % value) for name, f in formats.items() if name in frame.columns},
-        na_rep=UNDEFINED)
-    st.dataframe(styled, hide_index=True)
+    """``frame`` as a table, column ``name`` drawn with the printf format ``formats[name]``, undefined as n/a."""
+    st.dataframe(frame, hide_index=True, placeholder=UNDEFINED,
+                 column_config={name: st.column_config.NumberColumn(format=f) for name, f in formats.items()})
 
 
 def _show(frame) -> None:

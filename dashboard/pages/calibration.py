@@ -53,7 +53,9 @@ except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
 st.caption(f"In use: {active.origin}. ECE, Brier and the diagram are measured on {result.n_eval:,} other labelled "
-           "rows held out from the fit, so they are not flattered by fitting and scoring the same rows.")
+           "rows held out from the fit, so they are not flattered by fitting and scoring the same rows."
+           + (f" The {report.n_degenerate:,} rows with degenerate geometry are left out of both: one SGI near 1e8 "
+              "would flatten the fit." if report.n_degenerate else ""))
 metrics = st.columns(3)
 metrics[0].metric("ECE (10 equal-count bins)", f"{result.ece_quantile:.3f}", help="Expected calibration error: "
                   "average gap between predicted P(grounded) and the observed share grounded. 0 = perfect.")
