@@ -7,6 +7,7 @@ out of the pages.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ from dashboard import services, state, texts
 from sgi_core.data import TripleTable
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
+from sgi_core.progress import rate_line
 
 #: Session-state key of the (file, model) pairs already embedded with a progress bar.
 EMBEDDED = "services.embedded"
@@ -26,7 +28,7 @@ DRAWN_ROWS = 20_000
 #: Session-state key of the sidebar switch that draws SGI axes on a log scale.
 LOG_AXES = "charts.log_axes"
 
-__all__ = ["SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "drawn",
+__all__ = ["ProgressBar", "SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "drawn",
            "file_row", "header", "log_axes", "log_axes_switch", "has_retrieval_columns", "scored_data", "show_error", "take_rows", "verdict"]
 
 
@@ -41,17 +43,41 @@ def verdict(level: str, text: str) -> None:
     box(text)
 
 
+class ProgressBar:
+    """A progress bar whose text gives the count, the rate and the time left (:func:`sgi_core.progress.rate_line`).
+
+    Call it with ``(done, total)``; a call with ``restart=True`` starts the clock
+    again (the next chunk of a file, whose count starts from 0).
+    """
+
+    def __init__(self, label: str, unit: str):
+        self.label, self.unit = label, unit
+        self._bar = st.progress(0.0, text=f"{label}: starting...")
+        self._start = time.monotonic()
+
+    def __call__(self, done: int, total: int, *, note: str = "", restart: bool = False) -> None:
+        if restart:
+            self._start = time.monotonic()
+        if total:
+            line = rate_line(done, total, time.monotonic() - self._start, label=self.label, unit=self.unit)
+            self._bar.progress(min(done / total, 1.0), text=line + note)
+
+    def close(self) -> None:
+        self._bar.empty()
+
+
 def _embed_with_progress(table: TripleTable, model_name: str) -> None:
-    """Embed the texts missing from the disk cache, drawing a progress bar of texts embedded / total."""
-    bar = st.empty()
+    """Embed the texts missing from the disk cache, drawing a bar with texts embedded, rate and time left."""
+    bar = ProgressBar(f"Embedding with {model_name}", "new texts")
+    current = [0]
 
     def report(done: int, total: int, chunk: int, chunks: int) -> None:
-        if total:
-            where = f" (rows chunk {chunk:,} of {chunks:,})" if chunks > 1 else ""
-            bar.progress(done / total, text=f"Embedding with {model_name}: {done:,} / {total:,} new texts{where}")
+        where = f" (rows chunk {chunk:,} of {chunks:,})" if chunks > 1 else ""
+        bar(done, total, note=where, restart=chunk != current[0])
+        current[0] = chunk
 
     services.embed(table, model_name, progress=report)
-    bar.empty()
+    bar.close()
 
 
 def scored_frame(key: state.DataKey, table: TripleTable, model_name: str) -> pd.DataFrame:
