@@ -7,14 +7,16 @@ out of the pages.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import services, state, texts
+from dashboard import model_services, services, state, texts
 from sgi_core.data import TripleTable
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
@@ -28,8 +30,9 @@ DRAWN_ROWS = 20_000
 #: Session-state key of the sidebar switch that draws SGI axes on a log scale.
 LOG_AXES = "charts.log_axes"
 
-__all__ = ["ProgressBar", "SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "drawn",
-           "file_row", "header", "log_axes", "log_axes_switch", "has_retrieval_columns", "scored_data", "show_error", "take_rows", "verdict"]
+__all__ = ["ProgressBar", "SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table",
+           "download_name", "drawn", "file_row", "has_retrieval_columns", "header", "log_axes", "log_axes_switch",
+           "scored_data", "show_error", "take_rows", "truncation_note", "verdict"]
 
 
 def show_error(err: Exception) -> None:
@@ -167,6 +170,19 @@ def log_axes() -> bool:
     return bool(st.session_state.get(LOG_AXES, False))
 
 
+def download_name(data: ScoredData, what: str) -> str:
+    """``<data set>_<what>``: the file's name without its suffix (characters other than letters, digits, ``.-_``
+    made ``_``) before what was downloaded, so downloads of several data sets do not overwrite one another.
+
+    Examples
+    --------
+    >>> download_name(ScoredData(state.DataKey("my eval.v2.csv", "d", (), None), None, {}, "m"), "sgi_scores.csv")
+    'my_eval.v2_sgi_scores.csv'
+    """
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", PurePath(data.key.name).stem).strip("._") or "data"
+    return f"{stem}_{what}"
+
+
 def drawn(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, str]:
     """At most ``limit`` rows (default :data:`DRAWN_ROWS`) of ``frame`` for a chart that draws one mark per row.
 
@@ -196,6 +212,25 @@ def header(*, require_labels: bool = False, caption: str = ""):
             st.info(missing)
             st.stop()
     return data, report
+
+
+def truncation_note(data: ScoredData) -> None:
+    """How many contexts are longer than the shown model reads: a warning when some are, else a caption."""
+    result = model_services.truncation(data.key, data.model, data.table)
+    if result is None:
+        st.caption(f"Contexts cut off at the model's input length are not counted above "
+                   f"{model_services.TRUNCATION_MAX_ROWS:,} rows; `python -m sgi_core report` counts them.")
+    elif result.max_seq_length is None:
+        st.caption(f"**{data.model}** has no tokenizer, so contexts longer than it reads cannot be counted.")
+    elif result.n_truncated:
+        st.warning(f"**{result.n_truncated:,} of {result.n_texts:,} contexts ({result.share_truncated:.0%}) are "
+                   f"longer than the {result.max_seq_length:,} tokens {data.model} reads** (the longest has "
+                   f"{result.max_tokens:,.0f}): only their first {result.max_seq_length:,} tokens are embedded, so "
+                   "SGI measures the response against the start of those contexts. The Strata page shows SGI within "
+                   "context-length terciles.")
+    else:
+        st.caption(f"Every context fits in the {result.max_seq_length:,} tokens {data.model} reads (the longest has "
+                   f"{result.max_tokens:,.0f}).")
 
 
 def has_retrieval_columns() -> bool:

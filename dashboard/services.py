@@ -239,7 +239,7 @@ def retrieval(key: state.DataKey, model_name: str, grounded_threshold: float,
 @st.cache_resource(show_spinner=False, max_entries=16)
 def calibration(key: state.DataKey, model_name: str, method: str,
                 _frame: pd.DataFrame) -> evaluation.CalibrationResult:
-    """Fitted and judged on the rows whose SGI is an ordinary number: one SGI near 1e8 flattens a Platt or min-max fit."""
+    """Fitted and judged on the rows with an ordinary SGI: one SGI near 1e8 flattens a Platt or min-max fit."""
     ordinary = np.where(_frame["sgi_status"].to_numpy() == "ok", _frame["sgi"].to_numpy(), np.nan)
     return evaluation.calibration_analysis(_frame["label"].to_numpy(), ordinary, method=method)
 
@@ -275,14 +275,6 @@ def choose_threshold(key: state.DataKey, model_name: str, method: str, target: f
 @st.cache_data(show_spinner=False, max_entries=16)
 def fingerprint(key: state.DataKey, _frame: pd.DataFrame) -> str:
     return data_fingerprint(_frame)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def agreement(key: state.DataKey, models: tuple, _frames: dict) -> evaluation.AgreementResult:
-    return evaluation.cross_model_agreement(
-        {name: _frames[name]["sgi"].to_numpy() for name in models},
-        degenerate={name: _frames[name]["sgi_status"].astype(str).str.startswith("degenerate").to_numpy()
-                    for name in models})
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -82,9 +82,13 @@ def length_matched_table(results: dict) -> None:
     """Plain and length-matched AUROC of each score (``results``: display name -> ``LengthMatchedResult``)."""
     rows = [{"score": name, "AUROC": r.plain_auroc, "length-matched AUROC": r.auroc,
              "95% CI": _interval(r.auroc_ci, ".3f"), "length-matched d": r.cohens_d,
-             "d 95% CI": _interval(r.cohens_d_ci, "+.2f"), "rows used": r.n_used, "rows dropped": r.n_dropped}
+             "d 95% CI": _interval(r.cohens_d_ci, "+.2f"), "rows used": r.n_used, "rows dropped": r.n_dropped,
+             "rows without a label or score": r.n_excluded}
             for name, r in results.items()]
     formatted(rows, {"AUROC": "%.3f", "length-matched AUROC": "%.3f", "length-matched d": "%+.2f"})
+    st.caption("Rows used + dropped (in length bins holding one label only) + without a label or score = every row. "
+               "Word overlap has no score for a response without a content word (only stopwords, digits or "
+               "punctuation).")
 
 
 def group_table(analysis) -> None:

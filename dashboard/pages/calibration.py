@@ -34,7 +34,7 @@ missing = texts.labels_missing(report.n_valid, report.n_halluc)
 if missing:
     st.info(missing)
     st.download_button("Download the scored file (CSV)", data=functools.partial(services.csv_bytes, data.frame),
-                       file_name="sgi_scores.csv", mime="text/csv", on_click="ignore")
+                       file_name=page.download_name(data, "sgi_scores.csv"), mime="text/csv", on_click="ignore")
     st.stop()
 
 
@@ -147,11 +147,12 @@ def threshold_panel() -> None:
     session_json = services.session_json(data.key, data.model, active.calibrator, threshold, data.frame)
     save_col, download_col = st.columns(2)
     save_col.download_button("Save this session (JSON)", data=session_json,
-                              file_name="sgi_calibration_session.json", mime="application/json", on_click="ignore")
+                              file_name=page.download_name(data, "sgi_calibration_session.json"),
+                              mime="application/json", on_click="ignore")
     download_col.download_button(
         "Download the scored file with P(grounded) and flags (CSV)",
         data=functools.partial(services.flagged_csv, data.frame, active.calibrator, threshold),
-        file_name="sgi_scores_flagged.csv", mime="text/csv", on_click="ignore")
+        file_name=page.download_name(data, "sgi_scores_flagged.csv"), mime="text/csv", on_click="ignore")
 
 
 st.subheader("2. Threshold")
@@ -201,8 +202,9 @@ st.caption(f"Flag SGI < {holdout.threshold:.4f}: chosen on {holdout.n_dev:,} dev
            f"{interval(holdout.recall_ci)}, flag rate {interval(holdout.flag_rate_ci)}. On the development half: "
            f"precision {number(holdout.dev.precision)}, recall {number(holdout.dev.recall)}, flag rate "
            f"{number(holdout.dev.flag_rate)}.")
-st.download_button("Download the policy (JSON)", data=confound_services.policy_json(policy), file_name="policy.json",
-                   mime="application/json", on_click="ignore", key=POLICY_DOWNLOAD)
+st.download_button("Download the policy (JSON)", data=confound_services.policy_json(policy),
+                   file_name=page.download_name(data, "policy.json"), mime="application/json", on_click="ignore",
+                   key=POLICY_DOWNLOAD)
 st.markdown(f"The policy holds this threshold, a {policy.calibrator['method']} calibrator fitted on the development "
             "half and the held-out precision and recall. In a CI pipeline, `python -m sgi_core gate FILE --policy "
             "policy.json` exits 1 when a new labelled file's precision or recall falls short of them by more than its "

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, page, services, tables, texts
+from dashboard import charts, model_services, page, services, tables, texts
 
 st.title("Models")
 data = page.scored_data()
@@ -24,7 +24,7 @@ if missing:
     st.info(missing)
 
 st.subheader("Do the models agree row by row?")
-agreement = services.agreement(data.key, tuple(models), data.frames)
+agreement = model_services.agreement(data.key, tuple(models), data.frames)
 cols = st.columns(2)
 cols[0].metric("Mean Pearson r between models", f"{agreement.mean_offdiag_pearson:.3f}")
 cols[1].metric("Mean Spearman ρ between models", f"{agreement.mean_offdiag_spearman:.3f}")
@@ -45,6 +45,7 @@ pairs = data.frame[["input_row", "label"]].copy()
 for name in {model_a, model_b}:
     pairs[name] = data.frames[name]["sgi"].to_numpy()
 ordinary = (data.frames[model_a]["sgi_status"] == "ok") & (data.frames[model_b]["sgi_status"] == "ok")
-st.plotly_chart(charts.model_scatter(pairs[ordinary.to_numpy()], model_a, model_b, log_x=page.log_axes()), key="models.scatter")
+st.plotly_chart(charts.model_scatter(pairs[ordinary.to_numpy()], model_a, model_b, log_x=page.log_axes()),
+                key="models.scatter")
 if not ordinary.all():
     st.caption(f"{(~ordinary).sum():,} rows with a degenerate or missing SGI under either model are not drawn.")

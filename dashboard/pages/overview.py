@@ -82,6 +82,8 @@ if report.n_degenerate:
                "histogram, whose axis their extreme SGI would squash, and out of the means and Cohen's d, which their "
                "extreme values would swamp; the rank statistics (AUROC) include them.")
 
+page.truncation_note(data)
+
 if labelled is None:
     st.subheader("SGI against trivial baselines")
     st.write(texts.CONFOUND)
@@ -108,9 +110,10 @@ if labelled is None:
         st.subheader("Does SGI add anything beyond response length?")
         page.verdict(report.beyond_length.level, report.beyond_length.verdict)
         st.caption(f"Cross-validated logistic models over {report.beyond_length.n_splits} folds on "
-                   f"{report.beyond_length.n:,} labelled rows.")
+                   f"{report.beyond_length.n:,} labelled rows: the AUROCs in the box are cross-validated (out-of-fold "
+                   "predictions), so they differ a little from the table's AUROCs of the raw scores.")
 
 if report.notes:
-    with st.expander(f"{len(report.notes)} caveats from the statistics"):
+    with st.expander(f"{len(report.notes)} caveat{'s' * (len(report.notes) != 1)} from the statistics"):
         for note in report.notes:
             st.markdown(f"- {texts.plain(note)}")

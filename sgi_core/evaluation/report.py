@@ -216,7 +216,7 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
                      "the means and Cohen's d (overall and in every stratum), and kept in the counts and AUROCs")
     if notes:
         warnings.warn(
-            f"evaluation of '{score_col}' has {len(notes)} caveats; the first: {notes[0]}",
+            f"evaluation of '{score_col}' has {len(notes)} caveat{'s' * (len(notes) != 1)}; the first: {notes[0]}",
             UndefinedStatisticWarning,
             stacklevel=2,
         )

@@ -49,7 +49,7 @@ def test_scored_csv_on_every_page_with_no_request_off_this_machine(chromium, ser
     requested = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport=VIEWPORT)
+        context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
         context.on("request", lambda request: requested.append(request.url))
         page = context.new_page()
         page.set_default_timeout(PAGE_TIMEOUT_MS)
@@ -68,6 +68,12 @@ def test_scored_csv_on_every_page_with_no_request_off_this_machine(chromium, ser
             if title in ("Overview", "Strata", "Calibration session"):
                 expect_charts(page, 2)
                 shoot(page, f"first_hour_{title.split()[0].lower()}")
+        # Downloads carry the data set's name.
+        open_page(page, "Calibration session")
+        with page.expect_download() as flagged:
+            page.get_by_role("button", name="Download the scored file with P(grounded) and flags (CSV)").click()
+        assert flagged.value.suggested_filename == "copied_scored_sgi_scores_flagged.csv"
+
         # The Explorer on the scored CSV: the first row, then another one typed in.
         open_page(page, "Explorer")
         assert page.get_by_text("Row 1 is labelled", exact=False).count() == 1
