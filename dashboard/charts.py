@@ -147,8 +147,9 @@ def strata_figure(strata, *, show_range: bool = True) -> go.Figure:
                          error_y=_error_bars(table["cohens_d"], table["cohens_d_ci"])), row=1, col=1)
     fig.add_trace(go.Bar(x=ticks, y=table["auroc"], name="AUROC", marker_color="#e7298a",
                          error_y=_error_bars(table["auroc"], table["auroc_ci"])), row=1, col=2)
-    fig.add_hline(y=0.5, line_dash="dot", row=1, col=2, annotation_text="chance",
-                  annotation_position="bottom left")
+    # On a white box: over a bar, grey text on pink could not be read.
+    fig.add_hline(y=0.5, line_dash="dot", row=1, col=2, annotation_text="chance", annotation_position="bottom left",
+                  annotation=dict(bgcolor="rgba(255,255,255,0.85)", font=dict(color="#333333")))
     fig.update_yaxes(range=[0, 1], row=1, col=2)
     fig.update_layout(showlegend=False, height=340, margin=dict(l=10, r=10, t=50, b=10),
                       title=dict(text="Within each stratum (whiskers: 95% intervals)", font=dict(size=13)))
