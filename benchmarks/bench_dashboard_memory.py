@@ -56,6 +56,8 @@ else:
     import os
     from streamlit.testing.v1 import AppTest
     os.environ.setdefault("SGI_DASHBOARD_MODEL", "hashing")
+    # The path box opens files only under the folder the operator names.
+    os.environ["SGI_LOCAL_FILES_ROOT"] = os.path.dirname(path)
     at = AppTest.from_file(sys.argv[3], default_timeout=600)
     at.run()
     at.text_input(key="data.path").set_value(path).run()

@@ -95,6 +95,7 @@ def umap_quality(embeddings, sampled, size: int, seed: int = 0) -> dict:
 def measure(args, scored: pd.DataFrame, embeddings) -> dict[str, dict]:
     from sgi_core import evaluation
     from sgi_core.projection import project_triples
+    from sgi_core.render.lines import projection_note
 
     labels, sgi = scored["label"].to_numpy(), scored["sgi"].to_numpy()
     threshold = float(scored["sgi"].median())
@@ -119,7 +120,7 @@ def measure(args, scored: pd.DataFrame, embeddings) -> dict[str, dict]:
         results["umap"] = {"seconds": statistics.median(r[0] for r in runs),
                            "cpu_seconds": statistics.median(r[1] for r in runs),
                            "runs": [r[0] for r in runs], "warm_up_seconds": warm_up_seconds,
-                           "fit_points": projection.fit_points, "note": projection.note}
+                           "fit_points": projection.fit_points, "note": projection_note(projection)}
         print(f"  {'umap':<22} {results['umap']['seconds']:9.4f} s", file=sys.stderr)
         if args.umap_quality > 0:
             results["umap"]["quality"] = umap_quality(embeddings, projection, args.umap_quality)

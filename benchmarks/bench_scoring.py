@@ -23,6 +23,11 @@ the model on ``--device`` (default cpu) in ``--precision`` (default fp32):
   empty cache of its own: its seconds against ``cold`` are the cost of going from one
   vector per response to one per sentence. It computes no whole-response SGI, so it
   has no SGI difference to report;
+- ``onnx`` and ``onnx_int8``: ``cold`` through the ONNX Runtime backends
+  (:mod:`sgi_core.embedding.onnx_runtime`, exported before the clock starts), each with
+  an empty cache of its own; ``onnx_speedup_vs_cold`` and ``onnx_int8_speedup_vs_cold``
+  are ``cold``'s seconds over theirs, and ``<variant>_max_abs_dsgi`` their max |dSGI|
+  against ``cold`` (torch fp32);
 - ``cold_fp32`` (added when ``--precision`` is not fp32): ``cold`` in fp32, so that the
   report gives ``precision_max_abs_dsgi``, max |SGI(cold) - SGI(cold_fp32)|.
 
@@ -32,6 +37,10 @@ text before the clock starts. Model-bound variants run ``--repeats`` times,
 interleaved, and the median is reported. Each variant's SGI is checked against the
 reference's. On a GPU the CPU targets give way to the GPU ones: cold within 1.5x of
 ``gpu_limit``, and 1,000,000 rows streamed in under 3 minutes.
+
+``--table1 FILE`` scores a labelled file (the paper-protocol HaluEval file by default:
+``--table1 paper``) through each backend and prints Table 1's AUROC and Cohen's d for each,
+with the differences from torch: a backend may be the CPU default only within 0.002.
 
 ``--stream-rows N`` times the ``score`` command's path (``read_chunks`` and
 ``score_to_file``, embedding cache on unless ``--stream-no-cache``) on the file repeated to
@@ -62,6 +71,7 @@ from scoring_variants import (
     limit_threads,
     run_model_variant,
     run_scale_variant,
+    run_table1,
     timed,
 )
 
@@ -71,7 +81,9 @@ __all__ = ["DATA", "limit_threads", "machine", "timed"]
 REPO = Path(__file__).resolve().parents[1]
 
 DATA = REPO.parent / "shared" / "data" / "halueval" / "halueval_qa.csv"
-VARIANTS = ("reference", "naive_batched", "limit", "gpu_limit", "cold", "warm", "claims")
+VARIANTS = ("reference", "naive_batched", "limit", "gpu_limit", "cold", "warm", "claims", "onnx", "onnx_int8")
+PAPER_FILE = REPO.parent / "shared" / "data" / "halueval" / "halueval_qa_paperlike5000.csv"
+BACKENDS = ("torch", "onnx", "onnx-int8")
 #: name -> (slower variant, faster variant): the ratio of their seconds.
 RATIOS = {
     "speedup_cold_vs_reference": ("reference", "cold"),
@@ -80,6 +92,8 @@ RATIOS = {
     "cold_over_gpu_limit": ("cold", "gpu_limit"),
     "speedup_warm_vs_cold": ("cold", "warm"),
     "claims_over_cold": ("claims", "cold"),
+    "onnx_speedup_vs_cold": ("cold", "onnx"),
+    "onnx_int8_speedup_vs_cold": ("cold", "onnx_int8"),
 }
 SCALE_ENCODER = "hashing-384"
 #: name -> (comparison, bound, where it is a target: "cpu", "gpu" or "any").
@@ -90,6 +104,10 @@ TARGETS = {
     "scale_chunked_peak_rss_mb": ("<", 2048.0, "any"),
     "cold_over_gpu_limit": ("<=", 1.5, "gpu"),
     "stream_seconds_per_million_rows": ("<", 180.0, "gpu"),
+    "onnx_speedup_vs_cold": (">=", 1.15, "cpu"),
+    "onnx_int8_speedup_vs_cold": (">=", 2.0, "cpu"),
+    "table1_max_abs_dauroc": ("<=", 0.002, "cpu"),
+    "table1_max_abs_dd": ("<=", 0.002, "cpu"),
 }
 
 
@@ -145,6 +163,9 @@ def model_benchmark(args, workdir: Path) -> dict:
     precision_dsgi = {}
     if "cold" in sgi and "cold_fp32" in sgi:
         precision_dsgi["precision_max_abs_dsgi"] = float(np.nanmax(np.abs(sgi["cold"] - sgi["cold_fp32"])))
+    for variant in ("onnx", "onnx_int8"):
+        if "cold" in sgi and variant in sgi:
+            precision_dsgi[f"{variant}_max_abs_dsgi"] = float(np.nanmax(np.abs(sgi[variant] - sgi["cold"])))
     return {
         "seconds": seconds,
         "cpu_seconds": {v: statistics.median(r["cpu_seconds"] for r in rs) for v, rs in runs.items()},
@@ -200,7 +221,23 @@ def stream_benchmark(args, workdir: Path) -> dict:
     return result
 
 
-def summarise(args, bench: dict, scale: list[dict], stream: dict | None, info: dict, load: tuple) -> dict:
+def table1_benchmark(args, workdir: Path) -> dict:
+    """Table 1's AUROC and d of SGI on ``args.table1`` through each backend, one child process each."""
+    out = {}
+    for backend in BACKENDS:
+        spec = {"model": args.model, "backend": backend, "data": str(args.table1), "threads": args.threads,
+                "cache_dir": str(workdir / f"table1-cache-{backend}"), "sgi_out": str(workdir / f"table1-{backend}.npy")}
+        out[backend] = in_child("table1", spec)
+        print(f"  table 1 {backend:<10} AUROC {out[backend]['auroc']:.4f}  d {out[backend]['cohens_d']:+.4f}",
+              file=sys.stderr)
+    torch_sgi = np.load(workdir / "table1-torch.npy")
+    for backend in BACKENDS[1:]:
+        out[backend]["max_abs_dsgi"] = float(np.nanmax(np.abs(np.load(workdir / f"table1-{backend}.npy") - torch_sgi)))
+    return out
+
+
+def summarise(args, bench: dict, scale: list[dict], stream: dict | None, info: dict, load: tuple,
+              table1: dict | None = None) -> dict:
     s = bench["seconds"]
     ratios = {name: s[slow] / s[fast] for name, (slow, fast) in RATIOS.items() if slow in s and fast in s}
     measured = dict(ratios)
@@ -211,8 +248,20 @@ def summarise(args, bench: dict, scale: list[dict], stream: dict | None, info: d
             runs = bench["all_seconds"]
             measured[f"{name}_paired_median"] = statistics.median(
                 c / lim for c, lim in zip(runs["cold"], runs[RATIOS[name][1]]))
-    if "precision_max_abs_dsgi" in bench:
-        measured["precision_max_abs_dsgi"] = bench["precision_max_abs_dsgi"]
+    for name in ("precision_max_abs_dsgi", "onnx_max_abs_dsgi", "onnx_int8_max_abs_dsgi"):
+        if name in bench:
+            measured[name] = bench[name]
+    for name in ("onnx_speedup_vs_cold", "onnx_int8_speedup_vs_cold"):
+        if args.repeats > 1 and name in ratios:
+            runs = bench["all_seconds"]
+            measured[f"{name}_paired_median"] = statistics.median(
+                c / o for c, o in zip(runs["cold"], runs[RATIOS[name][1]]))
+    if table1:
+        torch_row = table1["torch"]
+        others = [row for name, row in table1.items() if name != "torch"]
+        if others:
+            measured["table1_max_abs_dauroc"] = max(abs(r["auroc"] - torch_row["auroc"]) for r in others)
+            measured["table1_max_abs_dd"] = max(abs(r["cohens_d"] - torch_row["cohens_d"]) for r in others)
     chunked = [r for r in scale if r["variant"] == "chunked"]
     if chunked:
         measured["scale_chunked_peak_rss_mb"] = max(r["peak_rss_mb"] for r in chunked)
@@ -233,7 +282,7 @@ def summarise(args, bench: dict, scale: list[dict], stream: dict | None, info: d
             "token_budget": args.token_budget, "batch_size": args.batch_size, "repeats": args.repeats,
             "warm_repeats": args.warm_repeats, "data": str(args.data), "machine": info,
             "load_average_start_end": load, **bench, **ratios, "measured": measured, "scale": scale,
-            "stream": stream, "targets": targets}
+            "stream": stream, "table1": table1, "targets": targets}
 
 
 def print_variants(report: dict) -> None:
@@ -264,6 +313,12 @@ def print_report(report: dict) -> None:
         t = report["targets"].get(name)
         verdict = f"target {t['target']:<8} {'met' if t['met'] else 'NOT MET'}" if t else ""
         print(f"{name:<34} {value:>12.{'0f' if abs(value) >= 100 else '2e' if abs(value) < 0.1 else '3f'}}   {verdict}")
+    if report["table1"]:
+        print(f"\nTable 1 on {Path(report['table1_data']).name} ({report['model']}): SGI through each backend")
+        print(f"{'backend':<10} {'rows':>6} {'AUROC':>8} {'d':>8} {'max |dSGI|':>11}")
+        for name, row in report["table1"].items():
+            print(f"{name:<10} {row['rows']:>6} {row['auroc']:>8.4f} {row['cohens_d']:>+8.4f} "
+                  f"{row.get('max_abs_dsgi', 0.0):>11.2e}")
     if report["stream"]:
         r = report["stream"]
         print(f"\nstreamed {r['rows']} rows ({r['file_mb']:.0f} MB CSV, {r['texts_encoded']} texts encoded, embedding "
@@ -305,15 +360,22 @@ def main() -> int:
     parser.add_argument("--stream-no-cache", action="store_true", help="stream without the embedding cache")
     parser.add_argument("--chunk-rows", type=int, default=None, help="chunk size of the scale and stream tests")
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--table1", default=None, metavar="FILE|paper",
+                        help="also score this labelled file through each backend and compare Table 1's AUROC and d "
+                             "('paper': the paper-protocol HaluEval file)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--child-model", help=argparse.SUPPRESS)
     parser.add_argument("--child-scale", help=argparse.SUPPRESS)
+    parser.add_argument("--child-table1", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child_model or args.child_scale:
-        run = run_model_variant if args.child_model else run_scale_variant
-        print(json.dumps(run(json.loads(args.child_model or args.child_scale))))
-        return 0
-    from sgi_core.io.streaming import DEFAULT_CHUNK_ROWS
+    children = {"child_model": run_model_variant, "child_scale": run_scale_variant, "child_table1": run_table1}
+    for option, run in children.items():
+        if getattr(args, option):
+            print(json.dumps(run(json.loads(getattr(args, option)))))
+            return 0
+    if args.table1 == "paper":
+        args.table1 = PAPER_FILE
+    from sgi_core.local_engine import DEFAULT_CHUNK_ROWS
 
     try:
         args.device = resolve_device(args.device)
@@ -322,7 +384,7 @@ def main() -> int:
     args.chunk_rows = args.chunk_rows or DEFAULT_CHUNK_ROWS
     args.variants = [v for v in VARIANTS if v in args.variants.split(",")]
     if ("warm" in args.variants and "cold" not in args.variants) or not (
-            args.variants or args.stream_rows > 0 or args.scale_rows > 0):
+            args.variants or args.stream_rows > 0 or args.scale_rows > 0 or args.table1):
         parser.error(f"--variants must name some of {', '.join(VARIANTS)} (or none, with a stream or scale "
                      "test), and cold with warm")
     if args.precision != "fp32" and "cold" in args.variants:
@@ -333,8 +395,10 @@ def main() -> int:
         bench = model_benchmark(args, workdir)
         stream = stream_benchmark(args, workdir) if args.stream_rows > 0 else None
         scale = scale_benchmark(args, workdir) if args.scale_rows > 0 else []
+        table1 = table1_benchmark(args, workdir) if args.table1 else None
     report = summarise(args, bench, scale, stream, machine(args.threads, args.device),
-                       (load_start, os.getloadavg()[0]))
+                       (load_start, os.getloadavg()[0]), table1)
+    report["table1_data"] = str(args.table1) if args.table1 else None
     report["scale_chunk_rows"] = args.chunk_rows
     print_report(report)
     if args.json:

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from sgi_core.evaluation.tables import format_ci
+from sgi_core.render.numbers import format_ci
 
 # The paper's numbers (arXiv 2512.13771, as quoted in the reference README and
 # ../shared/docs/FINDINGS.md). Cells the available sources do not give are left out.

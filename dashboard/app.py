@@ -1,4 +1,4 @@
-"""SGI Workbench: entry point for `streamlit run dashboard/app.py`."""
+"""SGI Workbench: entry point for `streamlit run dashboard/app.py` (``make run`` adds an access token)."""
 
 import sys
 from pathlib import Path
@@ -10,7 +10,7 @@ if REPO not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from dashboard import page, services, state  # noqa: E402
+from dashboard import access, page, services, state  # noqa: E402
 
 PAGES = [
     st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
@@ -22,12 +22,18 @@ PAGES = [
     st.Page("pages/models.py", title="Models", icon=":material/compare:"),
     st.Page("pages/judge.py", title="Judge", icon=":material/gavel:"),
     st.Page("pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
+    st.Page("pages/review.py", title="Review", icon=":material/rate_review:"),
+    st.Page("pages/compare_runs.py", title="Compare runs", icon=":material/difference:"),
 ]
 # Only files that list retrieved and relevant ids get this page.
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
 
 # An emoji favicon is drawn in the page; a ":material/..." one is fetched from fonts.gstatic.com on every load.
 st.set_page_config(page_title="SGI Workbench", page_icon="📐", layout="wide")
+if not access.granted():
+    st.error("Open the app with the URL printed in the terminal when it started: it ends in `?token=...`, which is "
+             "new at every launch.")
+    st.stop()
 current = st.navigation(PAGES + ([RETRIEVAL_PAGE] if page.has_retrieval_columns() else []))
 with st.sidebar:
     models = state.chosen_models(services.default_model())
@@ -40,6 +46,11 @@ with st.sidebar:
     st.selectbox("Device for the embedding models", services.device_choices(), key=state.DEVICE, **state.PERSIST,
                  help="auto: the GPU when torch sees one (CUDA, then Apple MPS), else the CPU. "
                       "Starts at $SGI_DEVICE when that is set.")
+    st.session_state.setdefault(state.BACKEND, services.default_backend())
+    st.selectbox("Embedding backend", services.backend_choices(), key=state.BACKEND, **state.PERSIST,
+                 help="torch: the model as it is. onnx: ONNX Runtime on the CPU, the same vectors, faster. "
+                      "onnx-int8: int8 weights, faster still; SGI moves by up to about 0.1. Exported once "
+                      "into the cache folder; scores are cached per backend. Starts at $SGI_BACKEND.")
 try:
     device = services.chosen_device()
     where = services.known_device(device)

@@ -10,12 +10,15 @@ Curves of more than :data:`CURVE_POINTS` points are drawn through that many of t
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from sgi_core.columns import is_ordinary
 from sgi_core.evaluation import robust_range
 
 GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
@@ -44,12 +47,17 @@ def label_names(labels) -> np.ndarray:
     return np.where(labels == 1.0, GROUNDED, np.where(labels == 0.0, HALLUCINATED, UNLABELLED))
 
 
+def ordinary_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Where a scored frame's SGI is an ordinary number (:func:`sgi_core.columns.is_ordinary`), as bools."""
+    return is_ordinary(frame["sgi_status"])
+
+
 def plottable(frame: pd.DataFrame, columns=CHART_COLUMNS) -> pd.DataFrame:
-    """The ``columns`` of the rows whose SGI is an ordinary number (status "ok").
+    """The ``columns`` of the rows whose SGI is an ordinary number (:func:`ordinary_rows`).
 
     Columns are picked before rows, so the text columns of a big file are never copied.
     """
-    return frame[list(columns)][(frame["sgi_status"] == "ok").to_numpy()]
+    return frame[list(columns)][ordinary_rows(frame)]
 
 
 def curve_points(n: int, limit: int | None = None) -> np.ndarray:
@@ -103,6 +111,7 @@ def score_histogram(frame: pd.DataFrame, *, threshold: float | None = None, scor
     if threshold is not None:
         fig.add_vline(x=_on_axis(threshold, log_x), line_dash="dash", annotation_text=f"threshold {threshold:.3f}")
     scale = ", log scale" if log_x else ""
+    score_name = html.escape(score_name)  # a column's name: its tags shown as characters, never rendered
     fig.update_layout(barmode="overlay", xaxis_title=f"{score_name} (higher = grounded{scale})", yaxis_title="rows",
                       title=f"{score_name} by label{_beyond(span)}", xaxis=_log_axis(log_x), **LAYOUT)
     if bins:
@@ -116,7 +125,7 @@ def roc_figure(curves: dict) -> go.Figure:
     for (name, roc), colour in zip(curves.items(), qualitative.D3):
         points = curve_points(len(roc.fpr))
         fig.add_trace(go.Scatter(x=np.asarray(roc.fpr)[points], y=np.asarray(roc.tpr)[points], mode="lines",
-                                 name=f"{name} (AUROC {roc.auroc:.3f})",
+                                 name=f"{html.escape(name)} (AUROC {roc.auroc:.3f})",
                                  line=dict(color=colour, width=4 if name == "SGI" else 2)))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (AUROC 0.5)",
                              line=dict(dash="dot", color="grey")))
@@ -280,7 +289,7 @@ def group_forest(analysis) -> go.Figure:
     A group holding one class has no statistic and shows no point.
     """
     groups = analysis.groups
-    names = [f"{g.group} (n={g.n_valid + g.n_halluc:,})" for g in groups]
+    names = [f"{html.escape(str(g.group))} (n={g.n_valid + g.n_halluc:,})" for g in groups]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("AUROC (grounded positive)", "Cohen's d (grounded - hallucinated)"))
     for col, (value, ci, colour) in enumerate((("auroc", "auroc_ci", "#e7298a"),
@@ -296,5 +305,5 @@ def group_forest(analysis) -> go.Figure:
     fig.update_xaxes(range=[0, 1], row=1, col=1)
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_layout(showlegend=False, height=140 + 40 * len(groups), margin=dict(l=10, r=10, t=80, b=10),
-                      title=f"SGI within each group of {analysis.column} (bars: 95% intervals)")
+                      title=f"SGI within each group of {html.escape(analysis.column)} (bars: 95% intervals)")
     return fig

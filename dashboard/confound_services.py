@@ -7,9 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from dashboard.services import baselines
+from dashboard.services import baselines, numeric_columns, report
 from sgi_core import evaluation
 from sgi_core.data import TripleTable
+from sgi_core.evaluation import detectors
 from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS
 
 
@@ -32,33 +33,56 @@ def length_matched_resamples(frame: pd.DataFrame) -> int:
 
 @st.cache_data(show_spinner="Matching response lengths...", max_entries=32)
 def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
-    """Length-matched AUROC of SGI (key ``"sgi"``) and of :data:`LENGTH_MATCHED_BASELINES` present.
+    """Length-matched AUROC of SGI (key ``"sgi"``, from the report) and of :data:`LENGTH_MATCHED_BASELINES` present.
 
     The intervals use :func:`length_matched_resamples` resamples.
     """
     labels = _frame["label"].to_numpy()
     lengths = evaluation.response_length(_frame["response"])
-    scores = {"sgi": _frame["sgi"].to_numpy()}
     per_row = baselines(key, model_name, _frame)
-    scores.update({name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
-                   if per_row is not None and name in per_row.columns})
+    scores = {name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
+              if per_row is not None and name in per_row.columns}
     n_boot = length_matched_resamples(_frame)
-    return {name: evaluation.length_matched_auroc(labels, values, lengths, n_boot=n_boot)
-            for name, values in scores.items()}
+    return {"sgi": report(key, model_name, _frame).length_matched,
+            **{name: evaluation.length_matched_auroc(labels, values, lengths, n_boot=n_boot)
+               for name, values in scores.items()}}
 
 
 def group_columns(table: TripleTable) -> list[str]:
     """Input columns, other than the mapped ones, that can group rows (generator, domain, ...).
 
     A column qualifies with 2 to :data:`MAX_GROUPS` distinct values and at most one
-    per two rows, so ids (one per row or per question pair) are left out.
+    per two rows, so ids (one per row or per question pair) are left out, and when
+    it does not determine the label (:func:`sgi_core.evaluation.label_leaks.label_leaks`):
+    grouped by the label, every group is one class.
     """
-    mapped = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c),
-              *table.renamed.values()}
     frame = table.frame
     limit = min(MAX_GROUPS, len(frame) // 2)
-    return [column for column in frame.columns
-            if column not in mapped and 2 <= frame[column].dropna().astype(str).nunique() <= limit]
+    candidates = [column for column in table.unmapped_columns
+                  if 2 <= frame[column].dropna().astype(str).nunique() <= limit]
+    leaks = {leak.column for leak in evaluation.label_leaks(frame, frame["label"].to_numpy(), candidates)}
+    return [column for column in candidates if column not in leaks]
+
+
+def keep_together_choices(table: TripleTable) -> list[str]:
+    """What a development / held-out split can keep on one side: the default first (pair_id, else the question).
+
+    The default is :func:`sgi_core.evaluation.default_keep_together`, the one ``gate --write-policy`` uses.
+    """
+    together = [column for column in evaluation.KEEP_TOGETHER if column in table.frame.columns]
+    return [*together, *(column for column in group_columns(table) if column not in together)]
+
+
+@st.cache_data(show_spinner="Looking for columns that copy the label...", max_entries=32)
+def column_screen(key: state.DataKey, _table: TripleTable) -> evaluation.ColumnScreen:
+    """The input columns that determine the label, and the id columns (neither is a group nor a score)."""
+    return evaluation.screen_columns(_table.frame, _table.frame["label"].to_numpy(), list(_table.unmapped_columns))
+
+
+def score_columns(key: state.DataKey, table: TripleTable) -> list[str]:
+    """Numeric input columns that can be detector scores: not the label in disguise, not an id."""
+    screen = column_screen(key, table)
+    return [column for column in numeric_columns(table) if screen.refused_as_score(column) is None]
 
 
 @st.cache_data(show_spinner="Computing statistics per group...", max_entries=32)
@@ -88,3 +112,16 @@ def holdout_policy(key: state.DataKey, model_name: str, group_column: str, calib
 
 def policy_json(policy: evaluation.Policy) -> str:
     return evaluation.policy_to_json(policy)
+
+
+@st.cache_data(show_spinner="Judging the detectors against this file's trivial scores...", max_entries=32)
+def file_verdict(key: state.DataKey, model_name: str, specs: tuple, _table: TripleTable,
+                 _frame: pd.DataFrame) -> evaluation.Verdict:
+    """SGI and the declared detector columns ``specs`` ((column, higher_is), ...) against this file's trivial scores."""
+    scores = {"SGI": _frame["sgi"].to_numpy()}
+    scores.update({column: detectors.orient_detector_score(_table.frame[column], higher_is=higher_is,
+                                                           source=_table.source, column=column)
+                   for column, higher_is in specs})
+    per_row = baselines(key, model_name, _frame)
+    trivial = {} if per_row is None else {name: per_row[name].to_numpy(dtype=np.float64) for name in per_row.columns}
+    return evaluation.file_verdict(_frame["label"].to_numpy(), scores, trivial)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -61,7 +63,8 @@ def geometry_figure(projection, rows: pd.DataFrame, *, colour_by: str) -> go.Fig
 
 def _snippet(text: str, limit: int = 120) -> str:
     text = str(text).replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    # Plotly renders <a href>, <b> and friends in hover text: a cell's tags are shown as characters.
+    return html.escape(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 #: Margin around the points and the q-c segment in the canonical triangle's view, in units of theta(q,c).

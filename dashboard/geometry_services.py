@@ -9,10 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from dashboard.services import chosen_device, disk_cache, encoder
+from dashboard.services import disk_cache, model_encoder
+from sgi_core.columns import is_ordinary
 from sgi_core.data import TripleTable
 from sgi_core.frames import take_rows
 from sgi_core.projection import TripleProjection, project_triples, sample_rows, warm_up_umap
+from sgi_core.render.lines import projection_note as projection_note  # the Geometry page words its map
 from sgi_core.scoring import embed_table
 
 
@@ -36,9 +38,9 @@ def projection(key: state.DataKey, model_name: str, method: str, size: int, _tab
     Only the sampled rows are embedded (from the disk cache where seen before): an
     already scored file of millions of rows costs ``size`` triples here, not its length.
     """
-    ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy() == "ok")
+    ordinary = np.flatnonzero(is_ordinary(_frame["sgi_status"]))
     rows = ordinary[sample_rows(len(ordinary), size)]
-    q_emb, c_emb, r_emb, _ = embed_table(_table.subset(rows), encoder(model_name, chosen_device()),
+    q_emb, c_emb, r_emb, _ = embed_table(_table.subset(rows), model_encoder(model_name),
                                          cache=disk_cache(model_name))
     return rows, project_triples(q_emb, c_emb, r_emb, method=method)
 
@@ -60,7 +62,7 @@ def canonical_triangle(key: state.DataKey, model_name: str, size: int,
     """
     from sgi_core.geometry import canonical_triangle as triangle
 
-    ordinary = np.flatnonzero(_frame["sgi_status"].to_numpy() == "ok")
+    ordinary = np.flatnonzero(is_ordinary(_frame["sgi_status"]))
     rows = ordinary[sample_rows(len(ordinary), size)]
     angles = take_rows(_frame, rows)
     _, r_xy = triangle(angles["theta_qc"], angles["theta_rq"], angles["theta_rc"], normalize=True)

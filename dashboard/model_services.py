@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from dashboard.services import chosen_device, encoder
+from dashboard.services import model_encoder
 from sgi_core import evaluation
 from sgi_core.data import TripleTable
 from sgi_core.long_context import TruncationResult, truncation_report
@@ -35,4 +35,4 @@ def truncation(key: state.DataKey, model_name: str, _table: TripleTable) -> Trun
     with warnings.catch_warnings():
         # A model without a tokenizer gives unknown counts, which the page says in words.
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
-        return truncation_report(encoder(model_name, chosen_device()), pd.Series(_table.frame["context"]))
+        return truncation_report(model_encoder(model_name), pd.Series(_table.frame["context"]))

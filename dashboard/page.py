@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import model_services, services, state, texts
+from dashboard import model_services, review_services, services, state, texts
 from sgi_core.data import TripleTable
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
@@ -142,6 +142,7 @@ def scored_data() -> ScoredData:
             frames = {models[0]: scores}
             st.caption(f"Scores read from the scored file ({len(scores):,} rows): nothing re-embedded. The Geometry "
                        f"map and the Explorer embed only the rows they show, with **{models[0]}**.")
+        key, table, frames = review_services.apply_label_source(key, table, frames)
     except SGIInputError as err:
         show_error(err)
         st.info("Fix the file or the column mapping on the Data page.")
@@ -205,7 +206,8 @@ def header(*, require_labels: bool = False, caption: str = ""):
     """
     data = scored_data()
     report = services.report(data.key, data.model, data.frame)
-    st.caption(f"Model: **{data.model}** · file: {texts.plain(data.key.name)}{caption}")
+    st.caption(f"Model: **{data.model}** · file: {texts.plain(data.key.name)} · "
+               f"{review_services.label_source_line(data)}{caption}")
     if require_labels:
         missing = texts.labels_missing(report.n_valid, report.n_halluc)
         if missing:
@@ -262,7 +264,7 @@ def active_calibration(data: ScoredData) -> ActiveCalibration:
     loaded = st.session_state.get(state.CALIBRATION_LOADED)
     if loaded is not None and loaded["model"] == data.model:
         return ActiveCalibration(services.calibrator_from_dict(loaded["calibrator"]),
-                                 f"loaded from the session saved {loaded['created']}")
+                                 f"loaded from the session saved {texts.plain(loaded['created'])}")
     method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
     result = services.calibration(data.key, data.model, method, data.frame)
     return ActiveCalibration(result.calibrator, f"{method} calibrator fitted on {result.n_fit:,} labelled rows (half, split by label)", result)

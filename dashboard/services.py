@@ -27,7 +27,9 @@ import streamlit as st
 
 from dashboard import state
 from sgi_core import evaluation
+from sgi_core.columns import is_ordinary
 from sgi_core.data import TripleTable, read_table, scored_table, validate_triples
+from sgi_core.detectors.folds import question_groups
 from sgi_core.embedding import (
     DEFAULT_MODEL,
     EmbeddingCache,
@@ -36,7 +38,11 @@ from sgi_core.embedding import (
     model_availability,
 )
 from sgi_core.errors import SGIInputError
+from sgi_core.embedding import BACKENDS
 from sgi_core.embedding.device import DEVICE_ENV, DEVICES, resolve_device
+
+#: Environment variable naming the dashboard's starting embedding backend.
+BACKEND_ENV = "SGI_BACKEND"
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
@@ -44,7 +50,7 @@ from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the
 from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
-from sgi_core.io.export import to_csv_bytes
+from sgi_core.io.export import one_label_column, to_csv_bytes
 from sgi_core.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"
@@ -68,8 +74,13 @@ def model_choices() -> tuple[list[str], list]:
 
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
-def encoder(model_name: str, device: str):
-    return load_encoder(model_name, device=device)
+def encoder(model_name: str, device: str, backend: str = "torch"):
+    return load_encoder(model_name, device=device, backend=backend)
+
+
+def model_encoder(model_name: str):
+    """The encoder of ``model_name`` on the device and backend chosen in the sidebar."""
+    return encoder(model_name, chosen_device(), chosen_backend())
 
 
 @st.cache_resource
@@ -79,7 +90,7 @@ def _embedding_cache(model_id: str, cache_dir: str) -> EmbeddingCache:
 
 def disk_cache(model_name: str) -> EmbeddingCache:
     """The on-disk embedding cache of a model (shared with the CLI), opened once per model and folder."""
-    return _embedding_cache(encoder(model_name, chosen_device()).model_id, str(default_cache_dir()))
+    return _embedding_cache(model_encoder(model_name).model_id, str(default_cache_dir()))
 
 
 #: Rows embedded and scored at a time: one chunk's embeddings are held, never the whole file's.
@@ -89,21 +100,6 @@ SCORE_CHUNK_ROWS = 10_000
 def env_limits() -> InputLimits:
     """The limits of the environment (:data:`LIMIT_ENV`), the Data page's starting values."""
     return InputLimits.from_env()
-
-
-def local_file(text: str) -> Path:
-    """A file on this machine named by a typed path.
-
-    Raises
-    ------
-    SGIInputError
-        When nothing is there, or it is a folder.
-    """
-    path = Path(text.strip()).expanduser()
-    if not path.is_file():
-        raise SGIInputError("no file at this path" if not path.exists() else "this is a folder, not a file",
-                            source=str(path), hint="Give the full path of a CSV, TSV, JSON Lines or Parquet file")
-    return path
 
 
 def input_limits() -> InputLimits:
@@ -145,13 +141,13 @@ def embed(table: TripleTable, model_name: str, *, progress=None) -> None:
     chunks = -(-table.n_rows // SCORE_CHUNK_ROWS)
     for index, part in enumerate(table.chunks(SCORE_CHUNK_ROWS), start=1):
         step = None if progress is None else (lambda done, total, index=index: progress(done, total, index, chunks))
-        embed_table(part, encoder(model_name, chosen_device()), cache=disk_cache(model_name), progress=step)
+        embed_table(part, model_encoder(model_name), cache=disk_cache(model_name), progress=step)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def scored_frame(key: state.DataKey, model_name: str, _table: TripleTable) -> pd.DataFrame:
     """The table scored :data:`SCORE_CHUNK_ROWS` rows at a time; shared, not copied."""
-    model, cache = encoder(model_name, chosen_device()), disk_cache(model_name)
+    model, cache = model_encoder(model_name), disk_cache(model_name)
     parts = [score_table(part, model, cache=cache) for part in _table.chunks(SCORE_CHUNK_ROWS)]
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
@@ -172,19 +168,14 @@ def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> evaluat
     return evaluation.evaluate(_frame, baselines=baselines(key, model_name, _frame))
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
 def baseline_curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
-    """ROC curves of the trivial baselines (their AUROC intervals are in the report)."""
-    scores = baselines(key, model_name, _frame)
-    labels = _frame["label"].to_numpy()
-    return {name: evaluation.roc_analysis(labels, scores[name].to_numpy(dtype=np.float64), n_boot=0)
-            for name in scores.columns}
+    """ROC curves of the trivial baselines, as the report carries them."""
+    return {base.name: base.roc for base in report(key, model_name, _frame).baselines}
 
 
 def numeric_columns(table: TripleTable) -> list[str]:
     """Input columns, other than the mapped ones, that can serve as detector scores (e.g. an LLM judge)."""
-    roles = {*state.ROLES, "input_row", *(c for c in table.mapping.to_dict().values() if c), *table.renamed.values()}
-    return detectors.numeric_score_columns(table.frame, exclude=roles)
+    return detectors.numeric_score_columns(table.frame[table.unmapped_columns])
 
 
 def _detector_values(table: TripleTable, column: str, higher_is: str) -> np.ndarray:
@@ -204,7 +195,8 @@ def detector_comparison(key: state.DataKey, model_name: str, specs: tuple, _tabl
     """SGI and the declared detector columns ``specs`` ((column, higher_is), ...), alone and combined."""
     scores = {"SGI": _frame["sgi"].to_numpy()}
     scores.update({column: _detector_values(_table, column, higher_is) for column, higher_is in specs})
-    return detectors.compare_detectors(scores, _frame["label"].to_numpy())
+    return detectors.compare_detectors(scores, _frame["label"].to_numpy(), groups=question_groups(_frame),
+                                       lengths=evaluation.response_length(_frame["response"]))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -240,7 +232,7 @@ def retrieval(key: state.DataKey, model_name: str, grounded_threshold: float,
 def calibration(key: state.DataKey, model_name: str, method: str,
                 _frame: pd.DataFrame) -> evaluation.CalibrationResult:
     """Fitted and judged on the rows with an ordinary SGI: one SGI near 1e8 flattens a Platt or min-max fit."""
-    ordinary = np.where(_frame["sgi_status"].to_numpy() == "ok", _frame["sgi"].to_numpy(), np.nan)
+    ordinary = np.where(is_ordinary(_frame["sgi_status"]), _frame["sgi"].to_numpy(), np.nan)
     return evaluation.calibration_analysis(_frame["label"].to_numpy(), ordinary, method=method)
 
 
@@ -256,7 +248,7 @@ THRESHOLD_UPPER_QUANTILE = 0.99
 @st.cache_data(show_spinner=False, max_entries=64)
 def threshold_range(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> tuple[float, float]:
     """From the lowest SGI to the :data:`THRESHOLD_UPPER_QUANTILE` quantile of the ordinary ones."""
-    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=(_frame["sgi_status"] == "ok").to_numpy(),
+    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=is_ordinary(_frame["sgi_status"]),
                                       upper_quantile=THRESHOLD_UPPER_QUANTILE)
 
 
@@ -278,9 +270,10 @@ def fingerprint(key: state.DataKey, _frame: pd.DataFrame) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def triple_score(model_name: str, question: str, context: str, response: str) -> TripleScore:
-    """Angles, SGI and the SGI bounds of one typed triple."""
-    return score_triple(question, context, response, encoder(model_name, chosen_device()), cache=disk_cache(model_name))
+def triple_score(model_name: str, question: str, context: str, response: str, backend: str = "torch") -> TripleScore:
+    """Angles, SGI and the SGI bounds of one typed triple, embedded through ``backend``."""
+    return score_triple(question, context, response, encoder(model_name, chosen_device(), backend),
+                        cache=disk_cache(model_name))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -289,13 +282,13 @@ def sgi_percentile(key: state.DataKey, model_name: str, value: float, _frame: pd
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """The scored frame as a CSV download (formula-like cells escaped)."""
-    return to_csv_bytes(frame)
+    """The scored frame as a CSV download (formula-like cells escaped), with one label column."""
+    return to_csv_bytes(one_label_column(frame))
 
 
 def flagged_csv(frame: pd.DataFrame, calibrator, threshold: float) -> bytes:
     """Built only when the download is clicked: a large file costs nothing until asked for."""
-    return to_csv_bytes(apply_session(frame, calibrator, threshold))
+    return to_csv_bytes(apply_session(one_label_column(frame), calibrator, threshold))
 
 
 def session_json(key: state.DataKey, model_name: str, calibrator, threshold: float, frame: pd.DataFrame) -> bytes:
@@ -316,6 +309,21 @@ def default_device() -> str:
 def device_choices() -> list[str]:
     """Devices offered in the sidebar; ``$SGI_DEVICE`` is among them when it names one such as ``cuda:1``."""
     return list(dict.fromkeys([*DEVICES, default_device()]))
+
+
+def default_backend() -> str:
+    """The backend setting's value until one is chosen: ``$SGI_BACKEND``, else ``torch``."""
+    return os.environ.get(BACKEND_ENV, "torch").strip().lower() or "torch"
+
+
+def backend_choices() -> list[str]:
+    """The backends the sidebar offers."""
+    return list(dict.fromkeys([*BACKENDS, default_backend()]))
+
+
+def chosen_backend() -> str:
+    """What runs the embedding models (the sidebar setting); part of every data key, so scores follow it."""
+    return state.chosen_backend(default_backend())
 
 
 def chosen_device() -> str:

@@ -14,7 +14,8 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from sgi_core.data import default_label_positive, detect_mapping
+from sgi_core.data import default_label_positive
+from sgi_core.mapping import detect_mapping
 
 ROLES = ("question", "context", "response", "label")
 
@@ -69,6 +70,10 @@ class DataKey(NamedTuple):
     digest: str
     mapping: tuple
     label_positive: str
+    #: Where the labels come from (``file``, or the annotations' source and version: see dashboard.review_services).
+    labels: str = "file"
+    #: The embedding backend (sidebar): int8 scores differ from fp32 ones, so every cached frame follows it.
+    backend: str = "torch"
 
 
 def set_file(name: str, raw: bytes) -> None:
@@ -113,7 +118,7 @@ def data_key() -> DataKey:
         mapping.append(None if column == NO_LABEL else column)
     return DataKey(
         st.session_state[DATA_NAME], st.session_state[DATA_DIGEST], tuple(mapping),
-        st.session_state.get(DATA_LABEL_POSITIVE, "grounded"),
+        st.session_state.get(DATA_LABEL_POSITIVE, "grounded"), backend=st.session_state.get(BACKEND) or "torch",
     )
 
 
@@ -152,6 +157,8 @@ def detector_family_key(kind: str) -> str:
 
 #: Device the embedding models load on, chosen in the sidebar.
 DEVICE = "app.device"
+#: Embedding backend (torch, onnx, onnx-int8), chosen in the sidebar.
+BACKEND = "app.backend"
 JUDGE_ENDPOINT = "judge.endpoint"
 JUDGE_MODEL = "judge.model"
 JUDGE_METRICS = "judge.metrics"
@@ -167,6 +174,10 @@ JUDGE_RESULT = "judge.result"
 
 def chosen_device(default: str) -> str:
     return st.session_state.get(DEVICE) or default
+
+
+def chosen_backend(default: str) -> str:
+    return st.session_state.get(BACKEND) or default
 
 
 def add_columns_to_file(name: str, raw: bytes) -> None:
@@ -211,3 +222,17 @@ def set_path(path) -> None:
     """Make a file on this machine the current data: read from disk when needed, never held as bytes."""
     resolved = Path(path).expanduser().resolve()
     set_file(str(resolved), resolved)
+
+
+#: The Review page's choices: where the pages take their labels from, the queue and the annotator.
+LABEL_SOURCE = "labels.source"
+REVIEW_STRATEGY = "review.strategy"
+REVIEW_SCORE = "review.score"
+REVIEW_SECOND_SCORE = "review.second_score"
+REVIEW_SEED = "review.seed"
+REVIEW_TARGET = "review.target"
+REVIEW_ANNOTATOR = "review.annotator"
+REVIEW_NOTE = "review.note"
+#: Rows put before the reviewer ahead of the queue (rows where two raters disagree), and how many are done.
+REVIEW_FOCUS = "review.focus"
+REVIEW_HALF_WIDTH = "review.half_width"

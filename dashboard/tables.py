@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.charts import BASELINE_NAMES
-from sgi_core.evaluation import tables
+from sgi_core.render import tables
+from sgi_core.render.numbers import format_ci
 
 #: Display name and number format of each column sgi_core's tables may carry.
 DISPLAY = {
@@ -72,17 +73,19 @@ def strata_table(strata, *, edge_format: str | None) -> None:
     st.caption(f"n/a = undefined there: d needs two rows of each class, AUROC one (its interval two).{note}")
 
 
-def _interval(ci, number_format: str) -> str | None:
-    """``[lo, hi]`` of a result's interval; None where it is undefined (NaN, the one value unequal to itself)."""
-    lo, hi = ci
-    return None if lo != lo or hi != hi else f"[{lo:{number_format}}, {hi:{number_format}}]"
+def interval(ci, number_format: str = ".3f", *, in_text: bool = False) -> str | None:
+    """``[lo, hi]`` of a result's interval, the dashboard's one way of writing one.
+
+    Where it is undefined (a NaN bound): None in a table cell, "undefined" in a sentence (``in_text``).
+    """
+    return format_ci(ci, number_format, undefined="undefined" if in_text else None)
 
 
 def length_matched_table(results: dict) -> None:
     """Plain and length-matched AUROC of each score (``results``: display name -> ``LengthMatchedResult``)."""
     rows = [{"score": name, "AUROC": r.plain_auroc, "length-matched AUROC": r.auroc,
-             "95% CI": _interval(r.auroc_ci, ".3f"), "length-matched d": r.cohens_d,
-             "d 95% CI": _interval(r.cohens_d_ci, "+.2f"), "rows used": r.n_used, "rows dropped": r.n_dropped,
+             "95% CI": interval(r.auroc_ci, ".3f"), "length-matched d": r.cohens_d,
+             "d 95% CI": interval(r.cohens_d_ci, "+.2f"), "rows used": r.n_used, "rows dropped": r.n_dropped,
              "rows without a label or score": r.n_excluded}
             for name, r in results.items()]
     formatted(rows, {"AUROC": "%.3f", "length-matched AUROC": "%.3f", "length-matched d": "%+.2f"})
@@ -94,7 +97,7 @@ def length_matched_table(results: dict) -> None:
 def group_table(analysis) -> None:
     """One row per group of a ``GroupAnalysis``: counts, grounded share, AUROC and d with intervals."""
     rows = [{"group": g.group, "grounded": g.n_valid, "hallucinated": g.n_halluc, "share grounded": g.grounded_rate,
-             "AUROC": g.auroc, "AUROC 95% CI": _interval(g.auroc_ci, ".3f"), "Cohen's d": g.cohens_d,
-             "d 95% CI": _interval(g.cohens_d_ci, "+.2f")} for g in analysis.groups]
+             "AUROC": g.auroc, "AUROC 95% CI": interval(g.auroc_ci, ".3f"), "Cohen's d": g.cohens_d,
+             "d 95% CI": interval(g.cohens_d_ci, "+.2f")} for g in analysis.groups]
     formatted(rows, {"share grounded": "%.3f", "AUROC": "%.3f", "Cohen's d": "%+.2f"})
     st.caption("n/a = undefined in that group: AUROC needs both classes, d two rows of each.")

@@ -7,8 +7,15 @@ What it guarantees, for every caller:
   a user name or password are refused before anything is sent;
 - redirects are never followed: a 3xx reply is an error, so the key never reaches
   another host or port;
-- each request has its own timeout; 429, 5xx, timeouts and dropped connections are
-  retried with exponential backoff and jitter, honouring ``Retry-After`` (capped);
+- each request has one deadline, ``timeout`` seconds from sending to the last byte of the
+  reply (a server dripping a byte at a time does not stretch it); 429, 5xx, timeouts and
+  dropped connections are retried with exponential backoff and jitter, honouring
+  ``Retry-After`` (capped);
+- a reply is read as a stream and refused past ``max_reply_bytes``, counted after
+  decompression (gzip or deflate, decoded here in bounded steps, so a compressed bomb never
+  expands in memory); other content encodings are not asked for and are refused;
+- :meth:`ApiClient.cancel` (or Ctrl-C in the calling thread) stops waiting at once: a
+  request is waited for in steps of :data:`POLL_SECONDS`, never in one blocking read;
 - every failure is one :class:`ApiError` line (what happened, the endpoint's host, what
   to do), never a traceback; server error bodies are not echoed, since a server may
   repeat the key it was sent;
@@ -18,8 +25,9 @@ What it guarantees, for every caller:
 from __future__ import annotations
 
 import email.utils
-import json
+import math
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,10 +35,16 @@ from dataclasses import dataclass
 import httpx
 
 from sgi_core.errors import SGIInputError
+from sgi_core.jsonio import loads_json
+from sgi_core.reply_body import ACCEPTED_ENCODINGS, BoundedBody, PastDeadline, ReplyRefused
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 #: Statuses that no retry fixes and that every other request would meet too.
 _FATAL_STATUSES = frozenset({401, 403, 404, 405})
+#: Largest reply read, after decompression (a batch of 256 embeddings of width 3,072 is about 17 MB).
+DEFAULT_MAX_REPLY_BYTES = 64 * 2**20
+#: How often a waiting request checks for a cancel or its deadline, in seconds.
+POLL_SECONDS = 0.05
 
 
 class ApiError(SGIInputError):
@@ -138,36 +152,59 @@ class ApiClient:
     key_header : str
         ``"Authorization"`` (bearer) or e.g. ``"api-key"`` (Azure, sent as is).
     timeout : float
-        Seconds per request (connect, read, write each).
+        Seconds from sending a request to the last byte of its reply (a finite number > 0).
+    max_reply_bytes : int
+        Longest reply read, decompressed; a longer one fails without a retry.
     retry : RetryPolicy
-    sleep : callable
-        ``sleep(seconds)``; injectable so tests need not wait.
+    sleep : callable, optional
+        ``sleep(seconds)`` between retries; injectable so tests need not wait. By default
+        the wait ends early on :meth:`cancel`.
     seed : int, optional
         Seed of the jitter.
+
+    Attributes
+    ----------
+    n_requests : int
+        Requests sent so far, retries included (each may be billed).
     """
 
     def __init__(self, base_url: str, *, api_key: str | None = None, key_header: str = "Authorization",
-                 timeout: float = 60.0, retry: RetryPolicy = RetryPolicy(),
-                 sleep: Callable[[float], None] = time.sleep, seed: int | None = None):
-        if not timeout > 0:
-            raise SGIInputError(f"the request timeout must be > 0 seconds. Got {timeout} instead")
+                 timeout: float = 60.0, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+                 retry: RetryPolicy = RetryPolicy(), sleep: Callable[[float], None] | None = None,
+                 seed: int | None = None):
+        if not (isinstance(timeout, (int, float)) and 0 < timeout and math.isfinite(timeout)):
+            raise SGIInputError(f"the request timeout must be a finite number of seconds > 0. Got {timeout} instead",
+                                hint="Give e.g. --timeout 60")
         self.base_url = check_base_url(base_url)
         self.host = self.base_url.host
         self.timeout = float(timeout)
+        self.max_reply_bytes = int(max_reply_bytes)
         self.retry = retry
-        self._sleep = sleep
+        self._cancelled = threading.Event()
+        self._sleep = sleep if sleep is not None else self._cancelled.wait
         self._rng = random.Random(seed)
-        self._key_headers = {}
+        self._count_lock = threading.Lock()
+        self.n_requests = 0
+        self._headers = {"Accept-Encoding": ACCEPTED_ENCODINGS}
         if api_key:
             value = api_key if key_header.lower() != "authorization" else f"Bearer {api_key}"
-            self._key_headers = {key_header: value}
+            self._headers[key_header] = value
         self._http = httpx.Client(follow_redirects=False, timeout=self.timeout, trust_env=False)
 
     def __repr__(self) -> str:
-        return f"ApiClient(base_url={str(self.base_url)!r}, key={'set' if self._key_headers else 'none'})"
+        keyed = len(self._headers) > 1
+        return f"ApiClient(base_url={str(self.base_url)!r}, key={'set' if keyed else 'none'})"
 
     def close(self) -> None:
         self._http.close()
+
+    def cancel(self) -> None:
+        """Stop: requests waiting now, and later ones until :meth:`resume`, fail at once with a fatal :class:`ApiError`."""
+        self._cancelled.set()
+
+    def resume(self) -> None:
+        """Accept requests again after :meth:`cancel`."""
+        self._cancelled.clear()
 
     def url_for(self, path: str) -> httpx.URL:
         return self.base_url.copy_with(path=self.base_url.path.rstrip("/") + "/" + path.lstrip("/"))
@@ -178,18 +215,24 @@ class ApiClient:
         Raises
         ------
         ApiError
-            After the last retry, or at once for a failure that retrying cannot fix.
+            After the last retry, at once for a failure that retrying cannot fix, or
+            after :meth:`cancel`.
         """
         url = self.url_for(path)
         last_problem = ""
         for attempt in range(self.retry.max_attempts):
             wait = None
             try:
-                response = self._http.post(url, params=params, json=body, headers=self._key_headers)
-            except httpx.TimeoutException:
-                last_problem = f"no reply within {self.timeout:g} s"
+                status, headers, content = self._exchange(url, params, body)
+            except PastDeadline:
+                last_problem = f"no complete reply within {self.timeout:g} s"
+            except ReplyRefused as err:
+                raise ApiError(f"{self.host} {err}", hint="Check that the endpoint URL points to an "
+                                                           "OpenAI-compatible API") from None
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
                 last_problem = "the connection was dropped"
+            except httpx.TimeoutException:
+                last_problem = f"no complete reply within {self.timeout:g} s"
             except httpx.ConnectError as err:
                 raise ApiError(f"cannot connect to {self.host}: {err or type(err).__name__}", fatal=True,
                                hint="Check the endpoint URL and that the server is running") from None
@@ -197,12 +240,11 @@ class ApiClient:
                 raise ApiError(f"request to {self.host} failed: {type(err).__name__}",
                                hint="Check the endpoint URL and the network") from None
             else:
-                status = response.status_code
                 if status < 300:
-                    return self._json_object(response)
-                self._raise_unless_retryable(response)
+                    return self._json_object(content)
+                self._raise_unless_retryable(status, headers)
                 last_problem = f"HTTP {status}"
-                asked = retry_after_seconds(response.headers.get("retry-after"))
+                asked = retry_after_seconds(headers.get("retry-after"))
                 if asked is not None:
                     wait = min(asked, self.retry.max_delay)
             if attempt + 1 < self.retry.max_attempts:
@@ -210,10 +252,55 @@ class ApiClient:
         raise ApiError(f"{self.host} failed {self.retry.max_attempts} times ({last_problem})",
                        hint="The server is overloaded or down; try again later or lower the concurrency")
 
-    def _raise_unless_retryable(self, response: httpx.Response) -> None:
-        status = response.status_code
+    def _exchange(self, url, params, body) -> tuple[int, httpx.Headers, bytes]:
+        """One request, sent from a helper thread and waited for until the deadline or a cancel."""
+        if self._cancelled.is_set():
+            raise ApiError("the request was cancelled", fatal=True)
+        with self._count_lock:
+            self.n_requests += 1
+        outcome: dict = {}
+        done, abandoned = threading.Event(), threading.Event()
+
+        def send() -> None:
+            try:
+                outcome["reply"] = self._send(url, params, body, abandoned)
+            except BaseException as err:  # handed to the waiting thread, which raises it
+                outcome["error"] = err
+            finally:
+                done.set()
+
+        deadline = time.monotonic() + self.timeout
+        # A daemon thread: one a server holds open cannot keep the program from exiting.
+        threading.Thread(target=send, name=f"request to {self.host}", daemon=True).start()
+        try:
+            while not done.wait(POLL_SECONDS):
+                if self._cancelled.is_set():
+                    raise ApiError("the request was cancelled", fatal=True)
+                if time.monotonic() >= deadline:
+                    raise PastDeadline
+        finally:
+            abandoned.set()  # the helper stops at its next chunk; its read timeout ends a silent server
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["reply"]
+
+    def _send(self, url, params, body, abandoned: threading.Event) -> tuple[int, httpx.Headers, bytes]:
+        with self._http.stream("POST", url, params=params, json=body, headers=self._headers) as response:
+            if response.status_code >= 300:
+                return response.status_code, response.headers, b""  # error bodies are never read or echoed
+            reply = BoundedBody(response.headers.get("content-encoding", ""), self.max_reply_bytes)
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_reply_bytes:
+                raise ReplyRefused(f"announced a reply of {int(declared):,} bytes, more than {self.max_reply_bytes:,}")
+            for raw in response.iter_raw():
+                if abandoned.is_set():
+                    break
+                reply.feed(raw)
+            return response.status_code, response.headers, reply.finish()
+
+    def _raise_unless_retryable(self, status: int, headers: httpx.Headers) -> None:
         if 300 <= status < 400:
-            target = httpx.URL(response.headers.get("location", ""))
+            target = httpx.URL(headers.get("location", ""))
             where = f" to {target.host}" if target.host else ""
             raise ApiError(f"{self.host} answered with a redirect (HTTP {status}){where}, which is not followed",
                            fatal=True, hint="Give the final endpoint URL directly")
@@ -225,13 +312,14 @@ class ApiClient:
             raise ApiError(f"{self.host} refused the request (HTTP {status})",
                            hint="Check the model name and that the input fits the model")
 
-    def _json_object(self, response: httpx.Response) -> dict:
+    def _json_object(self, content: bytes) -> dict:
+        hint = "Check that the endpoint URL points to an OpenAI-compatible API (often ending in /v1)"
         try:
-            payload = json.loads(response.content)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            payload = None
+            # Huge integers, 1e400 and deep nesting are refused, not raised as a crash.
+            payload = loads_json(content, source=self.host, allow_duplicate_keys=True)
+        except SGIInputError as err:
+            raise ApiError(f"{self.host} answered with something other than a JSON object ({err.message})",
+                           hint=hint) from None
         if not isinstance(payload, dict):
-            raise ApiError(f"{self.host} answered with something other than a JSON object",
-                           hint="Check that the endpoint URL points to an OpenAI-compatible API (often ending in /v1)")
+            raise ApiError(f"{self.host} answered with something other than a JSON object", hint=hint)
         return payload
-

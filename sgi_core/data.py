@@ -15,11 +15,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Iterator
 
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import (
+    INPUT_ROW,
+    NUMERIC_SCORE_COLUMNS,
+    ROLES,
+    SCORE_COLUMNS,
+    STATUS_COLUMN,
+    TEXT_COLUMNS,
+    NOT_SCORED_PREFIX,
+    is_not_scored,
+)
 from sgi_core.errors import SGIInputError, format_rows
 from sgi_core.frames import take_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
@@ -31,49 +41,12 @@ from sgi_core.labels import (
     label_warnings,
     parse_labels,
     rewritten_label_warning,
+    unmapped_label_warnings,
 )
-from sgi_core.results import JsonResult
-
-TEXT_COLUMNS = ("question", "context", "response")
-
-#: Accepted column names for each role, in order of preference (compared lower-cased).
-COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
-    "question": ("question", "query", "q", "prompt", "user_input", "input", "instruction", "user_query"),
-    "context": (
-        "context", "knowledge", "passage", "passages", "documents", "document", "contexts",
-        "retrieved_context", "retrieved_contexts", "reference", "evidence", "source_text", "c",
-    ),
-    "response": (
-        "response", "answer", "output", "generation", "completion", "generated_answer",
-        "prediction", "model_answer", "r",
-    ),
-    "label": (
-        "label", "is_valid", "is_grounded", "grounded", "valid", "faithful",
-        "hallucination", "hallucinated", "is_hallucinated", "is_hallucination", "target", "y",
-    ),
-}
-
-#: Columns the library adds (``theta_*``, ``sgi``, ``sgi_status`` in scoring; ``p_grounded``
-#: and ``flagged_hallucinated`` in :func:`sgi_core.session.apply_session`); input columns
-#: that already bear these names are kept under an ``input_`` prefix. The label column
-#: is kept so too when it is named ``label``, since ``label`` is rewritten as 1.0 / 0.0 / NaN.
-ADDED_COLUMNS = (
-    "question", "context", "response", "label", "input_row", "theta_qc", "theta_rq", "theta_rc", "sgi", "sgi_status",
-    "p_grounded", "flagged_hallucinated",
-)
+from sgi_core.mapping import ColumnMapping, input_renames, resolve_mapping
 
 #: The paper's protocol drops responses shorter than this; SGI is not validated on them.
 SHORT_RESPONSE_CHARS = 20
-
-
-@dataclass(frozen=True)
-class ColumnMapping(JsonResult):
-    """Which input column plays each role. ``label`` is ``None`` for unlabelled data."""
-
-    question: str
-    context: str
-    response: str
-    label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +60,7 @@ class TripleTable:
         (text; empty string where the cell was missing), ``label`` (1.0 grounded,
         0.0 hallucinated, NaN unlabelled) and ``input_row`` (1-based data row number
         in the file). Input columns named like a column the library adds (see
-        :data:`ADDED_COLUMNS`), the label column ``label`` among them, are renamed
+        :data:`~sgi_core.columns.ADDED_COLUMNS`), the label column ``label`` among them, are renamed
         with an ``input_`` prefix.
     source : str
         File name or other origin, used in messages.
@@ -119,6 +92,15 @@ class TripleTable:
     def n_rows(self) -> int:
         return len(self.frame)
 
+    @property
+    def unmapped_columns(self) -> list[str]:
+        """Input columns, in order, that play no role: not a role, not ``input_row``, not mapped or renamed.
+
+        These are what a user can pick as a group, a detector score or a judge input.
+        """
+        taken = {*ROLES, INPUT_ROW, *(c for c in self.mapping.to_dict().values() if c), *self.renamed.values()}
+        return [column for column in self.frame.columns if column not in taken]
+
     def subset(self, positions) -> TripleTable:
         """The rows at 0-based ``positions`` of :attr:`frame`, as a table of their own (order kept).
 
@@ -146,71 +128,12 @@ class TripleTable:
             yield self.subset(np.arange(start, min(start + chunk_rows, self.n_rows)))
 
 
-def detect_mapping(columns: Iterable[str]) -> dict[str, str | None]:
-    """Guess which column plays each role from :data:`COLUMN_ALIASES`.
-
-    Returns a dict role -> column name or ``None`` when no alias matched.
-    """
-    by_lower: dict[str, str] = {}
-    for col in columns:
-        by_lower.setdefault(str(col).strip().lower(), col)
-    found: dict[str, str | None] = {}
-    used: set[str] = set()
-    for role in ("question", "context", "response", "label"):
-        found[role] = None
-        for alias in COLUMN_ALIASES[role]:
-            col = by_lower.get(alias)
-            if col is not None and col not in used:
-                found[role] = col
-                used.add(col)
-                break
-    return found
-
-
 def _as_text(column: pd.Series) -> pd.Series:
     """The column as ``str`` cells, missing cells as ``""``."""
     if not (pd.api.types.is_string_dtype(column) and column.notna().all()):
         column = column.map(cell_to_text)
     # The "str" dtype keeps the per-row checks vectorised (Arrow-backed where pandas has it).
     return column.astype("str")
-
-
-def _resolve_mapping(frame: pd.DataFrame, mapping: ColumnMapping | dict | None, source: str) -> ColumnMapping:
-    given = mapping.to_dict() if isinstance(mapping, ColumnMapping) else dict(mapping or {})
-    detected = detect_mapping(frame.columns)
-    roles = {role: given.get(role) or detected[role] for role in ("question", "context", "response", "label")}
-    if "label" in given and given["label"] is None:
-        roles["label"] = None
-    for role, col in roles.items():
-        if col is not None and col not in frame.columns:
-            raise SGIInputError(f"the {role} column '{col}' is not in the file", source=source,
-                                hint=f"Columns present: {', '.join(map(str, frame.columns))}")
-    missing = [role for role in TEXT_COLUMNS if roles[role] is None]
-    if missing:
-        raise SGIInputError(
-            f"no column for {', '.join(missing)}", source=source,
-            hint=(f"Columns present: {', '.join(map(str, frame.columns))}. Name them question, context, "
-                  "response (and label), or map them explicitly"),
-        )
-    return ColumnMapping(roles["question"], roles["context"], roles["response"], roles["label"])
-
-
-def _prefixed_names(columns, mapped) -> dict:
-    """``input_``-prefixed names for input columns that clash with :data:`ADDED_COLUMNS`.
-
-    A mapped text column keeps its name (its cells become the role's text as they
-    are); ``label`` is renamed even when mapped, since its cells are rewritten.
-    """
-    taken = set(map(str, columns)) | set(ADDED_COLUMNS)
-    renames = {}
-    for column in columns:
-        if column in ADDED_COLUMNS and (column not in mapped or column == "label"):
-            new = f"input_{column}"
-            while new in taken:
-                new = f"input_{new}"
-            taken.add(new)
-            renames[column] = new
-    return renames
 
 
 #: The warning for a file whose every context equals its question.
@@ -268,6 +191,7 @@ def validate_triples(
     source: str = "<input>",
     first_row: int = 1,
     whole_file: bool = True,
+    label_map: dict | None = None,
 ) -> TripleTable:
     """Check a raw frame and build a :class:`TripleTable`.
 
@@ -276,7 +200,7 @@ def validate_triples(
     frame : DataFrame
         Raw columns, e.g. from :func:`~sgi_core.io.reading.read_table`.
     mapping : ColumnMapping or dict, optional
-        Role -> column. Missing roles are detected from :data:`COLUMN_ALIASES`.
+        Role -> column. Missing roles are detected from :data:`~sgi_core.mapping.COLUMN_ALIASES`.
     label_positive : {"grounded", "hallucinated"}, optional
         What 1/true/yes means in the label column; by default guessed from its name.
     source : str
@@ -288,6 +212,8 @@ def validate_triples(
         False for a chunk of a larger file: warnings that speak of every row (one
         label class, no labels, context = question everywhere) are left to the
         caller, who sees the whole file (:func:`label_class_warnings`).
+    label_map : dict, optional
+        Label value -> grounded / hallucinated / unlabelled (:func:`~sgi_core.labels.parse_labels`).
 
     Raises
     ------
@@ -296,10 +222,10 @@ def validate_triples(
         exist, unknown labels.
     """
     check_unique_columns(frame.columns, source)
-    col_map = _resolve_mapping(frame, mapping, source)
+    col_map = resolve_mapping(frame, mapping, source)
     positive = label_positive or default_label_positive(col_map.label)
 
-    renames = _prefixed_names(frame.columns, set(col_map.to_dict().values()))
+    renames = input_renames(frame.columns, set(col_map.to_dict().values()))
     out = frame.reset_index(drop=True).rename(columns=renames)
     source_cols = {role: renames.get(col, col) for role, col in col_map.to_dict().items() if col is not None}
 
@@ -311,10 +237,10 @@ def validate_triples(
         out[role] = text
     if col_map.label is not None:
         out["label"] = parse_labels(out[source_cols["label"]], label_positive=positive, source=source,
-                                    column=col_map.label, first_row=first_row)
+                                    column=col_map.label, first_row=first_row, label_map=label_map)
     else:
         out["label"] = np.nan
-    out["input_row"] = np.arange(first_row, first_row + len(out))
+    out[INPUT_ROW] = np.arange(first_row, first_row + len(out))
 
     scorable = np.ones(len(out), dtype=bool)
     scorable[np.asarray(list(unscorable), dtype=np.int64) - 1] = False
@@ -330,6 +256,8 @@ def validate_triples(
         warnings.append(f"the question, context or response is empty in {format_rows(rows)}: "
                         "those rows are kept with no score")
     warnings += _text_warnings(out, col_map, scorable, first_row, whole_file)
+    if col_map.label is not None:
+        warnings += unmapped_label_warnings(out[source_cols["label"]], label_map, positive, first_row)
     warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
     return TripleTable(out, source, col_map, positive, unscorable, warnings, renames)
 
@@ -365,14 +293,12 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
     >>> table.frame.columns.tolist(), scores["input_row"].tolist()
     (['question', 'context', 'response', 'label', 'input_row'], [1])
     """
-    from sgi_core.scoring import SCORE_COLUMNS
-
-    missing = [c for c in (*TEXT_COLUMNS, "label", *SCORE_COLUMNS) if c not in frame.columns]
+    missing = [c for c in (*ROLES, *SCORE_COLUMNS) if c not in frame.columns]
     if missing:
         raise SGIInputError(f"a scored file needs the columns {', '.join(missing)}", source=source,
                             hint="Open the file written by `python -m sgi_core score`, or the unscored file to score it")
     scores = frame.reset_index(drop=True)
-    for column in (*SCORE_COLUMNS[:4], "label"):
+    for column in (*NUMERIC_SCORE_COLUMNS, "label"):
         values = pd.to_numeric(scores[column], errors="coerce")
         bad = np.flatnonzero((values.isna() & scores[column].notna()).to_numpy())
         if column == "label":
@@ -386,22 +312,22 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
     for role in TEXT_COLUMNS:
         if not pd.api.types.is_string_dtype(scores[role]):
             scores[role] = _as_text(scores[role])
-    if "input_row" not in scores.columns:
-        scores["input_row"] = np.arange(1, len(scores) + 1)
-    elif not pd.api.types.is_integer_dtype(scores["input_row"]):
+    if INPUT_ROW not in scores.columns:
+        scores[INPUT_ROW] = np.arange(1, len(scores) + 1)
+    elif not pd.api.types.is_integer_dtype(scores[INPUT_ROW]):
         # A CSV is read as text: row numbers compared as "7" never match the 7 a page looks up.
-        rows = pd.to_numeric(scores["input_row"], errors="coerce")
+        rows = pd.to_numeric(scores[INPUT_ROW], errors="coerce")
         bad = np.flatnonzero((rows.isna() | (rows < 1) | (rows % 1 != 0)).to_numpy())
         if len(bad):
             raise SGIInputError("a scored file's input_row must be a whole number from 1", source=source,
-                                column="input_row", rows=(bad + 1).tolist(),
+                                column=INPUT_ROW, rows=(bad + 1).tolist(),
                                 hint="Score the unscored file again with `score`")
-        scores["input_row"] = rows.astype(np.int64)
-    status = scores["sgi_status"].astype(str)
-    not_scored = np.flatnonzero(status.str.startswith("not scored: ").to_numpy())
-    unscorable = {int(i) + 1: status.iloc[i].removeprefix("not scored: ") for i in not_scored}
+        scores[INPUT_ROW] = rows.astype(np.int64)
+    status = scores[STATUS_COLUMN]
+    not_scored = np.flatnonzero(is_not_scored(status))
+    unscorable = {int(i) + 1: str(status.iloc[i]).removeprefix(NOT_SCORED_PREFIX) for i in not_scored}
     warnings = label_warnings(scores["label"].to_numpy(dtype=np.float64), "label", 1, True)
-    mapping = ColumnMapping("question", "context", "response", "label")
+    mapping = ColumnMapping(*ROLES)
     table = TripleTable(scores.drop(columns=list(SCORE_COLUMNS)), source, mapping, "grounded", unscorable, warnings)
     return table, scores
 
@@ -409,7 +335,7 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
 def load_triples(
     source: str | os.PathLike | BinaryIO | bytes, *, name: str | None = None,
     mapping: ColumnMapping | dict | None = None, label_positive: str | None = None,
-    limits: InputLimits | None = None,
+    limits: InputLimits | None = None, label_map: dict | None = None,
 ) -> TripleTable:
     """Read a file and validate it: :func:`~sgi_core.io.reading.read_table` then :func:`validate_triples`.
 
@@ -418,4 +344,4 @@ def load_triples(
     """
     name = name or source_name(source)
     frame = read_table(source, name=name, limits=limits)
-    return validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name)
+    return validate_triples(frame, mapping=mapping, label_positive=label_positive, source=name, label_map=label_map)

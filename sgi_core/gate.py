@@ -1,6 +1,6 @@
-"""``python -m sgi_core gate``: fail a CI job when a labelled file falls short of a policy.
+"""Holding a labelled, scored file to a policy: the checks behind ``python -m sgi_core gate``.
 
-Checks, one printed line each, exit status 1 when any fails (0 otherwise, 2 on bad input):
+Checks (:func:`sgi_core.render.lines.gate_lines` words them, one line each), exit status 1 when any fails (0 otherwise, 2 on bad input):
 
 * **auroc**: the lower bound of the AUROC's bootstrap 95% interval must reach the
   minimum (``--min-auroc``, else the policy's ``min_auroc``; no minimum, no failure);
@@ -10,76 +10,87 @@ Checks, one printed line each, exit status 1 when any fails (0 otherwise, 2 on b
   than the policy by more than the file's own sampling error. A point-against-point
   rule would fail half of all files drawn from the very same distribution.
 
-``--write-policy OUT`` makes the policy instead, from a labelled file
-(:func:`sgi_core.evaluation.policy.make_policy`).
+The command itself (reading the file, ``--write-policy``) is :mod:`sgi_core.commands.gate`.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from sgi_core.cli_options import add_model_options, non_negative_int, positive_int
-from sgi_core.embedding import DEFAULT_MODEL
-from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
-# The statistics are imported inside the functions: build_parser() imports this module on every
-# CLI call, and sgi_core.evaluation with scikit-learn would add seconds to `compute`.
+# The statistics are imported inside the functions: the CLI's parser imports this module on every
+# call, and sgi_core.evaluation with scikit-learn would add seconds to `compute`.
 
 
 @dataclass(frozen=True)
 class GateCheck(JsonResult):
-    """One check: its statistic, the bound it is held to and the printed line."""
+    """One check: the statistic held to a bound, with what its printed line reports.
+
+    Attributes
+    ----------
+    name : {"auroc", "precision", "recall"}
+    passed : bool
+    value : float
+        What is held to ``bound``: the lower end of the AUROC's 95% interval, or the
+        rate on the file (NaN when its denominator is zero, which fails).
+    bound : float
+        The minimum AUROC (NaN: none set, which passes), or the rate the policy
+        recorded on its held-out half (the upper end of ``ci`` must reach it).
+    estimate : float
+        The AUROC, or the rate.
+    ci : (float, float)
+        The AUROC's bootstrap 95% interval, or the rate's Wilson 95% interval.
+    """
 
     name: str
     passed: bool
     value: float
     bound: float
-    line: str
+    estimate: float
+    ci: tuple[float, float]
 
 
 @dataclass(frozen=True)
 class GateResult(JsonResult):
+    """Every check of one file against a policy.
+
+    Attributes
+    ----------
+    checks : tuple of GateCheck
+    passed : bool
+        Whether every check passed.
+    score_column : str
+    threshold : float
+        Rows scoring below it are flagged (hallucinated positive).
+    n_grounded, n_hallucinated : int
+        Labelled rows of each class behind the AUROC.
+    """
+
     checks: tuple[GateCheck, ...]
     passed: bool
+    score_column: str
+    threshold: float
+    n_grounded: int
+    n_hallucinated: int
 
 
-def _fmt_ci(ci) -> str:
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
-def _auroc_check(labels, scores, minimum, n_boot: int, seed: int) -> GateCheck:
-    from sgi_core.evaluation.ranking import roc_analysis
-
-    roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
+def _auroc_check(roc, minimum) -> GateCheck:
     lower = roc.auroc_ci[0]
-    about = f"AUROC {roc.auroc:.3f} {_fmt_ci(roc.auroc_ci)}, {roc.n_pos} grounded / {roc.n_neg} hallucinated rows"
-    if minimum is None:
-        return GateCheck("auroc", True, lower, math.nan, f"PASS auroc: {about}; no minimum set")
-    passed = bool(lower >= minimum)
-    verdict = ">=" if passed else "<"
-    return GateCheck("auroc", passed, lower, minimum,
-                     f"{'PASS' if passed else 'FAIL'} auroc: lower 95% bound {lower:.3f} {verdict} minimum "
-                     f"{minimum:.3f} ({about})")
+    passed = True if minimum is None else bool(lower >= minimum)
+    return GateCheck("auroc", passed, lower, math.nan if minimum is None else minimum, roc.auroc, roc.auroc_ci)
 
 
-def _rate_check(name: str, successes: int, trials: int, recorded: float, where: str) -> GateCheck:
+def _rate_check(name: str, successes: int, trials: int, recorded: float) -> GateCheck:
     from sgi_core.evaluation.policy import proportion_ci
 
     value = successes / trials if trials else math.nan
     ci = proportion_ci(successes, trials)
-    if math.isnan(value):
-        return GateCheck(name, False, value, recorded, f"FAIL {name}: undefined {where} (zero denominator)")
-    passed = bool(ci[1] >= recorded)
-    verdict = "reaches" if passed else "is below"
-    return GateCheck(name, passed, value, recorded,
-                     f"{'PASS' if passed else 'FAIL'} {name}: {value:.3f} {_fmt_ci(ci)} {where}; upper bound "
-                     f"{verdict} the policy's held-out {recorded:.3f}")
+    passed = not math.isnan(value) and bool(ci[1] >= recorded)
+    return GateCheck(name, passed, value, recorded, value, ci)
 
 
 def run_gate(y_true, score, policy, *, min_auroc: float | None = None, n_boot: int = 1000,
@@ -103,139 +114,18 @@ def run_gate(y_true, score, policy, *, min_auroc: float | None = None, n_boot: i
     GateResult
         The precision or recall check is left out when the policy recorded NaN for it.
     """
+    from sgi_core.evaluation.ranking import roc_analysis
     from sgi_core.evaluation.thresholds import threshold_metrics
 
     labels = np.asarray(y_true, dtype=np.float64)
     scores = np.asarray(score, dtype=np.float64)
     minimum = min_auroc if min_auroc is not None else policy.min_auroc
-    checks = [_auroc_check(labels, scores, minimum, n_boot, seed)]
+    roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
+    checks = [_auroc_check(roc, minimum)]
     m = threshold_metrics(labels, scores, policy.threshold)
-    where = f"flagging {policy.score_column} < {policy.threshold:.4g}"
     if not math.isnan(policy.precision):
-        checks.append(_rate_check("precision", m.tp, m.tp + m.fp, policy.precision, where))
+        checks.append(_rate_check("precision", m.tp, m.tp + m.fp, policy.precision))
     if not math.isnan(policy.recall):
-        checks.append(_rate_check("recall", m.tp, m.tp + m.fn, policy.recall, where))
-    return GateResult(tuple(checks), all(c.passed for c in checks))
-
-
-def _file_scores(args, score_column: str, model: str, *, rescore: bool):
-    """Labels and scores of the file: its own score column, or SGI computed with ``model``.
-
-    A file's ``sgi`` column is used unless ``rescore`` (``--model`` was given).
-    """
-    from sgi_core.data import load_triples
-
-    table = load_triples(args.input, label_positive=args.label_positive)
-    for warning in table.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    if not table.has_labels:
-        raise SGIInputError("gate needs a labelled file", source=table.source,
-                            hint="Add a label column (1 = grounded, 0 = hallucinated)")
-    frame = table.frame
-    # load_triples keeps input columns named like the ones it adds (sgi, ...) under an input_ prefix.
-    present = next((c for c in (f"input_{score_column}", score_column) if c in frame.columns), None)
-    if score_column != "sgi" or (present is not None and not rescore):
-        if present is None:
-            raise SGIInputError(f"score column '{score_column}' is not in the file", source=table.source)
-        if score_column == "sgi":
-            print("note: using the file's sgi column; pass --model to score the file again", file=sys.stderr)
-        scores = _numeric(frame[present], table.source, score_column)
-    else:
-        from sgi_core.cli import _progress_printer
-        from sgi_core.embedding import EmbeddingCache, load_encoder
-        from sgi_core.scoring import score_table
-
-        encoder = load_encoder(model, device=args.device, precision=args.precision,
-                               trust_model_code=args.trust_model_code)
-        cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
-        scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
-                             progress=_progress_printer(model))
-        scores = scored["sgi"].to_numpy(dtype=np.float64)
-    if not np.isfinite(scores).any():
-        raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
-    return table, frame["label"].to_numpy(dtype=np.float64), scores
-
-
-def _numeric(column, source: str, name: str) -> np.ndarray:
-    import pandas as pd
-
-    values = pd.to_numeric(column.replace("", np.nan), errors="coerce")
-    bad = values.isna() & column.replace("", np.nan).notna()
-    if bad.any():
-        raise SGIInputError(f"score column '{name}' holds values that are not numbers", source=source,
-                            column=name, rows=(np.flatnonzero(bad.to_numpy()) + 1).tolist())
-    return values.to_numpy(dtype=np.float64)
-
-
-def _write_policy(args) -> int:
-    from sgi_core.evaluation.policy import make_policy, save_policy
-
-    model = args.model or DEFAULT_MODEL
-    table, labels, scores = _file_scores(args, args.score_column, model, rescore=args.model is not None)
-    groups = None
-    if args.group_column:
-        if args.group_column not in table.frame.columns:
-            raise SGIInputError(f"group column '{args.group_column}' is not in the file", source=table.source)
-        groups = table.frame[args.group_column].to_numpy(dtype=object)
-    policy, holdout = make_policy(
-        labels, scores, model=model, score_column=args.score_column, calibration=args.calibration,
-        method=args.threshold_method, target=args.target, cost_ratio=args.cost_ratio, groups=groups,
-        min_auroc=args.min_auroc, seed=args.seed,
-    )
-    save_policy(policy, args.write_policy)
-    held = holdout.heldout
-    print(f"threshold: flag {policy.score_column} < {policy.threshold:.4g} ({policy.threshold_method} on "
-          f"{holdout.n_dev} development rows{', whole groups per side' if holdout.grouped else ''})")
-    print(f"held-out ({holdout.n_heldout} rows, hallucinated positive): precision {held.precision:.3f} "
-          f"{_fmt_ci(holdout.precision_ci)}, recall {held.recall:.3f} {_fmt_ci(holdout.recall_ci)}, "
-          f"flagged {held.flag_rate:.3f} {_fmt_ci(holdout.flag_rate_ci)}")
-    print(f"wrote {args.write_policy}", file=sys.stderr)
-    return 0
-
-
-def cmd_gate(args) -> int:
-    from sgi_core.evaluation.policy import load_policy
-
-    if args.write_policy is not None:
-        return _write_policy(args)
-    policy = load_policy(args.policy)
-    if args.model is not None and args.model != policy.model:
-        raise SGIInputError(f"the policy was made with model '{policy.model}', not '{args.model}': its threshold "
-                            "is in that model's SGI units", source=str(args.policy),
-                            hint=f"Drop --model, or write a new policy with --model {args.model}")
-    _, labels, scores = _file_scores(args, policy.score_column, args.model or policy.model,
-                                     rescore=args.model is not None)
-    result = run_gate(labels, scores, policy, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed)
-    for check in result.checks:
-        print(check.line)
-    return 0 if result.passed else 1
-
-
-def add_parser(subparsers) -> None:
-    """Register ``gate`` on the CLI's subparsers."""
-    p = subparsers.add_parser("gate", help="exit 1 when a labelled file falls short of a policy (for CI pipelines)")
-    p.add_argument("input", type=Path, help="labelled file, scored (with an sgi column) or not")
-    mode = p.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--policy", type=Path, help="policy JSON to hold the file to")
-    mode.add_argument("--write-policy", type=Path, metavar="OUT", help="make a policy from this file and write it")
-    p.add_argument("--min-auroc", type=float, default=None,
-                   help="fail when the AUROC's lower 95%% bound is below this (default: the policy's min_auroc)")
-    p.add_argument("--model", default=None,
-                   help="score the file with this model (default: use the file's sgi column if it has one, else "
-                        "score with the policy's model; with --write-policy, the model recorded in the policy)")
-    p.add_argument("--score-column", default="sgi", help="with --write-policy: the score column (higher = grounded)")
-    p.add_argument("--calibration", default="platt", help="with --write-policy: minmax, platt or isotonic")
-    p.add_argument("--threshold-method", default="youden",
-                   help="with --write-policy: youden, target_recall, target_precision or cost")
-    p.add_argument("--target", type=float, default=None, help="recall or precision target of the target methods")
-    p.add_argument("--cost-ratio", type=float, default=None, help="cost of a missed hallucination, for 'cost'")
-    p.add_argument("--group-column", default=None,
-                   help="keep the rows of one question or pair (e.g. pair_id) on one side of the split")
-    p.add_argument("--n-boot", type=non_negative_int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=positive_int, default=64)
-    p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None)
-    p.add_argument("--no-cache", action="store_true")
-    add_model_options(p)
-    p.set_defaults(func=cmd_gate)
-
+        checks.append(_rate_check("recall", m.tp, m.tp + m.fn, policy.recall))
+    return GateResult(tuple(checks), all(c.passed for c in checks), policy.score_column, float(policy.threshold),
+                      roc.n_pos, roc.n_neg)

@@ -24,6 +24,60 @@ _HALLUCINATED_WORDS = frozenset(
 _POSITIVE_WORDS = frozenset({"1", "1.0", "true", "yes", "y", "t", "pass"})
 _NEGATIVE_WORDS = frozenset({"0", "0.0", "false", "no", "n", "f", "fail"})
 MISSING_WORDS = frozenset({"", "nan", "na", "n/a", "none", "null"})
+#: What a label value can be mapped to (``--label-map``, the Data page's value mapping).
+LABEL_MAP_CLASSES = {"grounded": 1.0, "hallucinated": 0.0, "unlabelled": np.nan}
+
+
+def parse_label_map(text: str) -> dict[str, str]:
+    """``"Entailment=grounded,Partial Hallucination=hallucinated,Generic=unlabelled"`` as a dict.
+
+    Values are matched ignoring case and surrounding spaces; a value cannot hold a comma
+    or an equals sign here.
+
+    Examples
+    --------
+    >>> parse_label_map("Entailment=grounded, Hallucination = hallucinated")
+    {'Entailment': 'grounded', 'Hallucination': 'hallucinated'}
+    """
+    mapping = {}
+    for part in (p for p in text.split(",") if p.strip()):
+        value, sep, meaning = part.partition("=")
+        meaning = meaning.strip().lower()
+        if not sep or not value.strip() or meaning not in LABEL_MAP_CLASSES:
+            raise SGIInputError(f"cannot read the label map entry {part.strip()!r}",
+                                hint="Write VALUE=grounded, VALUE=hallucinated or VALUE=unlabelled, separated by "
+                                     "commas, e.g. 'Entailment=grounded,Partial Hallucination=hallucinated'")
+        mapping[value.strip()] = meaning
+    if not mapping:
+        raise SGIInputError("the label map is empty", hint="Write VALUE=grounded,VALUE=hallucinated")
+    return mapping
+
+
+def unmapped_label_warnings(values: pd.Series, label_map: dict | None, label_positive: str,
+                            first_row: int) -> list[str]:
+    """With a label map: the rows kept unlabelled because neither the map nor the known words name their value."""
+    if not label_map:
+        return []
+    known = set(_label_table(label_positive, label_map)) | MISSING_WORDS
+    codes, uniques = pd.factorize(values, sort=False)
+    unknown_code = np.array([cell_to_text(v).strip().lower() not in known for v in uniques] + [False])
+    unknown = unknown_code[codes]
+    if not unknown.any():
+        return []
+    names = ", ".join(repr(cell_to_text(uniques[code])) for code in pd.unique(codes[unknown])[:5])
+    return [f"{int(unknown.sum()):,} rows have label values the label map does not name ({names}): they are kept, "
+            f"unlabelled ({format_rows((np.flatnonzero(unknown) + first_row).tolist())})"]
+
+
+def _label_table(label_positive: str, label_map: dict | None = None) -> dict:
+    """Lower-cased label word -> 1.0, 0.0 or NaN (a value the map calls unlabelled)."""
+    positive_value = 1.0 if label_positive == "grounded" else 0.0
+    table = {w: 1.0 for w in _GROUNDED_WORDS}
+    table.update({w: 0.0 for w in _HALLUCINATED_WORDS})
+    table.update({w: positive_value for w in _POSITIVE_WORDS})
+    table.update({w: 1.0 - positive_value for w in _NEGATIVE_WORDS})
+    table.update({str(value).strip().lower(): LABEL_MAP_CLASSES[meaning] for value, meaning in (label_map or {}).items()})
+    return table
 
 
 def default_label_positive(label_column: str | None) -> str:
@@ -34,7 +88,7 @@ def default_label_positive(label_column: str | None) -> str:
 
 
 def parse_labels(values: pd.Series, *, label_positive: str = "grounded", source: str = "<input>",
-                 column: str = "label", first_row: int = 1) -> np.ndarray:
+                 column: str = "label", first_row: int = 1, label_map: dict | None = None) -> np.ndarray:
     """Map label cells to 1.0 (grounded), 0.0 (hallucinated) or NaN (missing).
 
     Words naming a class (grounded/valid/faithful/correct vs hallucinated/invalid/
@@ -47,33 +101,35 @@ def parse_labels(values: pd.Series, *, label_positive: str = "grounded", source:
     ----------
     first_row : int
         Row number of ``values[0]`` in messages (1 = first data row of the file).
+    label_map : dict, optional
+        Value -> ``"grounded"``, ``"hallucinated"`` or ``"unlabelled"``
+        (:func:`parse_label_map`), read before the known words. With a map, a value
+        neither names is kept as unlabelled (:func:`unmapped_label_warnings` says
+        which rows) instead of refused.
 
     Raises
     ------
     SGIInputError
-        Naming the rows that hold any other value.
+        Without a label map, naming the rows that hold any other value.
     """
     if label_positive not in ("grounded", "hallucinated"):
         raise SGIInputError(
             f"label_positive must be 'grounded' or 'hallucinated'; got {label_positive!r}"
         )
-    positive_value = 1.0 if label_positive == "grounded" else 0.0
-    table = {w: 1.0 for w in _GROUNDED_WORDS}
-    table.update({w: 0.0 for w in _HALLUCINATED_WORDS})
-    table.update({w: positive_value for w in _POSITIVE_WORDS})
-    table.update({w: 1.0 - positive_value for w in _NEGATIVE_WORDS})
+    table = _label_table(label_positive, label_map)
     # A label column holds a handful of distinct cells: parse each once.
     codes, uniques = pd.factorize(values, sort=False)
     words = [cell_to_text(value).strip().lower() for value in uniques]
     value_of_code = np.array([table.get(word, np.nan) for word in words] + [np.nan])  # code -1: missing cell
     known = np.array([word in table or word in MISSING_WORDS for word in words] + [True])
     unknown = ~known[codes]
-    if unknown.any():
+    if unknown.any() and not label_map:
         examples = ", ".join(repr(cell_to_text(uniques[code])) for code in pd.unique(codes[unknown])[:5])
         raise SGIInputError(
             f"unknown label values {examples}", source=source, column=column,
             rows=(np.flatnonzero(unknown) + first_row).tolist(),
-            hint="Use 1/0, true/false, yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful",
+            hint="Use 1/0, true/false, yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful, "
+                 "or map the values (--label-map; the Data page's label values)",
         )
     return value_of_code[codes]
 

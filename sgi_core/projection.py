@@ -60,9 +60,9 @@ class TripleProjection(JsonResult):
     explained_variance_ratio : tuple of float
         Share of the variance of the stacked, normalised embeddings carried by each
         of the two PCA axes; empty for UMAP, whose axes have no such meaning.
-    note : str
-        One sentence for the reader of the map saying how it was made when not every
-        point took part in the fit; empty otherwise.
+    seed : int
+        UMAP's random state and the draw of the fitted triples
+        (:func:`sgi_core.render.lines.projection_note` words how the map was made).
     """
 
     method: str
@@ -71,7 +71,7 @@ class TripleProjection(JsonResult):
     response: np.ndarray
     fit_points: int
     explained_variance_ratio: tuple = ()
-    note: str = ""
+    seed: int = 0
 
     @classmethod
     def from_dict(cls, data: dict) -> TripleProjection:
@@ -82,7 +82,7 @@ class TripleProjection(JsonResult):
             response=np.asarray(data["response"], dtype=np.float64).reshape(-1, 2),
             fit_points=int(data["fit_points"]),
             explained_variance_ratio=tuple(data.get("explained_variance_ratio", ())),
-            note=data.get("note", ""),
+            seed=int(data.get("seed", 0)),
         )
 
 
@@ -124,7 +124,7 @@ def project_triples(q_emb, c_emb, r_emb, *, method: str = "pca", seed: int = 0,
         question, context and response of ``max_fit_points // 3`` triples drawn by
         :func:`sample_rows`, and ``transform`` places each other point at the weighted
         mean of its fitted neighbours, then refines it against the fixed map;
-        ``TripleProjection.note`` says so. ``None`` fits every point. Keep it above
+        :func:`sgi_core.render.lines.projection_note` says so. ``None`` fits every point. Keep it above
         4,095 for large inputs: below that UMAP's ``transform`` computes exact
         distances on a slow path.
 
@@ -159,8 +159,8 @@ def project_triples(q_emb, c_emb, r_emb, *, method: str = "pca", seed: int = 0,
     if method == "pca":
         coords, explained = _pca(stacked, m)
         return TripleProjection(method, coords[:m], coords[m : 2 * m], coords[2 * m :], len(stacked), explained)
-    coords, fit_points, note = _umap(stacked, m, seed, max_fit_points)
-    return TripleProjection(method, coords[:m], coords[m : 2 * m], coords[2 * m :], fit_points, note=note)
+    coords, fit_points = _umap(stacked, m, seed, max_fit_points)
+    return TripleProjection(method, coords[:m], coords[m : 2 * m], coords[2 * m :], fit_points, seed=seed)
 
 
 def _pca(stacked: np.ndarray, m: int) -> tuple[np.ndarray, tuple]:
@@ -175,7 +175,7 @@ def _pca(stacked: np.ndarray, m: int) -> tuple[np.ndarray, tuple]:
     return coords, tuple(float(v) for v in pca.explained_variance_ratio_)
 
 
-def _umap(stacked: np.ndarray, m: int, seed: int, max_fit_points: int | None) -> tuple[np.ndarray, int, str]:
+def _umap(stacked: np.ndarray, m: int, seed: int, max_fit_points: int | None) -> tuple[np.ndarray, int]:
     if max_fit_points is not None and (not isinstance(max_fit_points, int) or max_fit_points < UMAP_FIT_MIN_POINTS):
         raise SGIInputError(
             f"max_fit_points must be an int >= {UMAP_FIT_MIN_POINTS} or None. Got {max_fit_points!r} instead"
@@ -188,7 +188,7 @@ def _umap(stacked: np.ndarray, m: int, seed: int, max_fit_points: int | None) ->
             hint="Use PCA for so few triples",
         )
     if max_fit_points is None or n_points <= max_fit_points:
-        return _fit_umap(stacked, seed).embedding_.astype(np.float64), n_points, ""
+        return _fit_umap(stacked, seed).embedding_.astype(np.float64), n_points
     triples = sample_rows(m, max_fit_points // 3, seed=seed)
     fit = np.zeros(n_points, dtype=bool)
     fit[np.concatenate([triples, triples + m, triples + 2 * m])] = True
@@ -196,12 +196,7 @@ def _umap(stacked: np.ndarray, m: int, seed: int, max_fit_points: int | None) ->
     reducer = _fit_umap(stacked[fit], seed)
     coords[fit] = reducer.embedding_
     coords[~fit] = _transform(reducer, stacked[~fit])
-    note = (
-        f"UMAP was fitted on {fit.sum():,} of the {n_points:,} points (the question, context and response "
-        f"of {len(triples):,} triples drawn with seed {seed}); the other {n_points - fit.sum():,} points "
-        "were placed into that map by UMAP's transform."
-    )
-    return coords, int(fit.sum()), note
+    return coords, int(fit.sum())
 
 
 #: Points of the random cloud :func:`warm_up_umap` fits: enough for UMAP's spectral start.

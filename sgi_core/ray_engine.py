@@ -25,12 +25,10 @@ shards to Parquet first).
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +38,9 @@ from sgi_core.data import validate_triples
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.embedding.device import check_precision
 from sgi_core.errors import SGIInputError
-from sgi_core.results import JsonResult
-from sgi_core.scoring import score_table
+from sgi_core.io.shards import find_shards as find_shards  # part of this engine's interface
+from sgi_core.io.shards import shard_format
+from sgi_core.scoring import ScoreSummary, score_table
 
 #: Rows handed to an actor at a time; texts repeated within them are encoded once.
 DEFAULT_BATCH_ROWS = 10_000
@@ -53,80 +52,7 @@ _BLOCK_BYTES = 256 * 1024
 #: Columns naming each row's place in the input.
 ORDER_KEY = ("input_shard", "input_row")
 
-_CSV_SUFFIXES = (".csv",)
-_PARQUET_SUFFIXES = (".parquet", ".pq")
-_SHARD_SUFFIXES = _CSV_SUFFIXES + _PARQUET_SUFFIXES
 _REMOTE_INPUT_ERROR = re.compile(r"^sgi_core\.errors\.SGIInputError: (.*)$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class RayScoreSummary(JsonResult):
-    """What :func:`score_with_ray` did.
-
-    Attributes
-    ----------
-    rows : int
-        Rows written (every input row).
-    scored : int
-        Rows with a finite SGI.
-    shards : int
-        Input files read.
-    actors : int
-        Encoder actors in the pool.
-    seconds : float
-        Wall time from reading to the checked output.
-    """
-
-    rows: int
-    scored: int
-    shards: int
-    actors: int
-    seconds: float
-
-    def to_text(self) -> str:
-        """One line, e.g. ``wrote 8 rows (5 scored) from 1 shard with 2 encoder actors in 9.1 s``."""
-        return (f"wrote {self.rows} rows ({self.scored} scored) from {self.shards} shard{'s' * (self.shards != 1)} "
-                f"with {self.actors} encoder actor{'s' * (self.actors != 1)} in {self.seconds:.1f} s")
-
-
-def find_shards(input_path: str | os.PathLike) -> list[Path]:
-    """The CSV and Parquet files named by a file, a folder or a glob, sorted by path.
-
-    A folder gives its ``*.csv``, ``*.parquet`` and ``*.pq`` files (not its subfolders).
-
-    Raises
-    ------
-    SGIInputError
-        When nothing matches, or a named file is neither CSV nor Parquet.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> for name in ("b.csv", "a.parquet", "notes.txt"):
-    ...     _ = (folder / name).write_text("")
-    >>> [p.name for p in find_shards(folder)]
-    ['a.parquet', 'b.csv']
-    """
-    text = str(input_path)
-    path = Path(text).expanduser()
-    if path.is_dir():
-        found = [p for p in path.iterdir() if p.is_file() and p.suffix.lower() in _SHARD_SUFFIXES]
-        where = f"folder '{path}'"
-    elif path.is_file():
-        found = [path]
-        where = f"file '{path}'"
-    else:
-        found = [Path(p) for p in glob.glob(os.path.expanduser(text)) if Path(p).is_file()]
-        where = f"pattern '{text}'"
-    if not found:
-        raise SGIInputError(f"no input files match {where}", source=text,
-                            hint="Give a CSV or Parquet file, a folder holding them, or a glob such as 'shards/*.csv'")
-    wrong = [p.name for p in found if p.suffix.lower() not in _SHARD_SUFFIXES]
-    if wrong:
-        raise SGIInputError(f"only .csv and .parquet shards can be read on Ray; got {', '.join(wrong[:5])}",
-                            source=text, hint="Convert the files to Parquet, or score them without --engine ray")
-    return sorted(p.resolve() for p in found)
 
 
 def _shard_columns(shards: list[Path]) -> list[str]:
@@ -145,7 +71,7 @@ def _shard_columns(shards: list[Path]) -> list[str]:
     columns: list[str] | None = None
     for shard in shards:
         try:
-            if shard.suffix.lower() in _CSV_SUFFIXES:
+            if shard_format(shard) == "csv":
                 with pcsv.open_csv(shard, parse_options=pcsv.ParseOptions(newlines_in_values=True)) as reader:
                     names = reader.schema.names
             else:
@@ -173,8 +99,8 @@ def _read(shards: list[Path], columns: list[str]):
     import pyarrow.csv as pcsv
     import ray.data
 
-    csv = [str(p) for p in shards if p.suffix.lower() in _CSV_SUFFIXES]
-    parquet = [str(p) for p in shards if p.suffix.lower() in _PARQUET_SUFFIXES]
+    csv = [str(p) for p in shards if shard_format(p) == "csv"]
+    parquet = [str(p) for p in shards if shard_format(p) == "parquet"]
     parts = []
     if csv:
         parts.append(ray.data.read_csv(
@@ -216,8 +142,9 @@ class _Scorer:
     """Actor: loads the encoder once, then validates and scores the batches it is given."""
 
     def __init__(self, model: str, device: str | None, precision: str, trust_model_code: bool, use_cache: bool,
-                 label_positive: str | None, batch_size: int):
-        self._encoder = load_encoder(model, device=device, precision=precision, trust_model_code=trust_model_code)
+                 label_positive: str | None, batch_size: int, backend: str = "torch"):
+        self._encoder = load_encoder(model, device=device, precision=precision, trust_model_code=trust_model_code,
+                                     backend=backend)
         self._cache = EmbeddingCache(self._encoder.model_id) if use_cache else None
         self._label_positive = label_positive
         self._batch_size = batch_size
@@ -282,7 +209,8 @@ def score_with_ray(
     use_cache: bool = True,
     label_positive: str | None = None,
     trust_model_code: bool = False,
-) -> RayScoreSummary:
+    backend: str = "torch",
+) -> ScoreSummary:
     """Score CSV / Parquet shards on Ray and write a Parquet dataset with every row.
 
     Each output row carries the input columns, ``question``, ``context``,
@@ -319,12 +247,12 @@ def score_with_ray(
         Read and write each machine's embedding cache.
     label_positive : {"grounded", "hallucinated"}, optional
         As in :func:`sgi_core.data.validate_triples`.
-    trust_model_code : bool
+    trust_model_code, backend
         As in :func:`sgi_core.embedding.load_encoder`.
 
     Returns
     -------
-    RayScoreSummary
+    ScoreSummary
 
     Raises
     ------
@@ -352,7 +280,7 @@ def score_with_ray(
     # The model is loaded here once so that a bad name or precision fails now, not as dying actors
     # (in fp32 on the CPU: the actors' device may run a precision this machine's CPU cannot).
     check_precision(precision)
-    load_encoder(model, device="cpu", trust_model_code=trust_model_code)
+    load_encoder(model, device="cpu", trust_model_code=trust_model_code, backend=backend)
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
@@ -366,7 +294,7 @@ def score_with_ray(
         size, per_actor = _pool(concurrency, device)
         dataset = _read(shards, columns).map_batches(
             _Scorer, fn_constructor_args=(model, device, precision, trust_model_code, use_cache, label_positive,
-                                          batch_size),
+                                          batch_size, backend),
             batch_format="pandas", batch_size=batch_rows, **per_actor,
             # One call at a time per actor: a call queued behind a busy actor would leave another idle.
             compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=1),
@@ -390,5 +318,5 @@ def score_with_ray(
         context.target_max_block_size, context.use_datasource_v2 = saved
         if started_here:
             ray.shutdown()
-    return RayScoreSummary(rows=rows, scored=scored, shards=len(shards), actors=size,
+    return ScoreSummary(engine="ray", rows=rows, scored=scored, shards=len(shards), actors=size,
                            seconds=time.perf_counter() - start)

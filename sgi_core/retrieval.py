@@ -17,7 +17,6 @@ of the means, and it is counted in ``n_without_relevant``.
 
 from __future__ import annotations
 
-import json
 import warnings
 from dataclasses import dataclass
 
@@ -25,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
+from sgi_core.jsonio import loads_json
 from sgi_core.results import JsonResult
 
 DEFAULT_KS = (3, 5, 10)
@@ -54,23 +54,11 @@ def parse_id_list(cell, *, source: str = "<input>", column: str = "ids", row: in
     if not text:
         return []
     if text.startswith("["):
-        try:
-            parsed = json.loads(text)
-            if not isinstance(parsed, list):
-                raise SGIInputError("expected a list of ids", source=source, column=column,
-                                    rows=[row] if row is not None else None)
-            return [str(x).strip() for x in parsed if str(x).strip()]
-        except json.JSONDecodeError as err:
-            raise SGIInputError(
-                f"invalid JSON list: {err.msg}", source=source, column=column,
-                rows=[row] if row is not None else None,
-                hint='Write ids as a JSON array like ["d1", "d2"] or as d1|d2',
-            ) from None
-        except RecursionError:
-            # Lists nested hundreds deep exhaust Python's parser (or the text form of an id).
-            raise SGIInputError("the id list is nested too deeply to read", source=source, column=column,
-                                rows=[row] if row is not None else None,
-                                hint='Write ids as a flat JSON array like ["d1", "d2"] or as d1|d2') from None
+        where = {"source": source, "column": column, "rows": [row] if row is not None else None}
+        parsed = loads_json(text, **where, hint='Write ids as a flat JSON array like ["d1", "d2"] or as d1|d2')
+        if not isinstance(parsed, list):
+            raise SGIInputError("expected a list of ids", **where)
+        return [str(x).strip() for x in parsed if str(x).strip()]
     return [part.strip() for part in text.split("|") if part.strip()]
 
 

@@ -12,19 +12,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import TEXT_COLUMNS, TripleTable
+from sgi_core.columns import (
+    ANGLE_COLUMNS,
+    CONTEXT_IS_QUESTION_STATUS,
+    STATUS_COLUMN,
+    STATUS_OK,
+    TEXT_COLUMNS,
+    not_scored_status,
+)
+from sgi_core.data import TripleTable
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
 from sgi_core.geometry import sgi_bounds, triple_angles
 from sgi_core.results import JsonResult
-
-#: Columns added by :func:`score_table`.
-SCORE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc", "sgi", "sgi_status")
-
-STATUS_OK = "ok"
-#: Start of the ``sgi_status`` of a row whose context embedding equals its question's.
-CONTEXT_IS_QUESTION_STATUS = "degenerate: context equals question"
-
 
 def _status(angles, unscorable_rows: np.ndarray, reasons: dict[int, str], n: int) -> np.ndarray:
     status = np.full(n, STATUS_OK, dtype=object)
@@ -37,7 +37,7 @@ def _status(angles, unscorable_rows: np.ndarray, reasons: dict[int, str], n: int
     for mask, text in flags:
         status[scored[mask]] = text
     for row in np.flatnonzero(unscorable_rows):
-        status[row] = f"not scored: {reasons[row + 1]}"
+        status[row] = not_scored_status(reasons[row + 1])
     return status
 
 
@@ -82,10 +82,10 @@ def score_table(
 ) -> pd.DataFrame:
     """Score every row of a table.
 
-    Adds ``theta_qc``, ``theta_rq``, ``theta_rc`` (radians), ``sgi`` (high =
-    grounded) and ``sgi_status`` (``"ok"``, ``"degenerate: ..."`` for rows whose
-    embeddings coincide, or ``"not scored: <reason>"`` with NaN scores) to a copy of
-    ``table.frame``. The output has exactly the input rows, in input order.
+    Adds the :data:`~sgi_core.columns.SCORE_COLUMNS`: ``theta_qc``, ``theta_rq``,
+    ``theta_rc`` (radians), ``sgi`` (high = grounded) and ``sgi_status``
+    (:data:`~sgi_core.columns.STATUS_OK`, ``"degenerate: ..."`` for rows whose embeddings
+    coincide, or ``"not scored: <reason>"`` with NaN scores) to a copy of ``table.frame``. The output has exactly the input rows, in input order.
 
     Parameters
     ----------
@@ -99,7 +99,7 @@ def score_table(
     q_emb, c_emb, r_emb, scorable = embed_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)
     n = table.n_rows
     out = table.frame.copy()
-    for col in ("theta_qc", "theta_rq", "theta_rc", "sgi"):
+    for col in (*ANGLE_COLUMNS, "sgi"):
         out[col] = np.nan
     if scorable.any():
         angles = triple_angles(q_emb, c_emb, r_emb)
@@ -109,9 +109,43 @@ def score_table(
         out.loc[scorable, "sgi"] = angles.sgi
         status = _status(angles, ~scorable, table.unscorable, n)
     else:
-        status = np.array([f"not scored: {table.unscorable[i + 1]}" for i in range(n)], dtype=object)
-    out["sgi_status"] = status
+        status = np.array([not_scored_status(table.unscorable[i + 1]) for i in range(n)], dtype=object)
+    out[STATUS_COLUMN] = status
     return out
+
+
+@dataclass(frozen=True)
+class ScoreSummary(JsonResult):
+    """What a run of ``score`` did, on either engine (:mod:`sgi_core.local_engine`, :mod:`sgi_core.ray_engine`).
+
+    Attributes
+    ----------
+    engine : {"local", "ray"}
+    rows : int
+        Rows written (every input row).
+    scored : int
+        Rows with a finite SGI.
+    seconds : float
+        Wall time from reading to the written output.
+    new_texts : int or None
+        Texts that had to be encoded (the rest came from the cache); None on Ray,
+        whose actors each keep their own count.
+    chunks : int or None
+        Chunks of rows read and scored one after another; None on Ray.
+    shards : int
+        Input files read.
+    actors : int
+        Encoders scoring at once (one in the local engine).
+    """
+
+    engine: str
+    rows: int
+    scored: int
+    seconds: float
+    new_texts: int | None = None
+    chunks: int | None = None
+    shards: int = 1
+    actors: int = 1
 
 
 @dataclass(frozen=True)

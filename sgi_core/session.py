@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import TEXT_COLUMNS
+from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -33,6 +33,7 @@ FLAG_COLUMN = "flagged_hallucinated"
 FINGERPRINT_BLOCK_ROWS = 10_000
 
 _FIELDS = ("schema", "version", "model", "score_column", "calibrator", "threshold", "fingerprint", "created")
+_HINT = "Load a session saved from the Calibration page"
 
 
 def data_fingerprint(frame: pd.DataFrame) -> str:
@@ -123,6 +124,10 @@ def session_to_json(session: CalibrationSession) -> bytes:
 def load_session(raw: bytes | str, *, fingerprint: str, source: str = "<session>") -> CalibrationSession:
     """Parse and check a saved session against the data now loaded.
 
+    Read by the rules of :mod:`sgi_core.evaluation.saved_json`, the same as gate
+    policies: one JSON object, no repeated key, exactly the session's fields,
+    ``version`` the integer 1, a calibrator that applies.
+
     Parameters
     ----------
     raw : bytes or str
@@ -135,26 +140,20 @@ def load_session(raw: bytes | str, *, fingerprint: str, source: str = "<session>
     Raises
     ------
     SGIInputError
-        Not JSON, not a session of this schema and version, a missing or mistyped
-        field, calibrator parameters that do not load, or a fingerprint that does
-        not match the current data.
+        Not JSON, not a session of this schema and version, an unknown, missing,
+        repeated or mistyped field, calibrator parameters that do not apply, or a
+        fingerprint that does not match the current data.
     """
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:  # RecursionError: nested too deep
-        raise SGIInputError(f"not a JSON file: {err}", source=source,
-                            hint="Load a session saved from the Calibration page") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+    from sgi_core.evaluation.saved_json import check_fields, check_schema, read_calibrator, read_json_object
+
+    data = read_json_object(raw, source=source, what="the session", hint=_HINT)
+    if data.get("schema") != SCHEMA:
         raise SGIInputError("not a calibration session (the 'schema' field is missing or different)",
-                            source=source, hint="Load a session saved from the Calibration page")
-    if data.get("version") != SCHEMA_VERSION:
-        raise SGIInputError(f"session version {data.get('version')!r} is not supported (this version reads "
-                            f"{SCHEMA_VERSION})", source=source)
-    missing = [name for name in _FIELDS if name not in data]
-    if missing:
-        raise SGIInputError(f"the session lacks the fields {', '.join(missing)}", source=source)
+                            source=source, hint=_HINT)
+    check_schema(data, SCHEMA, (SCHEMA_VERSION,), source=source, what="a calibration session")
+    check_fields(data, _FIELDS, source=source, what="the session", hint=_HINT)
     _check_types(data, source)
-    _check_calibrator(data["calibrator"], source)
+    read_calibrator(data["calibrator"], source=source, hint=_HINT)
     if data["fingerprint"] != fingerprint:
         raise SGIInputError(
             "the session was tuned on different data (the fingerprint of the question, context, response "
@@ -173,40 +172,6 @@ def _check_types(data: dict, source: str) -> None:
         wrong.append("threshold")
     if wrong:
         raise SGIInputError(f"the session fields {', '.join(wrong)} have the wrong type", source=source)
-
-
-def _check_calibrator(params: dict, source: str) -> None:
-    from sgi_core.evaluation import Calibrator
-
-    try:
-        calibrator = Calibrator.from_dict(params)
-    except (KeyError, TypeError, ValueError) as err:
-        raise SGIInputError(f"the calibrator parameters do not load: {err}", source=source) from None
-    problem = _calibrator_problem(calibrator)
-    if problem:
-        raise SGIInputError(f"the calibrator parameters are not usable: {problem}", source=source,
-                            hint="Load a session saved from the Calibration page")
-
-
-def _calibrator_problem(calibrator) -> str | None:
-    """Why a calibrator that loaded would fail or give values outside [0, 1] when applied."""
-    from sgi_core.evaluation.calibration import METHODS
-
-    if calibrator.method not in METHODS:
-        return f"unknown method {calibrator.method!r}"
-    if calibrator.method == "platt":
-        finite = math.isfinite(calibrator.slope) and math.isfinite(calibrator.intercept)
-        return None if finite else "the Platt slope and intercept must be finite numbers"
-    knots_x, knots_y = np.asarray(calibrator.knots_x), np.asarray(calibrator.knots_y)
-    if len(knots_x) == 0 or len(knots_x) != len(knots_y):
-        return "knots_x and knots_y must be non-empty and of equal length"
-    if not (np.isfinite(knots_x).all() and np.isfinite(knots_y).all()):
-        return "the knots must be finite numbers"
-    if np.any(np.diff(knots_x) < 0):
-        return "knots_x must be in increasing order"
-    if np.any((knots_y < 0) | (knots_y > 1)):
-        return "knots_y are probabilities and must lie in [0, 1]"
-    return None
 
 
 def apply_session(frame: pd.DataFrame, calibrator, threshold: float, *, score_column: str = "sgi") -> pd.DataFrame:

@@ -14,7 +14,7 @@ UI_PACKAGES = {"streamlit", "plotly", "matplotlib", "altair", "dashboard"}
 STATS_PACKAGES = {"scipy", "sklearn", "statsmodels", "umap", "pingouin"}
 # What embeds or scores texts: the evaluation package sits below all of it.
 ENCODING_MODULES = ("sgi_core.embedding", "sgi_core.scoring", "sgi_core.comparison", "sgi_core.long_context",
-                    "sgi_core.io.streaming", "sgi_core.detectors", "sgi_core.detector_report", "sgi_core.ray_engine",
+                    "sgi_core.local_engine", "sgi_core.detectors", "sgi_core.detector_report", "sgi_core.ray_engine",
                     "sgi_core.judge", "torch", "sentence_transformers", "transformers")
 # Calls that compute a statistic; the dashboard must take such numbers from sgi_core results.
 STATS_CALLS = re.compile(r"\.(mean|std|var|median|quantile|corr|describe|cov)\(|np\.(percentile|nanpercentile|"

@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, confound_services, page, services, state, texts
+from dashboard import charts, confound_services, page, services, state, tables, texts
 
 PRESETS = {"youden": "Youden's J (best recall - false-flag rate)", "target_recall": "reach a recall",
            "target_precision": "reach a precision", "cost": "cost of a missed hallucination"}
@@ -22,10 +22,6 @@ POLICY_DOWNLOAD = "calibration.policy_download"
 def number(value: float) -> str:
     """A rate as text; "undefined" where sgi_core gives NaN (e.g. precision when nothing is flagged)."""
     return "undefined" if math.isnan(value) else f"{value:.3f}"
-
-
-def interval(ci) -> str:
-    return f"[{number(ci[0])}, {number(ci[1])}]"
 
 
 st.title("Calibration session")
@@ -95,8 +91,9 @@ def _load_session(fingerprint: str, models: list) -> None:
     st.session_state[state.CALIBRATION_METHOD] = session.calibrator["method"]
     st.session_state[state.CALIBRATION_THRESHOLD] = session.threshold
     st.session_state[state.MODEL_SHOWN] = session.model
-    st.session_state[SESSION_MESSAGE] = ("success", f"Loaded the session saved {session.created}: "
-                                         f"{session.calibrator['method']} calibrator, threshold {session.threshold:.4f}.")
+    st.session_state[SESSION_MESSAGE] = ("success", f"Loaded the session saved {texts.plain(session.created)}: "
+                                         f"{texts.plain(session.calibrator['method'])} calibrator, threshold "
+                                         f"{session.threshold:.4f}.")
 
 
 @st.fragment
@@ -168,8 +165,7 @@ st.subheader("4. A threshold that holds on new data")
 st.write("The threshold above is chosen and judged on the same rows, which flatters it. Here it is chosen on a "
          "development half of the labelled rows and judged on the other, held-out half; rows that belong together "
          "stay on one side, so the two answers to one question never sit on both.")
-group_choices = [*(["pair_id"] if "pair_id" in data.frame.columns else []),
-                 *(c for c in confound_services.group_columns(data.table) if c != "pair_id"), "question"]
+group_choices = confound_services.keep_together_choices(data.table)
 split_col, rule_col, value_col = st.columns([2, 2, 1], vertical_alignment="bottom")
 group_column = split_col.selectbox("Keep together", group_choices, key=HOLDOUT_GROUPS, **state.PERSIST,
                                    format_func=lambda c: "rows with the same question" if c == "question" else c)
@@ -193,13 +189,13 @@ cells = st.columns(3)
 for cell, (name, value, ci) in zip(cells, [("Held-out precision", held.precision, holdout.precision_ci),
                                            ("Held-out recall", held.recall, holdout.recall_ci),
                                            ("Held-out flag rate", held.flag_rate, holdout.flag_rate_ci)]):
-    cell.metric(name, number(value), help=f"95% Wilson interval {interval(ci)}")
+    cell.metric(name, number(value), help=f"95% Wilson interval {tables.interval(ci, in_text=True)}")
 together = "question" if group_column == "question" else texts.plain(group_column)
 setting = f" {target:g}" if target is not None else f" {cost:g}" if cost is not None else ""
 st.caption(f"Flag SGI < {holdout.threshold:.4f}: chosen on {holdout.n_dev:,} development rows by the rule "
            f"'{PRESETS[rule]}{setting}', judged on {holdout.n_heldout:,} held-out rows (rows with the same "
-           f"{together} on one side). 95% Wilson intervals: precision {interval(holdout.precision_ci)}, recall "
-           f"{interval(holdout.recall_ci)}, flag rate {interval(holdout.flag_rate_ci)}. On the development half: "
+           f"{together} on one side). 95% Wilson intervals: precision {tables.interval(holdout.precision_ci, in_text=True)}, recall "
+           f"{tables.interval(holdout.recall_ci, in_text=True)}, flag rate {tables.interval(holdout.flag_rate_ci, in_text=True)}. On the development half: "
            f"precision {number(holdout.dev.precision)}, recall {number(holdout.dev.recall)}, flag rate "
            f"{number(holdout.dev.flag_rate)}.")
 st.download_button("Download the policy (JSON)", data=confound_services.policy_json(policy),

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import page, services, state, texts
+from dashboard import charts, confound_services, local_files, page, services, state, texts
 
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
 #: Rows of a table listed on this page; the rest are in every statistic and download.
@@ -27,9 +27,33 @@ def _open_path() -> None:
     st.session_state[PATH_ERROR] = None
     if st.session_state[state.DATA_PATH].strip():
         try:
-            state.set_path(services.local_file(st.session_state[state.DATA_PATH]))
+            state.set_path(local_files.local_file(st.session_state[state.DATA_PATH]))
         except page.SGIInputError as err:
             st.session_state[PATH_ERROR] = texts.plain(err)
+
+
+def _path_box() -> None:
+    """Open a file under the operator's folder; off unless ``SGI_LOCAL_FILES_ROOT`` names one."""
+    root = local_files.local_files_root()
+    if root is None:
+        st.caption(f"Opening files on this machine by path is off. Set `{local_files.LOCAL_FILES_ROOT_ENV}` to a "
+                   "folder before starting the app to open files under it without the upload limit.")
+        return
+    st.text_input(f"Or open a file under {texts.plain(root)} (a path; read from disk, not uploaded, so no upload "
+                  "limit applies)", key=state.DATA_PATH, on_change=_open_path,
+                  placeholder=str(root / "scored.parquet"),
+                  help="A scored Parquet written by `python -m sgi_core score` opens without re-embedding. Paths "
+                       "outside this folder, hidden files and folders are refused.")
+    if st.session_state.get(PATH_ERROR):
+        st.error(st.session_state[PATH_ERROR])
+
+
+def label_copies(key: state.DataKey, table) -> None:
+    """Say which columns are the label in disguise: they are kept out of groups and detector scores."""
+    screen = confound_services.column_screen(key, table)
+    for column in screen.leak_columns:
+        st.warning(f"{texts.plain(screen.refused_as_score(column))}, so it is kept out of the groups (Strata, "
+                   "Calibration) and the detector score columns (Overview, Detectors).")
 
 
 def _listed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -49,11 +73,7 @@ upload_col.file_uploader("Upload CSV, TSV, Parquet or JSON Lines", type=FILE_TYP
 upload_col.caption(f"Up to {st.get_option('server.maxUploadSize')} MB per file: the limit is "
                    "`server.maxUploadSize` in `.streamlit/config.toml`; raise it there and restart for bigger files.")
 sample_col.button("Use the bundled sample", on_click=_use_sample, width="stretch")
-st.text_input("Or open a file on this machine (a path; read from disk, not uploaded, so no upload limit applies)",
-              key=state.DATA_PATH, on_change=_open_path, placeholder="/data/scored.parquet",
-              help="A scored Parquet written by `python -m sgi_core score` opens without re-embedding.")
-if st.session_state.get(PATH_ERROR):
-    st.error(st.session_state[PATH_ERROR])
+_path_box()
 with st.expander("Limits on the file read"):
     defaults = services.env_limits()
     st.caption("A file above a limit is refused with a message before it is scored; a Parquet file is checked from "
@@ -111,6 +131,7 @@ left.metric("Rows read", f"{table.n_rows:,}")
 right.metric("Rows that cannot be scored", f"{len(table.unscorable):,}")
 for warning in table.warnings:
     st.warning(texts.plain(warning))
+label_copies(key, table)
 if table.unscorable:
     st.caption("These rows stay in every table and download, with no score:")
     rejected = sorted(table.unscorable.items())
@@ -121,7 +142,7 @@ st.subheader("Scores")
 data = page.scored_data()
 for model, frame in data.frames.items():
     # Columns first: filtering the whole frame would copy every text column of a big file.
-    odd = frame[["input_row", "sgi", "sgi_status"]][(frame["sgi_status"] != "ok").to_numpy()]
+    odd = frame[["input_row", "sgi", "sgi_status"]][~charts.ordinary_rows(frame)]
     st.markdown(f"**{model}**: scored. " + (f"{len(odd):,} rows are degenerate or not scored:"
                                             if len(odd) else "Every row scored normally."))
     if len(odd):

@@ -32,7 +32,7 @@ context = st.text_area("Context", key=state.EXPLORER_TEXTS["context"], height=14
 response = st.text_area("Response", key=state.EXPLORER_TEXTS["response"], height=80, **state.PERSIST)
 
 try:
-    scores = services.triple_score(data.model, question, context, response)
+    scores = services.triple_score(data.model, question, context, response, backend=services.chosen_backend())
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()

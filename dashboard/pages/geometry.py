@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import geometry_charts, geometry_services, page, state
+from dashboard import charts, geometry_charts, geometry_services, page, state
 
 st.title("Geometry")
 st.write("Two views of the same triples. **Canonical triangle**: each triple drawn exactly from its three angles, "
@@ -11,7 +11,7 @@ st.write("Two views of the same triples. **Canonical triangle**: each triple dra
 
 data = page.scored_data()
 warm_up = geometry_services.umap_warm_up()
-n_ordinary = int((data.frame["sgi_status"] == "ok").sum())
+n_ordinary = int(charts.ordinary_rows(data.frame).sum())
 if not n_ordinary:
     st.info("No row has an ordinary SGI to place (see the Data page for why rows were not scored).")
     st.stop()
@@ -86,8 +86,8 @@ with map_tab:
     if projection.explained_variance_ratio:
         notes.append("The two PCA axes carry {:.0%} and {:.0%} of the variance.".format(
             *projection.explained_variance_ratio))
-    if projection.note:
-        notes.append(projection.note)
+    if geometry_services.projection_note(projection):
+        notes.append(geometry_services.projection_note(projection))
     notes.append(shown_note)
     st.caption(" ".join(notes))
     _open_picked(event)

@@ -16,7 +16,7 @@ METRIC_TEXT = {
 }
 NEEDS_TEXT = {"contexts": "retrieved passages", "reference": "reference answer"}
 SAMPLE_TEXT = {judging.SAMPLE_FIRST: "the first N rows", judging.SAMPLE_RANDOM: "a random sample of N rows (seed 0)"}
-DEFAULTS = {state.JUDGE_ENDPOINT: "https://api.openai.com/v1", state.JUDGE_MODEL: "gpt-4o-mini",
+DEFAULTS = {state.JUDGE_ENDPOINT: judging.default_endpoint(), state.JUDGE_MODEL: "gpt-4o-mini",
             state.JUDGE_METRICS: ["answer_consistency"], state.JUDGE_K: 3, state.JUDGE_SAMPLE: judging.SAMPLE_FIRST,
             state.JUDGE_CONCURRENCY: 4}
 
@@ -31,19 +31,30 @@ except page.SGIInputError as err:
     st.info("Fix the file or the column mapping on the Data page.")
     st.stop()
 st.caption(f"File: {texts.plain(key.name)} · {table.n_rows:,} rows")
-for name, value in {**DEFAULTS, state.JUDGE_SIZE: min(20, table.n_rows)}.items():
+for name, value in {**DEFAULTS, judging.SESSION_KEY: "", state.JUDGE_SIZE: min(20, table.n_rows)}.items():
     st.session_state.setdefault(name, value)
 st.session_state[state.JUDGE_SIZE] = min(st.session_state[state.JUDGE_SIZE], table.n_rows)
 
-endpoint_col, model_col = st.columns([2, 1])
+endpoint_col, model_col, key_col = st.columns([2, 1, 1])
 endpoint_col.text_input("Endpoint (OpenAI-compatible base URL)", key=state.JUDGE_ENDPOINT, **state.PERSIST,
-                        help="https://api.openai.com/v1, or a local server: http://127.0.0.1:8000/v1 (vLLM), "
-                             "http://localhost:11434/v1 (Ollama), http://127.0.0.1:8080/v1 (llama.cpp). Plain http "
-                             "is allowed on this machine only.")
+                        help="A local server: http://127.0.0.1:8000/v1 (vLLM), http://localhost:11434/v1 (Ollama), "
+                             "http://127.0.0.1:8080/v1 (llama.cpp), or a hosted API such as https://api.openai.com/v1. "
+                             "Plain http is allowed on this machine only.")
 model_col.text_input("Judge model", key=state.JUDGE_MODEL, **state.PERSIST)
-st.caption(f"The key is read from the `{judging.JUDGE_KEY_ENV}` environment variable of the process running this app "
-           f"({'set' if judging.judge_key_is_set() else 'not set: no key is sent, as local servers expect'}); it is "
-           "sent to this endpoint only, and never shown, logged or saved. Set it before `make run` to use a hosted API.")
+key_col.text_input("API key (this session only)", key=judging.SESSION_KEY, type="password", **state.PERSIST,
+                   help="Kept in this browser session's memory, sent only to the endpoint at its left, never shown, "
+                        "logged or saved.")
+endpoint, model = st.session_state[state.JUDGE_ENDPOINT], st.session_state[state.JUDGE_MODEL]
+session_key = st.session_state[judging.SESSION_KEY] or None
+st.caption(judging.key_note(endpoint, session_key))
+if st.button("Test connection", key="judge.test_connection",
+             help="One tiny chat request (a few tokens) to this endpoint and model."):
+    try:
+        answered = judging.check_connection(endpoint, model, session_key)
+        st.success(f"Connected: {texts.plain(judging.endpoint_host(endpoint))} answered as model "
+                   f"{texts.plain(answered)}.")
+    except page.SGIInputError as err:
+        page.show_error(err)
 
 needs = judging.judge_metric_needs()
 st.multiselect("Metrics", list(needs), key=state.JUDGE_METRICS, **state.PERSIST)
@@ -52,8 +63,8 @@ st.markdown("\n".join(f"- **{name}**: {METRIC_TEXT[name]}" + (f" Needs the {NEED
 extra = [judging.NONE_COLUMN, *judging.judge_input_columns(table)]
 contexts_col, reference_col, k_col = st.columns(3)
 contexts_col.selectbox("Retrieved passages column", extra, key=state.JUDGE_CONTEXTS, **state.PERSIST,
-                       help="Per row, the passages in rank order: a JSON array or |-separated. Without it the "
-                            "context column is the one passage.")
+                       help="Per row, the passages in rank order: a JSON array or |-separated. The retrieval "
+                            "metrics need it; the others read the context column as the one passage without it.")
 reference_col.selectbox("Reference answer column", extra, key=state.JUDGE_REFERENCE, **state.PERSIST)
 k_col.number_input("k of retrieval_k_recall", min_value=1, max_value=100, key=state.JUDGE_K, **state.PERSIST)
 how_col, size_col, concurrency_col = st.columns(3)
@@ -74,7 +85,6 @@ for role, what in NEEDS_TEXT.items():
         st.info(f"{', '.join(users)} need{'s' if len(users) == 1 else ''} the {what} column: choose it above.")
         st.stop()
 
-endpoint, model = st.session_state[state.JUDGE_ENDPOINT], st.session_state[state.JUDGE_MODEL]
 try:
     rows, plan = judging.judge_plan(table, endpoint, model, metrics, contexts_column=columns["contexts"],
                                      reference_column=columns["reference"], k=st.session_state[state.JUDGE_K],
@@ -92,7 +102,7 @@ st.caption("Input tokens are estimated as characters / 4 over the requests not y
            "retry per malformed answer, come on top. Answers are cached on disk as they arrive, so a stopped run "
            "resumes where it stopped and nothing is paid for twice.")
 
-if st.button("Run the judge", type="primary", disabled=guess.n_judged_rows == 0):
+if st.button("Run the judge", key="judge.run", type="primary", disabled=guess.n_judged_rows == 0):
     bar = page.ProgressBar("Judged", "rows")
 
     def report(done: int, total: int, tokens: int) -> None:
@@ -100,6 +110,7 @@ if st.button("Run the judge", type="primary", disabled=guess.n_judged_rows == 0)
 
     try:
         judged, summary = judging.judge_sample(plan, rows, table.n_rows, endpoint, model, progress=report,
+                                                session_key=session_key,
                                                 concurrency=st.session_state[state.JUDGE_CONCURRENCY])
     except page.SGIInputError as err:
         page.show_error(err)

@@ -44,8 +44,7 @@ model_b = pick_b.selectbox("Model B", models, index=1, key="models.b")
 pairs = data.frame[["input_row", "label"]].copy()
 for name in {model_a, model_b}:
     pairs[name] = data.frames[name]["sgi"].to_numpy()
-ordinary = (data.frames[model_a]["sgi_status"] == "ok") & (data.frames[model_b]["sgi_status"] == "ok")
-st.plotly_chart(charts.model_scatter(pairs[ordinary.to_numpy()], model_a, model_b, log_x=page.log_axes()),
-                key="models.scatter")
+ordinary = charts.ordinary_rows(data.frames[model_a]) & charts.ordinary_rows(data.frames[model_b])
+st.plotly_chart(charts.model_scatter(pairs[ordinary], model_a, model_b, log_x=page.log_axes()), key="models.scatter")
 if not ordinary.all():
     st.caption(f"{(~ordinary).sum():,} rows with a degenerate or missing SGI under either model are not drawn.")

@@ -30,11 +30,10 @@ def interval_words(result) -> str:
 
 def length_matched_sentence(result, n_boot: int) -> str:
     """What the length-matched AUROC is, how it was made and what it cost in rows."""
-    lo, hi = result.auroc_ci
     if math.isnan(result.auroc):
         summary = "Length-matched AUROC undefined: no response-length bin holds both grounded and hallucinated rows."
     else:
-        summary = (f"Length-matched AUROC {result.auroc:.3f} [{number(lo, '.3f')}, {number(hi, '.3f')}] against "
+        summary = (f"Length-matched AUROC {result.auroc:.3f} {tables.interval(result.auroc_ci, in_text=True)} against "
                    f"{result.plain_auroc:.3f} unmatched: the length confound controlled, what is left is separation "
                    "that response length cannot explain (0.5 = none).")
     return (f"{summary} Method: {result.method} ({result.n_bins} bins; rows reweighted so both labels share the "
@@ -63,8 +62,8 @@ if labelled is None:
     stats[2].metric("Cohen's d", f"{es.cohens_d:+.2f}", help=texts.D_HELP)
     stats[3].metric("AUROC", f"{roc.auroc:.3f}", help=texts.AUROC_HELP)
     stats[4].metric(LENGTH_MATCHED, number(sgi_matched.auroc, ".3f"), help=LENGTH_MATCHED_HELP)
-    st.caption(f"95% intervals: d [{es.cohens_d_ci[0]:+.2f}, {es.cohens_d_ci[1]:+.2f}] ({interval_words(es)}), "
-               f"AUROC [{roc.auroc_ci[0]:.3f}, {roc.auroc_ci[1]:.3f}] ({interval_words(roc)}); Welch p = "
+    st.caption(f"95% intervals: d {tables.interval(es.cohens_d_ci, '+.2f', in_text=True)} ({interval_words(es)}), "
+               f"AUROC {tables.interval(roc.auroc_ci, in_text=True)} ({interval_words(roc)}); Welch p = "
                f"{es.welch_p:.2g}." + ASYMPTOTIC_NOTE * (roc.ci_method == "DeLong"))
     st.caption(length_matched_sentence(sgi_matched, confound_services.length_matched_resamples(data.frame)))
 else:
@@ -85,14 +84,21 @@ if report.n_degenerate:
 page.truncation_note(data)
 
 if labelled is None:
-    st.subheader("SGI against trivial baselines")
-    st.write(texts.CONFOUND)
+    st.subheader("SGI against this file's trivial scores")
+    verdict = confound_services.file_verdict(data.key, data.model, state.detector_specs(), data.table, data.frame)
+    if verdict.best_trivial is not None:
+        level, headline, notes = texts.verdict_text(verdict)
+        {"success": st.success, "error": st.error}.get(level, st.warning)(texts.plain(headline))
+        for note in notes:
+            st.warning(texts.plain(note))
+        st.write(texts.confound_text(verdict))
     curves = {"SGI": roc}
     for name, curve in services.baseline_curves(data.key, data.model, data.frame).items():
         curves[charts.BASELINE_NAMES.get(name, name)] = curve
     st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score); say what their high "
                    "values mean, and see them combined with SGI, on the Detectors page",
-                   services.numeric_columns(data.table), key=state.DETECTOR_COLUMNS, **state.PERSIST)
+                   confound_services.score_columns(data.key, data.table), key=state.DETECTOR_COLUMNS,
+                   **state.PERSIST)
     for column, higher_is in state.detector_specs():
         curves[column] = services.column_roc(data.key, column, higher_is, data.table)
     st.plotly_chart(charts.roc_figure(curves), key="overview.roc")
@@ -107,11 +113,10 @@ if labelled is None:
     tables.length_matched_table({"SGI" if name == "sgi" else charts.BASELINE_NAMES[name]: result
                                  for name, result in matched.items()})
     if report.beyond_length is not None:
-        st.subheader("Does SGI add anything beyond response length?")
-        page.verdict(report.beyond_length.level, report.beyond_length.verdict)
-        st.caption(f"Cross-validated logistic models over {report.beyond_length.n_splits} folds on "
-                   f"{report.beyond_length.n:,} labelled rows: the AUROCs in the box are cross-validated (out-of-fold "
-                   "predictions), so they differ a little from the table's AUROCs of the raw scores.")
+        st.caption(f"SGI beside response length in cross-validated logistic models ({report.beyond_length.n_splits} "
+                   f"folds, {report.beyond_length.n:,} labelled rows): {texts.plain(report.beyond_length.verdict)} "
+                   "These AUROCs are of out-of-fold predictions, so they differ a little from the table's AUROCs of "
+                   "the raw scores.")
 
 if report.notes:
     with st.expander(f"{len(report.notes)} caveat{'s' * (len(report.notes) != 1)} from the statistics"):

@@ -28,7 +28,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import TEXT_COLUMNS
+from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import check_int

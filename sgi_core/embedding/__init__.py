@@ -8,6 +8,7 @@ from sgi_core.embedding.cache import (
     encode_unique,
 )
 from sgi_core.embedding.device import DEVICES, PRECISIONS, resolve_device
+from sgi_core.embedding.onnx_runtime import BACKENDS
 from sgi_core.embedding.registry import (
     DEFAULT_MODEL,
     REGISTRY,
@@ -19,6 +20,7 @@ from sgi_core.embedding.registry import (
 )
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_MODEL",
     "DEVICES",
     "PRECISIONS",

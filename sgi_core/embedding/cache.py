@@ -51,6 +51,24 @@ def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "sgi_workbench" / "embeddings"
 
 
+def private_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) if missing; a folder created here is the owner's only (0700)."""
+    if not folder.is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(folder, 0o700)
+
+
+def private_file(path: Path) -> None:
+    """Create ``path`` empty if missing, and make a file of this user's the owner's only (0600).
+
+    SQLite gives its ``-wal`` and ``-shm`` files the database file's permissions, so
+    these hold the vectors or answers of a cache to its owner.
+    """
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    if path.stat().st_uid == os.getuid() and path.stat().st_mode & 0o077:
+        os.chmod(path, 0o600)
+
+
 def text_key(text: str, source: str) -> bytes:
     """SHA-256 of the source fingerprint, a NUL byte and the UTF-8 text: a row's key."""
     return hashlib.sha256(source.encode("utf-8", "surrogatepass") + b"\x00" + text.encode("utf-8", "surrogatepass")).digest()
@@ -84,10 +102,22 @@ class EmbeddingCache:
         self.model_id = model_id
         self.timeout = float(timeout)
         folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        folder.mkdir(parents=True, exist_ok=True)
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
         digest = hashlib.sha256(model_id.encode()).hexdigest()[:8]
         self.path = folder / f"{slug}-{digest}.sqlite"
+        try:
+            private_folder(folder)
+        except OSError as err:  # a file in its place, a path through a file, no permission
+            raise SGIInputError(
+                f"cannot use '{folder}' as the embedding cache folder: {err.strerror or err}",
+                hint="Set SGI_CACHE_DIR to a writable folder, or run without the cache (--no-cache)",
+            ) from None
+        try:
+            private_file(self.path)
+        except OSError as err:
+            raise SGIInputError(f"cannot create the embedding cache '{self.path}': {err.strerror or err}",
+                                hint="Set SGI_CACHE_DIR to a writable folder, or run without the cache (--no-cache)"
+                                ) from None
         self._lock = threading.RLock()
         self._warned: set[str] = set()
         try:

@@ -12,6 +12,10 @@ needs no SDK. Each reply is checked against its request: one vector per input, i
 
 The key is sent in a request header only; it is never printed, logged, part of
 ``repr`` or of an error message.
+
+Vectors are paid for: when a request fails after others succeeded, the vectors already
+received are kept by the encoder, and the next :meth:`OpenAIEncoder.encode` sends only
+the texts still missing.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class OpenAIEncoder:
         self.timeout = timeout
         self.max_seq_length = None
         self._width: int | None = None
+        #: Text -> vector received during a call that then failed; used (and emptied) by the next call.
+        self._kept: dict[str, np.ndarray] = {}
         options = {"timeout": timeout, **(client_options or {})}
         if provider == "openai":
             env = _require_env(["OPENAI_API_KEY"])
@@ -138,11 +144,31 @@ class OpenAIEncoder:
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 64, progress: ProgressCallback | None = None
     ) -> np.ndarray:
+        """Embed ``texts`` in requests of at most ``batch_size`` (and 256) inputs.
+
+        Raises
+        ------
+        SGIInputError
+            A request failed for good, or a reply did not match its request; the vectors
+            received before are kept, and a new call sends only the texts still missing.
+        """
         texts = list(texts)
-        parts = []
+        known = {text: self._kept[text] for text in texts if text in self._kept}
+        missing = list(dict.fromkeys(text for text in texts if text not in known))
         step = min(max(batch_size, 1), _MAX_INPUTS_PER_REQUEST)
-        for start in range(0, len(texts), step):
-            parts.append(self._post(texts[start : start + step]))
+        for start in range(0, len(missing), step):
+            batch = missing[start : start + step]
+            try:
+                vectors = self._post(batch)
+            except SGIInputError as err:
+                self._kept.update(known)
+                if not self._kept:
+                    raise
+                raise ApiError(f"{err.message}; the {len(self._kept):,} vectors received before are kept, and "
+                               "encoding again sends only the texts still missing",
+                               fatal=getattr(err, "fatal", False), hint=err.hint) from None
+            known.update(zip(batch, vectors))
             if progress is not None:
-                progress(min(start + step, len(texts)), len(texts))
-        return np.vstack(parts) if parts else np.empty((0, 0), dtype=np.float32)
+                progress(min(start + step, len(missing)), len(missing))
+        self._kept = {}
+        return np.vstack([known[text] for text in texts]) if texts else np.empty((0, 0), dtype=np.float32)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from sgi_core.embedding.base import Encoder, HashingEncoder
 from sgi_core.embedding.device import resolve_device
+from sgi_core.embedding.onnx_runtime import BACKENDS
 from sgi_core.embedding.mpnet import (
     find_model_folder,
     mpnet_archive_parts,
@@ -164,6 +165,7 @@ def load_encoder(
     precision: str = "fp32",
     token_budget: int | None = None,
     trust_model_code: bool = False,
+    backend: str = "torch",
 ) -> Encoder:
     """Build an encoder from a user-given model name (see the module docstring).
 
@@ -184,6 +186,9 @@ def load_encoder(
     trust_model_code : bool
         Load a folder even if it names classes outside ``sentence_transformers.``
         (which runs its code).
+    backend : {"torch", "onnx", "onnx-int8"}
+        What runs a sentence-transformers model (:mod:`sgi_core.embedding.onnx_runtime`);
+        the ONNX backends run on the CPU in fp32 (int8 weights for ``onnx-int8``).
 
     Raises
     ------
@@ -193,6 +198,11 @@ def load_encoder(
         folder would run code it was not trusted to.
     """
     name = name.strip()
+    if backend not in BACKENDS:
+        raise SGIInputError(f"unknown backend '{backend}'", hint=f"Use one of: {', '.join(BACKENDS)}")
+    if backend != "torch" and (name.startswith(("hashing", "openai:", "azure"))):
+        raise SGIInputError(f"backend '{backend}' applies to sentence-transformers models, not '{name}'",
+                            hint="Use the torch backend (--backend torch, or torch in the sidebar) with this model")
     if name == "hashing" or name.startswith("hashing-"):
         dim = name.partition("-")[2]
         if dim and not (dim.isdigit() and int(dim) > 0):
@@ -236,7 +246,7 @@ def load_encoder(
     try:
         return SentenceTransformerEncoder(
             model_id, source, device=device, precision=precision, token_budget=token_budget,
-            source_fingerprint=fingerprint, trust_model_code=trust_model_code,
+            source_fingerprint=fingerprint, trust_model_code=trust_model_code, backend=backend,
         )
     except OSError as err:
         how = spec.how_to_get if spec else "give a local folder, or set SGI_ONLINE=1 with hub access"

@@ -119,11 +119,17 @@ class SentenceTransformerEncoder:
         Identifies the weights (:mod:`sgi_core.embedding.sources`); default ``model_id``.
     trust_model_code : bool
         Passed as ``trust_remote_code`` to sentence-transformers.
+    backend : {"torch", "onnx", "onnx-int8"}
+        What runs the transformer: torch, or an ONNX Runtime export of it on the CPU
+        (:mod:`sgi_core.embedding.onnx_runtime`); tokenising and pooling are the same.
+    export_dir : path-like, optional
+        Cache folder holding ONNX exports (default the embedding cache folder).
 
     Attributes
     ----------
     cache_key : str
-        Source fingerprint and precision: the embedding cache keys vectors on it.
+        Source fingerprint, precision and (for ONNX) backend: the embedding cache keys
+        vectors on it, so each backend has vectors of its own.
     """
 
     def __init__(
@@ -136,14 +142,20 @@ class SentenceTransformerEncoder:
         token_budget: int | None = None,
         source_fingerprint: str | None = None,
         trust_model_code: bool = False,
+        backend: str = "torch",
+        export_dir: str | Path | None = None,
     ):
         configure_offline()
         from sentence_transformers import SentenceTransformer
 
+        from sgi_core.embedding import onnx_runtime
+
         self.model_id = model_id
         self.device = device
+        onnx_runtime.check_backend(backend, device=device, precision=precision)
         check_precision_runs(precision, device)
         self.precision = precision
+        self.backend = backend
         if token_budget is None and device != "cpu":
             token_budget = DEFAULT_TOKEN_BUDGET
         self.token_budget = token_budget
@@ -153,7 +165,16 @@ class SentenceTransformerEncoder:
 
             self.model.to({"fp16": torch.float16, "bf16": torch.bfloat16}[precision])
         self.max_seq_length = self.model.max_seq_length
-        self.cache_key = f"{source_fingerprint or model_id}|{precision}"
+        fingerprint = source_fingerprint or model_id
+        tag = onnx_runtime.backend_tag(backend)
+        self.cache_key = f"{fingerprint}|{precision}" + (f"|{tag}" if tag else "")
+        self._onnx = None
+        if backend != "torch":
+            from sgi_core.embedding.cache import default_cache_dir
+
+            folder = onnx_runtime.export_folder(Path(export_dir) if export_dir else default_cache_dir(), fingerprint,
+                                                backend)
+            self._onnx = onnx_runtime.OnnxTransformer(self.model, onnx_runtime.ensure_export(self.model, folder, backend))
 
     @property
     def dimension(self) -> int:
@@ -177,17 +198,18 @@ class SentenceTransformerEncoder:
             batches = token_budget_batches(counts, self.token_budget)
         done = 0
         for batch in batches:
-            vectors = self.model.encode(
-                [texts[i] for i in batch],
-                batch_size=len(batch),
-                convert_to_tensor=True,
-                show_progress_bar=False,
-            )
-            out[batch] = vectors.float().cpu().numpy()
+            out[batch] = self._embed([texts[i] for i in batch])
             done += len(batch)
             if progress is not None:
                 progress(done, total)
         return out
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors of one batch, float32, through the chosen backend."""
+        if self._onnx is not None:
+            return self._onnx.embed(texts)
+        vectors = self.model.encode(texts, batch_size=len(texts), convert_to_tensor=True, show_progress_bar=False)
+        return vectors.float().cpu().numpy()
 
     def token_counts(self, texts: Sequence[str], *, truncate: bool = False) -> np.ndarray:
         """Number of tokens of each text, special tokens included.

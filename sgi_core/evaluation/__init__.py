@@ -37,11 +37,13 @@ from sgi_core.evaluation.effect_size import (
     hedges_g,
 )
 from sgi_core.evaluation.groups import (
+    KEEP_TOGETHER,
     MISSING_GROUP,
     GroupAnalysis,
     GroupConfound,
     GroupResult,
     group_analysis,
+    default_keep_together,
     group_confound,
 )
 from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc, length_matching_weights
@@ -53,21 +55,13 @@ from sgi_core.evaluation.paired import (
     disagreements,
     mcnemar_test,
 )
-from sgi_core.evaluation.policy import (
-    HeldOutThreshold,
-    Policy,
-    development_split,
-    holdout_threshold,
-    load_policy,
-    make_policy,
-    policy_from_json,
-    policy_to_json,
-    proportion_ci,
-    save_policy,
-)
+from sgi_core.evaluation.policy import HeldOutThreshold, development_split, holdout_threshold, make_policy, proportion_ci
+from sgi_core.evaluation.policy_file import Policy, load_policy, policy_from_json, policy_to_json, save_policy
 from sgi_core.evaluation.ranking import RocResult, auroc, roc_analysis, score_percentile
 from sgi_core.evaluation.report import BaselineResult, EvaluationReport, evaluate
 from sgi_core.evaluation.strata import StrataResult, StratumResult, length_strata, theta_qc_strata
+from sgi_core.evaluation.verdict import ScoreStanding, Verdict, file_verdict
+from sgi_core.evaluation.label_leaks import ColumnScreen, LabelLeak, describe_leak, label_leaks, screen_columns
 from sgi_core.evaluation.thresholds import (
     ScoreRange,
     ThresholdChoice,
@@ -80,6 +74,16 @@ from sgi_core.evaluation.thresholds import (
 )
 
 __all__ = [
+    "KEEP_TOGETHER",
+    "default_keep_together",
+    "ColumnScreen",
+    "LabelLeak",
+    "describe_leak",
+    "label_leaks",
+    "screen_columns",
+    "ScoreStanding",
+    "Verdict",
+    "file_verdict",
     "AgreementResult",
     "AngleEffectsResult",
     "BASELINE_DESCRIPTIONS",

@@ -91,9 +91,15 @@ def two_sample_ci(
         Percentiles ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` of the
         replicates. Replicates where the statistic is undefined (e.g. a resample of a
         tiny class with zero spread) are left out with a warning; ``(nan, nan)`` when
-        ``n_boot`` is 0 or no replicate is defined.
+        ``n_boot`` is 0 or no replicate is defined, and (with a warning) when a
+        sample has fewer than 2 values: resampling one value gives one value back,
+        so the replicates would show no sampling error at all.
     """
     if n_boot == 0:
+        return (math.nan, math.nan)
+    if min(len(valid), len(halluc)) < 2:
+        warn_undefined(f"a bootstrap interval needs at least 2 rows of each class; got {len(valid)} grounded and "
+                       f"{len(halluc)} hallucinated, so the interval is undefined")
         return (math.nan, math.nan)
     batch = max(1, _BATCH_VALUES // (len(valid) + len(halluc)))
     with warnings.catch_warnings():

@@ -33,6 +33,22 @@ from sgi_core.results import JsonResult, UndefinedStatisticWarning
 
 #: Name given to rows whose group value is missing.
 MISSING_GROUP = "(missing)"
+#: Columns that hold the answers to one question together, in order of preference: what a development /
+#: held-out split keeps on one side unless told otherwise. Never a generator or label-like column, whose
+#: whole groups on one side would make each half one generator's rows or one label.
+KEEP_TOGETHER = ("pair_id", "question")
+
+
+def default_keep_together(columns) -> str | None:
+    """The first of :data:`KEEP_TOGETHER` among ``columns``, or None.
+
+    Examples
+    --------
+    >>> default_keep_together(["question", "system", "pair_id"]), default_keep_together(["question", "system"])
+    ('pair_id', 'question')
+    """
+    present = set(columns)
+    return next((column for column in KEEP_TOGETHER if column in present), None)
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,15 @@ precision = share of flagged rows that are hallucinated, recall = share of
 hallucinated rows that are flagged, flag rate = share of rows flagged. Their
 intervals are Wilson score intervals.
 
-A :class:`Policy` is that threshold with its calibrator and held-out numbers, stored as
-strict JSON: unknown, missing or mistyped fields are refused; nothing is evaluated or
-unpickled.
+:func:`make_policy` turns that threshold, with a calibrator and the held-out numbers,
+into a :class:`~sgi_core.evaluation.policy_file.Policy`, the file ``gate`` reads.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -31,13 +28,11 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, as_scores, check_fraction
-from sgi_core.evaluation.calibration import METHODS as CALIBRATION_METHODS
-from sgi_core.evaluation.calibration import Calibrator, fit_calibrator
-from sgi_core.evaluation.thresholds import CHOICE_METHODS, ThresholdMetrics, choose_threshold, threshold_metrics
+from sgi_core.evaluation.calibration import fit_calibrator
+from sgi_core.evaluation.policy_file import NOT_SCORE_COLUMNS, Policy
+from sgi_core.evaluation.thresholds import ThresholdMetrics, choose_threshold, threshold_metrics
 from sgi_core.results import JsonResult
 
-POLICY_SCHEMA = "sgi-workbench/policy"
-POLICY_VERSION = 1
 
 
 def proportion_ci(successes: int, trials: int, *, confidence: float = 0.95) -> tuple[float, float]:
@@ -196,136 +191,9 @@ def holdout_threshold(
                             choice.metrics, heldout, *_rates_ci(heldout, confidence))
 
 
-@dataclass(frozen=True)
-class Policy(JsonResult):
-    """A flagging rule to apply to new data, with what it achieved on held-out rows.
-
-    Attributes
-    ----------
-    model : str
-        Embedding model the scores come from (``"minilm"``, ...).
-    score_column : str
-        ``"sgi"`` or another column of the file, higher = grounded.
-    calibrator : dict
-        :meth:`Calibrator.to_dict` of a calibrator fitted on the development half.
-    threshold : float
-        Flag ``score < threshold`` as hallucinated.
-    threshold_method : str
-    precision, recall, flag_rate : float
-        Held-out values at the threshold (hallucinated positive); NaN if undefined.
-    min_auroc : float or None
-        Lowest acceptable lower 95% bound of the AUROC, if any.
-    created : str
-        ISO 8601 UTC time.
-    schema, version : str, int
-    """
-
-    model: str
-    score_column: str
-    calibrator: dict
-    threshold: float
-    threshold_method: str
-    precision: float
-    recall: float
-    flag_rate: float
-    min_auroc: float | None
-    created: str
-    schema: str = POLICY_SCHEMA
-    version: int = POLICY_VERSION
-
-    @classmethod
-    def from_dict(cls, data: dict, *, source: str = "<policy>") -> Policy:
-        """Strict reading: every field present with the right type, nothing else."""
-        if not isinstance(data, dict):
-            raise SGIInputError("a policy must be a JSON object", source=source)
-        expected = {f.name for f in fields(cls)}
-        unknown, missing = sorted(set(data) - expected), sorted(expected - set(data))
-        if unknown or missing:
-            raise SGIInputError(
-                "the policy has " + "; ".join(
-                    part for part in (unknown and f"unknown fields {', '.join(unknown)}",
-                                      missing and f"missing fields {', '.join(missing)}") if part),
-                source=source, hint="Write policies with `python -m sgi_core gate FILE --write-policy OUT`",
-            )
-        if data["schema"] != POLICY_SCHEMA or data["version"] != POLICY_VERSION:
-            raise SGIInputError(f"not a policy of this tool: schema {data['schema']!r} version {data['version']!r}, "
-                                f"expected {POLICY_SCHEMA!r} version {POLICY_VERSION}", source=source)
-        for name in ("model", "score_column", "threshold_method", "created"):
-            _check(isinstance(data[name], str) and data[name], name, "a non-empty string", source)
-        _check(data["threshold_method"] in CHOICE_METHODS, "threshold_method", f"one of {CHOICE_METHODS}", source)
-        _check(_is_number(data["threshold"]), "threshold", "a number", source)
-        for name in ("precision", "recall", "flag_rate", "min_auroc"):
-            value = data[name]
-            _check(value is None or (_is_number(value) and 0.0 <= value <= 1.0), name, "null or in [0, 1]", source)
-        calibrator = _read_calibrator(data["calibrator"], source)
-        nan = math.nan
-        return cls(
-            model=data["model"], score_column=data["score_column"], calibrator=calibrator.to_dict(),
-            threshold=float(data["threshold"]), threshold_method=data["threshold_method"],
-            precision=nan if data["precision"] is None else float(data["precision"]),
-            recall=nan if data["recall"] is None else float(data["recall"]),
-            flag_rate=nan if data["flag_rate"] is None else float(data["flag_rate"]),
-            min_auroc=None if data["min_auroc"] is None else float(data["min_auroc"]),
-            created=data["created"],
-        )
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check(ok: bool, name: str, what: str, source: str) -> None:
-    if not ok:
-        raise SGIInputError(f"policy field '{name}' must be {what}", source=source)
-
-
-def _read_calibrator(data, source: str) -> Calibrator:
-    names = {f.name for f in fields(Calibrator)}
-    _check(isinstance(data, dict) and set(data) == names, "calibrator",
-           f"an object with exactly the fields {', '.join(sorted(names))}", source)
-    _check(data["method"] in CALIBRATION_METHODS, "calibrator.method", f"one of {CALIBRATION_METHODS}", source)
-    for name in ("knots_x", "knots_y"):
-        _check(isinstance(data[name], list) and all(_is_number(v) for v in data[name]), f"calibrator.{name}",
-               "a list of numbers", source)
-    _check(len(data["knots_x"]) == len(data["knots_y"]), "calibrator.knots_y", "as long as knots_x", source)
-    for name in ("slope", "intercept"):
-        _check(data[name] is None or _is_number(data[name]), f"calibrator.{name}", "null or a number", source)
-    return Calibrator.from_dict(data)
-
-
-def policy_to_json(policy: Policy) -> str:
-    """The policy as indented JSON (NaN written as null)."""
-    return json.dumps(policy.to_dict(), indent=2, allow_nan=False)
-
-
-def policy_from_json(text: str, *, source: str = "<policy>") -> Policy:
-    """Read a policy written by :func:`policy_to_json`; refuses anything else with :class:`SGIInputError`."""
-
-    def refuse_constant(name):
-        raise SGIInputError(f"the policy holds {name}, which is not JSON", source=source)
-
-    try:
-        data = json.loads(text, parse_constant=refuse_constant)
-    except json.JSONDecodeError as err:
-        raise SGIInputError(f"the policy is not valid JSON: {err}", source=source) from None
-    return Policy.from_dict(data, source=source)
-
-
-def save_policy(policy: Policy, path) -> None:
-    Path(path).write_text(policy_to_json(policy) + "\n", encoding="utf-8")
-
-
-def load_policy(path) -> Policy:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise SGIInputError(f"cannot read the policy: {err}", source=str(path)) from None
-    return policy_from_json(text, source=str(path))
-
-
 def make_policy(
-    y_true, score, *, model: str, score_column: str = "sgi", calibration: str = "platt", method: str = "youden",
+    y_true, score, *, model: str, model_precision: str | None = None, score_column: str = "sgi",
+    calibration: str = "platt", method: str = "youden",
     target: float | None = None, cost_ratio: float | None = None, groups=None, min_auroc: float | None = None,
     seed: int = 0,
 ) -> tuple[Policy, HeldOutThreshold]:
@@ -344,6 +212,9 @@ def make_policy(
     """
     if min_auroc is not None and not 0.0 <= min_auroc <= 1.0:
         raise SGIInputError(f"The 'min_auroc' parameter of make_policy must be in [0, 1]. Got {min_auroc!r} instead.")
+    if score_column in NOT_SCORE_COLUMNS:
+        raise SGIInputError(f"'{score_column}' is the label or a row number, not a score", column=score_column,
+                            hint="Give the column of a detector's score (higher = grounded), e.g. sgi")
     labels = as_labels(y_true)
     scores = as_scores(score, n=len(labels))
     holdout = holdout_threshold(labels, scores, groups=groups, method=method, target=target, cost_ratio=cost_ratio,
@@ -354,7 +225,8 @@ def make_policy(
     dev, _ = development_split(labels, groups=groups, seed=seed)
     calibrator = fit_calibrator(scores[dev], labels[dev], method=calibration)
     policy = Policy(
-        model=model, score_column=score_column, calibrator=calibrator.to_dict(), threshold=holdout.threshold,
+        model=model, model_precision=model_precision, score_column=score_column, calibrator=calibrator.to_dict(),
+        threshold=holdout.threshold,
         threshold_method=method, precision=holdout.heldout.precision, recall=holdout.heldout.recall,
         flag_rate=holdout.heldout.flag_rate, min_auroc=None if min_auroc is None else float(min_auroc),
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -50,17 +50,6 @@ class RetrievalReport(JsonResult):
     def diagnosis_frame(self) -> pd.DataFrame:
         return pd.DataFrame(list(self.diagnosis))
 
-    def to_text(self) -> str:
-        m = self.metrics
-        recall = ", ".join(f"Recall@{k} {v:.3f}" for k, v in m.recall_at_k.items())
-        lines = [f"Retrieval over {m.n_queries - m.n_without_relevant} judged queries "
-                 f"({m.n_without_relevant} without relevant ids): {recall}, MRR {m.mrr:.3f}",
-                 "", f"Diagnosis (top {self.k}; grounded = SGI >= {self.grounded_threshold:g})",
-                 self.diagnosis_frame().to_string(index=False, float_format=lambda x: f"{x:.3f}"),
-                 "", f"SGI separation by retrieval hit@{self.k}",
-                 self.sgi_by_hit.to_frame().to_string(index=False, float_format=lambda x: f"{x:.3f}")]
-        return "\n".join(lines)
-
 
 @validates_inputs
 def retrieval_report(frame: pd.DataFrame, *, score_col: str = "sgi", k: int = 5, ks=DEFAULT_KS,

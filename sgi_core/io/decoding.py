@@ -2,7 +2,9 @@
 
 Text is decoded from a UTF-32, UTF-16 or UTF-8 byte-order mark, else as UTF-8, else
 as Windows-1252 (Excel's "CSV" on Western Windows; the same as Latin-1 for every
-printable Latin-1 character), else as Latin-1. The separator (``,``, tab, ``;`` or
+printable Latin-1 character), else as Latin-1. A file whose lines are partly UTF-8
+and partly not (rows pasted from two sources) is refused with its first line that is
+not UTF-8: read in one encoding, the lines of the other would be garbled (``cafÃ©``). The separator (``,``, tab, ``;`` or
 ``|``) is the one that splits the header into the most fields; an Excel ``sep=X``
 first line is honoured.
 """
@@ -13,6 +15,7 @@ import codecs
 import csv
 import io
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from sgi_core.errors import SGIInputError
@@ -76,6 +79,46 @@ def _decode_with_bom(raw: bytes, name: str) -> str | None:
     return None
 
 
+def mixed_encoding_error(lines: Iterable[bytes], name: str) -> SGIInputError | None:
+    """The error for a text that is UTF-8 on some lines and another encoding on others, else ``None``.
+
+    Called once UTF-8 has failed. A line counts as UTF-8 when it holds a non-ASCII
+    character and decodes as UTF-8; in Windows-1252 text such a line is rare (an
+    accented capital followed by a symbol such as ``©``), so one of them beside a
+    line that is not UTF-8 is taken as a mix.
+
+    Parameters
+    ----------
+    lines : iterable of bytes
+        The file's lines (a binary file object is one), read until both kinds are seen.
+    """
+    utf8_line = bad_line = None
+    for number, line in enumerate(lines, start=1):
+        if line.isascii():
+            continue
+        if _is_utf8(line):
+            utf8_line = utf8_line or number
+        else:
+            bad_line = bad_line or number
+        if utf8_line and bad_line:
+            return SGIInputError(
+                f"the file mixes encodings: line {utf8_line} is UTF-8 but line {bad_line} is not (it reads as "
+                "Windows-1252 or Latin-1), and reading every line in one encoding would garble the others",
+                source=name, hint=f"Save the whole file as UTF-8 (in Excel: File > Save As > CSV UTF-8), or correct "
+                                  f"line {bad_line} and the lines like it",
+            )
+    return None
+
+
+def _decode_single_byte(raw: bytes) -> str:
+    """Windows-1252, else Latin-1 (which decodes any bytes): the encodings after UTF-8."""
+    cp1252, latin1 = TEXT_ENCODINGS[1:]
+    try:
+        return raw.decode(cp1252)
+    except UnicodeDecodeError:
+        return raw.decode(latin1)
+
+
 def decode_text(raw: bytes, source: str) -> str:
     """Decode file bytes: byte-order marks, then UTF-8, then Windows-1252, then Latin-1.
 
@@ -83,19 +126,21 @@ def decode_text(raw: bytes, source: str) -> str:
     ------
     SGIInputError
         If the bytes are a known binary format, hold NUL bytes without a UTF-16/32
-        byte-order mark, or decode to text full of control characters.
+        byte-order mark, decode to text full of control characters, or are UTF-8 on
+        some lines and not on others (:func:`mixed_encoding_error`).
     """
     text = _decode_with_bom(raw, source)
     if text is None:
         binary = _binary_error(raw, source)
         if binary is not None:
             raise binary
-        for encoding in TEXT_ENCODINGS:
-            try:
-                text = raw.decode(encoding)
-                break
-            except UnicodeDecodeError:
-                continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            mixed = mixed_encoding_error(io.BytesIO(raw), source)
+            if mixed is not None:
+                raise mixed from None
+            text = _decode_single_byte(raw)
     sample = text[:_SNIFF_CHARS]
     if len(_CONTROL_CHARS.findall(sample)) > _MAX_CONTROL_SHARE * len(sample):
         raise SGIInputError("the file is binary, not text (it is full of control characters)",
@@ -183,4 +228,8 @@ def file_encoding(path: Path, head: bytes, name: str) -> str:
     decode_text(head.decode("utf-8", errors="ignore").encode("utf-8") if utf8 else head, name)
     if utf8:
         return "utf-8"
+    with open(path, "rb") as handle:
+        mixed = mixed_encoding_error(handle, name)
+    if mixed is not None:
+        raise mixed
     return "cp1252" if _decodes(path, "cp1252") else "latin-1"

@@ -14,12 +14,18 @@ every value exactly as it is.
 Every output is written to a new temporary file of a unique name in the target's
 folder and moved onto the target in one atomic step (:func:`atomic_output`): a run
 that fails leaves no truncated table, two runs writing one target leave one of the
-two complete files, and a link planted at a predictable name is never followed.
+two complete files, and a link planted at a predictable name is never followed. A
+target that is not a regular file (a device, a pipe, a link) is refused before any
+work (:mod:`sgi_core.io.output_paths`); ``-`` writes CSV to standard output.
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import re
+import socket
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +36,7 @@ import pandas as pd
 
 from sgi_core.errors import SGIInputError
 from sgi_core.io.formats import CSV_OUTPUT_SUFFIXES, PARQUET_SUFFIXES, PLAIN_NUMBER
+from sgi_core.io.output_paths import check_output_file, is_stdout
 
 _FORMULA_PREFIXES = (
     "=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20", "\t", "\r", "\n", "\x0b", "\x0c", "\x00",
@@ -38,6 +45,8 @@ _FORMULA_PREFIXES = (
 _LEADING_BLANKS = " \u00a0"
 NUL_REPLACEMENT = "\ufffd"
 _WRITE_HINT = "Check that the folder exists and can be written to"
+# This host's name as it appears in temporary file names: no dots, so the name splits cleanly.
+_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname()) or "host"
 
 
 def _umask() -> int:
@@ -101,22 +110,104 @@ def to_csv_bytes(frame: pd.DataFrame) -> bytes:
     return _map_text_cells(frame, _csv_cell).to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
-def check_output_path(path: str | os.PathLike) -> str:
-    """The format an output path will be written in, ``"csv"`` or ``"parquet"``.
+#: Where the reader keeps the cells of an input ``label`` column that it rewrites as 1/0.
+INPUT_LABEL_COPY = "input_label"
+
+
+def one_label_column(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without ``input_label`` when ``label`` says all it said, for a file that reopens with one label.
+
+    The copy is dropped when every row with an ``input_label`` cell has a ``label``
+    (1 grounded, 0 hallucinated): the copy then only spells the same classes
+    differently, and reopened it would be a second label column. It is kept when
+    some of its cells were read as unlabelled (a value mapped to "unlabelled"), since
+    they would be lost.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"input_label": ["yes", "no"], "label": [1.0, 0.0]})
+    >>> one_label_column(f).columns.tolist()
+    ['label']
+    >>> one_label_column(f.assign(label=[1.0, float("nan")])).columns.tolist()
+    ['input_label', 'label']
+    """
+    if INPUT_LABEL_COPY not in frame.columns or "label" not in frame.columns:
+        return frame
+    copy = frame[INPUT_LABEL_COPY]
+    filled = copy.notna() & (copy.astype(str).str.strip() != "")
+    if bool((filled & frame["label"].isna()).any()):
+        return frame
+    return frame.drop(columns=INPUT_LABEL_COPY)
+
+
+def check_output_path(path: str | os.PathLike, *, inputs=()) -> str:
+    """The format an output path will be written in, ``"csv"`` or ``"parquet"``; ``-`` is CSV on standard output.
 
     Raises
     ------
     SGIInputError
-        An unsupported extension, or a path that is a folder.
+        An unsupported extension, or a path :func:`~sgi_core.io.output_paths.check_output_file`
+        refuses (a folder, a device, a link, a missing folder, one of ``inputs``).
     """
+    if is_stdout(path):
+        return "csv"
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in PARQUET_SUFFIXES + CSV_OUTPUT_SUFFIXES:
         raise SGIInputError(f"cannot write '{suffix}' files", source=str(path), hint="Use .csv or .parquet")
-    if path.is_dir():
-        raise SGIInputError("the output is a folder, not a file", source=str(path),
-                            hint="Give a file name ending in .csv or .parquet")
+    check_output_file(path, inputs=inputs, file_hint="Give a file name ending in .csv or .parquet")
     return "parquet" if suffix in PARQUET_SUFFIXES else "csv"
+
+
+def _temporary_prefix(path: Path) -> str:
+    # The host and process in the name tell a later run which leftovers belong to no live run.
+    return f".{path.name}.{_HOST}.{os.getpid()}."
+
+
+def _process_is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but belongs to another user
+        return True
+    return True
+
+
+def remove_stale_partials(path: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files that runs killed while writing ``path`` on this host left behind.
+
+    A run stopped by an exception deletes its own temporary file; one killed outright
+    (``SIGKILL``, a power cut) cannot. Its file is named after ``path``, this host and
+    its process id, so a file whose process is no longer running is known to be stale.
+
+    Returns
+    -------
+    list of Path
+        The files deleted.
+    """
+    path = Path(path)
+    removed = []
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.{_HOST}.*.partial"):
+        pid = leftover.name[len(f".{path.name}.{_HOST}."):].split(".", 1)[0]
+        if pid.isdigit() and not _process_is_running(int(pid)):
+            leftover.unlink(missing_ok=True)
+            removed.append(leftover)
+    return removed
+
+
+def _sync_folder(folder: Path) -> None:
+    # The rename itself is durable only once the folder's entry is on disk.
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:  # some file systems cannot sync a folder; the data itself is synced
+        pass
+    finally:
+        os.close(descriptor)
 
 
 @contextmanager
@@ -124,24 +215,33 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """A binary file that becomes ``path`` when the block ends without an exception.
 
     The file is a new one of a unique name beside ``path`` (:func:`tempfile.mkstemp`
-    creates it exclusively, so a link planted there is never followed) and replaces
-    ``path`` in one :func:`os.replace`; on an exception it is deleted and ``path`` is
-    left as it was.
+    creates it exclusively, so a link planted there is never followed); it is
+    flushed to disk (``fsync``) and replaces ``path`` in one :func:`os.replace`, so a
+    crash leaves the old file or the new one, never a part. On an exception it is
+    deleted and ``path`` is left as it was; leftovers of killed runs are deleted
+    first (:func:`remove_stale_partials`). ``-`` writes to standard output directly.
 
     Raises
     ------
     SGIInputError
         If the temporary file cannot be created or moved onto ``path``.
     """
+    if is_stdout(path):
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
     path = Path(path)
     try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+        remove_stale_partials(path)
+        descriptor, temporary = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".partial", dir=path.parent)
         os.chmod(temporary, _OUTPUT_MODE)
     except OSError as err:
         raise _write_error(err, path) from None
     try:
         with open(descriptor, "wb") as handle:
             yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
@@ -150,6 +250,23 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     except OSError as err:
         Path(temporary).unlink(missing_ok=True)
         raise _write_error(err, path) from None
+    _sync_folder(path.parent)
+
+
+def write_text_output(text: str, path: str | os.PathLike, *, inputs=(), what: str = "output") -> None:
+    """Write ``text`` as UTF-8 to ``path`` (``-``: standard output) as :func:`atomic_output` does.
+
+    Raises
+    ------
+    SGIInputError
+        A path :func:`~sgi_core.io.output_paths.check_output_file` refuses, or one that cannot be written.
+    """
+    check_output_file(path, inputs=inputs, what=what)
+    try:
+        with atomic_output(path) as handle:
+            handle.write(text.encode("utf-8"))
+    except OSError as err:
+        raise _write_error(err, Path(path)) from None
 
 
 def _write_error(err: OSError, path: Path) -> SGIInputError:

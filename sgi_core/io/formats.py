@@ -2,7 +2,7 @@
 
 File formats and their suffixes, the byte-order marks, the options CSV text is read
 with, the pattern of a plain number, and the messages shared by the whole-file
-reader (:mod:`sgi_core.io.reading`), the chunked reader (:mod:`sgi_core.io.streaming`)
+reader (:mod:`sgi_core.io.reading`), the chunked reader (:mod:`sgi_core.io.chunks`)
 and the writers (:mod:`sgi_core.io.export`).
 """
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import SCORE_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -119,9 +120,6 @@ def is_scored(columns) -> bool:
     >>> is_scored(["question", "context", "response", "sgi"])
     False
     """
-    # Imported here: sgi_core.scoring imports the readers, which import this module.
-    from sgi_core.scoring import SCORE_COLUMNS
-
     return set(SCORE_COLUMNS) <= set(map(str, columns))
 
 

@@ -16,7 +16,6 @@ import json
 import math
 import os
 import re
-from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -27,7 +26,6 @@ from sgi_core.errors import SGIInputError
 from sgi_core.io.decoding import decode_text, detect_separator, header_only_error
 from sgi_core.io.formats import (
     CSV_READ_OPTIONS,
-    PARQUET_SUFFIXES,
     FORMATS_HINT,
     check_unique_columns,
     empty_file_error,
@@ -35,10 +33,9 @@ from sgi_core.io.formats import (
     split_header,
     table_format,
 )
-from sgi_core.io.limits import InputLimits, check_cells, check_shape, is_scored, parquet_shape
-
-#: Rows per Parquet record batch read under limits: each batch's cells are checked as it is read.
-PARQUET_BATCH_ROWS = 65_536
+from sgi_core.io.limits import InputLimits, check_cells, check_shape, is_scored
+from sgi_core.io.parquet import is_parquet_path, read_parquet_bytes, read_parquet_limited
+from sgi_core.jsonio import loads_json
 
 #: Files above this size are refused before they are read; ``SGI_MAX_INPUT_MB`` overrides it.
 #: Parsing holds several copies of the text in memory, so the limit protects the machine.
@@ -48,7 +45,6 @@ _MB = 1024 * 1024
 _FIELD_COUNT_ERROR = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _OPEN_QUOTE_ERROR = re.compile(r"EOF inside string starting at row (\d+)")
 # pyarrow names its in-memory buffer, which means nothing to the user.
-_PYARROW_SOURCE_PREFIX = re.compile(r"^Could not open Parquet input source '[^']*': ")
 
 
 def max_input_bytes() -> int:
@@ -186,11 +182,7 @@ def _frame_from_records(records: list, name: str) -> pd.DataFrame:
         raise empty_file_error(name, json_rows=True)
     # dtype=object keeps each value as parsed: 3 stays "3" beside 0.25 instead of becoming "3.0".
     frame = pd.DataFrame(records, dtype=object)
-    try:
-        return frame.apply(lambda column: column.map(_json_cell_to_text))
-    except RecursionError:
-        # A cell nested just short of the parser's limit can still be too deep to write back as JSON text.
-        raise json_nesting_error(name) from None
+    return frame.apply(lambda column: column.map(_json_cell_to_text))
 
 
 def _json_cell_to_text(value) -> str:
@@ -199,21 +191,9 @@ def _json_cell_to_text(value) -> str:
     return cell_to_text(value)
 
 
-def json_nesting_error(name: str, rows=None) -> SGIInputError:
-    """The :class:`SGIInputError` for JSON nested deeper than Python's parser recurses."""
-    return SGIInputError("JSON nested too deeply to read", source=name, rows=rows,
-                         hint="Each row must be one JSON object of question, context, response and other fields")
-
-
 def parse_jsonl_record(line: str, number: int, name: str) -> dict:
     """One JSON Lines record; errors name the file and the (1-based) line."""
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise SGIInputError(f"invalid JSON: {err.msg}", source=name, rows=[number],
-                            hint="Each line must be one JSON object") from None
-    except RecursionError:
-        raise json_nesting_error(name, rows=[number]) from None
+    record = loads_json(line, source=name, rows=[number], hint="Each line must be one JSON object")
     if not isinstance(record, dict):
         raise SGIInputError("a JSON Lines record must be an object", source=name, rows=[number])
     return record
@@ -226,104 +206,14 @@ def _read_jsonl_text(text: str, name: str) -> pd.DataFrame:
 
 
 def _read_json_array_text(text: str, name: str) -> pd.DataFrame:
-    try:
-        records = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SGIInputError(f"invalid JSON: {err.msg} at line {err.lineno}", source=name) from None
-    except RecursionError:
-        raise json_nesting_error(name) from None
+    records = loads_json(text, source=name, hint="Give one JSON array of objects, or one object per line (JSON Lines)")
+    if not isinstance(records, list):
+        raise SGIInputError("a JSON file must hold an array of objects", source=name,
+                            hint="Give one JSON array of objects, or one object per line (JSON Lines)")
     bad = [i for i, record in enumerate(records, start=1) if not isinstance(record, dict)]
     if bad:
         raise SGIInputError("every element of a JSON array must be an object", source=name, rows=bad)
     return _frame_from_records(records, name)
-
-
-def parquet_error(err: Exception, name: str) -> SGIInputError:
-    """The :class:`SGIInputError` for a file pyarrow cannot read as Parquet."""
-    detail = _PYARROW_SOURCE_PREFIX.sub("", str(err))
-    return SGIInputError(f"cannot read as Parquet: {detail}", source=name, hint="Write the file again, or export it as CSV")
-
-
-def _read_parquet_bytes(raw: bytes, name: str) -> pd.DataFrame:
-    try:
-        frame = pd.read_parquet(io.BytesIO(raw))
-    except Exception as err:  # pyarrow raises several unrelated types for corrupt files
-        raise parquet_error(err, name) from None
-    check_unique_columns(frame.columns, name)
-    return frame
-
-
-def _large_strings(batch):
-    """A record batch with its text columns as ``large_string``, which pandas wraps without a copy."""
-    import pyarrow as pa
-
-    fields = [pa.field(f.name, pa.large_string()) if pa.types.is_string(f.type) else f for f in batch.schema]
-    return batch.cast(pa.schema(fields))
-
-
-@contextmanager
-def _system_allocator():
-    """Arrow allocates through the C library's ``malloc`` while the block runs.
-
-    Arrow's default allocator (mimalloc or jemalloc) keeps the memory of the batches
-    freed column by column for its own reuse, and the frame outlives the read, so that
-    memory stayed held beside it: reading a 2,000,000-row scored Parquet peaked at
-    1,851 MiB with it and 1,674 MiB with the system allocator (docs/PERFORMANCE.md).
-    Each buffer is released by the allocator that made it, so the swap is safe for
-    buffers that outlive the block.
-    """
-    import pyarrow as pa
-
-    previous = pa.default_memory_pool()
-    pa.set_memory_pool(pa.system_memory_pool())
-    try:
-        yield
-    finally:
-        pa.set_memory_pool(previous)
-
-
-def _read_parquet_limited(source, name: str, limits: InputLimits) -> pd.DataFrame:
-    """A Parquet file checked from its metadata, then read column by column, each batch's cells checked.
-
-    Reading one column at a time keeps the peak near the frame itself: only one
-    column's Arrow batches are held beside the columns already converted.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        n_rows, columns = parquet_shape(source)
-    except Exception as err:  # pyarrow raises several unrelated types for corrupt files
-        raise parquet_error(err, name) from None
-    check_unique_columns(columns, name)
-    check_shape(n_rows, columns, name, limits)
-    if n_rows == 0:
-        raise no_rows_error(name)
-    converted = {}
-    try:
-        with _system_allocator():
-            parquet = pq.ParquetFile(source)  # its reader keeps the allocator current when it is opened
-            for column in columns:
-                batches, first_row = [], 1
-                for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[column]):
-                    check_cells(batch, name, limits, first_row=first_row)
-                    batches.append(_large_strings(batch))
-                    first_row += batch.num_rows
-                converted[column] = pa.Table.from_batches(batches).to_pandas(self_destruct=True)[column]
-                del batches
-                pa.default_memory_pool().release_unused()
-    except SGIInputError:
-        raise
-    except Exception as err:  # as above
-        raise parquet_error(err, name) from None
-    return pd.DataFrame(converted)
-
-
-def _is_parquet_path(source) -> bool:
-    if not isinstance(source, (str, os.PathLike)) or not Path(source).is_file():
-        return False
-    with open(source, "rb") as handle:
-        return Path(source).suffix.lower() in PARQUET_SUFFIXES or handle.read(4) == b"PAR1"
 
 
 def read_table(
@@ -368,14 +258,14 @@ def read_table(
     sgi_core.errors.SGIInputError: the file has more than 2 rows; the limit is 2 rows to score (file 't.csv'). ...
     """
     name = name or source_name(source)
-    if limits is not None and _is_parquet_path(source):
-        return _read_parquet_limited(source, name, limits)
+    if limits is not None and is_parquet_path(source):
+        return read_parquet_limited(source, name, limits)
     limit = max_input_bytes() if max_bytes is None else max_bytes
     raw = _read_bytes(source, name, limit)
     if table_format(name, raw) == "parquet":
         if limits is not None:
-            return _read_parquet_limited(io.BytesIO(raw), name, limits)
-        frame = _read_parquet_bytes(raw, name)
+            return read_parquet_limited(io.BytesIO(raw), name, limits)
+        frame = read_parquet_bytes(raw, name)
         if len(frame) == 0:
             raise no_rows_error(name)
         return frame

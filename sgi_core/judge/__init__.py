@@ -9,9 +9,10 @@ columns are oriented higher = grounded, like SGI, and feed ``report --detector``
 from sgi_core.judge.cache import AnswerCache, judge_cache_dir
 from sgi_core.judge.client import JudgeClient
 from sgi_core.judge.metrics import METRICS, Metric
+from sgi_core.judge.output import BEYOND_MAX_ROWS, NOT_IN_SAMPLE, renamed_input_columns, with_judge_columns
 from sgi_core.judge.prompts import PROMPT_VERSION, TASKS
 from sgi_core.judge.runner import (
-    BEYOND_MAX_ROWS,
+    JudgeCacheWarning,
     JudgeEstimate,
     JudgePlan,
     JudgeSummary,
@@ -19,7 +20,6 @@ from sgi_core.judge.runner import (
     parse_metrics,
     plan_judging,
     run_judge,
-    with_judge_columns,
 )
 
 __all__ = [
@@ -27,7 +27,9 @@ __all__ = [
     "METRICS",
     "PROMPT_VERSION",
     "TASKS",
+    "NOT_IN_SAMPLE",
     "AnswerCache",
+    "JudgeCacheWarning",
     "JudgeClient",
     "JudgeEstimate",
     "JudgePlan",
@@ -37,6 +39,7 @@ __all__ = [
     "judge_cache_dir",
     "parse_metrics",
     "plan_judging",
+    "renamed_input_columns",
     "run_judge",
     "with_judge_columns",
 ]

@@ -6,7 +6,8 @@ is the SHA-256 of (endpoint base URL, judge model, :data:`PROMPT_VERSION`, task,
 row's inputs), so another endpoint, model or prompt version never reads an old answer.
 Each valid answer is written the moment it arrives: an interrupted run resumes where it
 stopped. Each thread gets its own connection; answers are stored as JSON text, so
-nothing is unpickled.
+nothing is unpickled. The folder is created 0700 and the file is 0600, since answers
+quote the responses judged.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from sgi_core.embedding.cache import default_cache_dir
+from sgi_core.embedding.cache import default_cache_dir, private_file, private_folder
 from sgi_core.errors import SGIInputError
 from sgi_core.judge.prompts import PROMPT_VERSION
 
@@ -51,16 +52,21 @@ class AnswerCache:
     ----------
     cache_dir : path-like, optional
         Folder of ``answers.sqlite`` (default :func:`judge_cache_dir`).
+    timeout : float
+        Seconds to wait for another program's lock on the file; past it a read or write
+        raises :class:`~sgi_core.errors.SGIInputError`.
     """
 
-    def __init__(self, cache_dir: str | os.PathLike | None = None):
+    def __init__(self, cache_dir: str | os.PathLike | None = None, *, timeout: float = 30.0):
+        self.timeout = float(timeout)
         folder = Path(cache_dir) if cache_dir is not None else judge_cache_dir()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise SGIInputError(f"cannot create the judge cache folder: {err.strerror or err}", source=str(folder),
-                                hint="Set SGI_JUDGE_CACHE_DIR to a folder that can be written to") from None
         self.path = folder / "answers.sqlite"
+        try:
+            private_folder(folder)
+            private_file(self.path)  # the answers quote the responses judged: the owner's only
+        except OSError as err:
+            raise SGIInputError(f"cannot create the judge cache: {err.strerror or err}", source=str(folder),
+                                hint="Set SGI_JUDGE_CACHE_DIR to a folder that can be written to") from None
         self._local = threading.local()
         self._run(lambda conn: conn.execute(
             "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, task TEXT NOT NULL, answer TEXT NOT NULL)"))
@@ -68,7 +74,7 @@ class AnswerCache:
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30)
+            conn = sqlite3.connect(self.path, timeout=self.timeout)
             conn.execute("PRAGMA journal_mode=WAL")
             self._local.conn = conn
         return conn

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
-from sgi_core.api_client import ApiClient
+from sgi_core.api_client import ApiClient, ApiError
 from sgi_core.errors import SGIInputError
 from sgi_core.judge.prompts import AnswerError, Task, decode_answer
 
 #: Characters per token assumed by the estimates (English prose, OpenAI tokenizers).
 CHARS_PER_TOKEN = 4
+#: Longest judge reply read (decompressed): an answer of ``max_tokens`` tokens is a few KB.
+MAX_REPLY_BYTES = 4 * 2**20
+#: Characters of a malformed answer quoted back to the model when asking again.
+ECHO_CHARS = 2_000
+#: Most tokens one request may report using; a larger or negative count is replaced by the estimate.
+MAX_TOKENS_PER_REQUEST = 10_000_000
 
 
 def estimate_tokens(messages: list[dict]) -> int:
@@ -49,7 +56,14 @@ class JudgeClient:
         Ask for ``response_format={"type": "json_object"}`` (OpenAI, vLLM, Ollama and
         llama.cpp servers accept it).
     **client_options
-        Passed to :class:`~sgi_core.api_client.ApiClient` (``timeout``, ``retry``, ``sleep``).
+        Passed to :class:`~sgi_core.api_client.ApiClient` (``timeout``, ``retry``, ``sleep``,
+        ``max_reply_bytes``, default :data:`MAX_REPLY_BYTES`).
+
+    Attributes
+    ----------
+    tokens : int
+        Tokens of every reply so far, as the server counted them, or the estimate where
+        it gave no plausible count (none, negative, above :data:`MAX_TOKENS_PER_REQUEST`).
     """
 
     def __init__(self, endpoint: str, model: str, *, api_key: str | None = None, max_tokens: int = 1024,
@@ -59,8 +73,23 @@ class JudgeClient:
         self.model = str(model).strip()
         self.max_tokens = max_tokens
         self.json_mode = json_mode
-        self._api = ApiClient(endpoint, api_key=api_key, **client_options)
+        self._api = ApiClient(endpoint, api_key=api_key, **{"max_reply_bytes": MAX_REPLY_BYTES, **client_options})
         self.endpoint = str(self._api.base_url)
+        self._lock = threading.Lock()
+        self.tokens = 0
+
+    @property
+    def n_requests(self) -> int:
+        """Requests sent so far, retries and asking again after a malformed answer included."""
+        return self._api.n_requests
+
+    def cancel(self) -> None:
+        """Stop at once: requests in flight and later ones fail (see :meth:`ApiClient.cancel`)."""
+        self._api.cancel()
+
+    def resume(self) -> None:
+        """Accept requests again after :meth:`cancel`."""
+        self._api.resume()
 
     def __repr__(self) -> str:
         return f"JudgeClient(endpoint={self.endpoint!r}, model={self.model!r})"
@@ -75,12 +104,35 @@ class JudgeClient:
         payload = self._api.post_json("chat/completions", body)
         usage = payload.get("usage")
         total = usage.get("total_tokens") if isinstance(usage, dict) else None
-        tokens = total if type(total) is int else estimate_tokens(messages)
+        # A server's count is believed only within reason (not negative, not 10**41).
+        plausible = type(total) is int and 0 <= total <= MAX_TOKENS_PER_REQUEST
+        tokens = total if plausible else estimate_tokens(messages)
+        with self._lock:
+            self.tokens += tokens
         try:
             content = payload["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
             content = None
         return content, tokens
+
+    def check_connection(self) -> str:
+        """Send one tiny chat request (a few tokens) and return the model name the endpoint answered as.
+
+        Raises
+        ------
+        ApiError
+            The endpoint cannot be reached, rejects the key or the model, or does not
+            answer as a chat-completions API.
+        """
+        body = {"model": self.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 2,
+                "temperature": 0}
+        payload = self._api.post_json("chat/completions", body)
+        choices = payload.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise ApiError(f"{self._api.host} answered without 'choices', not as a chat-completions API",
+                           hint="Check that the endpoint URL ends where /chat/completions can be added (often /v1)")
+        answered = payload.get("model")
+        return answered[:200] if isinstance(answered, str) and answered else self.model
 
     def ask(self, task: Task, inputs: dict) -> Reply:
         """Ask ``task`` about one row; a malformed answer is asked again once, with the reason.
@@ -98,7 +150,8 @@ class JudgeClient:
             answer = decode_answer(content)
             return Reply(answer, task.parse(answer, inputs), tokens)
         except AnswerError as err:
-            retry = [*messages, {"role": "assistant", "content": content if isinstance(content, str) else ""},
+            echo = content[:ECHO_CHARS] if isinstance(content, str) else ""
+            retry = [*messages, {"role": "assistant", "content": echo},
                      {"role": "user", "content": f"That reply was not valid: {err}. Reply again with only the "
                                                  "JSON object in the form asked for."}]
         content, more = self._chat(retry)

@@ -10,6 +10,7 @@ arrives, and returns one row of judge columns per input row, in input order.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -18,18 +19,23 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.api_client import ApiError
+from sgi_core.columns import STATUS_OK
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import check_int
 from sgi_core.judge.cache import AnswerCache, answer_key
 from sgi_core.judge.client import JudgeClient, estimate_tokens
 from sgi_core.judge.metrics import METRICS, Metric
+from sgi_core.judge.output import BEYOND_MAX_ROWS
 from sgi_core.judge.prompts import PROMPT_VERSION, TASKS, AnswerError
 from sgi_core.results import JsonResult
 from sgi_core.retrieval import parse_id_list
 
 #: ``progress(rows_done, rows_total, tokens_spent)``.
 JudgeProgress = Callable[[int, int, int], None]
-BEYOND_MAX_ROWS = "not judged: beyond --max-rows"
+
+
+class JudgeCacheWarning(UserWarning):
+    """Answers could not be written to the judge cache; the run keeps them, a later run asks again."""
 
 
 @dataclass(frozen=True)
@@ -67,17 +73,19 @@ class JudgeEstimate(JsonResult):
     n_cached: int
     input_tokens: int
 
-    def to_text(self) -> str:
-        to_send = self.n_requests - self.n_cached
-        return (f"{self.n_judged_rows} of {self.n_rows} rows to judge: {self.n_requests} requests, "
-                f"{self.n_cached} already in the cache, {to_send} to send, about {self.input_tokens:,} input tokens")
-
 
 @dataclass(frozen=True)
 class JudgeSummary(JsonResult):
-    """How a run went: rows judged fully, requests sent and served from the cache, tokens spent."""
+    """How a run went.
+
+    ``n_to_judge`` rows were asked about, ``n_ok`` of them judged fully; ``n_sent`` counts
+    every request sent (retries and second asks after a malformed answer included, each
+    may be billed), ``n_cached`` the answers read from the cache, ``tokens`` the tokens the
+    server reported (or the estimate, where it reported none or an implausible count).
+    """
 
     n_rows: int
+    n_to_judge: int
     n_ok: int
     n_sent: int
     n_cached: int
@@ -186,7 +194,7 @@ class _Failed:
     reason: str
 
 
-def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, tuple[int, int, int]]:
+def _cached_outcomes(plan, cache) -> dict:
     outcomes: dict = {}
     for key, answer in (cache.get_many(plan.requests) if cache is not None else {}).items():
         task, inputs = plan.requests[key]
@@ -194,6 +202,25 @@ def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, tuple[int
             outcomes[key] = TASKS[task].parse(answer, inputs)
         except AnswerError:
             continue
+    return outcomes
+
+
+def _save(cache, unsaved: list) -> None:
+    """Store answers a busy cache refused during the run; warn about any it still refuses."""
+    left = []
+    for entry in unsaved:
+        try:
+            cache.put(*entry)
+        except SGIInputError:
+            left.append(entry)
+    if left:
+        warnings.warn(f"{len(left)} judge answers could not be written to the cache ({cache.path}), which another "
+                      "program held locked; they are in this run's output, a later run asks for them again",
+                      JudgeCacheWarning, stacklevel=3)
+
+
+def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, int]:
+    outcomes = _cached_outcomes(plan, cache)
     n_cached = len(outcomes)
     waiting = {i: {k for k in row.values() if k not in outcomes} for i, row in enumerate(plan.rows)
                if isinstance(row, dict)}
@@ -201,11 +228,13 @@ def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, tuple[int
     for i, keys in waiting.items():
         for key in keys:
             rows_of.setdefault(key, []).append(i)
-    total, done, tokens, sent = len(waiting), sum(not keys for keys in waiting.values()), 0, 0
+    total, done = len(waiting), sum(not keys for keys in waiting.values())
+    tokens_before = judge.tokens
     if progress is not None:
-        progress(done, total, tokens)
+        progress(done, total, 0)
 
     stop = threading.Event()
+    unsaved: list = []
 
     def work(key):
         if stop.is_set():
@@ -218,7 +247,10 @@ def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, tuple[int
                 stop.set()  # no worker starts another request once the endpoint refuses for good
             raise
         if cache is not None:
-            cache.put(key, task, reply.answer)
+            try:
+                cache.put(key, task, reply.answer)
+            except SGIInputError:  # held by another program past its timeout: keep the paid answer
+                unsaved.append((key, task, reply.answer))
         return reply
 
     pool = ThreadPoolExecutor(max_workers=concurrency)
@@ -230,9 +262,9 @@ def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, tuple[int
                 reply = future.result()
                 if reply is None:
                     continue
-                outcomes[key], tokens, sent = reply.value, tokens + reply.tokens, sent + 1
+                outcomes[key] = reply.value
             except AnswerError as err:
-                outcomes[key], sent = _Failed(str(err)), sent + 1
+                outcomes[key] = _Failed(str(err))
             except ApiError as err:
                 if err.fatal:
                     answered = sum(not isinstance(v, _Failed) for v in outcomes.values())
@@ -243,10 +275,19 @@ def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, tuple[int
                 waiting[i].discard(key)
                 done += not waiting[i]
             if progress is not None:
-                progress(done, total, tokens)
+                progress(done, total, judge.tokens - tokens_before)
+    except BaseException:
+        # Ctrl-C or a fatal refusal: requests in flight are abandoned at once, none is started.
+        stop.set()
+        judge.cancel()
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    return outcomes, (n_cached, sent, tokens)
+        pool.shutdown(wait=True, cancel_futures=True)  # quick: a cancelled request returns within a poll step
+        if stop.is_set():
+            judge.resume()
+        if unsaved:
+            _save(cache, unsaved)
+    return outcomes, n_cached
 
 
 def run_judge(plan: JudgePlan, judge: JudgeClient, *, cache: AnswerCache | None = None, concurrency: int = 4,
@@ -268,7 +309,8 @@ def run_judge(plan: JudgePlan, judge: JudgeClient, *, cache: AnswerCache | None 
         listening); answers received so far stay in the cache.
     """
     concurrency = check_int(concurrency, "concurrency", "run_judge", minimum=1)
-    outcomes, (n_cached, sent, tokens) = _ask_all(plan, judge, cache, concurrency, progress)
+    requests_before, tokens_before = judge.n_requests, judge.tokens
+    outcomes, n_cached = _ask_all(plan, judge, cache, concurrency, progress)
     scores = {col: np.full(len(plan.rows), np.nan) for col in plan.columns}
     status = []
     for i, row in enumerate(plan.rows):
@@ -287,16 +329,11 @@ def run_judge(plan: JudgePlan, judge: JudgeClient, *, cache: AnswerCache | None 
                 scores[col][i] = value
             if note:
                 notes.append(f"{metric.name}: {note}")
-        status.append("; ".join(notes) or "ok")
+        status.append("; ".join(notes) or STATUS_OK)
     columns = pd.DataFrame(scores)
     columns["judge_status"] = status
     columns["judge_model"] = judge.model
     columns["judge_prompt_version"] = PROMPT_VERSION
-    summary = JudgeSummary(len(plan.rows), status.count("ok"), sent, n_cached, tokens)
+    summary = JudgeSummary(len(plan.rows), sum(isinstance(row, dict) for row in plan.rows), status.count(STATUS_OK),
+                           judge.n_requests - requests_before, n_cached, judge.tokens - tokens_before)
     return columns, summary
-
-
-def with_judge_columns(frame: pd.DataFrame, columns: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with the judge columns of :func:`run_judge` appended (replacing older ones of the same names)."""
-    kept = frame.drop(columns=[c for c in columns.columns if c in frame.columns])
-    return pd.concat([kept.reset_index(drop=True), columns.reset_index(drop=True)], axis=1)

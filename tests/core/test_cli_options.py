@@ -3,7 +3,8 @@
 import pytest
 
 from sgi_core import cli
-from sgi_core.cli import build_parser, cmd_score, main
+from sgi_core.cli import build_parser, main
+from sgi_core.commands.score import run as cmd_score
 from sgi_core.errors import SGIInputError
 
 

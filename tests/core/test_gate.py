@@ -6,9 +6,11 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.evaluation.policy import Policy, load_policy, proportion_ci
+from sgi_core.evaluation.policy import proportion_ci
+from sgi_core.evaluation.policy_file import Policy, load_policy
 from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.gate import run_gate
+from sgi_core.render.lines import gate_check_line
 from tests.conftest import SAMPLE_CSV
 
 
@@ -29,7 +31,7 @@ def _scored_file(path, *, n_pairs=150, noise=0.7, seed=0):
 
 
 def _policy(threshold=1.0, precision=0.8, recall=0.7, min_auroc=None):
-    return Policy(model="minilm", score_column="sgi", calibrator={"method": "minmax", "knots_x": [0.0, 2.0],
+    return Policy(model="minilm", model_precision="fp32", score_column="sgi", calibrator={"method": "minmax", "knots_x": [0.0, 2.0],
                   "knots_y": [0.0, 1.0], "slope": None, "intercept": None}, threshold=threshold,
                   threshold_method="youden", precision=precision, recall=recall, flag_rate=0.5, min_auroc=min_auroc,
                   created="2026-01-01T00:00:00+00:00")
@@ -45,7 +47,7 @@ def test_run_gate_numbers_and_the_upper_bound_rule():
     assert passing.checks[1].value == pytest.approx(3 / 5) and passing.checks[2].value == pytest.approx(3 / 4)
     failing = run_gate(y, s, _policy(precision=hi + 1e-9, recall=0.75), n_boot=0)
     assert not failing.passed and not failing.checks[1].passed and failing.checks[2].passed
-    assert failing.checks[1].line.startswith(f"FAIL precision: 0.600 [{lo:.3f}, {hi:.3f}] flagging sgi < 1")
+    assert gate_check_line(failing.checks[1], failing).startswith(f"FAIL precision: 0.600 [{lo:.3f}, {hi:.3f}] flagging sgi < 1")
 
 
 def test_run_gate_auroc_lower_bound_against_the_minimum():
@@ -55,7 +57,7 @@ def test_run_gate_auroc_lower_bound_against_the_minimum():
     assert run_gate(y, s, _policy(min_auroc=lower - 1e-9, precision=0.0, recall=0.0), n_boot=200).passed
     res = run_gate(y, s, _policy(min_auroc=0.2, precision=0.0, recall=0.0), min_auroc=lower + 1e-9, n_boot=200)
     assert not res.passed and res.checks[0].bound == pytest.approx(lower + 1e-9)
-    assert res.checks[0].line.startswith(f"FAIL auroc: lower 95% bound {lower:.3f} < minimum")
+    assert gate_check_line(res.checks[0], res).startswith(f"FAIL auroc: lower 95% bound {lower:.3f} < minimum")
     unchecked = run_gate(y, s, _policy(precision=math.nan, recall=math.nan), n_boot=0)
     assert [c.name for c in unchecked.checks] == ["auroc"] and unchecked.passed
 

@@ -12,7 +12,7 @@ import pytest
 
 from sgi_core.data import load_triples, scored_table, validate_triples
 from sgi_core.errors import SGIInputError
-from sgi_core.io import reading
+from sgi_core.io import parquet
 from sgi_core.io.limits import (
     DEFAULT_MAX_ROWS,
     InputLimits,
@@ -152,7 +152,7 @@ def test_tiny_rows_csv_is_refused_quickly():
 
 
 def test_parquet_path_read_by_columns_equals_a_plain_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(reading, "PARQUET_BATCH_ROWS", 3)
+    monkeypatch.setattr(parquet, "PARQUET_BATCH_ROWS", 3)
     frame = pd.DataFrame({"question": [f"q{i}" for i in range(10)], "context": ["c"] * 9 + [None],
                           "response": ["r"] * 10, "score": np.arange(10) / 4})
     path = tmp_path / "t.parquet"
@@ -168,8 +168,8 @@ def test_parquet_path_read_by_columns_equals_a_plain_read(tmp_path, monkeypatch)
 
 def test_parquet_read_under_limits_allocates_with_malloc_and_restores_arrows_pool(tmp_path, monkeypatch):
     pools = []
-    real_large_strings = reading._large_strings
-    monkeypatch.setattr(reading, "_large_strings",
+    real_large_strings = parquet._large_strings
+    monkeypatch.setattr(parquet, "_large_strings",
                         lambda batch: pools.append(pa.default_memory_pool().backend_name) or real_large_strings(batch))
     before = pa.default_memory_pool().backend_name
     path = tmp_path / "t.parquet"

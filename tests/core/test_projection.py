@@ -11,6 +11,7 @@ from sgi_core.projection import (
     project_triples,
     sample_rows,
 )
+from sgi_core.render.lines import projection_note
 
 
 def random_triples(n=40, d=12, seed=0):
@@ -49,14 +50,16 @@ def test_round_trip_through_dict():
     back = TripleProjection.from_dict(out.to_dict())
     np.testing.assert_array_equal(back.context, out.context)
     assert back.explained_variance_ratio == out.explained_variance_ratio
-    assert back.fit_points == out.fit_points == 18 and back.note == out.note == ""
+    assert back.fit_points == out.fit_points == 18 and projection_note(back) == projection_note(out) == ""
 
 
-def test_round_trip_keeps_the_note():
+def test_round_trip_keeps_what_the_note_is_made_of():
     coords = np.arange(8.0).reshape(4, 2)
-    out = TripleProjection("umap", coords, coords + 1, coords + 2, fit_points=6, note="fitted on 6 of 12 points")
+    out = TripleProjection("umap", coords, coords + 1, coords + 2, fit_points=6, seed=7)
     back = TripleProjection.from_dict(out.to_dict())
-    assert (back.method, back.fit_points, back.note) == ("umap", 6, "fitted on 6 of 12 points")
+    assert (back.method, back.fit_points, back.seed) == ("umap", 6, 7)
+    assert projection_note(back).startswith("UMAP was fitted on 6 of the 12 points (the question, context and "
+                                            "response of 2 triples drawn with seed 7); the other 6 points")
     np.testing.assert_array_equal(back.response, out.response)
 
 
@@ -112,7 +115,7 @@ def umap_oracle(points, seed=0):
 def test_umap_below_the_fit_size_fits_every_point():
     q, c, r = random_triples(n=20, d=8)
     out = project_triples(q, c, r, method="umap", max_fit_points=60)
-    assert out.fit_points == 60 and out.note == ""
+    assert out.fit_points == 60 and projection_note(out) == ""
     expected = umap_oracle(np.vstack([l2_normalize(x) for x in (q, c, r)]))
     np.testing.assert_array_equal(np.vstack([out.question, out.context, out.response]), expected)
 
@@ -123,7 +126,7 @@ def test_umap_above_the_fit_size_fits_a_sample_of_triples_and_places_the_rest():
     q, c, r = random_triples(n=40, d=8)
     out = project_triples(q, c, r, method="umap", max_fit_points=60, seed=5)
     assert out.fit_points == 60
-    assert out.note.startswith("UMAP was fitted on 60 of the 120 points (the question, context and response "
+    assert projection_note(out).startswith("UMAP was fitted on 60 of the 120 points (the question, context and response "
                                "of 20 triples drawn with seed 5); the other 60 points were placed")
     coords = np.stack([out.question, out.context, out.response])  # (role, triple, 2)
     assert coords.shape == (3, 40, 2) and np.isfinite(coords).all()
@@ -149,7 +152,7 @@ def test_umap_sample_fit_is_reproducible():
     for role in ("question", "context", "response"):
         np.testing.assert_array_equal(getattr(first, role), getattr(again, role))
     assert not np.array_equal(first.response, other.response)
-    assert first.note == again.note != other.note
+    assert projection_note(first) == projection_note(again) != projection_note(other)
 
 
 @pytest.mark.slow

@@ -71,7 +71,7 @@ def test_parse_id_list_forms_and_errors():
     assert parse_id_list('["d1", 2, " d3 "]') == ["d1", "2", "d3"]
     assert parse_id_list("d1|d2 | d3") == ["d1", "d2", "d3"]
     assert parse_id_list(np.nan) == [] and parse_id_list("  ") == []
-    with pytest.raises(SGIInputError, match=r"invalid JSON list.*column 'retrieved_ids', row 7"):
+    with pytest.raises(SGIInputError, match=r"invalid JSON: .*column 'retrieved_ids', row 7"):
         parse_id_list("[oops", column="retrieved_ids", row=7)
 
 

@@ -54,11 +54,13 @@ def test_fingerprint_covers_triples_and_labels_only(frame):
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d.update(schema="x"), "not a calibration session"),
-    (lambda d: d.update(version=99), "version 99 is not supported"),
-    (lambda d: d.pop("created"), "lacks the fields created"),
+    (lambda d: d.update(version=99), "not a calibration session this tool reads: .* version 99"),
+    (lambda d: d.update(version=True), "not a calibration session this tool reads: .* version True"),
+    (lambda d: d.pop("created"), "the session has missing fields created"),
+    (lambda d: d.update(note="x"), "the session has unknown fields note"),
     (lambda d: d.update(threshold="high"), "threshold have the wrong type"),
     (lambda d: d.update(threshold=True), "threshold have the wrong type"),
-    (lambda d: d.update(calibrator={"method": "platt"}), "calibrator parameters do not load"),
+    (lambda d: d.update(calibrator={"method": "platt"}), "the calibrator cannot be used: it must be an object with exactly the fields"),
     (lambda d: d.update(fingerprint="f" * 64), "tuned on different data"),
 ])
 def test_bad_sessions_are_refused(frame, calibrator, mutate, message):
@@ -69,9 +71,9 @@ def test_bad_sessions_are_refused(frame, calibrator, mutate, message):
 
 
 def test_not_json_is_refused(frame):
-    with pytest.raises(SGIInputError, match="not a JSON file.*s.json"):
+    with pytest.raises(SGIInputError, match="the session is not valid JSON.*s.json"):
         load_session(b"\x00garbage", fingerprint=data_fingerprint(frame), source="s.json")
-    with pytest.raises(SGIInputError, match="not a calibration session"):
+    with pytest.raises(SGIInputError, match="the session must be a JSON object"):
         load_session(b"[1, 2]", fingerprint=data_fingerprint(frame))
 
 

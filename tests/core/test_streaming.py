@@ -6,14 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.io import streaming
+from sgi_core import local_engine
+from sgi_core.io import chunks
 from sgi_core.cli import main
 from sgi_core.data import load_triples
 from sgi_core.embedding import EmbeddingCache, HashingEncoder
 from sgi_core.errors import SGIInputError
 from sgi_core.io.export import write_table
 from sgi_core.scoring import score_table
-from sgi_core.io.streaming import read_chunks, score_to_file
+from sgi_core.local_engine import read_chunks, score_to_file
 from tests.conftest import SAMPLE_CSV
 
 
@@ -33,7 +34,7 @@ class CountingEncoder(HashingEncoder):
 def reader(request, monkeypatch):
     """Run a test with files read whole by read_table, then with the streaming readers."""
     if request.param == "stream":
-        monkeypatch.setattr(streaming, "WHOLE_READ_BYTES", 0)
+        monkeypatch.setattr(chunks, "WHOLE_READ_BYTES", 0)
     return request.param
 
 
@@ -110,8 +111,8 @@ def test_first_chunk_is_checked_before_anything_is_scored(tmp_path, reader):
 def test_chunks_are_read_lazily(tmp_path, reader, monkeypatch):
     """One chunk in memory at a time: later chunks are validated only when asked for."""
     validated = []
-    real = streaming.validate_triples
-    monkeypatch.setattr(streaming, "validate_triples",
+    real = local_engine.validate_triples
+    monkeypatch.setattr(local_engine, "validate_triples",
                         lambda frame, **kw: validated.append(len(frame)) or real(frame, **kw))
     chunks = read_chunks(sample_as(tmp_path, ".csv"), chunk_rows=100)
     assert validated == [100]
@@ -218,7 +219,7 @@ def test_streamed_cells_equal_whole_read(tmp_path, monkeypatch, content):
     source = tmp_path / "t.csv"
     source.write_bytes(content)
     whole = load_triples(source).frame
-    monkeypatch.setattr(streaming, "WHOLE_READ_BYTES", 0)
+    monkeypatch.setattr(chunks, "WHOLE_READ_BYTES", 0)
     streamed = pd.concat([chunk.frame for chunk in read_chunks(source, chunk_rows=2)], ignore_index=True)
     pd.testing.assert_frame_equal(streamed, whole)
 
@@ -230,7 +231,7 @@ def test_streamed_binary_file_is_refused_as_a_whole_read_refuses_it(tmp_path, mo
     source.write_bytes(content)
     with pytest.raises(SGIInputError) as whole:
         load_triples(source)
-    monkeypatch.setattr(streaming, "WHOLE_READ_BYTES", 0)
+    monkeypatch.setattr(chunks, "WHOLE_READ_BYTES", 0)
     with pytest.raises(SGIInputError) as streamed:
         read_chunks(source)
     assert str(streamed.value) == str(whole.value)
@@ -243,7 +244,7 @@ def test_streamed_binary_file_is_refused_as_a_whole_read_refuses_it(tmp_path, mo
 ])
 def test_file_wide_label_warnings_speak_of_the_whole_file(tmp_path, labels, expected):
     from sgi_core.embedding import HashingEncoder
-    from sgi_core.io.streaming import read_chunks, score_to_file
+    from sgi_core.local_engine import read_chunks, score_to_file
 
     rows = "".join(f"question {i},context {i},response {i},{label}\n" for i, label in enumerate(labels))
     source = tmp_path / "in.csv"

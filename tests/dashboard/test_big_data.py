@@ -26,6 +26,12 @@ def scored_parquet(tmp_path_factory):
     return path
 
 
+@pytest.fixture(autouse=True)
+def local_files_root(tmp_path_factory, monkeypatch):
+    """The Data page's path box opens files under pytest's temporary folder."""
+    monkeypatch.setenv("SGI_LOCAL_FILES_ROOT", str(tmp_path_factory.getbasetemp()))
+
+
 def open_path(at, path) -> None:
     goto(at, "data")
     at.text_input(key="data.path").set_value(str(path)).run()
@@ -53,10 +59,11 @@ def test_scored_parquet_opens_with_its_own_scores(app, scored_parquet):
         assert_clean(app)
 
 
-def test_missing_path_is_named(app, tmp_path):
+def test_missing_path_is_named(app, tmp_path, tmp_path_factory):
     open_path(app, tmp_path / "nothing.parquet")
-    assert errors(app) == [texts.plain(f"no file at this path (file '{tmp_path / 'nothing.parquet'}'). "
-                                       "Give the full path of a CSV, TSV, JSON Lines or Parquet file")]
+    assert errors(app) == [texts.plain(f"no file at this path (file '{tmp_path / 'nothing.parquet'}'). Give the path "
+                                       "of a CSV, TSV, JSON Lines or Parquet file under "
+                                       f"{tmp_path_factory.getbasetemp().resolve()}")]
 
 
 def test_tiny_rows_upload_ends_in_a_message_and_the_limit_can_be_raised(app):

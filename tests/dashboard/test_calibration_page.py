@@ -104,7 +104,7 @@ def test_loading_a_session_applies_its_calibrator_and_threshold(page, sample_sco
     (lambda d: d.update(fingerprint="0" * 64), "different data"),
     (lambda d: d.update(schema="something-else"), "not a calibration session"),
     (lambda d: d.update(model="mpnet"), "model 'mpnet'"),
-    (lambda d: d.pop("threshold"), "lacks the fields threshold"),
+    (lambda d: d.pop("threshold"), "the session has missing fields threshold"),
 ])
 def test_a_bad_session_is_refused_and_nothing_changes(page, sample_scores, mutate, message):
     before = page.slider(key=SLIDER).value

@@ -105,9 +105,9 @@ def test_group_section_shows_the_confound_and_each_group(app, sample_scores):
 def test_group_section_on_the_sample_and_without_a_group_column(app, sample_scores):
     goto(app, "strata")
     assert_clean(app)
-    expected = evaluation.group_analysis(sample_scores["label"], sample_scores["sgi"], SAMPLE["answer_type"],
-                                         column="answer_type")
-    assert any(plain(expected.confound.message) in w.value for w in app.warning)
+    # The sample's only categorical column, answer_type (right/hallucinated), is the label: no group.
+    assert not any("Authorship confound" in w.value for w in app.warning)
+    assert any("no column to group by" in i.value for i in app.info)
 
     upload(app, "plain.csv", SAMPLE.drop(columns=["answer_type"]).to_csv(index=False).encode())
     goto(app, "strata")
@@ -193,9 +193,12 @@ def test_retrieval_diagnosis_order_and_rules_come_from_the_library(app, sample_s
 
 
 def test_a_split_that_cannot_hold_both_labels_is_explained(app):
-    # answer_type is the label itself on the sample: whole groups on one side leave each half one label.
+    # Two batches, one of hallucinated rows only: whole batches on one side leave a half with one label.
+    batch = np.where((SAMPLE["label"] == "1") | (np.arange(len(SAMPLE)) == 1), "a", "b")
+    upload(app, "batches.csv", SAMPLE.assign(batch=batch).to_csv(index=False).encode())
     page = goto(app, "calibration")
-    page.selectbox(key="calibration.holdout_groups").set_value("answer_type").run()
+    assert page.selectbox(key="calibration.holdout_groups").options == ["pair_id", "rows with the same question", "batch"]
+    page.selectbox(key="calibration.holdout_groups").set_value("batch").run()
     assert not page.exception
     assert "has only one label class" in page.error[0].value
     assert any("leave a half with one label only" in i.value for i in page.info)

@@ -24,7 +24,9 @@ def test_overview_counts_add_up_and_the_cross_validated_aurocs_are_named(app, sa
     assert no_content > 0
     overlap = matched.set_index("score").loc["word overlap with the context"]
     assert overlap["rows without a label or score"] == no_content
-    assert any("the AUROCs in the box are cross-validated (out-of-fold predictions)" in c.value for c in app.caption)
+    assert any(c.value.startswith("SGI beside response length in cross-validated logistic models")
+               and c.value.endswith("These AUROCs are of out-of-fold predictions, so they differ a little from the "
+                                    "table's AUROCs of the raw scores.") for c in app.caption)
 
 
 def test_one_caveat_is_one_caveat(app):

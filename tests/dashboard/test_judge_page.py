@@ -43,6 +43,7 @@ def judge_cache(tmp_path, monkeypatch):
 def judge_app(app, judge_cache, monkeypatch):
     """The app on the Judge page, with its own judge answer cache and no key in the environment."""
     monkeypatch.delenv(judging.JUDGE_KEY_ENV, raising=False)
+    monkeypatch.delenv(judging.JUDGE_ENDPOINT_ENV, raising=False)
     return goto(app, "judge")
 
 
@@ -86,15 +87,18 @@ def test_page_renders_with_the_estimate_before_any_request(judge_app, judge_cach
     assert at.title[0].value == "Judge"
     listed = next(m.value for m in at.markdown if "**answer_consistency**" in m.value)
     assert all(f"**{name}**" in listed for name in judging.judge_metric_needs())
-    key_note = next(c.value for c in at.caption if judging.JUDGE_KEY_ENV in c.value)
-    assert "not set: no key is sent" in key_note
-    assert [t.label for t in at.text_input] == ["Endpoint (OpenAI-compatible base URL)", "Judge model"]
-    # The defaults (OpenAI, the first 20 rows, answer_consistency) are estimated; nothing is sent to OpenAI.
-    plan = library_plan(np.arange(20), "https://api.openai.com/v1", "gpt-4o-mini")
+    assert any(c.value == "No key is sent, as local servers expect; type one above for a hosted endpoint."
+               for c in at.caption)
+    assert [t.label for t in at.text_input] == ["Endpoint (OpenAI-compatible base URL)", "Judge model",
+                                                "API key (this session only)"]
+    # With no endpoint named by the operator the page starts on a local server, never a paid hosted API.
+    assert at.text_input(key="judge.endpoint").value == judging.LOCAL_ENDPOINT == "http://127.0.0.1:8000/v1"
+    # The defaults (the first 20 rows, answer_consistency) are estimated; nothing is sent.
+    plan = library_plan(np.arange(20), judging.LOCAL_ENDPOINT, "gpt-4o-mini")
     assert shown_estimate(at) == library_estimate(plan, judge_cache)
     # One support request per row, since the first 20 (context, response) pairs of the sample are distinct.
     assert shown_estimate(at)[:3] == [20, 20, 0]
-    assert [b.label for b in at.button] == ["Run the judge"]
+    assert [b.label for b in at.button] == ["Test connection", "Run the judge"]
 
 
 def test_run_on_a_random_sample_hands_the_columns_to_the_detectors_page(judge_app, server, judge_cache,
@@ -106,7 +110,7 @@ def test_run_on_a_random_sample_hands_the_columns_to_the_detectors_page(judge_ap
     assert before == library_estimate(plan, judge_cache)
     assert before[2] == 0 and not server.chat_requests()
 
-    at.button[0].click().run()
+    at.button(key="judge.run").click().run()
     assert_clean(at)
     n_requests = before[1]
     assert len(server.chat_requests()) == n_requests
@@ -148,11 +152,13 @@ def test_run_on_a_random_sample_hands_the_columns_to_the_detectors_page(judge_ap
     assert any(f"over the {on_sample.n} labelled rows every score covers" in c.value for c in at.caption)
 
 
-def test_the_key_comes_from_the_environment_and_is_never_shown(judge_app, server, monkeypatch):
+def test_the_environment_key_goes_to_the_operators_endpoint_and_is_never_shown(judge_app, server, monkeypatch):
     monkeypatch.setenv(judging.JUDGE_KEY_ENV, SECRET)
+    monkeypatch.setenv(judging.JUDGE_ENDPOINT_ENV, server.base_url + "/")  # the same endpoint, written otherwise
     at = point_at(judge_app, server, size=3)
-    assert "(set)" in next(c.value for c in at.caption if judging.JUDGE_KEY_ENV in c.value)
-    at.button[0].click().run()
+    assert any(c.value == f"The key in `{judging.JUDGE_KEY_ENV}` is sent: this is the endpoint the operator named "
+                          f"in `{judging.JUDGE_ENDPOINT_ENV}`." for c in at.caption)
+    at.button(key="judge.run").click().run()
     assert_clean(at)
     sent = server.chat_requests()
     assert len(sent) == 3 and {r["headers"]["authorization"] for r in sent} == {f"Bearer {SECRET}"}
@@ -169,14 +175,14 @@ def test_a_refused_endpoint_is_an_error_before_anything_is_sent(judge_app, serve
     with pytest.raises(SGIInputError, match="plain http is allowed only on this machine") as refused:
         JudgeClient("http://judge.example.com/v1", "gpt-4o-mini")
     assert [e.value for e in at.error] == [texts.plain(refused.value)]
-    assert not at.metric and not at.button
+    assert not at.metric and [b.key for b in at.button] == ["judge.test_connection"]
 
 
 def test_an_endpoint_that_rejects_the_key_stops_the_run_and_keeps_the_file(judge_app, server):
     at = point_at(judge_app, server, size=10)
     at.number_input(key="judge.concurrency").set_value(1).run()
     server.inject("401")
-    at.button[0].click().run()
+    at.button(key="judge.run").click().run()
     assert not at.exception
     (shown,) = [e.value for e in at.error]
     assert shown.startswith(texts.plain("127.0.0.1 rejected the key (HTTP 401); stopped with 0 of 10 answers in "

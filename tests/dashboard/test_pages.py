@@ -58,8 +58,7 @@ def test_overview_numbers_are_the_evaluation_report(app, sample_report):
     table = app.dataframe[0].value.set_index("score")
     assert table.loc["SGI", "AUROC"] == roc.auroc
     assert table.loc[charts.BASELINE_NAMES["theta_rq"], "AUROC"] == {b.name: b for b in sample_report.baselines}["theta_rq"].auroc
-    verdicts = [w.value for w in app.warning] + [s.value for s in app.success]
-    assert sample_report.beyond_length.verdict in verdicts
+    assert any(sample_report.beyond_length.verdict in c.value.replace("\\", "") for c in app.caption)
 
 
 def test_strata_tables_are_the_evaluation_report(app, sample_report):

@@ -6,18 +6,8 @@ import pytest
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.calibration import fit_calibrator
-from sgi_core.evaluation.policy import (
-    POLICY_SCHEMA,
-    HeldOutThreshold,
-    development_split,
-    holdout_threshold,
-    load_policy,
-    make_policy,
-    policy_from_json,
-    policy_to_json,
-    proportion_ci,
-    save_policy,
-)
+from sgi_core.evaluation.policy import HeldOutThreshold, development_split, holdout_threshold, make_policy, proportion_ci
+from sgi_core.evaluation.policy_file import POLICY_SCHEMA, load_policy, policy_from_json, policy_to_json, save_policy
 from sgi_core.evaluation.thresholds import choose_threshold, threshold_metrics
 from sgi_core.results import UndefinedStatisticWarning
 
@@ -107,16 +97,23 @@ def _policy_dict():
     [
         (lambda d: d.update(extra=1), "unknown fields extra"),
         (lambda d: d.pop("threshold"), "missing fields threshold"),
-        (lambda d: d.update(schema="other"), "not a policy of this tool"),
-        (lambda d: d.update(version=2), "not a policy of this tool"),
+        (lambda d: d.update(schema="other"), "not a policy this tool reads"),
+        (lambda d: d.update(version=3), "not a policy this tool reads"),
+        (lambda d: d.update(version=True), "not a policy this tool reads"),
         (lambda d: d.update(threshold="0.9"), "policy field 'threshold' must be a number"),
         (lambda d: d.update(precision=1.5), "policy field 'precision' must be null or in"),
         (lambda d: d.update(min_auroc=True), "policy field 'min_auroc' must be null or in"),
         (lambda d: d.update(model=""), "policy field 'model' must be a non-empty string"),
         (lambda d: d.update(threshold_method="magic"), "policy field 'threshold_method' must be one of"),
-        (lambda d: d["calibrator"].update(code="import os"), "policy field 'calibrator' must be an object"),
-        (lambda d: d["calibrator"].update(method="pickle"), "policy field 'calibrator.method' must be one of"),
-        (lambda d: d["calibrator"].update(knots_y=[0.0]), "policy field 'calibrator.knots_y' must be as long"),
+        (lambda d: d["calibrator"].update(code="import os"), "calibrator cannot be used: it must be an object"),
+        (lambda d: d["calibrator"].update(method="pickle"), "calibrator cannot be used: unknown method 'pickle'"),
+        (lambda d: d["calibrator"].update(knots_y=[0.0]), "knots_x and knots_y must be of equal length"),
+        (lambda d: d["calibrator"].update(knots_x=[2.0, 1.0]), "knots_x must never decrease"),
+        (lambda d: d["calibrator"].update(knots_y=[1.0, 0.0]), "knots_y must never decrease"),
+        (lambda d: d["calibrator"].update(knots_y=[-0.5, 1.5]), r"knots_y are probabilities and must lie in \[0, 1\]"),
+        (lambda d: d.update(score_column="label"), "policy field 'score_column' must be a score, not the label"),
+        (lambda d: d.update(score_column="input_row"), "policy field 'score_column' must be a score"),
+        (lambda d: d.update(model_precision="fp8"), "policy field 'model_precision' must be null or one of"),
     ],
 )
 def test_strict_reading_refuses_malformed_policies(change, message):
@@ -127,11 +124,15 @@ def test_strict_reading_refuses_malformed_policies(change, message):
 
 
 def test_non_json_and_unreadable_policies(tmp_path):
+    with pytest.raises(SGIInputError, match="the policy must not repeat a key; 'threshold' is written twice"):
+        policy_from_json(json.dumps(_policy_dict()).replace('"threshold": ', '"threshold": 0.5, "threshold": '))
+    with pytest.raises(SGIInputError, match="the policy cannot be read as JSON: ValueError"):
+        policy_from_json(json.dumps(_policy_dict()).replace('"threshold": ', '"threshold": ' + "9" * 5000 + ', "x": '))
     with pytest.raises(SGIInputError, match="the policy holds NaN, which is not JSON"):
         policy_from_json(json.dumps(_policy_dict()).replace('"threshold": ', '"threshold": NaN, "x": '))
     with pytest.raises(SGIInputError, match="the policy is not valid JSON"):
         policy_from_json("{'threshold': 1}")
-    with pytest.raises(SGIInputError, match="a policy must be a JSON object"):
+    with pytest.raises(SGIInputError, match="the policy must be a JSON object"):
         policy_from_json("[1, 2]")
     with pytest.raises(SGIInputError, match="cannot read the policy"):
         load_policy(tmp_path / "absent.json")
@@ -169,3 +170,19 @@ def test_a_grouped_half_with_one_label_class_says_so_and_what_to_do():
     # make_policy names the cause, not a threshold rule that cannot be met.
     with pytest.raises(SGIInputError, match="half of the grouped split has only one label class"):
         make_policy(y, [0.9, 0.8, 0.1, 0.2, 0.3, 0.4], model="m", groups=groups)
+
+
+def test_a_version_1_policy_reads_with_no_model_precision():
+    data = _policy_dict()
+    assert data["version"] == 2 and data["model_precision"] is None
+    data.pop("model_precision")
+    data["version"] = 1
+    assert policy_from_json(json.dumps(data)).model_precision is None
+    data["model_precision"] = "fp32"  # version 1 had no such field
+    with pytest.raises(SGIInputError, match="unknown fields model_precision"):
+        policy_from_json(json.dumps(data))
+
+
+def test_make_policy_refuses_the_label_as_its_score():
+    with pytest.raises(SGIInputError, match="'label' is the label or a row number, not a score"):
+        make_policy([1, 0, 1, 0], [1, 0, 1, 0], model="m", score_column="label")

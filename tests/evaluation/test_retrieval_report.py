@@ -6,6 +6,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
+from sgi_core.render.report import retrieval_text
 
 
 def scored_frame():
@@ -29,7 +30,7 @@ def test_hand_computed_report():
     assert (miss.label, hit.label) == ("miss", "hit")
     assert hit.auroc == pytest.approx(roc_auc_score([1, 0, 1, 0], [1.5, 0.8, 1.4, 0.9]))
     assert miss.auroc == pytest.approx(roc_auc_score([1, 0, 1, 0], [1.2, 1.1, 0.7, 0.95]))
-    assert "Recall@1 0.375" in rep.to_text()
+    assert "Recall@1 0.375" in retrieval_text(rep)
 
 
 def test_no_id_columns_gives_none():

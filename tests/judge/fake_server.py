@@ -9,6 +9,8 @@ deterministic functions of the judge prompt (a lexical stand-in for a judge mode
   content words occur in the passages;
 - ``similarity``: ``round(5 * Jaccard(content words of response, of reference))``.
 
+A chat request that is no judge task (a connection check) is answered ``OK``.
+
 Content words are lower-cased runs of letters, digits and apostrophes longer than three
 characters. Each request waits :attr:`delay` seconds first; :attr:`max_in_flight` is the
 most requests it held at once. Embeddings are :class:`~sgi_core.embedding.HashingEncoder` vectors.
@@ -163,10 +165,13 @@ class FakeServer(ThreadingHTTPServer):
 
     def chat_reply(self, body: dict, fault: str | None) -> dict:
         messages = body["messages"]
-        task = _TASK.search(messages[0]["content"]).group(1)
-        inputs = json.loads(messages[1]["content"])
-        spoiled = fault == "bad_answer" or "ALWAYS_BAD" in inputs.get("response", "")
-        content = "I think the answer is fine." if spoiled else json.dumps(judge_answer(task, inputs))
+        asked = _TASK.search(messages[0]["content"])
+        if asked is None:  # not a judge task (a connection check): a short plain answer
+            content = "OK"
+        else:
+            inputs = json.loads(messages[1]["content"])
+            spoiled = fault == "bad_answer" or "ALWAYS_BAD" in inputs.get("response", "")
+            content = "I think the answer is fine." if spoiled else json.dumps(judge_answer(asked.group(1), inputs))
         prompt_chars = sum(len(m["content"]) for m in messages)
         return {"object": "chat.completion", "model": body["model"],
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},

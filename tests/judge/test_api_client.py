@@ -110,7 +110,7 @@ def test_slow_reply_past_the_timeout_is_retried():
 def test_timeouts_every_time_end_in_one_line(server):
     server.slow_seconds = 1.0
     server.inject("slow", "slow")
-    with pytest.raises(ApiError, match=r"failed 2 times \(no reply within 0\.2 s\)"):
+    with pytest.raises(ApiError, match=r"failed 2 times \(no complete reply within 0\.2 s\)"):
         client_for(server, [], timeout=0.2, retry=RetryPolicy(max_attempts=2)).post_json("embeddings", BODY)
 
 
@@ -174,6 +174,7 @@ def test_key_is_in_one_header_only_and_never_in_repr_or_logs(server, caplog):
     assert server.requests[1]["path"] == "/v1/embeddings?api-version=2024-02-01"
 
 
-def test_timeout_must_be_positive():
-    with pytest.raises(SGIInputError, match="timeout must be > 0 seconds. Got 0 instead"):
-        ApiClient("https://api.openai.com/v1", timeout=0)
+@pytest.mark.parametrize("timeout", [0, -1.0, float("inf"), float("nan")])
+def test_timeout_must_be_finite_and_positive(timeout):
+    with pytest.raises(SGIInputError, match=f"timeout must be a finite number of seconds > 0. Got {timeout} instead"):
+        ApiClient("https://api.openai.com/v1", timeout=timeout)

@@ -128,3 +128,16 @@ def test_cli_failures_are_one_line_without_the_key(server, tmp_path, capsys):
     assert main(["compute", "--q", "q", "--c", "c", "--r", "r", "--model", "openai:m"]) == 2
     assert capsys.readouterr().err == ("error: the embeddings API of openai:m at 127.0.0.1 returned 1 vectors for 3 "
                                        "inputs. Check that the endpoint serves this embedding model\n")
+
+
+def test_vectors_received_before_a_failure_are_kept_and_not_asked_again(server):
+    enc = encoder()
+    server.inject("ok", "ok", "401")  # the third request of 2 inputs each is refused
+    with pytest.raises(ApiError, match=r"rejected the key \(HTTP 401\); the 4 vectors received before are kept"):
+        enc.encode(TEXTS, batch_size=2)
+    assert [r["body"]["input"] for r in server.requests] == [TEXTS[:2], TEXTS[2:4], TEXTS[4:]]
+    out = enc.encode(TEXTS, batch_size=2)
+    np.testing.assert_array_equal(out, HashingEncoder(8).encode(TEXTS))
+    assert [r["body"]["input"] for r in server.requests[3:]] == [TEXTS[4:]]  # only the texts still missing
+    enc.encode(TEXTS[:1])
+    assert server.requests[-1]["body"]["input"] == TEXTS[:1]  # kept vectors serve one call only

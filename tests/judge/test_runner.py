@@ -21,9 +21,9 @@ from sgi_core.judge import (
     estimate,
     plan_judging,
     run_judge,
-    with_judge_columns,
 )
 from sgi_core.judge.client import estimate_tokens
+from sgi_core.render.lines import judge_estimate_line
 from tests.judge.fake_server import FakeServer
 
 QUESTION = "Which city holds the head office of the Oberoi Group hotels?"
@@ -74,8 +74,8 @@ def test_answer_consistency_row_by_row(server, frame):
         "ok", "ok", "ok", "not judged: empty response",
         "answer_consistency: malformed answer twice (the reply is not JSON)"]
     assert (columns["judge_prompt_version"] == PROMPT_VERSION).all() and (columns["judge_model"] == "judge-a").all()
-    # 4 rows asked; the ALWAYS_BAD row is asked twice (one retry with the reason)
-    assert len(server.chat_requests()) == 5 and summary.n_sent == 4 and summary.n_ok == 3
+    # 4 rows asked; the ALWAYS_BAD row is asked twice (one retry with the reason): 5 requests sent and counted
+    assert len(server.chat_requests()) == 5 and summary.n_sent == 5 and summary.n_ok == 3
     retry = server.chat_requests()[-1]["body"]["messages"]
     assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
     assert "not valid: the reply is not JSON" in retry[3]["content"]
@@ -116,7 +116,8 @@ def test_faults_end_in_a_retry_or_a_recorded_status(frame):
         # with the reason and answered; row 3's reply body is not JSON: recorded, not retried
         server.inject("429", "500", "drop", "ok", "slow", "bad_answer", "ok", "malformed")
         columns, _ = run(frame.iloc[:3], judge_for(server, timeout=0.3), concurrency=1)
-        recorded = "answer_consistency: request failed, 127.0.0.1 answered with something other than a JSON object"
+        recorded = ("answer_consistency: request failed, 127.0.0.1 answered with something other than a JSON object "
+                    "(invalid JSON: Expecting value at character 14)")
         assert columns["judge_status"].tolist() == ["ok", "ok", recorded]
         assert columns["judge_answer_consistency"].tolist()[:2] == [1.0, 0.0]
         assert len(server.chat_requests()) == 4 + 3 + 1
@@ -148,8 +149,9 @@ def test_an_interrupted_run_resumes_without_asking_twice(server, frame):
     assert first < 2 * len(big)
     columns, summary = run(big, judge, "answer_consistency,augmentation_accuracy")
     asked = Counter(json.dumps(r["body"]["messages"]) for r in server.chat_requests())
-    assert len(asked) == 2 * len(big) and set(asked.values()) == {1}
-    assert summary.n_cached == first and summary.n_sent == 2 * len(big) - first
+    # Ctrl-C abandons the requests in flight (at most 3, the concurrency): only those are asked again.
+    assert len(asked) == 2 * len(big) and sum(n - 1 for n in asked.values()) <= 3
+    assert summary.n_cached + summary.n_sent == 2 * len(big) and summary.n_cached <= first
     assert (columns["judge_status"] == "ok").all()
     _, again = run(big, judge, "answer_consistency,augmentation_accuracy")
     assert again.n_sent == 0 and len(server.chat_requests()) == 2 * len(big)
@@ -186,7 +188,7 @@ def test_estimate_counts_requests_and_tokens_and_sends_nothing(server, frame):
     assert guess.input_tokens == expected_tokens and server.requests == []
     run_judge(plan, judge, cache=cache)
     assert estimate(plan, cache=cache).n_cached == 7 - 1  # the malformed answer of row 5 is not cached
-    assert "4 of 5 rows to judge: 7 requests, 0 already in the cache, 7 to send" in guess.to_text()
+    assert "4 of 5 rows to judge: 7 requests, 0 already in the cache, 7 to send" in judge_estimate_line(guess)
 
 
 def test_concurrency_is_bounded(server, frame):
@@ -220,12 +222,6 @@ def test_damaged_cache_file_is_a_clear_error(tmp_path):
     (tmp_path / "answers.sqlite").write_bytes(b"not a database at all" * 100)
     with pytest.raises(SGIInputError, match="the judge cache file is damaged.*Delete it"):
         AnswerCache(tmp_path)
-
-
-def test_judge_columns_replace_older_ones(frame):
-    columns = pd.DataFrame({"judge_status": ["new"] * len(frame)})
-    once = with_judge_columns(frame.assign(judge_status="old"), columns)
-    assert once["judge_status"].tolist() == ["new"] * len(frame) and list(once.columns).count("judge_status") == 1
 
 
 def test_a_damaged_answer_row_is_asked_again(tmp_path):

@@ -98,6 +98,12 @@ REFUSED = [
             "UTF-16 text needs a byte-order mark (or save it as UTF-8)"),
     Refused("UTF-16 byte-order mark on odd bytes", "odd.csv", b"\xff\xfe" + "question".encode("utf-16-le") + b"\x00",
             "the file starts with a UTF-16 byte-order mark but is not valid UTF-16 (byte 18) (file '{source}'). Save it again as UTF-8"),
+    Refused("UTF-8 with a few Windows-1252 rows", "mixed.csv",
+            csv_lines(HEADER, ",".join(TRIPLE)) + csv_lines(f"{Q},Le café est ouvert à Paris.,{R}")
+            + csv_lines(",".join(TRIPLE), f"{Q},La crème brûlée de Paris.,{R}", encoding="cp1252"),
+            "the file mixes encodings: line 3 is UTF-8 but line 5 is not (it reads as Windows-1252 or Latin-1), and "
+            "reading every line in one encoding would garble the others (file '{source}'). Save the whole file as UTF-8 "
+            "(in Excel: File > Save As > CSV UTF-8), or correct line 5 and the lines like it"),
     Refused("duplicate column names", "dup.csv", csv_lines("question,context,response,question", ",".join(TRIPLE) + ",again"),
             "duplicate column names: question (file '{source}'). Rename the columns so that each name appears once"),
     Refused("duplicate blank column names", "blank-names.csv", csv_lines(HEADER + ",,", ",".join(TRIPLE) + ",a,b"),
@@ -121,15 +127,16 @@ REFUSED = [
             csv_lines(HEADER + ",label", ",".join(TRIPLE) + ",1", ",".join(TRIPLE) + ",maybe", ",".join(TRIPLE) + ",0",
                       ",".join(TRIPLE) + ",2"),
             "unknown label values 'maybe', '2' (file '{source}', column 'label', rows 2, 4). Use 1/0, true/false, yes/no, "
-            "grounded/hallucinated, valid/invalid or faithful/unfaithful"),
+            "grounded/hallucinated, valid/invalid or faithful/unfaithful, "
+            "or map the values (--label-map; the Data page's label values)"),
     Refused("invalid JSON line", "bad.jsonl", b'{"question": "q", "context": "c", "response": "r"}\n{oops\n',
-            "invalid JSON: Expecting property name enclosed in double quotes (file '{source}', row 2). Each line must be one JSON object"),
+            "invalid JSON: Expecting property name enclosed in double quotes at character 2 (file '{source}', row 2). Each line "
+            "must be one JSON object"),
     Refused("JSON nested too deeply", "deep.jsonl", b'{"question": "q"}\n{"context": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
-            "JSON nested too deeply to read (file '{source}', row 2). Each row must be one JSON object of question, "
-            "context, response and other fields"),
+            "JSON nested too deeply to read (file '{source}', row 2). Each line must be one JSON object"),
     Refused("JSON array nested too deeply", "deep.json", b"[" * 100_000 + b"]" * 100_000,
-            "JSON nested too deeply to read (file '{source}'). Each row must be one JSON object of question, "
-            "context, response and other fields"),
+            "JSON nested too deeply to read (file '{source}'). Give one JSON array of objects, or one object per "
+            "line (JSON Lines)"),
     Refused("JSON array of non-objects", "list.json", b'[{"question": "q"}, [1, 2], "x"]',
             "every element of a JSON array must be an object (file '{source}', rows 2, 3)"),
     Refused("corrupt Parquet", "broken.parquet", b"PAR1" + b"\x00" * 64,

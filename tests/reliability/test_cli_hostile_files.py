@@ -7,7 +7,7 @@ import sys
 import pandas as pd
 import pytest
 
-from sgi_core.io import streaming
+from sgi_core.io import chunks
 from sgi_core.cli import main
 from tests.conftest import REPO
 from tests.reliability.hostile_files import FORMULAS, REFUSED, SCORED, TRIPLE, csv_lines
@@ -20,7 +20,8 @@ STREAMED_MESSAGES = {
                                            "Save it again as UTF-8",
     # scoring stops at the first chunk with a bad label: only its rows are named
     "unknown labels": "unknown label values 'maybe' (file '{source}', column 'label', row 2). Use 1/0, true/false, "
-                      "yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful",
+                      "yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful, "
+                      "or map the values (--label-map; the Data page's label values)",
 }
 
 
@@ -35,7 +36,7 @@ def score(tmp_path, filename, content, capsys, output="scored.parquet", extra=()
 @pytest.fixture
 def streamed(monkeypatch):
     """Make the CLI read even tiny files chunk by chunk, two rows at a time."""
-    monkeypatch.setattr(streaming, "WHOLE_READ_BYTES", 0)
+    monkeypatch.setattr(chunks, "WHOLE_READ_BYTES", 0)
     return ("--chunk-rows", "2")
 
 
@@ -94,8 +95,8 @@ def test_formula_cells_escaped_in_csv_and_exact_in_parquet(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("target, message", [
-    ("missing-folder/out.csv", "cannot write the output: No such file or directory (file '{out}'). "
-                               "Check that the folder exists and can be written to"),
+    ("missing-folder/out.csv", "the folder '{out.parent}' for the output does not exist (file '{out}'). "
+                               "Create the folder first, or write somewhere else"),
     ("out.xlsx", "cannot write '.xlsx' files (file '{out}'). Use .csv or .parquet"),
 ])
 def test_unwritable_output_is_a_one_line_error(tmp_path, capsys, target, message):

@@ -12,7 +12,7 @@ from sgi_core.data import load_triples
 from sgi_core.embedding import HashingEncoder
 from sgi_core.errors import SGIInputError
 from sgi_core.io.export import to_csv_bytes, write_table
-from sgi_core.io.streaming import read_chunks, score_to_file
+from sgi_core.local_engine import read_chunks, score_to_file
 from sgi_core.scoring import score_table
 from tests.conftest import REPO
 from tests.reliability.hostile_files import TRIPLE, csv_lines

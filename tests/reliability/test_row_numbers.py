@@ -29,6 +29,7 @@ def test_chunk_rows_are_numbered_from_first_row():
 
 def test_chunk_label_errors_name_file_rows():
     message = ("unknown label values 'maybe' (file 'big.csv', column 'label', row 502). Use 1/0, true/false, yes/no, "
-               "grounded/hallucinated, valid/invalid or faithful/unfaithful")
+               "grounded/hallucinated, valid/invalid or faithful/unfaithful, "
+               "or map the values (--label-map; the Data page's label values)")
     with pytest.raises(SGIInputError, match=f"^{re.escape(message)}$"):
         validate_triples(chunk(["1", "maybe"]), source="big.csv", first_row=501)

@@ -19,7 +19,7 @@ FINGERPRINT = data_fingerprint(FRAME)
 SAVED = {method: json.loads(session_to_json(new_session(
     model="minilm", calibrator=fit_calibrator(FRAME["sgi"], FRAME["label"], method=method), threshold=1.0,
     frame=FRAME))) for method in ("minmax", "platt", "isotonic")}
-UNUSABLE = "the calibrator parameters are not usable: {} (file 's.json'). Load a session saved from the Calibration page"
+UNUSABLE = "the calibrator cannot be used: {} (file 's.json'). Load a session saved from the Calibration page"
 
 
 def unusable(problem):
@@ -33,23 +33,27 @@ def with_calibrator(fitted_with, **changes):
 
 
 @pytest.mark.parametrize("raw, message", [
-    ("[" * 100_000, r"^not a JSON file: maximum recursion depth exceeded"),
+    ("[" * 100_000, r"^the session cannot be read as JSON: RecursionError"),
+    ('{"schema": 1, "schema": 2}', r"^the session must not repeat a key; 'schema' is written twice"),
     (json.dumps({"schema": "other"}), "^" + re.escape("not a calibration session (the 'schema' field is missing or "
                                                       "different) (file 's.json'). Load a session saved from the "
                                                       "Calibration page") + "$"),
-    (with_calibrator("platt", method="magic"), unusable("unknown method 'magic'")),
-    (with_calibrator("platt", slope=float("nan")),
-     unusable('the Platt slope and intercept must be finite numbers')),
+    (with_calibrator("platt", method="magic"), unusable("unknown method 'magic' (use one of minmax, platt, isotonic)")),
+    (with_calibrator("platt", slope=float("nan")), r"^the session holds NaN, which is not JSON"),
+    (with_calibrator("platt", slope=None), unusable('the Platt slope and intercept must be finite numbers')),
+    (with_calibrator("platt", slope="1"), unusable('slope and intercept must be null or finite numbers')),
     (with_calibrator("minmax", knots_y=[0.0]),
-     unusable('knots_x and knots_y must be non-empty and of equal length')),
+     unusable('knots_x and knots_y must be of equal length')),
     (with_calibrator("minmax", knots_x=[], knots_y=[]),
-     unusable('knots_x and knots_y must be non-empty and of equal length')),
+     unusable('knots_x and knots_y must not be empty')),
+    (with_calibrator("platt", knots_x=[""]), unusable('knots_x and knots_y must be lists of finite numbers')),
     (with_calibrator("isotonic", knots_x=[2.0, 1.0], knots_y=[0.0, 1.0]),
-     unusable('knots_x must be in increasing order')),
+     unusable('knots_x must never decrease')),
+    (with_calibrator("isotonic", knots_x=[1.0, 2.0], knots_y=[1.0, 0.0]),
+     unusable('knots_y must never decrease (a higher score cannot mean a lower P(grounded))')),
     (with_calibrator("minmax", knots_y=[0.0, 7.0]),
      unusable('knots_y are probabilities and must lie in [0, 1]')),
-    (with_calibrator("minmax", knots_x=[0.0, float("inf")]),
-     unusable('the knots must be finite numbers')),
+    (with_calibrator("minmax", knots_x=[0.0, float("inf")]), r"^the session holds Infinity, which is not JSON"),
 ])
 def test_hostile_session_is_refused(raw, message):
     with pytest.raises(SGIInputError, match=message):

@@ -11,6 +11,11 @@ from sgi_core.cli_options import positive_int
 from sgi_core.judge.metrics import METRICS
 from sgi_core.judge.runner import JudgeProgress
 
+#: Exit status of a run that judged no row fully (the output is still written).
+NOTHING_JUDGED = 1
+#: Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+INTERRUPTED = 130
+
 DEFAULT_METRICS = "answer_consistency"
 
 
@@ -25,13 +30,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--metrics", default=DEFAULT_METRICS,
                    help=f"comma-separated, from {', '.join(METRICS)} (default {DEFAULT_METRICS})")
     p.add_argument("--contexts-column", default=None,
-                   help="column of retrieved passages per row (JSON array or |-separated), needed by the "
-                        "retrieval metrics; without it the context column is the one passage")
+                   help="column of retrieved passages per row (JSON array or |-separated), required by "
+                        f"{', '.join(m.name for m in METRICS.values() if m.needs == 'contexts')}; the other metrics "
+                        "read the context column as the one passage when it is not given")
     p.add_argument("--reference-column", default=None, help="column of reference answers (answer_similarity)")
     p.add_argument("--k", type=positive_int, default=3, help="top-k of retrieval_k_recall (default 3)")
     p.add_argument("--max-rows", type=positive_int, default=None, help="judge the first N rows; the rest are kept unjudged")
     p.add_argument("--concurrency", type=positive_int, default=4, help="requests in flight at once (default 4)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds from sending a request to the last byte of its reply (default 60)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY",
                    help="environment variable holding the key (default OPENAI_API_KEY; '' sends no key)")
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
@@ -39,7 +46,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the judge answer cache")
     p.add_argument("--dry-run", action="store_true",
                    help="print the number of requests and an estimate of input tokens, send nothing")
-    p.set_defaults(func=cmd_judge)
+    p.set_defaults(func=run)
     return p
 
 
@@ -52,24 +59,36 @@ def _tqdm_progress(bar) -> JudgeProgress:
     return report
 
 
-def cmd_judge(args) -> int:
+def _read(args):
+    """The table to judge and the frame to add the judge columns to (a scored file keeps its scores as they are)."""
+    from sgi_core.data import scored_table, validate_triples
+    from sgi_core.io.limits import is_scored
+    from sgi_core.io.reading import read_table, source_name
+
+    name = source_name(args.input)
+    frame = read_table(args.input, name=name)
+    if is_scored(frame.columns):
+        return scored_table(frame, source=name)
+    table = validate_triples(frame, label_positive=args.label_positive, source=name)
+    return table, table.frame
+
+
+def run(args) -> int:
     from tqdm import tqdm
 
-    from sgi_core.data import load_triples
-    from sgi_core.io.export import write_table
+    from sgi_core.io.export import check_output_path, write_table
     from sgi_core.judge.cache import AnswerCache
     from sgi_core.judge.client import JudgeClient
-    from sgi_core.judge.runner import (
-        estimate,
-        plan_judging,
-        run_judge,
-        with_judge_columns,
-    )
+    from sgi_core.judge.output import renamed_input_columns, with_judge_columns
+    from sgi_core.judge.runner import estimate, plan_judging, run_judge
+    from sgi_core.render.lines import judge_estimate_line
 
+    check_output_path(args.output)  # before any request is paid for
     # The reader's warnings are about SGI scoring (short responses, labels); `report` prints them.
-    table = load_triples(args.input, label_positive=args.label_positive)
+    table, base = _read(args)
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     judge = JudgeClient(args.endpoint, args.judge_model, api_key=api_key, timeout=args.timeout)
+    cache = None
     try:
         plan = plan_judging(table.frame, judge, args.metrics, contexts_column=args.contexts_column,
                             reference_column=args.reference_column, k=args.k, max_rows=args.max_rows,
@@ -77,16 +96,28 @@ def cmd_judge(args) -> int:
         cache = None if args.no_cache else AnswerCache()
         guess = estimate(plan, cache=cache)
         if args.dry_run:
-            print(guess.to_text())
+            print(judge_estimate_line(guess))
             return 0
-        print(guess.to_text(), file=sys.stderr)
+        print(judge_estimate_line(guess), file=sys.stderr)
         with tqdm(total=guess.n_judged_rows, unit="row", desc="judge", file=sys.stderr) as bar:
             columns, summary = run_judge(plan, judge, cache=cache, concurrency=args.concurrency,
                                          progress=_tqdm_progress(bar))
+    except KeyboardInterrupt:
+        kept = f"{len(cache):,} answers are in the cache; a new run resumes from there" if cache else "nothing was cached"
+        print(f"interrupted: {kept}; nothing was written to {args.output}", file=sys.stderr)
+        return INTERRUPTED
     finally:
         judge.close()
-    write_table(with_judge_columns(table.frame, columns), args.output)
+    renamed = renamed_input_columns(base, columns)
+    if renamed:
+        print(f"warning: input columns {', '.join(renamed)} were renamed to {', '.join(renamed.values())}",
+              file=sys.stderr)
+    write_table(with_judge_columns(base, columns), args.output)
     print(f"{summary.n_sent} requests sent, {summary.n_cached} answers from the cache, {summary.tokens:,} tokens",
           file=sys.stderr)
-    print(f"wrote {summary.n_rows} rows ({summary.n_ok} judged ok) to {args.output}", file=sys.stderr)
+    print(f"wrote {summary.n_rows} rows ({summary.n_ok} of {summary.n_to_judge} judged ok) to {args.output}",
+          file=sys.stderr)
+    if summary.n_ok == 0:
+        print("error: no row was judged fully; see the judge_status column for why", file=sys.stderr)
+        return NOTHING_JUDGED
     return 0

@@ -2,33 +2,20 @@
 
 Table 1: SGI by label, d and AUROC per model. Table 2: theta(q,c) strata. Table 3:
 question/context/response length strata. Table 5: d of theta(r,q) and theta(r,c).
-Plus the baselines beside SGI. The CLI prints these frames and the dashboard shows
-them (renaming columns for display only); the reproduction benchmark puts the
-paper's values beside them.
+Plus the baselines beside SGI. The CLI prints these frames (:mod:`sgi_core.render.report`)
+and the dashboard shows them (renaming columns for display only); the reproduction
+benchmark puts the paper's values beside them.
 """
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from sgi_core.evaluation.report import EvaluationReport
+from sgi_core.render.numbers import format_ci
 
 #: What the SGI row of the baselines table measures.
 SGI_DESCRIPTION = "θ(r,q) / θ(r,c), the Semantic Grounding Index"
-
-
-def format_ci(pair, digits: int = 3) -> str:
-    """``"[lo, hi]"`` of an interval, or ``""`` when it is undefined (NaN).
-
-    Examples
-    --------
-    >>> format_ci((0.81234, 0.9)), format_ci((float("nan"), float("nan")))
-    ('[0.812, 0.900]', '')
-    """
-    lo, hi = pair
-    return "" if math.isnan(lo) else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def table1(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
@@ -51,7 +38,7 @@ def strata_table(strata) -> pd.DataFrame:
     ``n_degenerate`` counts rows left out of the means and d (kept in n and AUROC).
     """
     frame = strata.to_frame()
-    frame["cohens_d_ci"] = [format_ci(s.cohens_d_ci, 2) for s in strata.strata]
+    frame["cohens_d_ci"] = [format_ci(s.cohens_d_ci, ".2f") for s in strata.strata]
     frame["auroc_ci"] = [format_ci(s.auroc_ci) for s in strata.strata]
     order = ["label", "lo", "hi", "n", "n_valid", "n_halluc", "n_degenerate", "mean_valid", "mean_halluc",
              "cohens_d", "cohens_d_ci", "auroc", "auroc_ci"]

@@ -1,0 +1,83 @@
+"""Cached calls behind the Compare runs page: the second run read and scored, the two runs compared.
+
+The base run is the current file (Data page) as scored with the model shown; the new
+run is a second file, scored with the same model when it carries no SGI. Like
+:mod:`dashboard.services`, results are cached on the data keys and the model *name*;
+arguments starting with ``_`` are not hashed because those keys decide them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import state
+from dashboard.services import SCORE_CHUNK_ROWS, chosen_device, disk_cache, encoder, input_limits
+from sgi_core.data import TripleTable
+from sgi_core.evaluation.run_comparison import RunComparison, compare_runs
+from sgi_core.evaluation.run_matching import MatchedRuns, match_runs
+from sgi_core.io.reading import read_table
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.run_tables import KeyChanges, auroc_frame, deltas_frame, largest_changes
+from sgi_core.runs import Run, read_run
+from sgi_core.scoring import score_table
+
+#: Bootstrap resamples of keys behind the page's intervals.
+COMPARE_N_BOOT = 2000
+#: Keys listed among those that changed most.
+CHANGED_KEYS = 20
+
+__all__ = ["CHANGED_KEYS", "COMPARE_N_BOOT", "auroc_frame", "changed_keys", "comparison", "deltas_frame",
+           "new_run", "paired_points", "run_of_current_file"]
+
+
+def _scorer(model_name: str):
+    def score(table: TripleTable) -> pd.DataFrame:
+        model, cache = encoder(model_name, chosen_device()), disk_cache(model_name)
+        parts = [score_table(part, model, cache=cache) for part in table.chunks(SCORE_CHUNK_ROWS)]
+        return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+    return score
+
+
+@st.cache_resource(show_spinner="Reading the runs...", max_entries=4)
+def run_of_current_file(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> tuple[Run, tuple[str, ...]]:
+    """The current file's scored frame as a run, and the warnings raised reading it (shared, not copied)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedStatisticWarning)
+        run = read_run(_frame, source=key.name, scorer=None)
+    return run, tuple(dict.fromkeys(str(w.message) for w in caught))
+
+
+@st.cache_resource(show_spinner="Reading and scoring the second run...", max_entries=4)
+def new_run(name: str, digest: str, model_name: str, _raw) -> tuple[Run, tuple[str, ...]]:
+    """The second file as a run, scored with ``model_name`` when it carries no SGI, and its warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedStatisticWarning)
+        run = read_run(read_table(_raw, name=name, limits=input_limits()), source=name, scorer=_scorer(model_name))
+    return run, tuple(dict.fromkeys([*run.warnings, *(str(w.message) for w in caught)]))
+
+
+@st.cache_data(show_spinner="Comparing the runs...", max_entries=8)
+def comparison(base_key: state.DataKey, new_digest: str, model_name: str, key_column: str, _base: Run,
+               _new: Run) -> tuple[RunComparison, MatchedRuns, tuple[str, ...]]:
+    """The two runs matched on ``key_column`` and compared, with the warnings the statistics raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        matched = match_runs(_base.frame, _new.frame, key=key_column, scores=_base.scores)
+        result = compare_runs(matched, n_boot=COMPARE_N_BOOT, seed=0)
+    return result, matched, tuple(dict.fromkeys(str(w.message) for w in caught))
+
+
+def paired_points(matched: MatchedRuns, score: str) -> pd.DataFrame:
+    """One row per matched key: the key and the score's per-key value in each run (for the paired plot)."""
+    return pd.DataFrame({"key": matched.keys, "base": matched.base[score].to_numpy(),
+                         "new": matched.new[score].to_numpy()})
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def changed_keys(base_key: state.DataKey, new_digest: str, model_name: str, key_column: str, score: str,
+                 _matched: MatchedRuns) -> KeyChanges:
+    return largest_changes(_matched, score, n=CHANGED_KEYS)

@@ -1,0 +1,124 @@
+"""Compare runs: the current file against a second run of the same inputs, score by score."""
+
+import streamlit as st
+
+from dashboard import compare_charts, compare_services, local_files, page, state, texts
+
+UPLOAD, PATH, PATH_ERROR = "compare.upload", "compare.path", "compare.path_error"
+NEW_NAME, NEW_RAW = "compare.new_name", "compare.new_raw"
+KEY_COLUMN, SCORE, TABLE, ROW = "compare.key", "compare.score", "compare.changed_table", "compare.row"
+FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
+
+
+def _on_upload() -> None:
+    upload = st.session_state[UPLOAD]
+    if upload is not None:
+        st.session_state[NEW_NAME], st.session_state[NEW_RAW] = upload.name, upload.getvalue()
+
+
+def _open_path() -> None:
+    st.session_state[PATH_ERROR] = None
+    if st.session_state[PATH].strip():
+        try:
+            path = local_files.local_file(st.session_state[PATH])
+            st.session_state[NEW_NAME], st.session_state[NEW_RAW] = str(path), path
+        except page.SGIInputError as err:
+            st.session_state[PATH_ERROR] = texts.plain(err)
+
+
+st.title("Compare runs")
+st.write("Did a change (a prompt, a retriever, a model) make the answers less grounded? The **base** run is the "
+         "file open on the Data page; the **new** run is a second file answering the same inputs. Rows are matched "
+         "by a key (the question by default), and every score reads **higher = grounded**: a difference is a "
+         "regression only when its whole 95% interval lies below zero.")
+data = page.scored_data()
+st.caption(f"Base run: {texts.plain(data.key.name)} · model **{data.model}** (scores the new run when it carries "
+           "no SGI)")
+upload_col, path_col = st.columns(2)
+upload_col.file_uploader("New run: upload a scored, judged or plain file", type=FILE_TYPES, key=UPLOAD,
+                         on_change=_on_upload)
+root = local_files.local_files_root()
+if root is None:
+    path_col.caption(f"Opening files on this machine by path is off; set `{local_files.LOCAL_FILES_ROOT_ENV}` to a "
+                     "folder before starting the app to open the new run from under it.")
+else:
+    path_col.text_input(f"Or open the new run from a file under {texts.plain(root)} (a path)", key=PATH,
+                        on_change=_open_path, placeholder=str(root / "new_run.parquet"))
+if st.session_state.get(PATH_ERROR):
+    st.error(st.session_state[PATH_ERROR])
+if st.session_state.get(NEW_RAW) is None:
+    st.info("Choose the new run above to compare it with the base run.")
+    st.stop()
+
+name, raw = st.session_state[NEW_NAME], st.session_state[NEW_RAW]
+digest = state.source_digest(raw)
+try:
+    base, base_notes = compare_services.run_of_current_file(data.key, data.model, data.frame)
+    new, new_notes = compare_services.new_run(name, digest, data.model, raw)
+except page.SGIInputError as err:
+    page.show_error(err)
+    st.stop()
+columns = [c for c in base.frame.columns if c in set(new.frame.columns) and c not in base.scores]
+st.selectbox("Match rows on", columns, index=columns.index("question") if "question" in columns else 0,
+             key=KEY_COLUMN, help="An id both runs carry, or the question text (the default).")
+try:
+    result, matched, notes = compare_services.comparison(data.key, digest, data.model, st.session_state[KEY_COLUMN],
+                                                         base, new)
+except page.SGIInputError as err:
+    page.show_error(err)
+    st.stop()
+
+match = result.match
+cols = st.columns(4)
+cols[0].metric("Keys matched", f"{match.n_matched:,}")
+cols[1].metric("Only in base", f"{len(match.only_in_base):,}")
+cols[2].metric("Only in new", f"{len(match.only_in_new):,}")
+cols[3].metric("Keys averaged (base / new)", f"{match.averaged_base:,} / {match.averaged_new:,}")
+if match.only_in_base or match.only_in_new:
+    with st.expander("Keys in one run only (left out of every paired number)"):
+        st.dataframe({"only in base": list(match.only_in_base)}, hide_index=True)
+        st.dataframe({"only in new": list(match.only_in_new)}, hide_index=True)
+if match.averaged_base or match.averaged_new:
+    st.caption("Keys with several rows in a run count once: their scores (and labels) are averaged per key.")
+for note in dict.fromkeys([*(f"base run: {n}" for n in base_notes), *(f"new run: {n}" for n in new_notes), *notes]):
+    st.caption(f"Note: {texts.plain(note)}")
+
+st.subheader("What changed")
+deltas = compare_services.deltas_frame(result)
+shown = compare_charts.delta_table(deltas)
+st.caption(f"new − base over the keys scored in both; interval: bootstrap over keys ({result.n_boot:,} resamples); "
+           "Wilcoxon signed-rank p, Holm-adjusted across the scores. Click a header to sort.")
+st.download_button("Download the table (CSV)", services.csv_bytes(shown), file_name="run_comparison.csv",
+                   mime="text/csv")
+if result.labels is not None:
+    lab = result.labels
+    st.markdown(f"**Labels** ({lab.n_keys:,} keys labelled in both runs): hallucination rate {lab.rate_base:.3f} → "
+                f"{lab.rate_new:.3f}, new − base {lab.difference:+.3f} [{lab.ci[0]:+.3f}, {lab.ci[1]:+.3f}]: "
+                f"**{lab.verdict}**.")
+    aurocs = compare_services.auroc_frame(result)
+    if aurocs["p_value"].notna().any():
+        compare_charts.auroc_table(aurocs)
+    else:
+        st.caption("AUROC: undefined for every score here: each run needs keys of both labels to rank them.")
+
+st.subheader("Each key, base against new")
+st.caption("One point per matched key; under the dotted line the new run is less grounded on that key.")
+for pair in range(0, len(matched.scores), 2):
+    for slot, score in zip(st.columns(2), matched.scores[pair:pair + 2]):
+        slot.plotly_chart(compare_charts.paired_figure(compare_services.paired_points(matched, score), score),
+                          key=f"compare.paired.{score}")
+
+st.subheader("Keys that changed most")
+score = st.selectbox("Score", matched.scores, format_func=compare_charts.score_name, key=SCORE)
+changes = compare_services.changed_keys(data.key, digest, data.model, st.session_state[KEY_COLUMN], score, matched)
+rows = data.frame["input_row"].to_numpy()[list(changes.row_base)].tolist()
+event = st.dataframe(compare_charts.changed_keys_table(changes, rows), hide_index=True, on_select="rerun",
+                     selection_mode="single-row", key=TABLE)
+chosen = st.selectbox("Open in the Explorer (the base run's row)", rows, index=None, key=ROW,
+                      placeholder="Choose a row", format_func=lambda row: f"row {row}")
+clicked = event.selection.rows
+row = rows[clicked[0]] if clicked else chosen
+if row is not None:
+    source = page.file_row(data.frame, row)
+    state.pick_triple(int(row), source["question"], source["context"], source["response"])
+    st.switch_page("pages/explorer.py")

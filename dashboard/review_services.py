@@ -1,0 +1,258 @@
+"""Cached calls behind the Review page, and the label source every page's statistics use.
+
+Labels come from the file's label column, the annotations made on the Review page
+(:mod:`sgi_core.annotations`, one file per data set under the app's data folder), or
+both where they agree (:func:`sgi_core.label_sources.combine_labels`). With labels
+other than the file's, :func:`apply_label_source` hands the pages the file's table and
+scores with their ``label`` column replaced, under a :class:`~dashboard.state.DataKey`
+whose ``labels`` field names the source and the annotations' version, so every cached
+statistic is computed again on the new labels and on nothing else.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard import services, state
+from sgi_core.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
+from sgi_core.columns import ANGLE_COLUMNS
+from sgi_core.data import TripleTable
+from sgi_core.detectors.claims import CLAIM_COLUMNS, sentence_scores
+from sgi_core.evaluation import response_length
+from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
+from sgi_core.evaluation.rater_agreement import KappaResult, cohens_kappa
+from sgi_core.geometry import canonical_triangle
+from sgi_core.judge.cache import AnswerCache
+from sgi_core.judge.statements import cached_statements
+from sgi_core.label_sources import (
+    LABEL_SOURCES,
+    CombinedLabels,
+    LabelJoin,
+    combine_labels,
+    decision_lines,
+    join_labels,
+    labels_from_annotations,
+    read_label_source,
+)
+from sgi_core.review_queue import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
+
+__all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "import_labels",
+           "judge_statements", "judge_verdict_columns", "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
+           "queue_scores", "row_triangle", "sentence_support", "verdict_labels"]
+
+#: How each label source is named on screen.
+SOURCE_NAMES = {"file": "the file's label column", "annotations": "the annotations made on the Review page",
+                "both": "the file's label column and the annotations, where they agree"}
+
+
+def annotation_store(key: state.DataKey) -> AnnotationStore:
+    return AnnotationStore(annotations_path(key.name))
+
+
+def store_version(store: AnnotationStore) -> str:
+    """Size and modification time of the annotations file: changes with every decision appended."""
+    if not store.path.exists():
+        return "empty"
+    info = store.path.stat()
+    return f"{info.st_size}-{info.st_mtime_ns}"
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def table_keys(key: state.DataKey, _table: TripleTable) -> np.ndarray:
+    """Row key of every row (:func:`sgi_core.annotations.row_keys`); ``key`` is the file's, labels aside."""
+    return row_keys(_table.frame)
+
+
+@dataclass(frozen=True)
+class LabelState:
+    """The file's labels, the annotations' and the labels the pages use, one per row.
+
+    ``keys`` holds every row's key once the file has annotations, else nothing; ``annotated`` marks the rows with a decision in force (``unsure`` included), which
+    the queues skip; ``damaged`` holds the warnings about skipped lines of the file.
+    """
+
+    keys: np.ndarray
+    file_label: np.ndarray
+    annotations: LabelJoin
+    combined: CombinedLabels
+    decisions: pd.DataFrame
+    annotated: np.ndarray
+    damaged: tuple
+    path: str
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _label_state(key: state.DataKey, version: str, source: str, path: str, _table: TripleTable) -> LabelState:
+    store = AnnotationStore(annotations_path(key.name))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        raw = store.path.read_bytes() if store.path.exists() else b""
+        annotated = labels_from_annotations(raw, source=path)
+        decisions = store.current()
+    # Hashing every row's texts costs seconds on millions of rows: done only once there are annotations to join.
+    keys = table_keys(key, _table) if len(decisions) or len(annotated.labels) else np.array([], dtype=object)
+    joined = join_labels(keys, annotated, require_match=False) if len(keys) else LabelJoin(
+        np.full(_table.n_rows, np.nan), path, 0, 0, 0, 0, 0, 0)
+    file_label = _table.frame["label"].to_numpy(dtype=np.float64)
+    return LabelState(keys, file_label, joined, combine_labels(file_label, joined.label, source=source), decisions,
+                      pd.Index(keys).isin(decisions["key"]) if len(keys) else np.zeros(_table.n_rows, dtype=bool),
+                      tuple(dict.fromkeys(str(w.message) for w in caught)), path)
+
+
+def label_state(key: state.DataKey, table: TripleTable) -> LabelState:
+    """The label state of the file's ``key`` (its ``labels`` field is ignored) and its table."""
+    base = key._replace(labels="file")
+    store = annotation_store(base)
+    source = st.session_state.get(state.LABEL_SOURCE, "both")
+    return _label_state(base, store_version(store), source, str(store.path), table)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _relabelled(key: state.DataKey, _label: np.ndarray, _table: TripleTable, _frames: dict):
+    # assign() shares every other column with the cached frames (copy-on-write): only the labels are new.
+    table = replace(_table, frame=_table.frame.assign(label=_label))
+    return table, {name: frame.assign(label=_label) for name, frame in _frames.items()}
+
+
+def apply_label_source(key: state.DataKey, table: TripleTable, frames: dict) -> tuple:
+    """``(key, table, frames)`` with the labels of the chosen source; unchanged when they are the file's."""
+    labels = label_state(key, table)
+    if np.array_equal(labels.combined.label, labels.file_label, equal_nan=True):
+        return key, table, frames
+    source = st.session_state.get(state.LABEL_SOURCE, "both")
+    new_key = key._replace(labels=f"{source}:{store_version(annotation_store(key))}")
+    new_table, new_frames = _relabelled(new_key, labels.combined.label, table, frames)
+    return new_key, new_table, new_frames
+
+
+def label_source_line(data) -> str:
+    """Which labels the statistics use and how many, for the caption under every page's title."""
+    combined = label_state(data.key, data.table).combined
+    line = f"labels: {SOURCE_NAMES[combined.source]} ({combined.n_labelled:,} rows"
+    if combined.n_annotations:
+        line += f"; {combined.n_file:,} in the file, {combined.n_annotations:,} annotated"
+        if combined.n_disagree:
+            line += f", {combined.n_disagree:,} disagreeing" + (" left unlabelled" if combined.source == "both" else "")
+    return line + "; source chosen on the Review page)"
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _frame: pd.DataFrame) -> dict:
+    """Scores a queue can follow, each oriented higher = grounded: SGI, the baselines, the file's score columns."""
+    scores = {"SGI": _frame["sgi"].to_numpy(dtype=np.float64)}
+    base = services.baselines(key, model_name, _frame)
+    if base is not None:
+        scores["response length (shorter = grounded)"] = base["neg_response_length"].to_numpy(dtype=np.float64)
+        scores["word overlap with the context"] = base["lexical_groundedness"].to_numpy(dtype=np.float64)
+    for column in (*[c for c in CLAIM_COLUMNS if c in _frame.columns], *services.numeric_columns(_table)):
+        scores.setdefault(column, pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64)
+                          if column in _table.frame.columns else _frame[column].to_numpy(dtype=np.float64))
+    return scores
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def queue(key: state.DataKey, model_name: str, strategy: str, seed: int, score: str, second: str | None,
+          threshold: float | None, calibration: str | None, _scores: dict, _labels: np.ndarray,
+          _probability) -> ReviewQueue:
+    """Every row in the order of ``strategy``; the page skips the rows already annotated.
+
+    ``calibration`` names the calibrator that made ``_probability``, for the cache.
+    """
+    return review_queue(len(_labels), strategy=strategy, seed=seed, score=_scores[score],
+                        second_score=_scores.get(second), threshold=threshold, labels=_labels,
+                        probability=_probability)
+
+
+def profile(key: state.DataKey, model_name: str, position: int, table: TripleTable, frame: pd.DataFrame) -> RowProfile:
+    """Where the row stands in the file on its length, word overlap, SGI, angles and every score column."""
+    columns = {"response length (characters)": response_length(frame["response"]).astype(np.float64)}
+    scores = queue_scores(key, model_name, table, frame)
+    columns.update({name: values for name, values in scores.items() if not name.startswith("response length")})
+    columns.update({f"θ({name[-2]},{name[-1]})": frame[name].to_numpy(dtype=np.float64) for name in ANGLE_COLUMNS})
+    return row_profile(columns, position)
+
+
+@st.cache_data(show_spinner="Scoring the response's sentences...", max_entries=64)
+def sentence_support(model_name: str, question: str, context: str, response: str) -> pd.DataFrame:
+    """Each response sentence's support in the context and its best-supporting context sentence."""
+    frame = pd.DataFrame({"question": [question], "context": [context], "response": [response]})
+    encoder = services.encoder(model_name, services.chosen_device())
+    return sentence_scores(frame, encoder, cache=services.disk_cache(model_name))
+
+
+def key_of_row(row) -> str:
+    """The row key of one row (:func:`sgi_core.annotations.row_key`)."""
+    return row_key(row["question"], row["context"], row["response"])
+
+
+def row_triangle(theta_qc: float, theta_rq: float, theta_rc: float) -> np.ndarray:
+    """The response's place in the row's canonical triangle (q at (0, 0), c at (1, 0))."""
+    return canonical_triangle([theta_qc], [theta_rq], [theta_rc], normalize=True)[1]
+
+
+def judge_statements(row, model: str) -> tuple | None:
+    """The judge's statements of the row with their verdicts, from the answer cache (None when it holds none).
+
+    Looked up under the endpoint the Judge page names (the operator's by default) and
+    the row's ``judge_model``.
+    """
+    from dashboard.judging import default_endpoint
+
+    endpoint = st.session_state.get(state.JUDGE_ENDPOINT) or default_endpoint()
+    cache = AnswerCache()
+    try:
+        return cached_statements(row["question"], row["context"], row["response"], endpoint=endpoint, model=model,
+                                 cache=cache)
+    finally:
+        cache.close()
+
+
+def judge_verdict_columns(table: TripleTable) -> list[str]:
+    """Judge columns holding verdicts (only 0, 1 or empty), such as ``judge_answer_consistency_binary``."""
+    found = []
+    for column in table.frame.columns:
+        if str(column).startswith("judge_") and column != "judge_status":
+            values = pd.to_numeric(table.frame[column], errors="coerce")
+            if values.notna().any() and values.dropna().isin([0.0, 1.0]).all():
+                found.append(column)
+    return found
+
+
+def verdict_labels(table: TripleTable, column: str) -> np.ndarray:
+    """A judge verdict column as labels: 1.0 grounded, 0.0 hallucinated, NaN not judged."""
+    return pd.to_numeric(table.frame[column], errors="coerce").to_numpy(dtype=np.float64)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def kappa(key: state.DataKey, what: str, version: str, _a: np.ndarray, _b: np.ndarray) -> KappaResult:
+    """Cohen's kappa of two per-row label arrays (``what`` and ``version`` name them for the cache)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cohens_kappa(_a, _b)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def more_labels(key: state.DataKey, model_name: str, score: str, half_width: float, _labels: np.ndarray,
+                _score: np.ndarray) -> LabelsNeeded:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return labels_needed(_labels, _score, target_half_width=half_width)
+
+
+def import_labels(key: state.DataKey, table: TripleTable, name: str, raw: bytes) -> LabelJoin:
+    """Append the labels of an uploaded annotations file or labels table to this file's annotations.
+
+    Raises
+    ------
+    SGIInputError
+        When the upload cannot be read, or none of its rows is in this file.
+    """
+    labels = read_label_source(raw, name=name, limits=services.input_limits())
+    joined = join_labels(table_keys(key._replace(labels="file"), table), labels)
+    append_lines(annotation_store(key).path, decision_lines(labels, annotator=f"import: {name}"))
+    return joined

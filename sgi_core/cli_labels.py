@@ -1,0 +1,39 @@
+"""``--labels FILE``: the commands that judge a labelled file take its labels from another file instead.
+
+FILE is the dashboard's annotations file or any table (CSV, TSV, Parquet, JSON Lines)
+with question, context, response and label columns; its labels are joined to the
+input's rows by row key (:func:`sgi_core.annotations.row_key`), in any row order, and
+replace the input's own label column.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def add_labels_option(parser) -> None:
+    parser.add_argument("--labels", type=Path, default=None, metavar="FILE",
+                        help="take the labels from FILE instead of the input's label column: the dashboard's "
+                             "annotations file, or a table with question, context, response and label columns; "
+                             "rows are matched on their texts, in any order")
+
+
+def labelled_table(args, table):
+    """``table`` with the labels of ``args.labels`` (unchanged without the option); the join's counts go to stderr.
+
+    Raises
+    ------
+    SGIInputError
+        When the labels cannot be read, or none of their rows is in the input.
+    """
+    if args.labels is None:
+        return table
+    from sgi_core.label_sources import with_labels
+
+    table, joined = with_labels(table, args.labels, label_positive=getattr(args, "label_positive", None))
+    print(f"labels from {args.labels.name}: {joined.n_matched:,} of {joined.n_labels:,} matched rows of the file; "
+          f"{joined.n_unmatched:,} matched none, {joined.n_conflicting:,} conflicting left out, "
+          f"{joined.n_unsure:,} unsure; {table.n_rows - joined.n_rows_labelled:,} rows of the file have no label",
+          file=sys.stderr)
+    return table

@@ -1,0 +1,108 @@
+"""``python -m sgi_core report IN``: the paper's tables, baselines, confounds and detectors on a labelled file."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from sgi_core.cli_labels import add_labels_option, labelled_table
+from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
+from sgi_core.detectors.registry import FAMILIES
+from sgi_core.embedding import DEFAULT_MODEL
+from sgi_core.errors import SGIInputError
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("report", help="paper tables, baselines and confounds of SGI on a labelled file")
+    p.add_argument("input", type=Path)
+    p.add_argument("--models", default=DEFAULT_MODEL, help=f"comma-separated model names (default {DEFAULT_MODEL})")
+    p.add_argument("--json", type=Path, default=None, help="also write the full report as JSON here")
+    p.add_argument("--n-boot", type=non_negative_int, default=1000,
+                   help="bootstrap resamples for the 95%% intervals (0: no intervals)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
+    p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
+                   help="what 1/true/yes means in the label column (default: from its name)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--detector", action="append", default=[], metavar="COLUMN[:hallucinated]",
+                   help="a numeric column to compare with SGI (repeatable); add ':hallucinated' when high values "
+                        "mean hallucinated")
+    families = "; ".join(f"'{name}': {family.explanation} ({family.fitting})" for name, family in FAMILIES.items())
+    p.add_argument("--detectors", default="", metavar=",".join(FAMILIES),
+                   help=f"also compute and judge these detector families per model ({families}); adds a combined "
+                        "detector, out of fold")
+    p.add_argument("--grounded-threshold", type=float, default=1.0,
+                   help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
+    add_labels_option(p)
+    add_model_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import warnings
+
+    from sgi_core.comparison import compare_models
+    from sgi_core.data import load_triples
+    from sgi_core.detector_report import check_kinds
+    from sgi_core.evaluation import UndefinedStatisticWarning
+    from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
+
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive))
+    for warning in table.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    kinds = check_kinds(k.strip() for k in (args.detectors or "").split(",") if k.strip())  # before models load
+    with warnings.catch_warnings():
+        # Each report keeps its caveats as notes, printed at the end of the text.
+        warnings.simplefilter("ignore", UndefinedStatisticWarning)
+        comparison, scored = compare_models(
+            table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
+            use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
+            load_options=model_load_options(args),
+        )
+    print(comparison_text(comparison))
+    report_json = comparison.to_report_json()
+    frame = scored[models[0]]
+    extras = _retrieval_and_detectors(args, table, frame, models[0])
+    text_of = {"retrieval": retrieval_text, "detectors": detector_comparison_text}
+    for key, result in extras.items():
+        print(f"\n{text_of[key](result)}")
+        report_json[key] = result.to_dict()
+    if args.json:
+        args.json.write_text(json.dumps(report_json, indent=2))
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def _parse_detector(spec: str) -> tuple[str, str]:
+    """``COLUMN`` or ``COLUMN:hallucinated`` / ``COLUMN:grounded`` -> (column, what high values mean)."""
+    column, _, direction = spec.rpartition(":") if spec.endswith((":grounded", ":hallucinated")) else (spec, "", "")
+    return column, direction or "grounded"
+
+
+def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
+    """The optional parts of ``report``: retrieval metrics when the file has id lists, declared detectors."""
+    from sgi_core.detectors.folds import question_groups
+    from sgi_core.evaluation.baselines import response_length
+    from sgi_core.evaluation.detectors import compare_detectors, orient_detector_score
+    from sgi_core.evaluation.retrieval_report import retrieval_report
+
+    extras = {}
+    rag = retrieval_report(frame, grounded_threshold=args.grounded_threshold, source=table.source)
+    if rag is not None:
+        extras["retrieval"] = rag
+    if args.detector:
+        scores = {f"sgi ({model_name})": frame["sgi"].to_numpy()}
+        for spec in args.detector:
+            column, higher_is = _parse_detector(spec)
+            if column not in frame.columns:
+                raise SGIInputError(f"detector column '{column}' is not in the file", source=table.source,
+                                    hint=f"Columns present: {', '.join(map(str, table.frame.columns))}")
+            scores[column] = orient_detector_score(frame[column], higher_is=higher_is, source=table.source,
+                                                   column=column)
+        extras["detectors"] = compare_detectors(scores, frame["label"].to_numpy(), n_boot=args.n_boot,
+                                                seed=args.seed, lengths=response_length(frame["response"]),
+                                                groups=question_groups(frame))
+    return extras

@@ -1,0 +1,83 @@
+"""``python -m sgi_core score IN -o OUT``: every row of a file with angles, SGI and status."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from sgi_core.cli_options import add_model_options, model_load_options, positive_int
+from sgi_core.detectors.registry import per_row_families
+from sgi_core.embedding import DEFAULT_MODEL
+from sgi_core.errors import SGIInputError
+from sgi_core.local_engine import DEFAULT_CHUNK_ROWS
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("score", help="add theta_qc, theta_rq, theta_rc, sgi to every row of a file")
+    p.add_argument("input", type=Path)
+    p.add_argument("-o", "--output", type=Path, required=True, help="output .csv or .parquet")
+    p.add_argument("--model", default=DEFAULT_MODEL)
+    p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
+    p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
+                   help="what 1/true/yes means in the label column (default: from its name)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    for family in per_row_families():
+        p.add_argument(f"--{family.name}", action="store_true",
+                       help=f"also add {', '.join(family.columns)}: {family.explanation} (no labels)")
+    p.add_argument("--chunk-rows", type=positive_int, default=DEFAULT_CHUNK_ROWS,
+                   help=f"rows read, scored and written at a time; memory stays flat (default {DEFAULT_CHUNK_ROWS})")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="local: this process (default); ray: Ray Data actors reading a file, folder or glob of "
+                        "CSV/Parquet shards and writing a Parquet folder (pip install -r requirements-ray.txt)")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster for --engine ray: 'auto' (the running one), ray://HOST:10001 (default: a local Ray)")
+    add_model_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if args.engine == "ray":
+        return _run_ray(args)
+    from sgi_core.embedding import EmbeddingCache, load_encoder
+    from sgi_core.io.export import check_output_path
+    from sgi_core.local_engine import read_chunks, score_to_file
+    from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.lines import score_summary_lines
+
+    # The output path, then the file's header and first chunk, are checked before the model loads.
+    check_output_path(args.output)
+    chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
+    encoder = load_encoder(args.model, **model_load_options(args))
+    cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
+    summary = score_to_file(
+        chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
+        progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
+        families=_families(args),
+    )
+    for line in score_summary_lines(summary, args.output):
+        print(line, file=sys.stderr)
+    return 0
+
+
+def _families(args) -> tuple[str, ...]:
+    """The per-row detector families whose flags are set."""
+    return tuple(family.name for family in per_row_families() if getattr(args, family.name))
+
+
+def _run_ray(args) -> int:
+    if _families(args):
+        flags = " ".join(f"--{name}" for name in _families(args))
+        raise SGIInputError(f"detector columns ({flags}) are computed by the local engine only",
+                            hint=f"Leave out --engine ray, or score without {flags}")
+    from sgi_core.ray_engine import score_with_ray
+    from sgi_core.render.lines import score_summary_lines
+
+    summary = score_with_ray(
+        args.input, args.output, model=args.model, address=args.address, device=args.device,
+        precision=args.precision, batch_rows=args.chunk_rows, batch_size=args.batch_size,
+        use_cache=not args.no_cache, label_positive=args.label_positive, trust_model_code=args.trust_model_code,
+        backend=args.backend,
+    )
+    for line in score_summary_lines(summary, args.output):
+        print(line, file=sys.stderr)
+    return 0

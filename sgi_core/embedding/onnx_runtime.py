@@ -1,0 +1,248 @@
+"""ONNX Runtime backends for sentence-transformers models on the CPU: ``onnx`` and ``onnx-int8``.
+
+The transformer of a loaded sentence-transformers model is exported once, from the
+installed weights, with ``torch.onnx.export`` into the cache folder; the int8 variant
+is ONNX Runtime's dynamic quantisation of that export (weights int8 per channel,
+activations quantised on the fly). Tokenising, pooling and normalising stay the
+model's own sentence-transformers modules, so ``onnx`` returns the torch vectors up to
+float rounding (max |difference| about 2e-7 on MiniLM) and ``onnx-int8`` an
+approximation of them (cosine to fp32 at least 0.97 on HaluEval texts; see
+``docs/PERFORMANCE.md``).
+
+An export lives in ``<cache folder>/onnx/<key>/model.onnx`` beside ``model.onnx.sha256``,
+where ``key`` hashes the exact source of the weights, the backend and the
+quantisation config. It is written into a temporary folder and renamed into place,
+so a killed export leaves nothing half-written under the key; a file whose hash does
+not match (damaged, truncated) is removed and exported again.
+
+The quantisation config follows the CPU (:func:`quantization_target`): ``avx512_vnni``
+(also AVX-VNNI), ``avx2`` (8-bit arithmetic can saturate without VNNI, so weights use
+7 bits: ``reduce_range``) or ``arm64``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from sgi_core.errors import SGIInputError
+
+#: Embedding backends: torch (sentence-transformers as it is), ONNX Runtime fp32 and int8.
+BACKENDS = ("torch", "onnx", "onnx-int8")
+#: ``onnxruntime.quantization.quantize_dynamic`` options by CPU target.
+QUANTIZATION = {
+    "avx512_vnni": {"per_channel": True, "reduce_range": False},
+    "avx2": {"per_channel": True, "reduce_range": True},
+    "arm64": {"per_channel": True, "reduce_range": False},
+}
+_OPSET = 17
+_MODEL_FILE = "model.onnx"
+
+
+def check_backend(backend: str, *, device: str = "cpu", precision: str = "fp32") -> str:
+    """Validate a backend name against the device and precision it would run with.
+
+    Raises
+    ------
+    SGIInputError
+        For an unknown backend, an ONNX backend on another device than the CPU, or an
+        ONNX backend with a precision other than fp32 (int8 is its own precision).
+
+    Examples
+    --------
+    >>> check_backend("onnx-int8")
+    'onnx-int8'
+    """
+    if backend not in BACKENDS:
+        raise SGIInputError(f"unknown backend '{backend}'", hint=f"Use one of: {', '.join(BACKENDS)}")
+    if backend != "torch" and device != "cpu":
+        raise SGIInputError(f"backend '{backend}' runs on the CPU only; the device is '{device}'",
+                            hint="Use --backend torch on a GPU, or --device cpu")
+    if backend != "torch" and precision != "fp32":
+        raise SGIInputError(f"backend '{backend}' takes --precision fp32 only (got {precision})",
+                            hint="onnx-int8 is the reduced-precision choice on the CPU")
+    return backend
+
+
+def quantization_target(machine: str | None = None, cpu_flags: set[str] | None = None) -> str:
+    """The int8 config for this CPU: ``avx512_vnni``, ``avx2`` or ``arm64``.
+
+    Parameters
+    ----------
+    machine : str, optional
+        ``platform.machine()`` by default.
+    cpu_flags : set of str, optional
+        The CPU's feature flags; read from ``/proc/cpuinfo`` by default (empty elsewhere).
+
+    Examples
+    --------
+    >>> quantization_target("x86_64", {"avx2", "avx512_vnni"})
+    'avx512_vnni'
+    >>> quantization_target("x86_64", {"avx2"})
+    'avx2'
+    >>> quantization_target("aarch64", set())
+    'arm64'
+    """
+    machine = (machine or platform.machine()).lower()
+    if machine in ("arm64", "aarch64"):
+        return "arm64"
+    flags = _cpu_flags() if cpu_flags is None else cpu_flags
+    return "avx512_vnni" if flags & {"avx512_vnni", "avx_vnni"} else "avx2"
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.partition(":")[2].split())
+    return set()
+
+
+def backend_tag(backend: str) -> str:
+    """What a backend adds to the cache key of the vectors it makes ('' for torch)."""
+    if backend == "onnx-int8":
+        return f"onnx-int8-{quantization_target()}"
+    return "" if backend == "torch" else backend
+
+
+def export_folder(cache_dir: Path, source_fingerprint: str, backend: str) -> Path:
+    """Where the export of these weights for ``backend`` lives under ``cache_dir``."""
+    key = hashlib.sha256(f"{source_fingerprint}|{backend_tag(backend)}|opset{_OPSET}".encode()).hexdigest()[:24]
+    return Path(cache_dir) / "onnx" / key
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _is_intact(folder: Path) -> bool:
+    model, stamp = folder / _MODEL_FILE, folder / f"{_MODEL_FILE}.sha256"
+    try:
+        return model.is_file() and stamp.read_text().strip() == _sha256(model)
+    except OSError:
+        return False
+
+
+def tokenize(st_model, texts: list[str]) -> dict:
+    """The model's own tokenisation (``preprocess`` in sentence-transformers 5, ``tokenize`` before)."""
+    return (getattr(st_model, "preprocess", None) or st_model.tokenize)(texts)
+
+
+def _export_fp32(st_model, target: Path) -> None:
+    import torch
+
+    transformer = st_model[0].auto_model.eval()
+    sample = tokenize(st_model, ["an export sample", "a second, longer export sample sentence"])
+    names = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):
+            return self.model(**dict(zip(names, inputs))).last_hidden_state
+
+    axes = {name: {0: "batch", 1: "tokens"} for name in [*names, "token_embeddings"]}
+    # The tracer's warnings describe its own conversion of transformers' code, not the user's data.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(LastHiddenState(transformer), tuple(sample[name] for name in names), str(target),
+                          input_names=names, output_names=["token_embeddings"], dynamic_axes=axes,
+                          opset_version=_OPSET, dynamo=False)
+
+
+def ensure_export(st_model, folder: Path, backend: str) -> Path:
+    """The path of an intact export of ``st_model`` for ``backend``, made if missing or damaged.
+
+    Parameters
+    ----------
+    st_model : sentence_transformers.SentenceTransformer
+        Loaded on the CPU in fp32.
+    folder : Path
+        :func:`export_folder` of the model's weights and the backend.
+    backend : {"onnx", "onnx-int8"}
+    """
+    if _is_intact(folder):
+        return folder / _MODEL_FILE
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
+    try:
+        _export_fp32(st_model, staging / "fp32.onnx")
+        model = staging / _MODEL_FILE
+        if backend == "onnx-int8":
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            # quantize_dynamic logs a pre-processing tip through the root logger on every call.
+            root = logging.getLogger()
+            level = root.level
+            root.setLevel(logging.ERROR)
+            try:
+                quantize_dynamic(str(staging / "fp32.onnx"), str(model), weight_type=QuantType.QInt8,
+                                 **QUANTIZATION[quantization_target()])
+            finally:
+                root.setLevel(level)
+            (staging / "fp32.onnx").unlink()
+        else:
+            (staging / "fp32.onnx").rename(model)
+        (staging / f"{_MODEL_FILE}.sha256").write_text(_sha256(model))
+        try:
+            os.rename(staging, folder)
+        except OSError:  # another process finished the same export first
+            if not _is_intact(folder):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder / _MODEL_FILE
+
+
+class OnnxTransformer:
+    """The exported transformer in an ONNX Runtime session, fed by the model's own tokenizer.
+
+    ``embed(texts)`` tokenises with sentence-transformers (same truncation), runs the
+    session, and applies the model's remaining modules (pooling, normalisation) to
+    the token embeddings, returning float32 rows in the order of ``texts``.
+    """
+
+    def __init__(self, st_model, model_path: Path):
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise SGIInputError("the ONNX backends need onnxruntime, which is not installed",
+                                hint="pip install -r requirements.txt (it lists onnxruntime), or use --backend torch") from None
+        self.st_model = st_model
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        # Idle worker threads sleep instead of spinning: on a loaded or shared CPU spinning
+        # threads take the cores the busy ones need.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self.input_names = [item.name for item in self.session.get_inputs()]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        features = tokenize(self.st_model, texts)
+        feeds = {name: features[name].numpy().astype(np.int64) for name in self.input_names}
+        token_embeddings = self.session.run(None, feeds)[0]
+        features["token_embeddings"] = torch.from_numpy(token_embeddings)
+        with torch.no_grad():
+            for module in list(self.st_model)[1:]:
+                features = module(features)
+        return features["sentence_embedding"].float().numpy()

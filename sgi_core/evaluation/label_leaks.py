@@ -1,0 +1,185 @@
+"""Columns that are the label in disguise, and id columns: neither is a group nor a score.
+
+A column **leaks the label** when it determines it, or nearly:
+
+* as categories: every value that occurs on two or more labelled rows occurs with one
+  label class only, and such values cover every labelled row (``answer_type`` =
+  right/hallucinated, a copy of the label under another name, a recoded label);
+* as numbers: its AUROC against the label is at least :data:`LEAK_AUROC` in either
+  direction (a float copy of the label, a score computed from it).
+
+Grouped by such a column, every group is one class, which reads as an "authorship
+confound" that is only the label; taken as a detector it scores AUROC 1 and teaches
+nothing. An **id column** (one distinct value per row, or a pairing id such as
+``pair_id`` whose values each recur on a few rows) names rows, and its order says
+nothing about grounding, so it is not a score either.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+
+from sgi_core.evaluation._common import as_labels
+from sgi_core.results import JsonResult
+
+#: AUROC (either direction) at or above which a numeric column is taken for the label.
+LEAK_AUROC = 0.99
+#: Rows a pairing id's value may recur on (a question's answers: two, sometimes a few).
+MAX_PAIRING_ROWS = 4
+#: Distinct values a whole-number column needs before its recurring values read as a pairing id, not a scale.
+MIN_PAIRING_IDS = 10
+_ID_NAME = re.compile(r"(^|_)(id|idx|index|row|uuid|key)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LabelLeak(JsonResult):
+    """A column that determines the label.
+
+    Attributes
+    ----------
+    column : str
+    how : {"categories", "auroc"}
+        Each value one class, or a numeric AUROC at or above :data:`LEAK_AUROC`.
+    auroc : float
+        ``max(AUROC, 1 - AUROC)`` of the column as numbers; NaN when it is not numeric.
+    """
+
+    column: str
+    how: str
+    auroc: float
+
+
+def _text_values(series: pd.Series) -> pd.Series:
+    text = series.astype(object).where(series.notna(), None).map(lambda v: None if v is None else str(v).strip())
+    return text.where(text != "", None)
+
+
+def _numeric_auroc(series: pd.Series, labels: np.ndarray) -> float:
+    numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+    filled = _text_values(series).notna().to_numpy()
+    if np.isnan(numbers[filled]).any():
+        return np.nan
+    keep = ~np.isnan(labels) & ~np.isnan(numbers)
+    if len(np.unique(labels[keep])) < 2:
+        return np.nan
+    auroc = float(roc_auc_score(labels[keep], numbers[keep]))
+    return max(auroc, 1.0 - auroc)
+
+
+def _categories_determine(series: pd.Series, labels: np.ndarray) -> bool:
+    values = _text_values(series).to_numpy(dtype=object)
+    keep = ~np.isnan(labels) & pd.notna(values)
+    if keep.sum() < 2 or len(np.unique(labels[keep])) < 2:
+        return False
+    table = pd.crosstab(values[keep], labels[keep])
+    recurring = table[table.sum(axis=1) >= 2]
+    return bool(recurring.sum().sum() == keep.sum() and ((recurring > 0).sum(axis=1) == 1).all())
+
+
+def label_leaks(frame: pd.DataFrame, y_true, columns) -> tuple[LabelLeak, ...]:
+    """The ``columns`` of ``frame`` that determine the label ``y_true`` (see the module docstring).
+
+    Parameters
+    ----------
+    frame : DataFrame
+    y_true : array_like of shape (n,)
+        1 = grounded, 0 = hallucinated, NaN = unlabelled (left out).
+    columns : iterable of str
+        Candidates (the input columns other than the mapped ones).
+
+    Returns
+    -------
+    tuple of LabelLeak
+        In the order of ``columns``; empty when the file has fewer than two classes.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"answer_type": ["right", "hallucinated"] * 3, "judge": [0.9, 0.2, 0.4, 0.6, 0.8, 0.3]})
+    >>> [leak.column for leak in label_leaks(f, [1, 0] * 3, ["answer_type", "judge"])]
+    ['answer_type']
+    """
+    labels = as_labels(y_true)
+    leaks = []
+    for column in columns:
+        series = frame[column]
+        auroc = _numeric_auroc(series, labels)
+        if _categories_determine(series, labels):
+            leaks.append(LabelLeak(str(column), "categories", auroc))
+        elif auroc >= LEAK_AUROC:
+            leaks.append(LabelLeak(str(column), "auroc", auroc))
+    return tuple(leaks)
+
+
+def is_id_column(series: pd.Series, name: str) -> bool:
+    """Whether a column names rows rather than measuring them.
+
+    True for a name like ``id``, ``pair_id``, ``row``, ``doc_index``; text or whole
+    numbers with a distinct value per row; or more than :data:`MIN_PAIRING_IDS` whole
+    numbers each recurring on at most :data:`MAX_PAIRING_ROWS` rows (a pairing id).
+
+    Examples
+    --------
+    >>> is_id_column(pd.Series(range(6)), "n"), is_id_column(pd.Series([0.2, 0.7]), "judge")
+    (True, False)
+    """
+    if _ID_NAME.search(str(name)):
+        return True
+    values = _text_values(series).dropna()
+    if values.empty:
+        return False
+    counts = values.value_counts()
+    numbers = pd.to_numeric(values, errors="coerce")
+    numeric = bool(numbers.notna().all())
+    whole = numeric and bool((numbers == numbers.round()).all())
+    if counts.max() == 1 and len(values) > 1 and (whole or not numeric):  # distinct measurements are no id
+        return True
+    return whole and len(counts) > MIN_PAIRING_IDS and counts.max() <= MAX_PAIRING_ROWS
+
+
+@dataclass(frozen=True)
+class ColumnScreen(JsonResult):
+    """Which candidate columns are the label in disguise and which name rows.
+
+    Attributes
+    ----------
+    leaks : tuple of LabelLeak
+        Kept out of groups and detector scores.
+    ids : tuple of str
+        Id columns (not leaks), kept out of detector scores.
+    """
+
+    leaks: tuple[LabelLeak, ...]
+    ids: tuple[str, ...]
+
+    def refused_as_score(self, column: str) -> str | None:
+        """Why ``column`` cannot be a detector score, or None."""
+        for leak in self.leaks:
+            if leak.column == column:
+                return describe_leak(leak)
+        if column in self.ids:
+            return f"'{column}' is an id column: it names rows, and its order says nothing about grounding"
+        return None
+
+    @property
+    def leak_columns(self) -> tuple[str, ...]:
+        return tuple(leak.column for leak in self.leaks)
+
+
+def describe_leak(leak: LabelLeak) -> str:
+    """One sentence on how ``leak.column`` determines the label."""
+    if leak.how == "categories":
+        return f"'{leak.column}' determines the label: each of its values goes with one label class only"
+    return f"'{leak.column}' nearly determines the label: its AUROC against the label is {leak.auroc:.3f}"
+
+
+def screen_columns(frame: pd.DataFrame, y_true, columns) -> ColumnScreen:
+    """:func:`label_leaks` and :func:`is_id_column` over the candidate ``columns``."""
+    leaks = label_leaks(frame, y_true, columns)
+    leaked = {leak.column for leak in leaks}
+    ids = tuple(str(c) for c in columns if str(c) not in leaked and is_id_column(frame[c], str(c)))
+    return ColumnScreen(leaks, ids)

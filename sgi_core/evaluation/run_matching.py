@@ -1,0 +1,190 @@
+"""Two runs of a system on the same inputs, matched by a key and averaged per key.
+
+A *run* is a table with one row per answered input: a key column (an id, or the
+question text), score columns oriented **higher = grounded**, and optionally a
+``label`` column (1 grounded, 0 hallucinated, NaN unlabelled). Rows are matched by
+key; a key present on one side only is counted and listed, never dropped silently;
+several rows under one key are averaged into one value per key (and the number of
+such keys is reported), so that each key weighs the same in the paired statistics.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.errors import SGIInputError
+from sgi_core.results import JsonResult
+
+
+@dataclass(frozen=True)
+class KeyMatch(JsonResult):
+    """How the rows of two runs were matched.
+
+    Attributes
+    ----------
+    key : str
+        The column the rows were matched on.
+    n_rows_base, n_rows_new : int
+        Rows of each run.
+    n_keys_base, n_keys_new : int
+        Distinct keys of each run.
+    n_matched : int
+        Keys present in both runs.
+    only_in_base, only_in_new : tuple of str
+        Keys present in one run only, in order of first appearance; left out of
+        every paired statistic.
+    averaged_base, averaged_new : int
+        Keys with several rows in that run, whose scores and labels were averaged.
+    keyless_rows_base, keyless_rows_new : tuple of int
+        1-based rows with an empty key; they cannot be matched.
+    mixed_label_keys : int
+        Matched keys whose rows carry both labels on one side (or both): their label
+        there is NaN.
+    """
+
+    key: str
+    n_rows_base: int
+    n_rows_new: int
+    n_keys_base: int
+    n_keys_new: int
+    n_matched: int
+    only_in_base: tuple[str, ...]
+    only_in_new: tuple[str, ...]
+    averaged_base: int
+    averaged_new: int
+    keyless_rows_base: tuple[int, ...]
+    keyless_rows_new: tuple[int, ...]
+    mixed_label_keys: int
+
+
+@dataclass(frozen=True)
+class MatchedRuns:
+    """Per-key values of two runs on their matched keys (not a JSON result: it holds arrays).
+
+    Attributes
+    ----------
+    match : KeyMatch
+    keys : ndarray of str, shape (k,)
+        The matched keys, in the base run's order.
+    base, new : DataFrame
+        Indexed like ``keys``: the per-key mean of every compared score column, and
+        ``label`` (per-key label, NaN when mixed or unlabelled) when the run has one.
+    first_row_base, first_row_new : ndarray of int, shape (k,)
+        0-based position in each input table of the first row under each key.
+    scores : tuple of str
+        The score columns compared (present in both runs).
+    """
+
+    match: KeyMatch
+    keys: np.ndarray
+    base: pd.DataFrame
+    new: pd.DataFrame
+    first_row_base: np.ndarray
+    first_row_new: np.ndarray
+    scores: tuple[str, ...]
+
+
+def _key_text(frame: pd.DataFrame, key: str, side: str) -> pd.Series:
+    if key not in frame.columns:
+        raise SGIInputError(f"the {side} run has no column '{key}' to match rows on", column=key,
+                            hint=f"Columns present: {', '.join(map(str, frame.columns))}; choose one with --key")
+    # Ids read as 7, 7.0 (a number column with gaps) or " 7" are the same key.
+    text = frame[key].astype(object).map(_key_cell)
+    return text.reset_index(drop=True)
+
+
+def _key_cell(value) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def _per_key(frame: pd.DataFrame, keys: pd.Series, scores: tuple[str, ...]) -> tuple[pd.DataFrame, pd.Series, int]:
+    """Per-key means of ``scores`` (and of ``label``), first row per key, and keys with several rows."""
+    columns = [c for c in (*scores, "label") if c in frame.columns]
+    values = frame[columns].reset_index(drop=True).apply(pd.to_numeric, errors="coerce").astype(np.float64)
+    values["_key"] = keys.to_numpy()
+    grouped = values.groupby("_key", sort=False)
+    means = grouped.mean()
+    if "label" in columns:
+        # A key whose rows disagree on the label has no label (0.5 would read as a probability).
+        means.loc[(means["label"] > 0) & (means["label"] < 1), "label"] = np.nan
+    first = pd.Series(np.arange(len(values)), index=keys.to_numpy()).groupby(level=0, sort=False).first()
+    return means, first, int((grouped.size() > 1).sum())
+
+
+def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> MatchedRuns:
+    """Match two runs' rows by ``key`` and average each score per key.
+
+    Parameters
+    ----------
+    base, new : DataFrame
+        The runs, one row per answer; ``label`` is used when present.
+    key : str
+        Column holding the key (compared as stripped text, so 7 and "7" match).
+    scores : sequence of str
+        Score columns to keep; those missing from either run are left out.
+
+    Returns
+    -------
+    MatchedRuns
+
+    Raises
+    ------
+    SGIInputError
+        When a run lacks the key column or the runs share no key.
+
+    Examples
+    --------
+    >>> base = pd.DataFrame({"id": ["a", "a", "b", "c"], "sgi": [1.0, 3.0, 1.0, 5.0]})
+    >>> new = pd.DataFrame({"id": ["b", "a", "d"], "sgi": [0.5, 1.0, 2.0]})
+    >>> m = match_runs(base, new, key="id", scores=["sgi"])
+    >>> m.keys.tolist(), m.base["sgi"].tolist(), m.new["sgi"].tolist()
+    (['a', 'b'], [2.0, 1.0], [1.0, 0.5])
+    >>> m.match.only_in_base, m.match.only_in_new, m.match.averaged_base
+    (('c',), ('d',), 1)
+    """
+    scores = tuple(s for s in scores if s in base.columns and s in new.columns)
+    key_base, key_new = _key_text(base, key, "base"), _key_text(new, key, "new")
+    keyless_base, keyless_new = np.flatnonzero(key_base == ""), np.flatnonzero(key_new == "")
+    if len(keyless_base) or len(keyless_new):
+        warnings.warn(f"{len(keyless_base)} base and {len(keyless_new)} new rows have an empty '{key}' and are "
+                      "left out of the comparison (listed in the result)", UserWarning, stacklevel=2)
+    base_means, base_first, averaged_base = _per_key(base[key_base.to_numpy() != ""], key_base[key_base != ""],
+                                                     scores)
+    new_means, new_first, averaged_new = _per_key(new[key_new.to_numpy() != ""], key_new[key_new != ""], scores)
+    # Positions within the keyed rows back to positions in the input tables.
+    base_first = np.flatnonzero(key_base != "")[base_first.to_numpy()]
+    new_first = pd.Series(np.flatnonzero(key_new != "")[new_first.to_numpy()], index=new_first.index)
+    in_new = base_means.index.isin(new_means.index)
+    keys = base_means.index[in_new]
+    if len(keys) == 0:
+        raise SGIInputError(f"the two runs share no value of '{key}'", column=key,
+                            hint="Match on another column with --key (an id both runs carry)")
+    base_kept, new_kept = base_means.loc[keys], new_means.loc[keys]
+    mixed = len(_mixed_label_keys(base, key_base, keys) | _mixed_label_keys(new, key_new, keys))
+    match = KeyMatch(
+        key=key, n_rows_base=len(base), n_rows_new=len(new), n_keys_base=len(base_means),
+        n_keys_new=len(new_means), n_matched=len(keys),
+        only_in_base=tuple(base_means.index[~in_new]), only_in_new=tuple(new_means.index[~new_means.index.isin(keys)]),
+        averaged_base=averaged_base, averaged_new=averaged_new,
+        keyless_rows_base=tuple((keyless_base + 1).tolist()), keyless_rows_new=tuple((keyless_new + 1).tolist()),
+        mixed_label_keys=mixed,
+    )
+    return MatchedRuns(match, keys.to_numpy(dtype=object), base_kept.reset_index(drop=True),
+                       new_kept.reset_index(drop=True), base_first[in_new], new_first.loc[keys].to_numpy(), scores)
+
+
+def _mixed_label_keys(frame: pd.DataFrame, keys: pd.Series, matched) -> set:
+    """Matched keys whose rows in ``frame`` carry both labels."""
+    if "label" not in frame.columns:
+        return set()
+    labels = pd.Series(pd.to_numeric(frame["label"], errors="coerce").to_numpy(), index=keys.to_numpy())
+    spread = labels[labels.index.isin(matched)].groupby(level=0).agg(["min", "max"])
+    return set(spread.index[spread["min"] != spread["max"]])

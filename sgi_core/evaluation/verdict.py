@@ -1,0 +1,201 @@
+"""The verdict on one file: which detector, if any, beats the best trivial score here.
+
+A detector (SGI, or any score column judged beside it) is only useful where it beats
+what costs nothing to compute. The trivial scores (response length, word overlap with
+the context, the response-question angle alone) are each taken in the direction that
+separates best **on this file** (response length may mean grounded either way), so
+the bar is the best a trivial rule reaches here, not on another data set.
+
+For every score the verdict records its AUROC (grounded positive) with its 95%
+interval and its standing:
+
+* ``"separates"``: the interval lies above 0.5;
+* ``"near chance"``: the interval holds 0.5;
+* ``"inverted"``: the interval lies below 0.5 (the score ranks hallucinated rows
+  higher: it points the wrong way, or its direction was given wrongly);
+* ``"undefined"``: no AUROC (one class) or no interval (``n_boot=0``, tiny class).
+
+Each detector is compared with the best trivial score by DeLong's paired test
+(DeLong, DeLong & Clarke-Pearson 1988) on the rows both score: ``"beats"`` when the
+interval of ``AUROC(detector) - AUROC(trivial)`` lies above 0, ``"loses"`` below 0,
+``"no clear difference"`` otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+from sgi_core.evaluation._common import as_labels, as_scores
+from sgi_core.evaluation.paired import delong_test
+from sgi_core.evaluation.ranking import roc_analysis
+from sgi_core.results import JsonResult, UndefinedStatisticWarning
+
+#: Standings of a score's AUROC against chance.
+STANDINGS = ("separates", "near chance", "inverted", "undefined")
+#: Outcomes of a detector against the best trivial score.
+OUTCOMES = ("beats", "no clear difference", "loses", "undefined")
+
+
+@dataclass(frozen=True)
+class ScoreStanding(JsonResult):
+    """One score's AUROC against chance.
+
+    Attributes
+    ----------
+    name : str
+    auroc : float
+        Grounded positive, in the direction used (``flipped`` for a trivial score).
+    auroc_ci : (float, float)
+    ci_method : str
+    standing : {"separates", "near chance", "inverted", "undefined"}
+    trivial : bool
+    flipped : bool
+        A trivial score taken in the opposite of its stated direction, because that
+        separates better on this file.
+    """
+
+    name: str
+    auroc: float
+    auroc_ci: tuple[float, float]
+    ci_method: str
+    standing: str
+    trivial: bool
+    flipped: bool
+
+
+@dataclass(frozen=True)
+class Comparison(JsonResult):
+    """A detector against the best trivial score (DeLong's paired test).
+
+    Attributes
+    ----------
+    detector, trivial : str
+    difference : float
+        ``AUROC(detector) - AUROC(trivial)`` on the rows both score.
+    ci : (float, float)
+    p_value : float
+    outcome : {"beats", "no clear difference", "loses", "undefined"}
+    """
+
+    detector: str
+    trivial: str
+    difference: float
+    ci: tuple[float, float]
+    p_value: float
+    outcome: str
+
+
+@dataclass(frozen=True)
+class Verdict(JsonResult):
+    """What this file's numbers say about its detectors.
+
+    Attributes
+    ----------
+    scores : tuple of ScoreStanding
+        Detectors first (in the order given), then the trivial scores.
+    best_trivial : str or None
+        Name of the trivial score with the highest AUROC here; None without one.
+    comparisons : tuple of Comparison
+        One per detector, against ``best_trivial``.
+    winners : tuple of str
+        Detectors that beat the best trivial score.
+    """
+
+    scores: tuple[ScoreStanding, ...]
+    best_trivial: str | None
+    comparisons: tuple[Comparison, ...]
+    winners: tuple[str, ...]
+
+    def standing(self, name: str) -> ScoreStanding:
+        """The :class:`ScoreStanding` of the score called ``name``."""
+        for score in self.scores:
+            if score.name == name:
+                return score
+        raise KeyError(name)
+
+
+def standing_of(auroc_ci: tuple[float, float]) -> str:
+    """``"separates"``, ``"near chance"``, ``"inverted"`` or ``"undefined"`` from an AUROC interval.
+
+    Examples
+    --------
+    >>> standing_of((0.7, 0.8)), standing_of((0.48, 0.56)), standing_of((0.2, 0.3)), standing_of((math.nan, 0.6))
+    ('separates', 'near chance', 'inverted', 'undefined')
+    """
+    lo, hi = auroc_ci
+    if math.isnan(lo) or math.isnan(hi):
+        return "undefined"
+    if lo > 0.5:
+        return "separates"
+    return "inverted" if hi < 0.5 else "near chance"
+
+
+def _outcome(ci: tuple[float, float]) -> str:
+    if math.isnan(ci[0]):
+        return "undefined"
+    if ci[0] > 0.0:
+        return "beats"
+    return "loses" if ci[1] < 0.0 else "no clear difference"
+
+
+def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, seed: int = 0) -> Verdict:
+    """Judge each detector against chance and against the best trivial score of this file.
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        1 = grounded, 0 = hallucinated, NaN = unlabelled.
+    detectors : dict of str to array_like of shape (n,)
+        Detector scores, higher = grounded (orient them first); their direction is
+        taken as given, so a detector pointing the wrong way shows as inverted.
+    trivial : dict of str to array_like of shape (n,)
+        Trivial scores, higher = grounded as stated; each is flipped when the other
+        direction separates better here.
+    n_boot, seed
+        Resamples of the AUROC intervals (:func:`~sgi_core.evaluation.ranking.roc_analysis`).
+
+    Returns
+    -------
+    Verdict
+        Undefined parts (one class, a class of one row) are NaN with the standing
+        ``"undefined"``; the warnings are left to the caller's report.
+
+    Examples
+    --------
+    >>> y = [1, 1, 1, 1, 0, 0, 0, 0]
+    >>> v = file_verdict(y, {"sgi": [8, 7, 6, 5, 4, 3, 2, 1]}, {"length": [1, 2, 3, 4, 5, 6, 8, 7]}, n_boot=0)
+    >>> v.best_trivial, v.standing("length").flipped, v.standing("length").auroc
+    ('length', True, 1.0)
+    """
+    labels = as_labels(y_true)
+    oriented = {}
+    standings = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedStatisticWarning)
+        for name, values in detectors.items():
+            oriented[name] = as_scores(values, name=name, n=len(labels))
+            roc = roc_analysis(labels, oriented[name], n_boot=n_boot, seed=seed)
+            standings.append(ScoreStanding(name, roc.auroc, roc.auroc_ci, roc.ci_method, standing_of(roc.auroc_ci),
+                                           False, False))
+        for name, values in trivial.items():
+            stated = as_scores(values, name=name, n=len(labels))
+            roc = roc_analysis(labels, stated, n_boot=n_boot, seed=seed)
+            flipped = bool(roc.auroc < 0.5)
+            if flipped:
+                stated = -stated
+                roc = roc_analysis(labels, stated, n_boot=n_boot, seed=seed)
+            oriented[name] = stated
+            standings.append(ScoreStanding(name, roc.auroc, roc.auroc_ci, roc.ci_method, standing_of(roc.auroc_ci),
+                                           True, flipped))
+        defined = [s for s in standings if s.trivial and not math.isnan(s.auroc)]
+        best = max(defined, key=lambda s: s.auroc).name if defined else None
+        comparisons = []
+        if best is not None:
+            for name in detectors:
+                test = delong_test(labels, oriented[name], oriented[best])
+                comparisons.append(Comparison(name, best, test.difference, test.ci, test.p_value, _outcome(test.ci)))
+    winners = tuple(c.detector for c in comparisons if c.outcome == "beats")
+    return Verdict(tuple(standings), best, tuple(comparisons), winners)
+

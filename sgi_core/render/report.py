@@ -1,0 +1,92 @@
+"""What ``python -m sgi_core report`` prints: the paper's tables and everything judged beside SGI.
+
+Each function reads one result object and returns plain text; nothing is computed
+here but layout.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sgi_core.render.numbers import format_ci, frame_text
+from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
+
+if TYPE_CHECKING:
+    from sgi_core.comparison import ModelComparison
+    from sgi_core.evaluation.detectors import DetectorComparison
+    from sgi_core.evaluation.retrieval_report import RetrievalReport
+
+
+def _interval_methods(comparison: ModelComparison) -> str:
+    """How Table 1's intervals were computed: ``d: <method>; AUROC: <method>`` with the resamples."""
+    def described(method: str, n_boot: int) -> str:
+        return f"{method}, {n_boot} resamples" if method == "percentile bootstrap" else method
+
+    methods = dict.fromkeys(
+        f"d: {described(r.effect_size.ci_method, r.effect_size.n_boot)}; "
+        f"AUROC: {described(r.roc.ci_method, r.roc.n_boot)}" for r in comparison.reports.values())
+    return " / ".join(methods)
+
+
+def comparison_text(comparison: ModelComparison) -> str:
+    """Tables 1, 2, 3 and 5 in the paper's layout, the baselines, the length verdict and the notes."""
+    reports = comparison.reports
+    parts = [f"Source: {comparison.source}", "",
+             f"Table 1. SGI by label (valid - hallucinated), 95% CIs ({_interval_methods(comparison)})",
+             frame_text(table1(reports))]
+    for name, rep in reports.items():
+        left_out = (f"; means and d leave out the {rep.n_degenerate} rows with degenerate geometry (n_degenerate), "
+                    "counted in n and AUROC" if rep.n_degenerate else "")
+        parts += ["", f"Table 2 ({name}). SGI within theta(q,c) terciles (edges over all rows{left_out})",
+                  frame_text(table2(rep)),
+                  "", f"Table 3 ({name}). SGI within character-length terciles (equal thirds by rank{left_out})",
+                  frame_text(table3(rep))]
+    parts += ["", "Table 5. Each angle alone, Cohen's d valid - hallucinated", frame_text(table5(reports)),
+              "", "Baselines beside SGI (every score oriented higher = grounded)",
+              frame_text(baselines_table(reports)), "", "Does SGI add signal beyond response length?"]
+    for name, rep in reports.items():
+        verdict = rep.beyond_length.verdict if rep.beyond_length else "not computed (no response column)"
+        parts.append(f"  {name}: {verdict}")
+    parts += ["", "SGI's AUROC with the classes matched on response length (coarsened exact matching)"]
+    for name, matched in ((name, rep.length_matched) for name, rep in reports.items()):
+        parts.append(f"  {name}: {matched.auroc:.3f} {format_ci(matched.auroc_ci)} against {matched.plain_auroc:.3f} "
+                     f"unmatched ({matched.n_used} rows in {matched.n_bins - matched.n_bins_dropped} length bins, "
+                     f"{matched.n_dropped} in bins holding one class left out)")
+    parts += ["", "Contexts longer than the model reads (truncated)"]
+    for name, trunc in comparison.truncation.items():
+        if trunc.max_seq_length is None:
+            parts.append(f"  {name}: unknown (no tokenizer)")
+        else:
+            parts.append(f"  {name}: {trunc.n_truncated} of {trunc.n_texts} contexts exceed "
+                         f"{trunc.max_seq_length} tokens (longest {trunc.max_tokens:.0f})")
+    agreement = comparison.agreement
+    if agreement is not None:
+        _, spearman = agreement.to_frames()
+        parts += ["", f"Cross-model agreement of per-row SGI ({agreement.n_rows} rows): mean off-diagonal "
+                  f"Pearson {agreement.mean_offdiag_pearson:.3f}, Spearman {agreement.mean_offdiag_spearman:.3f}",
+                  "Spearman:", frame_text(spearman, index=True)]
+    for report in comparison.detectors.values():
+        parts += ["", report.to_text()]
+    notes = [f"  {name}: {note}" for name, rep in reports.items() for note in rep.notes]
+    if notes:
+        parts += ["", "Notes", *notes]
+    return "\n".join(parts)
+
+
+def detector_comparison_text(comparison: DetectorComparison) -> str:
+    """Declared detector columns beside SGI: one row per detector, the combination, the verdict."""
+    return (f"Detectors beside SGI ({comparison.n} labelled rows, {comparison.n_splits}-fold CV)\n"
+            f"{frame_text(comparison.to_frame(), na_rep='')}\n{comparison.verdict}")
+
+
+def retrieval_text(report: RetrievalReport) -> str:
+    """Recall@K and MRR, the diagnosis table and SGI's separation by retrieval hit."""
+    m = report.metrics
+    recall = ", ".join(f"Recall@{k} {v:.3f}" for k, v in m.recall_at_k.items())
+    lines = [f"Retrieval over {m.n_queries - m.n_without_relevant} judged queries "
+             f"({m.n_without_relevant} without relevant ids): {recall}, MRR {m.mrr:.3f}",
+             "", f"Diagnosis (top {report.k}; grounded = SGI >= {report.grounded_threshold:g})",
+             frame_text(report.diagnosis_frame()),
+             "", f"SGI separation by retrieval hit@{report.k}",
+             frame_text(report.sgi_by_hit.to_frame())]
+    return "\n".join(lines)

@@ -1,0 +1,190 @@
+"""The order in which rows are put before a person to label, and where a row stands in its file.
+
+Every queue orders all rows first and then drops the ones to skip (already labelled),
+so labelling a row never reorders the rest, and the same seed gives the same queue.
+Scores are oriented higher = grounded; rows whose score is NaN go last.
+
+==========================  =========================================================
+strategy                    order
+==========================  =========================================================
+``random``                  a seeded permutation
+``stratified``              round robin over the score's deciles, each shuffled: any
+                            first ``k`` rows span the score's range
+``uncertain``               ``|p - 0.5|`` ascending for a calibrated probability ``p``,
+                            or ``|score - threshold|`` ascending for a policy threshold
+``disagreement``            ``|rank_a - rank_b|`` descending, ranks as fractions of rows
+``false_alarms``            labelled grounded rows, lowest score first: the worst false
+                            positives of a detector that flags hallucinations
+``missed_hallucinations``   labelled hallucinated rows, highest score first: its worst
+                            false negatives
+==========================  =========================================================
+
+Ties are broken by the seeded permutation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import percentileofscore
+
+from sgi_core.errors import SGIInputError
+from sgi_core.results import JsonResult
+
+STRATEGIES = ("random", "stratified", "uncertain", "disagreement", "false_alarms", "missed_hallucinations")
+#: Bins of the ``stratified`` queue.
+STRATA = 10
+
+
+@dataclass(frozen=True)
+class ReviewQueue(JsonResult):
+    """Rows to review, in order.
+
+    Attributes
+    ----------
+    rows : ndarray
+        0-based positions in the table, first to review first.
+    strategy : str
+    seed : int
+    n_skipped : int
+        Rows left out because they are already labelled.
+    n_left_out : int
+        Other rows the strategy cannot place (no label for ``false_alarms`` /
+        ``missed_hallucinations``).
+    """
+
+    rows: np.ndarray
+    strategy: str
+    seed: int
+    n_skipped: int
+    n_left_out: int
+
+
+def _scores(values, name: str, n: int) -> np.ndarray:
+    if values is None:
+        raise SGIInputError(f"this queue needs the {name}", hint="Choose a score column for the queue")
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != (n,):
+        raise SGIInputError(f"the {name} has {values.size} values for {n} rows")
+    return values
+
+
+def _order_by(key: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """Positions sorted by ``key`` ascending (NaN last), ties in ``tiebreak`` order."""
+    key = np.where(np.isnan(key), np.inf, key)
+    return np.lexsort((tiebreak, key))
+
+
+def review_queue(n_rows: int, *, strategy: str, seed: int = 0, score=None, second_score=None, probability=None,
+                 threshold: float | None = None, labels=None, skip=None) -> ReviewQueue:
+    """The rows of a table in the order ``strategy`` puts them (see the module's table).
+
+    Parameters
+    ----------
+    n_rows : int
+    strategy : str
+        One of :data:`STRATEGIES`.
+    seed : int
+        Seeds the permutation every strategy starts from.
+    score : array, optional
+        The chosen score (higher = grounded): needed by all but ``random``
+        (``uncertain`` takes ``probability`` instead when given).
+    second_score : array, optional
+        The other score of ``disagreement``.
+    probability : array, optional
+        Calibrated P(grounded) for ``uncertain``.
+    threshold : float, optional
+        Policy threshold on ``score`` for ``uncertain`` without ``probability``.
+    labels : array, optional
+        1.0 grounded, 0.0 hallucinated, NaN unlabelled: needed by ``false_alarms``
+        and ``missed_hallucinations``.
+    skip : bool array, optional
+        Rows to leave out (already labelled).
+
+    Examples
+    --------
+    >>> q = review_queue(6, strategy="uncertain", probability=[0.05, 0.45, 0.9, 0.52, 0.5, 0.7],
+    ...                  skip=[False, False, False, False, True, False])
+    >>> q.rows.tolist(), q.n_skipped
+    ([3, 1, 5, 2, 0], 1)
+    """
+    if strategy not in STRATEGIES:
+        raise SGIInputError(f"unknown review queue {strategy!r}", hint=f"Choose among {', '.join(STRATEGIES)}")
+    permutation = np.random.default_rng(seed).permutation(n_rows)
+    rank_in_permutation = np.empty(n_rows, dtype=np.int64)
+    rank_in_permutation[permutation] = np.arange(n_rows)
+    eligible = np.ones(n_rows, dtype=bool)
+    if strategy == "random":
+        order = permutation
+    elif strategy == "stratified":
+        order = _stratified(_scores(score, "score", n_rows), rank_in_permutation)
+    elif strategy == "uncertain":
+        if probability is not None:
+            distance = np.abs(_scores(probability, "calibrated probability", n_rows) - 0.5)
+        elif threshold is not None:
+            distance = np.abs(_scores(score, "score", n_rows) - float(threshold))
+        else:
+            raise SGIInputError("the most uncertain rows need a calibrated probability or a policy threshold",
+                                hint="Fit a calibrator or set a threshold on the Calibration session page")
+        order = _order_by(distance, rank_in_permutation)
+    elif strategy == "disagreement":
+        ranks = [pd.Series(_scores(s, name, n_rows)).rank(pct=True).to_numpy()
+                 for s, name in ((score, "score"), (second_score, "second score"))]
+        order = _order_by(-np.abs(ranks[0] - ranks[1]), rank_in_permutation)
+    else:
+        values, label = _scores(score, "score", n_rows), _scores(labels, "labels", n_rows)
+        wanted = 1.0 if strategy == "false_alarms" else 0.0
+        eligible = label == wanted
+        order = _order_by(values if wanted == 1.0 else -values, rank_in_permutation)
+    skipped = np.zeros(n_rows, dtype=bool) if skip is None else np.asarray(skip, dtype=bool)
+    kept = order[eligible[order] & ~skipped[order]]
+    return ReviewQueue(kept, strategy, int(seed), int(skipped.sum()), int((~eligible & ~skipped).sum()))
+
+
+def _stratified(score: np.ndarray, rank_in_permutation: np.ndarray) -> np.ndarray:
+    """Round robin over the score's :data:`STRATA` equal-count bins, each in permutation order; NaN scores last."""
+    finite = ~np.isnan(score)
+    stratum = np.full(len(score), STRATA, dtype=np.int64)
+    if finite.any():
+        stratum[finite] = pd.qcut(pd.Series(score[finite]).rank(method="first"), min(STRATA, int(finite.sum())),
+                                  labels=False).to_numpy()
+    # A row's turn is its place within its bin (in permutation order); the bin breaks ties within a turn.
+    by_bin = np.lexsort((rank_in_permutation, stratum))
+    turn = np.empty(len(score), dtype=np.int64)
+    starts = np.searchsorted(stratum[by_bin], stratum[by_bin], side="left")
+    turn[by_bin] = np.arange(len(score)) - starts
+    return np.lexsort((stratum, turn + np.where(finite, 0, len(score))))
+
+
+@dataclass(frozen=True)
+class RowProfile(JsonResult):
+    """Where one row's values stand in its file.
+
+    ``values[name]`` is the row's value of each column and ``percentiles[name]`` the
+    share of the file's non-NaN values at or below it, in percent (NaN where the
+    row's value is NaN).
+    """
+
+    values: dict[str, float]
+    percentiles: dict[str, float]
+
+
+def row_profile(columns: dict, position: int) -> RowProfile:
+    """:class:`RowProfile` of the row at 0-based ``position`` over ``columns`` (name -> values of every row).
+
+    Examples
+    --------
+    >>> row_profile({"length": [10, 20, 30, 40]}, 2).percentiles
+    {'length': 75.0}
+    """
+    values, percentiles = {}, {}
+    for name, column in columns.items():
+        column = np.asarray(column, dtype=np.float64)
+        value = float(column[position])
+        finite = column[~np.isnan(column)]
+        values[name] = value
+        percentiles[name] = float("nan") if np.isnan(value) or not len(finite) else float(
+            percentileofscore(finite, value, kind="weak"))
+    return RowProfile(values, percentiles)

@@ -1,0 +1,103 @@
+"""Compare runs page: a second run uploaded or opened by path, the deltas, the paired plots, keys opened in the Explorer."""
+
+import io
+
+import pandas as pd
+import pytest
+
+from sgi_core.embedding import load_encoder
+from sgi_core.evaluation.run_comparison import compare_runs
+from sgi_core.evaluation.run_matching import match_runs
+from sgi_core.runs import read_run
+from sgi_core.scoring import score_table
+from tests.conftest import SAMPLE_CSV
+from tests.dashboard.conftest import MODEL, array, assert_clean, figures, goto, metric, upload
+
+SAMPLE = pd.read_csv(SAMPLE_CSV)
+GROUNDED = SAMPLE[SAMPLE["answer_type"] == "right"].reset_index(drop=True)
+HALLUCINATED = SAMPLE[SAMPLE["answer_type"] != "right"].reset_index(drop=True)
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    buffer = io.StringIO()
+    frame.to_csv(buffer, index=False)
+    return buffer.getvalue().encode()
+
+
+def open_compare(app, base: pd.DataFrame, new: pd.DataFrame):
+    upload(app, "base.csv", csv_bytes(base))
+    goto(app, "compare_runs")
+    app.file_uploader(key="compare.upload").set_value(("new.csv", csv_bytes(new), "text/csv"))
+    app.run()
+    assert_clean(app)
+    return app
+
+
+def expected_comparison(base: pd.DataFrame, new: pd.DataFrame):
+    encoder = load_encoder(MODEL)
+    runs = [read_run(frame, source=name, scorer=lambda table: score_table(table, encoder))
+            for name, frame in (("base.csv", base), ("new.csv", new))]
+    matched = match_runs(runs[0].frame, runs[1].frame, key="question", scores=runs[0].scores)
+    return compare_runs(matched, n_boot=2000, seed=0), matched
+
+
+def test_the_page_asks_for_a_second_run_first(app):
+    goto(app, "compare_runs")
+    assert_clean(app)
+    assert any("Choose the new run" in info.value for info in app.info)
+
+
+def test_grounded_against_hallucinated_answers_shows_the_regression_and_one_plot_per_score(app):
+    open_compare(app, GROUNDED, HALLUCINATED)
+    result, matched = expected_comparison(GROUNDED, HALLUCINATED)
+    assert metric(app, "Keys matched") == "150" and metric(app, "Only in base") == "0"
+    (table, *_) = [frame.value for frame in app.dataframe]
+    sgi = table[table["score"] == "SGI"].iloc[0]
+    expected = result.scores[0]
+    assert expected.score == "sgi" and expected.verdict == "regression"
+    assert (sgi["mean base"], sgi["mean new"], sgi["new − base"]) == pytest.approx(
+        (expected.mean_base, expected.mean_new, expected.difference))
+    assert (sgi["95% CI low"], sgi["95% CI high"]) == pytest.approx(expected.ci)
+    assert sgi["verdict"] == "regression"
+    assert table["score"].tolist()[:2] == ["SGI", "θ(r,q)"] and len(table) == len(matched.scores)
+    plots = figures(app)
+    assert len(plots) == len(matched.scores)
+    first = plots[0]
+    points = sum(len(array(trace["x"])) for trace in first["data"] if trace["mode"] == "markers")
+    assert points == 150 and first["layout"]["title"]["text"] == "SGI"
+    assert any("hallucination rate 0.000 → 1.000" in md.value for md in app.markdown)
+    assert [b.label for b in app.get("download_button")] == ["Download the table (CSV)"]
+
+
+def test_unmatched_and_duplicated_keys_are_counted(app):
+    new = pd.concat([HALLUCINATED.iloc[:100], HALLUCINATED.iloc[:10]], ignore_index=True)
+    open_compare(app, GROUNDED, new)
+    assert metric(app, "Keys matched") == "100"
+    assert metric(app, "Only in base") == "50" and metric(app, "Only in new") == "0"
+    assert metric(app, "Keys averaged (base / new)") == "0 / 10"
+
+
+def test_a_key_that_changed_opens_in_the_explorer(app):
+    open_compare(app, GROUNDED, HALLUCINATED)
+    _, matched = expected_comparison(GROUNDED, HALLUCINATED)
+    app.selectbox(key="compare.score").set_value("sgi").run()
+    rows = app.selectbox(key="compare.row").options
+    first = int(rows[0].removeprefix("row "))
+    change = (matched.new["sgi"] - matched.base["sgi"]).abs()
+    biggest = matched.first_row_base[int(change.to_numpy().argmax())] + 1
+    assert first == biggest
+    app.selectbox(key="compare.row").set_value(first).run()
+    assert not app.exception
+    assert app.session_state["explorer.row"] == first
+    assert app.session_state["explorer.response"] == GROUNDED["response"].iloc[first - 1]
+
+
+def test_a_path_that_is_not_a_file_is_refused_and_a_key_shared_by_nothing_is_an_error(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("SGI_LOCAL_FILES_ROOT", str(tmp_path))  # the path box opens files under this folder only
+    goto(app, "compare_runs")
+    app.text_input(key="compare.path").set_value(str(tmp_path / "missing.csv")).run()
+    assert any("no file at this path" in e.value for e in app.error)
+    path = tmp_path / "new.csv"
+    path.write_bytes(csv_bytes(HALLUCINATED.assign(question=HALLUCINATED["question"] + " (reworded)")))
+    app.text_input(key="compare.path").set_value(str(path)).run()
+    assert any("the two runs share no value of 'question'" in e.value for e in app.error)

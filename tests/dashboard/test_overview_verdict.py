@@ -1,0 +1,81 @@
+"""The Overview's verdict is about the file open: its best trivial score, and SGI near chance or beaten."""
+
+import numpy as np
+import pandas as pd
+
+from sgi_core import evaluation
+from tests.dashboard.conftest import assert_clean, goto, upload
+
+WORDS = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega river stone cloud ember".split()
+
+
+def scored_file(sgi_signal: float, seed: int = 0, n_pairs: int = 150) -> pd.DataFrame:
+    """A scored file whose grounded responses reuse the context's words (word overlap separates well).
+
+    Response lengths are drawn alike for both classes, so length separates nothing;
+    ``sgi_signal`` sets how far grounded rows' SGI sits above hallucinated ones'.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_pairs):
+        context_words = list(rng.choice(WORDS[:8], 6))
+        for label in (1, 0):
+            pool = context_words if label == 1 else WORDS[8:]
+            n_words = int(rng.integers(3, 7))
+            own = list(rng.choice(pool, n_words))
+            if rng.random() < 0.15:  # some noise: a grounded answer in other words, a wrong one in the context's
+                own = list(rng.choice(WORDS[8:] if label == 1 else context_words, n_words))
+            rows.append({"question": f"question {i}?", "context": " ".join(context_words),
+                         "response": " ".join(own), "label": label,
+                         "theta_qc": 1.0, "theta_rq": rng.uniform(0.5, 1.5), "theta_rc": 1.0,
+                         "sgi": 1.0 + sgi_signal * label + rng.normal(0, 0.3), "sgi_status": "ok"})
+    return pd.DataFrame(rows)
+
+
+def verdict_boxes(app) -> list[str]:
+    return [box.value for box in [*app.success, *app.warning, *app.error]]
+
+
+def test_word_overlap_beating_sgi_is_named(app):
+    frame = scored_file(sgi_signal=0.15)
+    upload(app, "overlap.csv", frame.to_csv(index=False).encode())
+    goto(app, "overview")
+    assert not app.exception
+    baselines = evaluation.baseline_scores(frame)
+    verdict = evaluation.file_verdict(frame["label"], {"SGI": frame["sgi"]},
+                                      {name: baselines[name] for name in baselines.columns})
+    assert verdict.best_trivial == "lexical_groundedness" and verdict.comparisons[0].outcome == "loses"
+    overlap = verdict.standing("lexical_groundedness")
+    (headline,) = [text for text in verdict_boxes(app) if text.startswith("No detector beats")]
+    assert (f"the best trivial score on this file, word overlap with the context (AUROC {overlap.auroc:.3f} "
+            f"[{overlap.auroc_ci[0]:.3f}, {overlap.auroc_ci[1]:.3f}])") in headline.replace("\\", "")
+    assert not app.success
+    assert not any("HaluEval" in text.value for text in app.markdown)
+
+
+def test_sgi_at_chance_is_said_plainly(app):
+    frame = scored_file(sgi_signal=0.0, seed=3)
+    upload(app, "chance.csv", frame.to_csv(index=False).encode())
+    goto(app, "overview")
+    sgi = evaluation.roc_analysis(frame["label"], frame["sgi"])
+    assert sgi.auroc_ci[0] < 0.5 < sgi.auroc_ci[1]
+    (box,) = [e.value for e in app.error]
+    assert box.replace("\\", "").startswith(
+        f"SGI is near chance here: its interval holds 0.5 (AUROC {sgi.auroc:.3f} "
+        f"[{sgi.auroc_ci[0]:.3f}, {sgi.auroc_ci[1]:.3f}])")
+
+
+def test_the_bundled_sample_is_said_to_look_like_halueval(app):
+    goto(app, "overview")
+    assert_clean(app)
+    assert any("as on HaluEval" in text.value for text in app.markdown)
+    assert any(text.startswith("No detector beats the best trivial score on this file, response length")
+               for text in verdict_boxes(app))
+
+
+def test_an_inverted_sgi_is_said_to_be_inverted(app):
+    frame = scored_file(sgi_signal=-0.6, seed=5)
+    upload(app, "inverted.csv", frame.to_csv(index=False).encode())
+    goto(app, "overview")
+    (box,) = [e.value for e in app.error]
+    assert box.replace("\\", "").startswith("SGI is inverted here: its interval lies below 0.5")
