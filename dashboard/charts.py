@@ -23,6 +23,8 @@ from sgi_core.evaluation import robust_range
 
 GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
 COLOURS = {GROUNDED: "#1b9e77", HALLUCINATED: "#d95f02", UNLABELLED: "#7f7f7f"}
+#: Above this many points a scatter plot switches to WebGL.
+WEBGL_POINTS = 1500
 #: Most points of one curve (ROC, metrics against the threshold) sent to the browser.
 CURVE_POINTS = 2_000
 #: Columns a per-row chart reads.

@@ -8,11 +8,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.charts import LAYOUT, COLOURS, GROUNDED, HALLUCINATED, UNLABELLED, label_names
+from dashboard.charts import COLOURS, GROUNDED, HALLUCINATED, LAYOUT, UNLABELLED, WEBGL_POINTS, label_names
 
 ROLE_SYMBOLS = {"question": "circle", "context": "square", "response": "diamond"}
-#: Above this many points the geometry plot switches to WebGL.
-WEBGL_POINTS = 1500
 
 
 def geometry_figure(projection, rows: pd.DataFrame, *, colour_by: str) -> go.Figure:

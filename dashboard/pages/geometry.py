@@ -20,7 +20,7 @@ st.session_state.setdefault(state.GEOMETRY_SIZE, min(300, n_ordinary))
 st.session_state[state.GEOMETRY_SIZE] = min(st.session_state[state.GEOMETRY_SIZE], n_ordinary)
 size = st.number_input(f"Triples shown (of {n_ordinary:,})", min_value=1, max_value=n_ordinary, step=50,
                        key=state.GEOMETRY_SIZE, **state.PERSIST, help="A random sample, the same each time and the "
-                       f"same in both views; above {geometry_charts.WEBGL_POINTS // 3:,} triples the map uses WebGL.")
+                       f"same in both views; above {charts.WEBGL_POINTS // 3:,} triples the map uses WebGL.")
 shown_note = (f"{min(int(size), n_ordinary):,} of {len(data.frame):,} rows drawn; rows with a degenerate or "
               "missing SGI are never drawn." if int(size) < len(data.frame) else "")
 

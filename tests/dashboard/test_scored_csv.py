@@ -10,7 +10,7 @@ from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import MODEL, assert_clean, goto
+from tests.dashboard.conftest import MODEL, assert_clean, goto, upload
 
 
 def written_by_score(folder):
@@ -29,8 +29,7 @@ def downloaded_from_app(folder):
 def test_explorer_opens_a_scored_csv_on_the_row_asked_for(app, tmp_path, write):
     path = write(tmp_path)
     scores = pd.read_csv(path)
-    goto(app, "data")
-    app.text_input(key="data.path").set_value(str(path)).run()
+    upload(app, path.name, path.read_bytes())
     assert_clean(app)
     goto(app, "explorer")
     assert_clean(app)
