@@ -131,3 +131,17 @@ def test_robust_range_against_numpy_quantiles():
     assert threshold_range(values, upper_quantile=0.99) == pytest.approx((0.5, np.quantile(values, 0.99)))
     with pytest.raises(Exception, match=r"The 'coverage' parameter of robust_range must be in \(0, 1\]. Got 0 instead"):
         robust_range(values, coverage=0)
+
+
+def test_group_d_leaves_degenerate_rows_out_and_keeps_them_in_the_auroc(scored):
+    from sgi_core.evaluation import effect_size, group_analysis
+
+    degenerate = scored["sgi_status"].str.startswith("degenerate").to_numpy()
+    groups = np.where(np.arange(len(scored)) < 45, "first half", "second half")
+    result = group_analysis(scored["label"], scored["sgi"], groups, n_boot=0, degenerate=degenerate)
+    for group in result.groups:
+        rows = groups == group.group
+        typical = rows & ~degenerate
+        expected = effect_size(scored["label"][typical], scored["sgi"][typical], n_boot=0).cohens_d
+        assert group.cohens_d == pytest.approx(expected, rel=1e-12) and abs(group.cohens_d) < 10
+        assert group.n_valid + group.n_halluc == rows.sum()
