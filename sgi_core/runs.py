@@ -157,12 +157,13 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
     return Run(frame, source, tuple(scores), scored_here, tuple(table.warnings))
 
 
-def model_scorer(model: str, *, device: str | None = None, precision: str = "fp32", trust_model_code: bool = False,
-                 batch_size: int = 64, use_cache: bool = True, progress=None) -> Scorer:
+def model_scorer(model: str, *, load_options: dict | None = None, batch_size: int = 64, use_cache: bool = True,
+                 progress=None) -> Scorer:
     """A :data:`Scorer` embedding with ``model``, loaded on first use (a scored run never loads it).
 
-    Scores with :func:`sgi_core.scoring.score_table` and the on-disk embedding cache, as
-    ``score`` and ``report`` do.
+    ``load_options`` go to :func:`sgi_core.embedding.load_encoder` (device, precision,
+    backend, ...). Scores with :func:`sgi_core.scoring.score_table` and the on-disk
+    embedding cache, as ``score`` and ``report`` do.
     """
     loaded = {}
 
@@ -172,8 +173,7 @@ def model_scorer(model: str, *, device: str | None = None, precision: str = "fp3
         from sgi_core.scoring import score_table
 
         if "encoder" not in loaded:
-            loaded["encoder"] = load_encoder(model, device=device, precision=precision,
-                                             trust_model_code=trust_model_code)
+            loaded["encoder"] = load_encoder(model, **(load_options or {}))
         encoder = loaded["encoder"]
         cache = EmbeddingCache(encoder.model_id) if use_cache else None
         return score_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sgi_core import baseline_gate
 from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
@@ -26,6 +27,8 @@ def add_parser(subparsers) -> None:
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--policy", type=Path, help="policy JSON to hold the file to")
     mode.add_argument("--write-policy", type=Path, metavar="OUT", help="make a policy from this file and write it")
+    mode.add_argument("--baseline", type=Path, metavar="BASE", help="fail when a score's mean dropped from this run")
+    baseline_gate.add_options(p)
     p.add_argument("--min-auroc", type=float, default=None,
                    help="fail when the AUROC's lower 95%% bound is below this (default: the policy's min_auroc)")
     p.add_argument("--model", default=None,
@@ -140,6 +143,8 @@ def run(args) -> int:
 
     if args.write_policy is not None:
         return _write_policy(args)
+    if args.baseline is not None:
+        return baseline_gate.run(args)
     policy = load_policy(args.policy)
     if args.model is not None and args.model != policy.model:
         raise SGIInputError(f"the policy was made with model '{policy.model}', not '{args.model}': its threshold "
