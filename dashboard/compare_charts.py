@@ -70,7 +70,6 @@ def paired_figure(points: pd.DataFrame, score: str) -> go.Figure:
 
 
 def changed_keys_table(changes, rows) -> pd.DataFrame:
-    """The keys that changed most (a ``KeyChanges``) with the base file's row numbers, clickable."""
-    table = pd.DataFrame({"row": rows, "key": [k[:KEY_CHARS] for k in changes.keys], "base": changes.base,
-                          "new": changes.new, "new − base": changes.change})
-    return table
+    """The keys that changed most (a ``KeyChanges``) with the base file's row numbers."""
+    return pd.DataFrame({"row": rows, "key": [k[:KEY_CHARS] for k in changes.keys], "base": changes.base,
+                         "new": changes.new, "new − base": changes.change})
