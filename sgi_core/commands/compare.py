@@ -71,6 +71,9 @@ def run(args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)
         runs = [_read(path, scorer, args) for path in (args.base, args.new)]
+        if policy is not None and policy.model != args.model and any(r.scored_here for r in runs):
+            print(f"note: the policy's threshold is in {policy.model}'s units; the runs scored here use "
+                  f"{args.model} (pass --model {policy.model})", file=sys.stderr)
         if runs[0].scored_here != runs[1].scored_here:
             print(f"note: only one run was scored here: its SGI compares with the other's only if that one was "
                   f"scored with {args.model} too", file=sys.stderr)
