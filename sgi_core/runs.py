@@ -10,7 +10,8 @@ The scores compared, each a column oriented **higher = grounded** (see
 ``theta_rc``, ``theta_qc`` negated, following SGI's formula (the answer moves away
 from the question and toward its context) and retrieval (a context nearer the
 question); the baselines ``neg_response_length`` and ``lexical_groundedness`` (word
-overlap with the context); computed detector columns (``claim_*``); LLM judge columns
+overlap with the context); the detector registry's scores
+(:func:`sgi_core.detectors.registry.score_specs`: claim support, unsupported specifics, ...); LLM judge columns
 (``judge_*``, all higher = better); and any other numeric column of the file, taken as
 higher = grounded unless named in ``hallucinated_high`` (then negated as ``neg_<name>``).
 Labels, ids, row numbers, counts and flags are never compared as scores.
@@ -28,6 +29,7 @@ import pandas as pd
 from sgi_core.columns import ADDED_COLUMNS, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
 from sgi_core.data import TripleTable, scored_table, validate_triples
 from sgi_core.mapping import COLUMN_ALIASES
+from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import baseline_scores
 from sgi_core.evaluation.detectors import numeric_score_columns, orient_detector_score
@@ -37,6 +39,10 @@ from sgi_core.judge.metrics import METRICS
 #: Every column the LLM judge writes a score in (higher = better).
 JUDGE_COLUMNS = tuple(column for metric in METRICS.values() for column in metric.columns)
 
+#: The detector registry's per-row scores and what a high raw value means (``combined`` is fitted across
+#: detectors in ``report``, never a column of a file).
+DETECTOR_SCORES = {name: spec.higher_is for name, spec in score_specs().items() if name != COMBINED.name}
+
 #: Score columns the library writes, and what a high raw value means; "hallucinated" ones are negated
 #: and renamed ``neg_<column>`` so that every compared score reads higher = grounded.
 ORIENTED_SCORES = {
@@ -44,15 +50,14 @@ ORIENTED_SCORES = {
     "theta_rq": "grounded",
     "theta_rc": "hallucinated",
     "theta_qc": "hallucinated",
-    "claim_min_support": "grounded",
-    "claim_mean_support": "grounded",
-    "claim_min_sgi": "grounded",
-    "claim_mean_sgi": "grounded",
     "p_grounded": "grounded",
+    **DETECTOR_SCORES,
 }
 
-#: Columns that are never scores: statuses, counts, flags and row numbers the library writes.
-NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, "claim_n_sentences", "flagged_hallucinated", "label"})
+#: Columns that are never scores: statuses, flags and row numbers the library writes, and the detector
+#: families' other per-row columns (sentence counts, per-sentence SGI summaries).
+NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, "flagged_hallucinated", "label",
+                        *(c for family in FAMILIES.values() for c in family.columns if c not in DETECTOR_SCORES)})
 
 # Ids, row numbers and indexes by name: a column called pair_id repeats within a file, so the
 # "integers, one per row" test of numeric_score_columns does not catch it.
