@@ -122,7 +122,7 @@ def threshold_panel() -> None:
                           key=state.CALIBRATION_THRESHOLD, step=(highest - lowest) / 1000 or 0.001, format="%.4f",
                           **state.PERSIST)
     metrics = services.threshold_metrics(data.frame, threshold)
-    probability = active.calibrator.probability(threshold)
+    probability = services.p_grounded(active.calibrator, threshold)
     st.caption(f"At this threshold the calibrator gives P(grounded) = {probability:.3f}. "
                "Positive class = hallucinated: recall is the share of hallucinated rows flagged. The slider runs from "
                f"the lowest SGI to the {services.THRESHOLD_UPPER_QUANTILE:.0%} quantile ({highest:.4f}), so a few "

@@ -11,7 +11,7 @@ st.write("Two views of the same triples. **Canonical triangle**: each triple dra
 
 data = page.scored_data()
 warm_up = geometry_services.umap_warm_up()
-n_ordinary = int(charts.ordinary_rows(data.frame).sum())
+n_ordinary = charts.n_ordinary(data.frame)
 if not n_ordinary:
     st.info("No row has an ordinary SGI to place (see the Data page for why rows were not scored).")
     st.stop()
