@@ -19,7 +19,7 @@ SCORED_WITH_KEY = b"sgi_core.scored_with"
 
 
 def scored_with(path: str | os.PathLike) -> dict | None:
-    """``{"model": ..., "precision": ...}`` recorded in a scored Parquet file, else None (CSV, older files).
+    """``{"model": ..., "precision": ..., "backend": ...}`` recorded in a scored Parquet file, else None (CSV, older files).
 
     Raises
     ------
@@ -40,8 +40,9 @@ def scored_with(path: str | os.PathLike) -> dict | None:
         value = json.loads(raw)
     except ValueError:
         value = None
-    if not (isinstance(value, dict) and set(value) == {"model", "precision"}
+    if not (isinstance(value, dict) and {"model", "precision"} <= set(value) <= {"model", "precision", "backend"}
             and all(isinstance(v, str) for v in value.values())):
         raise SGIInputError("the file's record of the model that scored it cannot be read", source=str(path),
                             hint="Score the file again with `python -m sgi_core score`")
-    return value
+    # Files scored before the backend was recorded were all scored by torch.
+    return {"backend": "torch", **value}
