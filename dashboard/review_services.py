@@ -72,7 +72,8 @@ def table_keys(key: state.DataKey, _table: TripleTable) -> np.ndarray:
 class LabelState:
     """The file's labels, the annotations' and the labels the pages use, one per row.
 
-    ``keys`` holds every row's key once the file has annotations, else nothing; ``annotated`` marks the rows with a decision in force (``unsure`` included), which
+    ``keys`` holds every row's key once the file has annotations, else nothing;
+    ``annotated`` marks the rows with a decision in force (``unsure`` included), which
     the queues skip; ``damaged`` holds the warnings about skipped lines of the file.
     """
 
@@ -104,9 +105,14 @@ def _label_state(key: state.DataKey, version: str, source: str, path: str, _tabl
                       tuple(dict.fromkeys(str(w.message) for w in caught)), path)
 
 
-def label_state(key: state.DataKey, table: TripleTable) -> LabelState:
-    """The label state of the file's ``key`` (its ``labels`` field is ignored) and its table."""
+def label_state(key: state.DataKey) -> LabelState:
+    """The label state of the current file (``key``'s ``labels`` field is ignored).
+
+    Read from the file's own table, never from a relabelled one, so that the file's
+    labels stay the file's whatever source the pages use.
+    """
     base = key._replace(labels="file")
+    table = services.triple_table(base, state.raw_file()[1], services.input_limits())
     store = annotation_store(base)
     source = st.session_state.get(state.LABEL_SOURCE, "both")
     return _label_state(base, store_version(store), source, str(store.path), table)
@@ -121,7 +127,7 @@ def _relabelled(key: state.DataKey, _label: np.ndarray, _table: TripleTable, _fr
 
 def apply_label_source(key: state.DataKey, table: TripleTable, frames: dict) -> tuple:
     """``(key, table, frames)`` with the labels of the chosen source; unchanged when they are the file's."""
-    labels = label_state(key, table)
+    labels = label_state(key)
     if np.array_equal(labels.combined.label, labels.file_label, equal_nan=True):
         return key, table, frames
     source = st.session_state.get(state.LABEL_SOURCE, "both")
@@ -132,8 +138,10 @@ def apply_label_source(key: state.DataKey, table: TripleTable, frames: dict) -> 
 
 def label_source_line(data) -> str:
     """Which labels the statistics use and how many, for the caption under every page's title."""
-    combined = label_state(data.key, data.table).combined
-    line = f"labels: {SOURCE_NAMES[combined.source]} ({combined.n_labelled:,} rows"
+    combined = label_state(data.key).combined
+    # Without annotations "both" is the file's labels, and says so.
+    source = "file" if combined.source == "both" and not combined.n_annotations else combined.source
+    line = f"labels: {SOURCE_NAMES[source]} ({combined.n_labelled:,} rows"
     if combined.n_annotations:
         line += f"; {combined.n_file:,} in the file, {combined.n_annotations:,} annotated"
         if combined.n_disagree:

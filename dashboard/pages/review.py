@@ -11,7 +11,7 @@ st.write("Label your own rows: every page then measures the detectors on them. R
          "texts, so the same rows in CSV or Parquet, in any order, find them again.")
 
 data = page.scored_data()
-labels = review_services.label_state(data.key, data.table)
+labels = review_services.label_state(data.key)
 store = review_services.annotation_store(data.key)
 
 st.session_state.setdefault(state.LABEL_SOURCE, "both")
