@@ -20,7 +20,7 @@ setup: $(VENV)/.installed
 setup-dev: $(VENV)/.installed-dev
 
 run: setup
-	$(VENV)/bin/streamlit run dashboard/app.py
+	$(PY) -m dashboard.launch
 
 test: setup-dev
 	$(PY) -m pytest

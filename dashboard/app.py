@@ -1,4 +1,4 @@
-"""SGI Workbench: entry point for `streamlit run dashboard/app.py`."""
+"""SGI Workbench: entry point for `streamlit run dashboard/app.py` (``make run`` adds an access token)."""
 
 import sys
 from pathlib import Path
@@ -10,7 +10,7 @@ if REPO not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from dashboard import page, services, state  # noqa: E402
+from dashboard import access, page, services, state  # noqa: E402
 
 PAGES = [
     st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
@@ -29,6 +29,10 @@ PAGES = [
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
 
 st.set_page_config(page_title="SGI Workbench", page_icon=":material/hub:", layout="wide")
+if not access.granted():
+    st.error("Open the app with the URL printed in the terminal when it started: it ends in `?token=...`, which is "
+             "new at every launch.")
+    st.stop()
 current = st.navigation(PAGES + ([RETRIEVAL_PAGE] if page.has_retrieval_columns() else []))
 with st.sidebar:
     models = state.chosen_models(services.default_model())

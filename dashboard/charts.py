@@ -8,6 +8,8 @@ Curves of more than :data:`CURVE_POINTS` points are drawn through that many of t
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -75,6 +77,7 @@ def score_histogram(frame: pd.DataFrame, *, threshold: float | None = None, scor
                                        bingroup="score"))
     if threshold is not None:
         fig.add_vline(x=threshold, line_dash="dash", annotation_text=f"threshold {threshold:.3f}")
+    score_name = html.escape(score_name)  # a column's name: its tags shown as characters, never rendered
     fig.update_layout(barmode="overlay", xaxis_title=f"{score_name} (higher = grounded)", yaxis_title="rows",
                       title=f"{score_name} by label", **_LAYOUT)
     return fig
@@ -86,7 +89,7 @@ def roc_figure(curves: dict) -> go.Figure:
     for (name, roc), colour in zip(curves.items(), qualitative.D3):
         points = curve_points(len(roc.fpr))
         fig.add_trace(go.Scatter(x=np.asarray(roc.fpr)[points], y=np.asarray(roc.tpr)[points], mode="lines",
-                                 name=f"{name} (AUROC {roc.auroc:.3f})",
+                                 name=f"{html.escape(name)} (AUROC {roc.auroc:.3f})",
                                  line=dict(color=colour, width=4 if name == "SGI" else 2)))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line=dict(dash="dot", color="grey")))
     fig.update_layout(xaxis_title="share of hallucinated rows passed", yaxis_title="share of grounded rows passed",
@@ -207,7 +210,8 @@ def geometry_figure(projection, rows: pd.DataFrame, *, colour_by: str) -> go.Fig
 
 def _snippet(text: str, limit: int = 120) -> str:
     text = str(text).replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    # Plotly renders <a href>, <b> and friends in hover text: a cell's tags are shown as characters.
+    return html.escape(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def bounds_figure(scores) -> go.Figure:
@@ -264,7 +268,7 @@ def group_forest(analysis) -> go.Figure:
     A group holding one class has no statistic and shows no point.
     """
     groups = analysis.groups
-    names = [f"{g.group} (n={g.n_valid + g.n_halluc:,})" for g in groups]
+    names = [f"{html.escape(str(g.group))} (n={g.n_valid + g.n_halluc:,})" for g in groups]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("AUROC (grounded positive)", "Cohen's d (grounded - hallucinated)"))
     for col, (value, ci, colour) in enumerate((("auroc", "auroc_ci", "#e7298a"),
@@ -280,7 +284,7 @@ def group_forest(analysis) -> go.Figure:
     fig.update_xaxes(range=[0, 1], row=1, col=1)
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_layout(showlegend=False, height=140 + 40 * len(groups), margin=dict(l=10, r=10, t=80, b=10),
-                      title=f"SGI within each group of {analysis.column} (bars: 95% intervals)")
+                      title=f"SGI within each group of {html.escape(analysis.column)} (bars: 95% intervals)")
     return fig
 
 

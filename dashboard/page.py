@@ -189,7 +189,7 @@ def active_calibration(data: ScoredData) -> ActiveCalibration:
     loaded = st.session_state.get(state.CALIBRATION_LOADED)
     if loaded is not None and loaded["model"] == data.model:
         return ActiveCalibration(services.calibrator_from_dict(loaded["calibrator"]),
-                                 f"loaded from the session saved {loaded['created']}")
+                                 f"loaded from the session saved {texts.plain(loaded['created'])}")
     method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
     result = services.calibration(data.key, data.model, method, data.frame)
     return ActiveCalibration(result.calibrator, f"{method} calibrator fitted on {result.n_fit:,} labelled rows (half, split by label)", result)

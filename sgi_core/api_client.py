@@ -25,7 +25,6 @@ What it guarantees, for every caller:
 from __future__ import annotations
 
 import email.utils
-import json
 import math
 import random
 import threading
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 import httpx
 
 from sgi_core.errors import SGIInputError
+from sgi_core.jsonio import loads_json
 from sgi_core.reply_body import ACCEPTED_ENCODINGS, BoundedBody, PastDeadline, ReplyRefused
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -313,11 +313,13 @@ class ApiClient:
                            hint="Check the model name and that the input fits the model")
 
     def _json_object(self, content: bytes) -> dict:
+        hint = "Check that the endpoint URL points to an OpenAI-compatible API (often ending in /v1)"
         try:
-            payload = json.loads(content)
-        except (ValueError, UnicodeDecodeError, RecursionError):  # ValueError: also ints past 4,300 digits
-            payload = None
+            # Huge integers, 1e400 and deep nesting are refused, not raised as a crash.
+            payload = loads_json(content, source=self.host, allow_duplicate_keys=True)
+        except SGIInputError as err:
+            raise ApiError(f"{self.host} answered with something other than a JSON object ({err.message})",
+                           hint=hint) from None
         if not isinstance(payload, dict):
-            raise ApiError(f"{self.host} answered with something other than a JSON object",
-                           hint="Check that the endpoint URL points to an OpenAI-compatible API (often ending in /v1)")
+            raise ApiError(f"{self.host} answered with something other than a JSON object", hint=hint)
         return payload

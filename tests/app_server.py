@@ -14,6 +14,7 @@ from typing import Iterator
 
 import pytest
 
+from dashboard.launch import TOKEN_ENV
 from tests.conftest import REPO
 
 
@@ -24,16 +25,21 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_app(env: dict, log: Path, *arguments: str) -> Iterator[int]:
+def running_app(env: dict, log: Path, *arguments: str, token: str | None = None) -> Iterator[int]:
     """Start the app on a free local port with ``env`` added to the environment; yield the port once healthy.
 
     ``arguments`` are extra ``streamlit run`` options; the app's output goes to ``log``.
+    With ``token``, the app asks for it as ``make run`` makes it do (``?token=`` in the URL).
     The test fails when the app is not healthy within 60 s.
     """
     port = free_port()
+    env = {**os.environ, **env}
+    env.pop(TOKEN_ENV, None)
+    if token is not None:
+        env[TOKEN_ENV] = token
     with log.open("w") as out:
         process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.port",
-                                    str(port), *arguments], cwd=REPO, env={**os.environ, **env}, stdout=out,
+                                    str(port), *arguments], cwd=REPO, env=env, stdout=out,
                                    stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while True:

@@ -89,8 +89,9 @@ def _load_session(fingerprint: str, models: list) -> None:
     st.session_state[state.CALIBRATION_METHOD] = session.calibrator["method"]
     st.session_state[state.CALIBRATION_THRESHOLD] = session.threshold
     st.session_state[state.MODEL_SHOWN] = session.model
-    st.session_state[SESSION_MESSAGE] = ("success", f"Loaded the session saved {session.created}: "
-                                         f"{session.calibrator['method']} calibrator, threshold {session.threshold:.4f}.")
+    st.session_state[SESSION_MESSAGE] = ("success", f"Loaded the session saved {texts.plain(session.created)}: "
+                                         f"{texts.plain(session.calibrator['method'])} calibrator, threshold "
+                                         f"{session.threshold:.4f}.")
 
 
 @st.fragment

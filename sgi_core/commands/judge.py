@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from sgi_core.cli_options import positive_int
-from sgi_core.errors import SGIInputError
 from sgi_core.judge.metrics import METRICS
 from sgi_core.judge.runner import JudgeProgress
 
@@ -60,16 +59,6 @@ def _tqdm_progress(bar) -> JudgeProgress:
     return report
 
 
-def _check_output(path: Path) -> None:
-    """Refuse an output that cannot be written before any request is paid for."""
-    from sgi_core.io.export import check_output_path
-
-    check_output_path(path)
-    if not path.parent.is_dir():
-        raise SGIInputError("the output's folder does not exist", source=str(path),
-                            hint="Create the folder first, or give another path")
-
-
 def _read(args):
     """The table to judge and the frame to add the judge columns to (a scored file keeps its scores as they are)."""
     from sgi_core.data import scored_table, validate_triples
@@ -87,14 +76,14 @@ def _read(args):
 def run(args) -> int:
     from tqdm import tqdm
 
-    from sgi_core.io.export import write_table
+    from sgi_core.io.export import check_output_path, write_table
     from sgi_core.judge.cache import AnswerCache
     from sgi_core.judge.client import JudgeClient
     from sgi_core.judge.output import renamed_input_columns, with_judge_columns
     from sgi_core.judge.runner import estimate, plan_judging, run_judge
     from sgi_core.render.lines import judge_estimate_line
 
-    _check_output(args.output)
+    check_output_path(args.output)  # before any request is paid for
     # The reader's warnings are about SGI scoring (short responses, labels); `report` prints them.
     table, base = _read(args)
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None

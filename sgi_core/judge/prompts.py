@@ -18,6 +18,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sgi_core.errors import SGIInputError
+from sgi_core.jsonio import loads_json
+
 #: Part of every cache key and written to every output row; change it with any prompt.
 PROMPT_VERSION = "sgi-judge-1"
 #: Most statements the ``support`` task may list, so that a long answer stays one reply.
@@ -78,9 +81,11 @@ def decode_answer(content) -> dict:
     if text.startswith("```") and text.endswith("```") and text.count("```") == 2:
         text = text[3:-3].removeprefix("json").strip()
     try:
-        answer = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise AnswerError("the reply is not JSON") from None
+        answer = loads_json(text, source="the judge's reply", allow_duplicate_keys=True)
+    except SGIInputError as err:  # also huge integers, 1e400 and deep nesting, which json.loads crashes on
+        invalid = err.message.startswith("invalid JSON")
+        raise AnswerError("the reply is not JSON" if invalid else f"the reply's JSON cannot be read: {err.message}"
+                          ) from None
     if not isinstance(answer, dict):
         raise AnswerError("the reply is not a JSON object")
     return answer

@@ -92,7 +92,8 @@ def test_a_key_that_changed_opens_in_the_explorer(app):
     assert app.session_state["explorer.response"] == GROUNDED["response"].iloc[first - 1]
 
 
-def test_a_path_that_is_not_a_file_is_refused_and_a_key_shared_by_nothing_is_an_error(app, tmp_path):
+def test_a_path_that_is_not_a_file_is_refused_and_a_key_shared_by_nothing_is_an_error(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("SGI_LOCAL_FILES_ROOT", str(tmp_path))  # the path box opens files under this folder only
     goto(app, "compare_runs")
     app.text_input(key="compare.path").set_value(str(tmp_path / "missing.csv")).run()
     assert any("no file at this path" in e.value for e in app.error)

@@ -52,6 +52,17 @@ def test_the_path_box_is_off_by_default(app, monkeypatch):
         local_files.local_file(str(SAMPLE_CSV))
 
 
+def test_the_compare_runs_path_box_is_off_by_default_and_confined(app, tree, monkeypatch):
+    monkeypatch.delenv(local_files.LOCAL_FILES_ROOT_ENV, raising=False)
+    goto(app, "compare_runs")
+    assert not app.exception and not [t for t in app.text_input if t.key == "compare.path"]
+    monkeypatch.setenv(local_files.LOCAL_FILES_ROOT_ENV, str(tree))
+    goto(app, "compare_runs")
+    app.text_input(key="compare.path").set_value("key.csv").run()
+    assert not app.exception
+    assert [e.value for e in app.error][0].startswith(texts.plain("this path leads outside the folder"))
+
+
 def test_files_under_the_root_open_by_absolute_or_relative_path(app, tree, monkeypatch):
     monkeypatch.setenv(local_files.LOCAL_FILES_ROOT_ENV, str(tree))
     assert open_path(app, str(tree / "data.csv")) == []

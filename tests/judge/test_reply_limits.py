@@ -205,3 +205,30 @@ def test_bounded_body_limits_each_step():
         BoundedBody("br", 1000)
     with pytest.raises(ReplyRefused, match="does not decompress"):
         BoundedBody("gzip", 1000).feed(b"\x1f\x8b not gzip")
+
+
+HOSTILE_JSON = [("5" * 5000, "more than 4,300 digits"), ("1e400", "too large for a floating-point value"),
+                ("[" * 100_000 + "]" * 100_000, "nested")]
+
+
+@pytest.mark.parametrize("number, reason", HOSTILE_JSON)
+def test_an_api_body_json_cannot_hold_crashes_nothing(serve, number, reason):
+    def reply(handler, body):
+        data = ('{"choices": [], "x": ' + number + "}").encode()
+        head(handler, Content_Length=str(len(data)))
+        handler.wfile.write(data)
+
+    with pytest.raises(ApiError, match=f"answered with something other than a JSON object \\(.*{reason}"):
+        ApiClient(serve(reply).base_url, retry=ONCE).post_json("x", {})
+
+
+@pytest.mark.parametrize("number, reason", HOSTILE_JSON)
+def test_a_judge_answer_json_cannot_hold_is_a_malformed_answer(serve, number, reason):
+    def reply(handler, body):
+        data = chat_reply('{"statements": [], "n": ' + number + "}")
+        head(handler, Content_Length=str(len(data)))
+        handler.wfile.write(data)
+
+    judge = JudgeClient(serve(reply).base_url, "m")
+    with pytest.raises(AnswerError, match=f"malformed answer twice \\(the reply's JSON cannot be read: .*{reason}"):
+        judge.ask(TASKS["support"], INPUTS)

@@ -116,7 +116,8 @@ def test_faults_end_in_a_retry_or_a_recorded_status(frame):
         # with the reason and answered; row 3's reply body is not JSON: recorded, not retried
         server.inject("429", "500", "drop", "ok", "slow", "bad_answer", "ok", "malformed")
         columns, _ = run(frame.iloc[:3], judge_for(server, timeout=0.3), concurrency=1)
-        recorded = "answer_consistency: request failed, 127.0.0.1 answered with something other than a JSON object"
+        recorded = ("answer_consistency: request failed, 127.0.0.1 answered with something other than a JSON object "
+                    "(invalid JSON: Expecting value at character 14)")
         assert columns["judge_status"].tolist() == ["ok", "ok", recorded]
         assert columns["judge_answer_consistency"].tolist()[:2] == [1.0, 0.0]
         assert len(server.chat_requests()) == 4 + 3 + 1

@@ -93,3 +93,5 @@ def test_app_listens_on_localhost_with_the_reader_upload_limit():
     assert server.get("enableXsrfProtection", True) is True
     assert server.get("enableCORS", True) is True
     assert config["browser"]["gatherUsageStats"] is False
+    # whoever reaches the app sees no traceback (file paths, code, values) on an unexpected error
+    assert config["client"]["showErrorDetails"] == "none"
