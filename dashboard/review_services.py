@@ -22,7 +22,8 @@ from dashboard import services, state
 from sgi_core.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
 from sgi_core.columns import ANGLE_COLUMNS
 from sgi_core.data import TripleTable
-from sgi_core.detectors.claims import CLAIM_COLUMNS, sentence_scores
+from sgi_core.detectors.claims import sentence_scores
+from sgi_core.detectors.registry import score_specs
 from sgi_core.evaluation import response_length
 from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
 from sgi_core.evaluation.rater_agreement import KappaResult, cohens_kappa
@@ -151,15 +152,26 @@ def label_source_line(data) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _frame: pd.DataFrame) -> dict:
-    """Scores a queue can follow, each oriented higher = grounded: SGI, the baselines, the file's score columns."""
+    """Scores a queue can follow, each oriented higher = grounded: SGI, the baselines, the file's score columns.
+
+    Registered detector scores (:func:`sgi_core.detectors.registry.score_specs`) are
+    named by their label and oriented as their entry says.
+    """
     scores = {"SGI": _frame["sgi"].to_numpy(dtype=np.float64)}
     base = services.baselines(key, model_name, _frame)
     if base is not None:
         scores["response length (shorter = grounded)"] = base["neg_response_length"].to_numpy(dtype=np.float64)
         scores["word overlap with the context"] = base["lexical_groundedness"].to_numpy(dtype=np.float64)
-    for column in (*[c for c in CLAIM_COLUMNS if c in _frame.columns], *services.numeric_columns(_table)):
-        scores.setdefault(column, pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64)
-                          if column in _table.frame.columns else _frame[column].to_numpy(dtype=np.float64))
+    # The registered detectors' columns the file carries (``score --claims`` writes some), named and oriented by
+    # their registry entry; then every other numeric column of the file, as it is.
+    for name, spec in score_specs().items():
+        source = _frame if name in _frame.columns else _table.frame if name in _table.frame.columns else None
+        if source is not None:
+            scores[spec.label] = spec.oriented(pd.to_numeric(source[name], errors="coerce"))
+    registered = score_specs()
+    for column in services.numeric_columns(_table):
+        if column not in registered:
+            scores.setdefault(column, pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64))
     return scores
 
 
