@@ -193,3 +193,13 @@ def test_registered_detector_columns_are_named_and_oriented_by_the_registry(revi
     at.selectbox(key="review.strategy").set_value("false_alarms").run()
     grounded = np.flatnonzero(sample["label"].to_numpy() == "1")
     assert shown_row(at) == grounded[np.argmax(share[grounded])] + 1
+
+
+def test_most_uncertain_serves_the_row_nearest_the_policy_threshold(review):
+    at = review
+    at.session_state["calibration.threshold"] = 1.0
+    at.selectbox(key="review.strategy").set_value("uncertain").run()
+    scored = score_table(load_triples(SAMPLE_CSV), load_encoder("hashing"))
+    distance = np.abs(scored["sgi"].to_numpy() - 1.0)
+    assert distance[shown_row(at) - 1] == np.nanmin(distance)  # ties (two rows at SGI 1.0 here) go by the seed
+    assert any("nearest the threshold 1.000" in c.value for c in at.caption)
