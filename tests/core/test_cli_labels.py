@@ -74,3 +74,14 @@ def test_gate_policy_from_labels_equals_the_one_from_the_label_column(files, tmp
     assert {k: v for k, v in labelled.items() if k != "created"} == {k: v for k, v in column.items() if k != "created"}
     assert main(["gate", str(files["texts"]), "--labels", str(files["table"]), "--policy", str(from_column),
                  *common]) == main(["gate", str(SAMPLE_CSV), "--policy", str(from_column), *common])
+
+
+def test_a_missing_or_oversized_labels_file_is_refused(tmp_path, monkeypatch, capsys):
+    args = ["report", str(SAMPLE_CSV), "--models", "hashing", "--n-boot", "0", "--labels"]
+    assert main([*args, str(tmp_path / "absent.csv")]) == 2
+    assert "no labels file at this path" in capsys.readouterr().err
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"question,context,response,label\n" + b"q,c,r,1\n" * 200_000)
+    monkeypatch.setenv("SGI_MAX_INPUT_MB", "1")
+    assert main([*args, str(big)]) == 2
+    assert "the labels file is larger than 1 MB" in capsys.readouterr().err
