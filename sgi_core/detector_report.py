@@ -57,7 +57,8 @@ class DetectorReport(JsonResult):
 
     def to_text(self) -> str:
         rows = [{"detector": name, "protocol": s.protocol, "auroc": s.auroc, "auroc_ci": format_ci(s.auroc_ci),
-                 "auroc_leaky": s.auroc_leaky, "length_matched": s.length_matched_auroc, "cohens_d": s.cohens_d}
+                 "auroc_leaky": s.auroc_leaky, "length_matched": s.length_matched_auroc,
+                 "length_matched_ci": format_ci(s.length_matched_auroc_ci), "cohens_d": s.cohens_d}
                 for name, s in self.detectors.items()]
         table = pd.DataFrame(rows).to_string(index=False, float_format=lambda x: f"{x:.3f}", na_rep="")
         return (f"Detectors beyond SGI ({self.model}; reference sets from other question groups, "
