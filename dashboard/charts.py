@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from sgi_core.columns import is_ordinary
+from sgi_core.columns import count_ordinary, is_ordinary
 
 GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
 COLOURS = {GROUNDED: "#1b9e77", HALLUCINATED: "#d95f02", UNLABELLED: "#7f7f7f"}
@@ -44,6 +44,11 @@ def label_names(labels) -> np.ndarray:
 def ordinary_rows(frame: pd.DataFrame) -> np.ndarray:
     """Where a scored frame's SGI is an ordinary number (:func:`sgi_core.columns.is_ordinary`), as bools."""
     return is_ordinary(frame["sgi_status"])
+
+
+def n_ordinary(*frames: pd.DataFrame) -> int:
+    """Rows whose SGI is an ordinary number in every one of several scored frames of the same rows."""
+    return count_ordinary(*(frame["sgi_status"] for frame in frames))
 
 
 def plottable(frame: pd.DataFrame, columns=CHART_COLUMNS) -> pd.DataFrame:

@@ -120,7 +120,7 @@ def threshold_panel() -> None:
                           key=state.CALIBRATION_THRESHOLD, step=(highest - lowest) / 1000 or 0.001, format="%.4f",
                           **state.PERSIST)
     metrics = services.threshold_metrics(data.frame, threshold)
-    probability = active.calibrator.probability(threshold)
+    probability = services.p_grounded(active.calibrator, threshold)
     st.caption(f"At this threshold the calibrator gives P(grounded) = {probability:.3f}. "
                "Positive class = hallucinated: recall is the share of hallucinated rows flagged.")
     cols = st.columns(5)

@@ -44,7 +44,7 @@ cols[2].metric("θ(q,c) question-context", f"{scores.theta_qc:.4f} rad")
 cols[3].metric("SGI = θ(r,q) / θ(r,c)", f"{scores.sgi:.4f}")
 try:
     active = page.active_calibration(data)
-    probability = active.calibrator.probability(scores.sgi)
+    probability = services.p_grounded(active.calibrator, scores.sgi)
     cols[4].metric("P(grounded)", f"{probability:.3f}", help=f"Calibrator: {active.origin}.")
 except page.SGIInputError as err:
     cols[4].metric("P(grounded)", "n/a", help=f"No calibrator: {err}")

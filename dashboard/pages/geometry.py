@@ -10,7 +10,7 @@ st.write("Two views of the same triples. **Canonical triangle**: each triple dra
          "dimensions. Click a response in either view to open its triple in the Explorer.")
 
 data = page.scored_data()
-n_ordinary = int(charts.ordinary_rows(data.frame).sum())
+n_ordinary = charts.n_ordinary(data.frame)
 if not n_ordinary:
     st.info("No row has an ordinary SGI to place (see the Data page for why rows were not scored).")
     st.stop()

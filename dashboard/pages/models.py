@@ -44,4 +44,5 @@ for name in {model_a, model_b}:
 ordinary = charts.ordinary_rows(data.frames[model_a]) & charts.ordinary_rows(data.frames[model_b])
 st.plotly_chart(charts.model_scatter(pairs[ordinary], model_a, model_b), key="models.scatter")
 if not ordinary.all():
-    st.caption(f"{(~ordinary).sum():,} rows with a degenerate or missing SGI under either model are not drawn.")
+    n_hidden = len(ordinary) - charts.n_ordinary(data.frames[model_a], data.frames[model_b])
+    st.caption(f"{n_hidden:,} rows with a degenerate or missing SGI under either model are not drawn.")

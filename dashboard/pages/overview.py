@@ -86,7 +86,8 @@ if labelled is None:
     verdict = confound_services.file_verdict(data.key, data.model, state.detector_specs(), data.table, data.frame)
     if verdict.best_trivial is not None:
         level, headline, notes = texts.verdict_text(verdict)
-        {"success": st.success, "error": st.error}.get(level, st.warning)(texts.plain(headline))
+        # A detector near chance or inverted is a finding about the file, not a failure of the page: amber.
+        (st.success if level == "success" else st.warning)(texts.plain(headline))
         for note in notes:
             st.warning(texts.plain(note))
         st.write(texts.confound_text(verdict))

@@ -48,8 +48,11 @@ def gate_check_line(check: GateCheck, result: GateResult) -> str:
     if check.name == "auroc":
         about = (f"AUROC {check.estimate:.3f} {format_ci(check.ci, undefined=NAN_INTERVAL)}, "
                  f"{result.n_grounded} grounded / {result.n_hallucinated} hallucinated rows")
+        if check.ci[0] <= 0.5 <= check.ci[1]:
+            about += "; the interval holds 0.5: the score is near chance on this file"
         if math.isnan(check.bound):
-            return f"{verdict} auroc: {about}; no minimum set"
+            return (f"UNCHECKED auroc: {about}; no minimum is set (neither --min-auroc nor the policy's min_auroc), "
+                    "so this check cannot fail")
         return (f"{verdict} auroc: lower 95% bound {check.value:.3f} {'>=' if check.passed else '<'} minimum "
                 f"{check.bound:.3f} ({about})")
     where = f"flagging {result.score_column} < {result.threshold:.4g}"
@@ -62,6 +65,17 @@ def gate_check_line(check: GateCheck, result: GateResult) -> str:
 def gate_lines(result: GateResult) -> list[str]:
     """One line per check of a gate run (:func:`gate_check_line`)."""
     return [gate_check_line(check, result) for check in result.checks]
+
+
+def drop_check_line(check) -> str:
+    """A ``gate --baseline`` check: the lower bound of the mean's change against the drop allowed."""
+    level = round(check.confidence * 100)
+    about = (f"mean {check.mean_base:.4g} -> {check.mean_new:.4g}, new - base {check.difference:+.4g} "
+             f"{format_ci(check.ci, '.4f')} over {check.n_keys} keys")
+    if math.isnan(check.ci[0]):
+        return f"FAIL {check.score}: no {level}% interval ({about}); the drop cannot be bounded"
+    return (f"{'PASS' if check.passed else 'FAIL'} {check.score}: lower {level}% bound {check.ci[0]:+.4g} "
+            f"{'>=' if check.passed else '<'} -{check.max_drop:g} allowed ({about})")
 
 
 def policy_lines(policy, holdout) -> list[str]:

@@ -124,13 +124,13 @@ def test_strict_reading_refuses_malformed_policies(change, message):
 
 
 def test_non_json_and_unreadable_policies(tmp_path):
-    with pytest.raises(SGIInputError, match="the policy must not repeat a key; 'threshold' is written twice"):
+    with pytest.raises(SGIInputError, match="the key 'threshold' appears twice in one JSON object"):
         policy_from_json(json.dumps(_policy_dict()).replace('"threshold": ', '"threshold": 0.5, "threshold": '))
-    with pytest.raises(SGIInputError, match="the policy cannot be read as JSON: ValueError"):
+    with pytest.raises(SGIInputError, match="a JSON number has more than 4,300 digits"):
         policy_from_json(json.dumps(_policy_dict()).replace('"threshold": ', '"threshold": ' + "9" * 5000 + ', "x": '))
-    with pytest.raises(SGIInputError, match="the policy holds NaN, which is not JSON"):
+    with pytest.raises(SGIInputError, match="NaN is not a JSON number"):
         policy_from_json(json.dumps(_policy_dict()).replace('"threshold": ', '"threshold": NaN, "x": '))
-    with pytest.raises(SGIInputError, match="the policy is not valid JSON"):
+    with pytest.raises(SGIInputError, match="invalid JSON: Expecting property name"):
         policy_from_json("{'threshold': 1}")
     with pytest.raises(SGIInputError, match="the policy must be a JSON object"):
         policy_from_json("[1, 2]")
