@@ -14,7 +14,6 @@ import pandas as pd
 from sgi_core.render.numbers import format_ci
 
 if TYPE_CHECKING:
-    from sgi_core.baseline_gate import DropCheck
     from sgi_core.evaluation.run_comparison import RunComparison
 
 #: Keys listed by name in the text before "and N more".
@@ -94,8 +93,8 @@ def comparison_text(res: RunComparison) -> str:
     return "\n".join(lines)
 
 
-def drop_check_line(check: DropCheck, confidence: float = 0.95) -> str:
-    """``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
+def drop_check_line(check, confidence: float = 0.95) -> str:
+    """One :class:`sgi_core.baseline_gate.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
     level = round(confidence * 100)
     about = (f"mean {check.mean_base:.4g} -> {check.mean_new:.4g}, new - base {check.difference:+.4g} "
              f"{format_ci(check.ci, '+.4f')} over {check.n_keys} keys")
