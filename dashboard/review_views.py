@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import geometry_charts, geometry_services, page, review_services, state, texts
+from sgi_core.annotations import MAX_NOTE_CHARS
 from sgi_core.columns import is_ordinary
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",
@@ -133,7 +134,7 @@ def undo(store) -> None:
 
 def buttons(store, key: str) -> None:
     """Grounded / hallucinated / unsure / undo, and the note."""
-    st.text_input("Note (optional, saved with the label)", key=state.REVIEW_NOTE)
+    st.text_input("Note (optional, saved with the label)", key=state.REVIEW_NOTE, max_chars=MAX_NOTE_CHARS)
     columns = st.columns(4)
     for column, label in zip(columns, ("grounded", "hallucinated", "unsure")):
         column.button(label.capitalize(), key=f"review.{label}", on_click=decide, args=(store, key, label),

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from sgi_core.cli_labels import add_labels_option, labelled_run
 from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
 from sgi_core.embedding import DEFAULT_MODEL
 
@@ -36,6 +37,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column of an unscored file (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    add_labels_option(p)
     add_model_options(p)
     p.set_defaults(func=run)
 
@@ -47,6 +49,7 @@ def _read(path, scorer, args):
                     hallucinated_high=args.hallucinated_high)
     for warning in run_.warnings:
         print(f"warning: {run_.source}: {warning}", file=sys.stderr)
+    run_ = labelled_run(args, run_)
     if run_.scored_here:
         print(f"note: {run_.source} carries no SGI; scored here with {args.model}", file=sys.stderr)
     return run_
