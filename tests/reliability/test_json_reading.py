@@ -111,3 +111,8 @@ def test_read_json_file_names_the_file_for_every_failure(tmp_path):
     with pytest.raises(SGIInputError, match=r"^the file is larger than the 100 bytes"):
         read_json_file(path, max_bytes=100)
     assert read_json_file(path) == [1] * 101
+
+
+def test_an_unterminated_string_is_named_once_with_where_it_starts():
+    with pytest.raises(SGIInputError, match=r"^invalid JSON: Unterminated string starting at character 7 \(file 'x'\)"):
+        loads_json('{"a": "x', source="x")
