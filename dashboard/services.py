@@ -69,7 +69,7 @@ def model_choices() -> tuple[list[str], list]:
 
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
-def encoder(model_name: str, device: str, backend: str = "torch"):
+def encoder(model_name: str, device: str, backend: str):
     return load_encoder(model_name, device=device, backend=backend)
 
 
