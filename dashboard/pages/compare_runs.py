@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import compare_charts, compare_services, local_files, page, state, texts
+from dashboard import compare_charts, compare_services, local_files, page, services, state, texts
 
 UPLOAD, PATH, PATH_ERROR = "compare.upload", "compare.path", "compare.path_error"
 NEW_NAME, NEW_RAW = "compare.new_name", "compare.new_raw"
