@@ -61,6 +61,8 @@ FILES = {
     "truthfulqa_ctx_question": DATA / "truthfulqa" / "truthfulqa_ctx_question.csv",
     "truthfulqa_references": DATA / "truthfulqa" / "truthfulqa.csv",
 }
+#: The seed's detector families this document reproduces (later registered families are reported by `report`).
+SEED_FAMILIES = ("reference", "claims")
 
 def score_file(path: Path, model: str) -> tuple[pd.DataFrame, object, object]:
     encoder = load_encoder(model)
@@ -97,8 +99,8 @@ def run(models: list[str], paired_models: list[str], detector_models: list[str],
             entry["length_matched"] = length_matched_auroc(labels, sgi, response_length(table.frame["response"]),
                                                            n_boot=n_boot, seed=0)
             if key in ("paperlike", "paired") and model in detector_models:
-                entry["detectors"] = detector_report(table, frame, encoder, model=model, cache=EmbeddingCache(
-                    encoder.model_id), n_boot=n_boot, seed=0)[0]
+                entry["detectors"] = detector_report(table, frame, encoder, model=model, kinds=SEED_FAMILIES,
+                                                     cache=EmbeddingCache(encoder.model_id), n_boot=n_boot, seed=0)[0]
             if key in ("paperlike", "paired") and getattr(encoder, "tokenizer", None) is not None:
                 cache = EmbeddingCache(encoder.model_id)
                 entry["chunked"] = {}

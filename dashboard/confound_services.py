@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from dashboard.services import baselines, numeric_columns
+from dashboard.services import baselines, numeric_columns, report
 from sgi_core import evaluation
 from sgi_core.data import TripleTable
 from sgi_core.evaluation import detectors
@@ -33,19 +33,19 @@ def length_matched_resamples(frame: pd.DataFrame) -> int:
 
 @st.cache_data(show_spinner="Matching response lengths...", max_entries=32)
 def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
-    """Length-matched AUROC of SGI (key ``"sgi"``) and of :data:`LENGTH_MATCHED_BASELINES` present.
+    """Length-matched AUROC of SGI (key ``"sgi"``, from the report) and of :data:`LENGTH_MATCHED_BASELINES` present.
 
     The intervals use :func:`length_matched_resamples` resamples.
     """
     labels = _frame["label"].to_numpy()
     lengths = evaluation.response_length(_frame["response"])
-    scores = {"sgi": _frame["sgi"].to_numpy()}
     per_row = baselines(key, model_name, _frame)
-    scores.update({name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
-                   if per_row is not None and name in per_row.columns})
+    scores = {name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
+              if per_row is not None and name in per_row.columns}
     n_boot = length_matched_resamples(_frame)
-    return {name: evaluation.length_matched_auroc(labels, values, lengths, n_boot=n_boot)
-            for name, values in scores.items()}
+    return {"sgi": report(key, model_name, _frame).length_matched,
+            **{name: evaluation.length_matched_auroc(labels, values, lengths, n_boot=n_boot)
+               for name, values in scores.items()}}
 
 
 def group_columns(table: TripleTable) -> list[str]:

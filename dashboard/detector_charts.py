@@ -8,12 +8,10 @@ import streamlit as st
 
 from dashboard.charts import label_names
 from dashboard.detector_services import DETECTOR_NAMES
+from sgi_core.detectors.registry import PROTOCOL_LABELS
 from sgi_core.render.numbers import format_ci
 from sgi_core.frames import take_rows
 
-#: How each protocol of a ``DetectorScore`` is named on screen.
-PROTOCOLS = {"crossfit": "cross-fitted (honest)", "label-free": "label-free",
-             "combined (out of fold)": "out of fold (honest)"}
 #: Number format of the detector table's numeric columns.
 DETECTOR_FORMATS = {"AUROC": "%.3f", "Cohen's d": "%+.2f", "AUROC leaky (not a result)": "%.3f",
                     "length-matched AUROC": "%.3f"}
@@ -23,17 +21,18 @@ def _formats(formats: dict) -> dict:
     return {name: st.column_config.NumberColumn(format=f) for name, f in formats.items()}
 
 
-def detector_frame(report, sgi_report, sgi_matched) -> pd.DataFrame:
+def detector_frame(report, sgi_report) -> pd.DataFrame:
     """One row for SGI and one per computed detector of a ``DetectorReport``.
 
-    ``sgi_report`` is SGI's ``EvaluationReport`` and ``sgi_matched`` its
-    ``LengthMatchedResult``, so SGI's row shows the Overview's numbers.
+    ``sgi_report`` is SGI's ``EvaluationReport`` (with its length-matched result), so
+    SGI's row shows the Overview's numbers.
     """
+    sgi_matched = sgi_report.length_matched
     rows = [{"detector": "SGI", "protocol": "label-free", "AUROC": sgi_report.roc.auroc,
              "AUROC 95% CI": format_ci(sgi_report.roc.auroc_ci), "Cohen's d": sgi_report.effect_size.cohens_d,
              "AUROC leaky (not a result)": np.nan, "length-matched AUROC": sgi_matched.auroc,
              "length-matched 95% CI": format_ci(sgi_matched.auroc_ci)}]
-    rows += [{"detector": DETECTOR_NAMES[name], "protocol": PROTOCOLS[s.protocol], "AUROC": s.auroc,
+    rows += [{"detector": DETECTOR_NAMES[name], "protocol": PROTOCOL_LABELS[s.protocol], "AUROC": s.auroc,
               "AUROC 95% CI": format_ci(s.auroc_ci), "Cohen's d": s.cohens_d,
               "AUROC leaky (not a result)": s.auroc_leaky,
               "length-matched AUROC": s.length_matched_auroc,
@@ -42,9 +41,9 @@ def detector_frame(report, sgi_report, sgi_matched) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def detector_table(report, sgi_report, sgi_matched) -> None:
+def detector_table(report, sgi_report) -> None:
     """:func:`detector_frame` on screen."""
-    st.dataframe(detector_frame(report, sgi_report, sgi_matched), hide_index=True,
+    st.dataframe(detector_frame(report, sgi_report), hide_index=True,
                  column_config=_formats(DETECTOR_FORMATS))
 
 

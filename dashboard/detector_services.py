@@ -14,30 +14,19 @@ from dashboard import state
 from dashboard.services import disk_cache, model_encoder
 from sgi_core import evaluation
 from sgi_core.data import TripleTable
-from sgi_core.detector_report import KINDS, DetectorReport, detector_report
+from sgi_core.detector_report import DetectorReport, detector_report
+from sgi_core.detectors.registry import FAMILIES, score_specs
 from sgi_core.evaluation import detectors
 
 #: Bootstrap resamples behind the intervals of the detectors computed from the embeddings.
 DETECTOR_N_BOOT = 1000
 #: Rows listed where two compared scores disagree most.
 DISAGREEMENT_ROWS = 20
-#: What each family of :data:`sgi_core.detector_report.KINDS` computes, as the checkboxes say it.
-FAMILY_LABELS = {"reference": "Reference-set displacement detectors (need labels, cross-fitted)",
-                 "claims": "Claim-level support (label-free)"}
-#: Display name of each computed detector, all oriented higher = grounded.
-DETECTOR_NAMES = {
-    "displacement_consistency": "displacement consistency",
-    "expected_response_deviation": "expected response deviation, negated",
-    "displacement_magnitude": "displacement magnitude (z)",
-    "tangent_space_residual": "tangent space residual, negated",
-    "lsgi": "LSGI (local SGI)",
-    "claim_min_support": "claim support, weakest sentence",
-    "claim_mean_support": "claim support, mean sentence",
-    "combined": "combined (logistic, out of fold)",
-}
+#: Display name of each computed score (every one oriented higher = grounded), from the registry.
+DETECTOR_NAMES = {name: spec.label for name, spec in score_specs().items()}
 
-__all__ = ["DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILY_LABELS", "KINDS", "comparable_scores",
-           "embedding_detector_curves", "embedding_detectors", "paired_comparison"]
+__all__ = ["DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "comparable_scores", "embedding_detector_curves",
+           "embedding_detectors", "paired_comparison"]
 
 
 @st.cache_data(show_spinner="Computing the detectors from the embeddings...", max_entries=16)
@@ -60,7 +49,8 @@ def embedding_detector_curves(key: state.DataKey, model_name: str, kinds: tuple,
     """ROC curves of each computed detector by display name (their AUROCs and intervals are in the report)."""
     _, scores = embedding_detectors(key, model_name, kinds, _table, _frame)
     labels = _frame["label"].to_numpy()
-    return {DETECTOR_NAMES[name]: evaluation.roc_analysis(labels, scores[name].to_numpy(dtype=np.float64), n_boot=0)
+    specs = score_specs()
+    return {specs[name].label: evaluation.roc_analysis(labels, specs[name].oriented(scores[name]), n_boot=0)
             for name in scores.columns}
 
 
@@ -84,7 +74,8 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
     }
     if kinds:
         _, computed = embedding_detectors(key, model_name, kinds, _table, _frame)
-        scores.update({DETECTOR_NAMES[name]: computed[name].to_numpy(dtype=np.float64) for name in computed.columns})
+        registered = score_specs()
+        scores.update({registered[name].label: registered[name].oriented(computed[name]) for name in computed.columns})
     scores.update({f"{column} (file column)": detectors.orient_detector_score(
         _table.frame[column], higher_is=higher_is, source=_table.source, column=column) for column, higher_is in specs})
     return scores

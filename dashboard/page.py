@@ -150,7 +150,8 @@ def header(*, require_labels: bool = False, caption: str = ""):
     """
     data = scored_data()
     report = services.report(data.key, data.model, data.frame)
-    st.caption(f"Model: **{data.model}** · file: {texts.plain(data.key.name)}{caption}")
+    st.caption(f"Model: **{data.model}** · file: {texts.plain(data.key.name)} · "
+               f"{review_services.label_source_line(data)}{caption}")
     if require_labels:
         missing = texts.labels_missing(report.n_valid, report.n_halluc)
         if missing:

@@ -27,6 +27,8 @@ from sgi_core.evaluation import response_length
 from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
 from sgi_core.evaluation.rater_agreement import KappaResult, cohens_kappa
 from sgi_core.geometry import canonical_triangle
+from sgi_core.judge.cache import AnswerCache
+from sgi_core.judge.statements import cached_statements
 from sgi_core.label_sources import (
     LABEL_SOURCES,
     CombinedLabels,
@@ -40,7 +42,7 @@ from sgi_core.label_sources import (
 from sgi_core.review_queue import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
 
 __all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "import_labels",
-           "judge_verdict_columns", "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
+           "judge_statements", "judge_verdict_columns", "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
            "queue_scores", "row_triangle", "sentence_support", "verdict_labels"]
 
 #: How each label source is named on screen.
@@ -129,14 +131,14 @@ def apply_label_source(key: state.DataKey, table: TripleTable, frames: dict) -> 
 
 
 def label_source_line(data) -> str:
-    """Which labels the statistics use and how many, for the top of a page."""
+    """Which labels the statistics use and how many, for the caption under every page's title."""
     combined = label_state(data.key, data.table).combined
-    line = f"Labels: {SOURCE_NAMES[combined.source]}, {combined.n_labelled:,} rows labelled"
-    if combined.source != "file" or combined.n_annotations:
-        line += (f" ({combined.n_file:,} in the file, {combined.n_annotations:,} annotated, {combined.n_both:,} "
-                 f"both, {combined.n_disagree:,} disagreeing")
-        line += ", left unlabelled)" if combined.source == "both" else ")"
-    return line + ". Choose the source on the Review page."
+    line = f"labels: {SOURCE_NAMES[combined.source]} ({combined.n_labelled:,} rows"
+    if combined.n_annotations:
+        line += f"; {combined.n_file:,} in the file, {combined.n_annotations:,} annotated"
+        if combined.n_disagree:
+            line += f", {combined.n_disagree:,} disagreeing" + (" left unlabelled" if combined.source == "both" else "")
+    return line + "; source chosen on the Review page)"
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -191,6 +193,23 @@ def key_of_row(row) -> str:
 def row_triangle(theta_qc: float, theta_rq: float, theta_rc: float) -> np.ndarray:
     """The response's place in the row's canonical triangle (q at (0, 0), c at (1, 0))."""
     return canonical_triangle([theta_qc], [theta_rq], [theta_rc], normalize=True)[1]
+
+
+def judge_statements(row, model: str) -> tuple | None:
+    """The judge's statements of the row with their verdicts, from the answer cache (None when it holds none).
+
+    Looked up under the endpoint the Judge page names (the operator's by default) and
+    the row's ``judge_model``.
+    """
+    from dashboard.judging import default_endpoint
+
+    endpoint = st.session_state.get(state.JUDGE_ENDPOINT) or default_endpoint()
+    cache = AnswerCache()
+    try:
+        return cached_statements(row["question"], row["context"], row["response"], endpoint=endpoint, model=model,
+                                 cache=cache)
+    finally:
+        cache.close()
 
 
 def judge_verdict_columns(table: TripleTable) -> list[str]:

@@ -48,8 +48,7 @@ def sentences(model: str, row) -> None:
         return
     table = scored[["sentence", "support", "context_piece"]].rename(
         columns={"sentence": "response sentence", "context_piece": "best-supporting context sentence"})
-    styled = table.style.map(_support_colour, subset=["support"]).map(
-        lambda _: "", subset=["best-supporting context sentence"]).apply(
+    styled = table.style.map(_support_colour, subset=["support"]).apply(
         lambda col: [_support_colour(s) for s in table["support"]], subset=["response sentence"]).format(
         {"support": "{:.3f}"})
     st.dataframe(styled, hide_index=True, width="stretch")
@@ -57,20 +56,27 @@ def sentences(model: str, row) -> None:
                "Green above 0.5, amber below; the deeper, the further from 0.5.")
 
 
-def judge(table, position: int) -> None:
-    """The judge's grades of the row, where the file has judge columns."""
+def judge(table, row, position: int) -> None:
+    """The judge's grades of the row, where the file has judge columns, and its statements where they are cached."""
     columns = [c for c in table.frame.columns if str(c).startswith("judge_") and c not in ("judge_model",
                                                                                           "judge_prompt_version")]
     if not columns:
         return
-    cells = page.take_rows(table.frame[columns], [position]).iloc[0]
+    cells = page.take_rows(table.frame[[*columns, *(["judge_model"] if "judge_model" in table.frame else [])]],
+                           [position]).iloc[0]
     st.markdown("**The judge on this row** (higher = grounded)")
+    model = cells.get("judge_model")
+    statements = None if model is None or pd.isna(model) else review_services.judge_statements(row, str(model))
+    if statements:
+        st.dataframe(pd.DataFrame({"judge's statement": [text for text, _ in statements],
+                                   "verdict": ["supported" if ok else "unsupported" for _, ok in statements]}),
+                     hide_index=True)
     verdict = cells.get("judge_answer_consistency_binary")
     if verdict is not None and not pd.isna(verdict):
         st.write("Every statement supported by the passages." if float(verdict) == 1.0 else
                  "At least one statement **not supported** by the passages.")
-    st.dataframe(pd.DataFrame({"judge column": columns, "value": [texts.plain(cells[c]) for c in columns]}),
-                 hide_index=True)
+    # A dataframe shows its cells as literal text: nothing to escape.
+    st.dataframe(pd.DataFrame({"judge column": columns, "value": [str(cells[c]) for c in columns]}), hide_index=True)
 
 
 def geometry(data, row) -> None:
@@ -154,7 +160,7 @@ def row_panel(data, labels, store, position: int) -> None:
     with right:
         st.markdown("**Response**")
         st.text(row["response"])
-        judge(data.table, position)
+        judge(data.table, row, position)
     st.markdown("**Each response sentence against the context**")
     sentences(data.model, row)
     geometry_column, profile_column = st.columns(2)

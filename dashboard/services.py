@@ -29,6 +29,7 @@ from dashboard import state
 from sgi_core import evaluation
 from sgi_core.columns import is_ordinary
 from sgi_core.data import TripleTable, read_table, scored_table, validate_triples
+from sgi_core.detectors.folds import question_groups
 from sgi_core.embedding import (
     DEFAULT_MODEL,
     EmbeddingCache,
@@ -167,13 +168,9 @@ def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> evaluat
     return evaluation.evaluate(_frame, baselines=baselines(key, model_name, _frame))
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
 def baseline_curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
-    """ROC curves of the trivial baselines (their AUROC intervals are in the report)."""
-    scores = baselines(key, model_name, _frame)
-    labels = _frame["label"].to_numpy()
-    return {name: evaluation.roc_analysis(labels, scores[name].to_numpy(dtype=np.float64), n_boot=0)
-            for name in scores.columns}
+    """ROC curves of the trivial baselines, as the report carries them."""
+    return {base.name: base.roc for base in report(key, model_name, _frame).baselines}
 
 
 def numeric_columns(table: TripleTable) -> list[str]:
@@ -198,7 +195,8 @@ def detector_comparison(key: state.DataKey, model_name: str, specs: tuple, _tabl
     """SGI and the declared detector columns ``specs`` ((column, higher_is), ...), alone and combined."""
     scores = {"SGI": _frame["sgi"].to_numpy()}
     scores.update({column: _detector_values(_table, column, higher_is) for column, higher_is in specs})
-    return detectors.compare_detectors(scores, _frame["label"].to_numpy())
+    return detectors.compare_detectors(scores, _frame["label"].to_numpy(), groups=question_groups(_frame),
+                                       lengths=evaluation.response_length(_frame["response"]))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

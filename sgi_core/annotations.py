@@ -34,6 +34,7 @@ import pandas as pd
 
 from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.errors import SGIInputError
+from sgi_core.jsonio import loads_json
 
 try:  # POSIX; elsewhere O_APPEND alone keeps single writes whole
     import fcntl
@@ -55,7 +56,6 @@ MAX_NOTE_CHARS = 2_000
 #: Longest line read back, in bytes: a longer line is damaged, not a decision.
 MAX_LINE_BYTES = 16_384
 
-_WHITESPACE = re.compile(r"\s+")
 _KEY = re.compile(rf"[0-9a-f]{{{KEY_HEX_DIGITS}}}")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _FIELDS = ("key", "label", "note", "annotator", "time")
@@ -68,6 +68,9 @@ class AnnotationFileWarning(UserWarning):
 def normalise_text(text) -> str:
     """The text a row key hashes: Unicode NFC, every run of whitespace one space, no leading or trailing space.
 
+    Whitespace is what :meth:`str.isspace` calls so (Unicode whitespace, the no-break
+    space included): the text is split on it and joined with single spaces.
+
     Case and punctuation are kept. A missing cell (None, NaN) is the empty string.
 
     Examples
@@ -77,7 +80,7 @@ def normalise_text(text) -> str:
     """
     if text is None or (isinstance(text, float) and np.isnan(text)):
         return ""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", str(text))).strip()
+    return " ".join(unicodedata.normalize("NFC", str(text)).split())
 
 
 def row_key(question, context, response) -> str:
@@ -163,7 +166,7 @@ def decision_line(key: str, label: str, *, note: str = "", annotator: str = "", 
 
 @contextlib.contextmanager
 def _locked_for_append(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         if fcntl is not None:
@@ -222,16 +225,12 @@ def empty_decisions() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=object) for name in _FIELDS})
 
 
-def _parse_line(text: str):
+def _parse_line(text: bytes):
     """The record of one line, or the reason it is damaged."""
     try:
-        from sgi_core.jsonio import loads as load_json
-    except ImportError:
-        load_json = json.loads
-    try:
-        record = load_json(text)
-    except (ValueError, RecursionError, SGIInputError) as err:
-        return None, f"not JSON ({str(err).splitlines()[0][:120]})"
+        record = loads_json(text, max_depth=4)
+    except SGIInputError as err:
+        return None, err.message[:160]
     if not isinstance(record, dict):
         return None, "not a JSON object"
     if not isinstance(record.get("key"), str) or not _KEY.fullmatch(record["key"]):
@@ -245,8 +244,9 @@ def _parse_line(text: str):
 def read_decisions(raw: bytes, *, source: str = "<annotations>") -> pd.DataFrame:
     """Every decision line of an annotations file, in file order, with its 1-based ``line`` number.
 
-    A damaged line (cut short, not JSON, no row key, unknown decision, not UTF-8,
-    longer than :data:`MAX_LINE_BYTES`) is skipped with an
+    Each line is read by :func:`sgi_core.jsonio.loads_json`. A damaged line (cut
+    short, not JSON, not UTF-8, no row key, unknown decision, longer than
+    :data:`MAX_LINE_BYTES`) is skipped with an
     :class:`AnnotationFileWarning` naming the file and its line number; blank lines
     are ignored. The other lines are always kept.
     """
@@ -257,10 +257,7 @@ def read_decisions(raw: bytes, *, source: str = "<annotations>") -> pd.DataFrame
         if len(line) > MAX_LINE_BYTES:
             problem = f"longer than {MAX_LINE_BYTES:,} bytes"
         else:
-            try:
-                record, problem = _parse_line(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                problem = "not UTF-8"
+            record, problem = _parse_line(line)
         if problem:
             warnings.warn(f"{source}: line {number} skipped: {problem}", AnnotationFileWarning, stacklevel=2)
             continue

@@ -1,7 +1,7 @@
 """Command line: ``python -m sgi_core COMMAND ...``.
 
 - ``compute``: angles and SGI of one (question, context, response) triple.
-- ``score``: every row of a file with angles, SGI and status (``--claims``: claim-level columns too).
+- ``score``: every row of a file with angles, SGI and status (a flag per per-row detector family, e.g. ``--claims``).
 - ``report``: the paper's tables, baselines, confounds and detectors on a labelled file.
 - ``models``: the registered embedding models and whether each loads offline.
 - ``convert``: raw HaluEval or TruthfulQA files into (question, context, response, label) triples.

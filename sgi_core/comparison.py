@@ -11,8 +11,6 @@ from sgi_core.detector_report import DetectorReport, detector_report
 from sgi_core.embedding import EmbeddingCache, ProgressCallback, load_encoder
 from sgi_core.results import JsonResult
 from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement
-from sgi_core.evaluation.baselines import response_length
-from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
 from sgi_core.long_context import TruncationResult, truncation_report
 from sgi_core.evaluation.report import EvaluationReport, evaluate
 from sgi_core.scoring import score_table
@@ -30,8 +28,6 @@ class ModelComparison(JsonResult):
         Contexts each model truncates.
     agreement : AgreementResult or None
         Per-row SGI correlations; None with one model.
-    length_matched : dict of str -> LengthMatchedResult
-        Each model's SGI AUROC with the classes matched on response length.
     detectors : dict of str -> DetectorReport
         Each model's other detectors, when asked for.
     """
@@ -40,7 +36,6 @@ class ModelComparison(JsonResult):
     reports: dict[str, EvaluationReport]
     truncation: dict[str, TruncationResult]
     agreement: AgreementResult | None
-    length_matched: dict[str, LengthMatchedResult]
     detectors: dict[str, DetectorReport]
 
     def to_report_json(self) -> dict:
@@ -48,7 +43,7 @@ class ModelComparison(JsonResult):
         models = {}
         baselines = {}
         for name, rep in self.reports.items():
-            matched = self.length_matched[name]
+            matched = rep.length_matched
             models[name] = {
                 **rep.summary(),
                 "length_matched_auroc": matched.to_dict()["auroc"],
@@ -61,7 +56,7 @@ class ModelComparison(JsonResult):
                 models[name]["detectors"] = self.detectors[name].to_dict()["detectors"]
             for base in rep.baselines:
                 key = f"theta_rq_{name}" if base.name == "theta_rq" else base.name
-                baselines.setdefault(key, base.to_dict())
+                baselines.setdefault(key, {k: v for k, v in base.to_dict().items() if k != "roc"})  # curves: in "report"
         return {
             "source": self.source,
             "models": models,
@@ -99,7 +94,7 @@ def compare_models(
         ``progress_for(model_name)`` returns a progress callback for that model.
     detector_kinds : tuple of str
         Detector families to compute and judge per model
-        (:data:`sgi_core.detector_report.KINDS`); their per-row scores join the
+        (:data:`sgi_core.detectors.registry.FAMILIES`); their per-row scores join the
         scored frames.
     load_options : dict, optional
         Keyword arguments of :func:`~sgi_core.embedding.load_encoder` (device, ...).
@@ -110,8 +105,7 @@ def compare_models(
     scored : dict of str -> DataFrame
         Each model's scored frame.
     """
-    reports, truncation, scored, matched, detectors = {}, {}, {}, {}, {}
-    lengths = response_length(table.frame["response"])
+    reports, truncation, scored, detectors = {}, {}, {}, {}
     for name in models:
         encoder = load_encoder(name, **(load_options or {}))
         cache = EmbeddingCache(encoder.model_id) if use_cache else None
@@ -119,11 +113,9 @@ def compare_models(
         scored[name] = score_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)
         reports[name] = evaluate(scored[name], n_boot=n_boot, seed=seed)
         truncation[name] = truncation_report(encoder, table.frame["context"])
-        matched[name] = length_matched_auroc(scored[name]["label"], scored[name]["sgi"], lengths, n_boot=n_boot,
-                                             seed=seed)
         if detector_kinds:
             detectors[name], per_row = detector_report(table, scored[name], encoder, model=name, kinds=detector_kinds,
                                                        cache=cache, batch_size=batch_size, n_boot=n_boot, seed=seed)
             scored[name] = scored[name].join(per_row)
     agreement = cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}) if len(models) > 1 else None
-    return ModelComparison(table.source, reports, truncation, agreement, matched, detectors), scored
+    return ModelComparison(table.source, reports, truncation, agreement, detectors), scored

@@ -8,10 +8,10 @@ of the file.
 :func:`score_to_file` scores each chunk with :func:`sgi_core.scoring.score_table`
 and appends it to one CSV file (escaped as :func:`sgi_core.io.export.to_csv_bytes`
 does) or Parquet file (:func:`sgi_core.io.export.table_writer`). Warnings come per chunk.
-With ``claims=True`` each chunk also gets the label-free claim-level columns of
-:func:`sgi_core.detectors.claims.claim_scores`, from the same encoder and cache. It
-returns the :class:`~sgi_core.scoring.ScoreSummary` that the Ray engine
-(:mod:`sgi_core.ray_engine`) returns too.
+With ``families`` each chunk also gets the columns of those per-row detector families
+(:mod:`sgi_core.detectors.registry`), from the same encoder and cache. It returns the
+:class:`~sgi_core.scoring.ScoreSummary` that the Ray engine (:mod:`sgi_core.ray_engine`)
+returns too.
 
 The embedding cache carries texts across chunks: a question in row 5 and again
 in row 50,005 is encoded once. Without a cache, a text repeated in two chunks is
@@ -118,7 +118,7 @@ def score_to_file(
     batch_size: int = 64,
     progress: ProgressCallback | None = None,
     warn: Callable[[str], None] | None = None,
-    claims: bool = False,
+    families: tuple[str, ...] = (),
 ) -> ScoreSummary:
     """Score chunks of triples and write them, in order, to one CSV or Parquet file.
 
@@ -142,12 +142,10 @@ def score_to_file(
         ``progress(done, total)`` over the texts of the current chunk that need encoding.
     warn : callable, optional
         Called with each validation warning as its chunk is read.
-    claims : bool, default False
-        Also add :data:`~sgi_core.detectors.claims.CLAIM_COLUMNS` per row
-        (``claim_min_support = min_s max_j cos(s, c_j)`` over the response sentences
-        ``s`` and context pieces ``c_j``, its mean, the sentence SGI's min and mean, the
-        sentence count; high = grounded). A row not scored keeps its ``sgi_status`` and
-        gets NaN claim scores and 0 sentences.
+    families : tuple of str, default ()
+        Per-row detector families (:func:`~sgi_core.detectors.registry.per_row_families`,
+        e.g. ``("claims",)``) whose ``columns`` are added to every row; a row not scored
+        keeps its ``sgi_status`` and gets NaN scores and 0 counts.
 
     Returns
     -------
@@ -157,16 +155,17 @@ def score_to_file(
     ------
     SGIInputError
         An unsupported output extension, an output that is a folder or cannot be
-        written, a batch size below 1, bad input rows, or (with ``claims``) an input
-        column already named like a claim column.
+        written, a batch size below 1, bad input rows, a family that is not fitted
+        per row, or an input column already named like a column of ``families``.
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise SGIInputError(f"The 'batch_size' parameter of score_to_file must be an int >= 1. "
                             f"Got {batch_size!r} instead.")
     start = time.perf_counter()
     check_output_path(output)
-    if claims:  # imported only here: the claims module pulls in the statistics stack
-        from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores
+    if families:  # imported only here: the detector families pull in the statistics stack
+        from sgi_core.detectors.registry import DetectorInputs, per_row_family
+    chosen = [per_row_family(name) for name in families]
     pass_new_texts = [0]
 
     def count(done: int, total: int) -> None:
@@ -187,16 +186,16 @@ def score_to_file(
             for text in table.warnings:
                 if warn is not None:
                     warn(text)
-            clash = [column for column in CLAIM_COLUMNS if column in table.frame.columns] if claims else []
+            clash = [column for family in chosen for column in family.columns if column in table.frame.columns]
             if clash:
-                raise SGIInputError(f"the file already has columns named {', '.join(clash)}, which the claim "
+                raise SGIInputError(f"the file already has columns named {', '.join(clash)}, which the detector "
                                     "scores would overwrite", source=table.source, column=clash[0],
-                                    hint="Rename or drop those columns, or score without claims")
+                                    hint="Rename or drop those columns, or score without those detectors")
             frame, n_new = encoded(score_table, table, encoder)
-            if claims:
-                claim_frame, n_claim_new = encoded(claim_scores, frame, encoder)
-                frame = frame.join(claim_frame)
-                n_new += n_claim_new
+            for family in chosen:
+                columns, n_family_new = encoded(
+                    lambda **options: family.compute(DetectorInputs(table, encoder, **options)).columns)
+                frame, n_new = frame.join(columns), n_new + n_family_new
             write(frame)
             rows += len(frame)
             scored += int(np.isfinite(frame["sgi"].to_numpy(dtype=float)).sum())

@@ -80,7 +80,7 @@ if match.only_in_base or match.only_in_new:
         st.dataframe({"only in new": list(match.only_in_new)}, hide_index=True)
 if match.averaged_base or match.averaged_new:
     st.caption("Keys with several rows in a run count once: their scores (and labels) are averaged per key.")
-for note in dict.fromkeys([*base_notes, *new_notes, *notes]):
+for note in dict.fromkeys([*(f"base run: {n}" for n in base_notes), *(f"new run: {n}" for n in new_notes), *notes]):
     st.caption(f"Note: {texts.plain(note)}")
 
 st.subheader("What changed")
@@ -95,7 +95,11 @@ if result.labels is not None:
     st.markdown(f"**Labels** ({lab.n_keys:,} keys labelled in both runs): hallucination rate {lab.rate_base:.3f} → "
                 f"{lab.rate_new:.3f}, new − base {lab.difference:+.3f} [{lab.ci[0]:+.3f}, {lab.ci[1]:+.3f}]: "
                 f"**{lab.verdict}**.")
-    compare_charts.auroc_table(compare_services.auroc_frame(result))
+    aurocs = compare_services.auroc_frame(result)
+    if aurocs["p_value"].notna().any():
+        compare_charts.auroc_table(aurocs)
+    else:
+        st.caption("AUROC: undefined for every score here: each run needs keys of both labels to rank them.")
 
 st.subheader("Each key, base against new")
 st.caption("One point per matched key; under the dotted line the new run is less grounded on that key.")

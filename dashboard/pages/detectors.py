@@ -1,4 +1,4 @@
-"""Detectors: the seed's detectors computed from the embeddings, the file's own scores, and any two compared."""
+"""Detectors: the registered detector families, the file's own scores, and any two compared."""
 
 import pandas as pd
 import streamlit as st
@@ -6,22 +6,25 @@ import streamlit as st
 from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state, tables, texts
 
 st.title("Detectors")
-st.write("Other detectors beside SGI, judged the same way: the seed's geometric detectors computed from the "
-         "embeddings, any numeric column of your file (an LLM judge's consistency score, RAGAS faithfulness, an NLI "
-         "probability, ...), and a paired comparison of any two scores on the same rows.")
+st.write("Other detectors beside SGI, judged the same way: the registered detector families (the seed's geometric "
+         "detectors from the embeddings, claim-level support, unsupported specifics, ...), any numeric column of "
+         "your file (an LLM judge's consistency score, RAGAS faithfulness, an NLI probability, ...), and a paired "
+         "comparison of any two scores on the same rows.")
 data, report = page.header(require_labels=True)
 
 
 def computed_families() -> tuple:
-    """Checkboxes and button for the families computed from the embeddings; their table and ROC once computed."""
-    st.subheader("Detectors computed from the embeddings")
-    for kind in detector_services.KINDS:
+    """Checkboxes and button for the registered families; their table and ROC once computed."""
+    st.subheader("Detector families computed here")
+    families = detector_services.FAMILIES
+    for kind, family in families.items():
         st.session_state.setdefault(state.detector_family_key(kind), True)
-        st.checkbox(detector_services.FAMILY_LABELS[kind], key=state.detector_family_key(kind), **state.PERSIST)
-    chosen = tuple(kind for kind in detector_services.KINDS if st.session_state[state.detector_family_key(kind)])
-    if st.button("Compute the detectors", disabled=not chosen, help="Embeds every response sentence and context "
-                 "piece (claims) and scores each row against reference sets (reference): under a minute for a few "
-                 "hundred rows with MiniLM on a CPU, minutes for thousands."):
+        st.checkbox(family.label, key=state.detector_family_key(kind), help=f"Reads {', '.join(family.needs)}; "
+                    f"fitted {family.fitting}.", **state.PERSIST)
+    chosen = tuple(kind for kind in families if st.session_state[state.detector_family_key(kind)])
+    if st.button("Compute the detectors", disabled=not chosen, help="Families that read embeddings embed every "
+                 "text they need: under a minute for a few hundred rows with MiniLM on a CPU, minutes for "
+                 "thousands."):
         st.session_state[state.DETECTOR_FAMILIES_RUN] = (data.key, data.model, chosen)
         st.session_state[state.COMPARE_B] = detector_services.DETECTOR_NAMES["combined"]
     kinds = state.detector_families_run(data.key, data.model)
@@ -29,26 +32,23 @@ def computed_families() -> tuple:
         st.info("Choose the families and press **Compute the detectors**; they are computed only when asked.")
         return ()
     try:
-        families, _ = detector_services.embedding_detectors(data.key, data.model, kinds, data.table, data.frame)
+        computed, _ = detector_services.embedding_detectors(data.key, data.model, kinds, data.table, data.frame)
         curves = detector_services.embedding_detector_curves(data.key, data.model, kinds, data.table, data.frame)
-        sgi_matched = confound_services.length_matched(data.key, data.model, data.frame)["sgi"]
     except page.SGIInputError as err:
         page.show_error(err)
         return ()
-    detector_charts.detector_table(families, report, sgi_matched)
+    detector_charts.detector_table(computed, report)
+    explained = " ".join(f"{families[kind].label}: {families[kind].explanation}." for kind in kinds)
     st.caption(
         "Scores oriented so that higher = grounded; d = grounded minus hallucinated (ddof=1); intervals are "
-        "95% (percentile bootstrap; DeLong and the delta method above 100,000 labelled rows). Reference-set "
-        "detectors compare each response's displacement from its question with those "
-        "of the grounded answers to the 10 nearest reference questions. **The AUROC column is the honest one**: "
-        "cross-fitted, each row scored with a reference set built only from the grounded rows of the other folds "
-        f"({families.n_folds} in all, split by question, so neither the row nor its question's other answer is in "
+        "95% (percentile bootstrap; DeLong and the delta method above 100,000 labelled rows). "
+        f"{explained} **The AUROC column is the honest one**: a cross-fitted detector scores each row with a "
+        "reference set built only from the grounded rows of the other folds "
+        f"({computed.n_folds} in all, split by question, so neither the row nor its question's other answer is in "
         "it). **Leaky**: the same detector with the scored row in its reference set, the protocol behind the "
         "method's published near-perfect numbers; shown only to see how much of that number is leakage, never a "
-        "result. Claim support: each response "
-        "sentence's best cosine to a context piece; the row keeps its weakest and its mean sentence. Combined: a "
-        "logistic model over "
-        f"{', '.join(families.combined_features)}, predicted out of fold on the same folds. Length-matched: AUROC "
+        "result. Combined: a logistic model over "
+        f"{', '.join(computed.combined_features)}, predicted out of fold on the same folds. Length-matched: AUROC "
         "after matching the two classes' response lengths (coarsened exact matching).")
     st.plotly_chart(charts.roc_figure({"SGI": report.roc, **curves}), key="detectors.families_roc")
     return kinds
@@ -76,14 +76,15 @@ def file_columns() -> None:
         page.show_error(err)
         return
     names = {"detector": "score", "auroc": "AUROC", "auroc_ci_lo": "95% CI from", "auroc_ci_hi": "95% CI to",
-             "spearman_with_SGI": "Spearman with SGI", "cv_auroc": "cross-validated AUROC"}
+             "spearman_with_SGI": "Spearman with SGI", "cv_auroc": "cross-validated AUROC", "cohens_d": "Cohen's d",
+             "length_matched_auroc": "length-matched AUROC"}
     st.dataframe(comparison.to_frame().rename(columns=names), hide_index=True,
                  column_config={name: st.column_config.NumberColumn(format="%.3f")
                                 for name in list(names.values())[1:]})
     st.caption(f"Scores oriented so that higher = grounded. Cross-validated AUROC: a logistic model on each score "
                f"alone and on all together, {comparison.n_splits} folds over the {comparison.n:,} labelled rows every "
-               "score covers (out-of-fold predictions, same folds for all). A low Spearman correlation with a useful "
-               "AUROC means the signals are complementary.")
+               "score covers (out-of-fold predictions, same folds for all, a question's rows always in one fold). A "
+               "low Spearman correlation with a useful AUROC means the signals are complementary.")
     page.verdict(comparison.level, comparison.verdict)
     curves = dict(zip(comparison.names, comparison.roc))
     curves["combined (out of fold)"] = comparison.combined_roc

@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, confound_services, page, review_services, services, state, tables, texts
+from dashboard import charts, confound_services, page, services, state, tables, texts
 
 LENGTH_MATCHED = "AUROC, length-matched"
 LENGTH_MATCHED_HELP = ("AUROC after giving grounded and hallucinated rows the same response-length distribution "
@@ -44,7 +44,6 @@ def length_matched_sentence(result, n_boot: int) -> str:
 
 st.title("Overview")
 data, report = page.header()
-st.caption(review_services.label_source_line(data))
 es, roc = report.effect_size, report.roc
 
 counts = st.columns(4)

@@ -18,7 +18,7 @@ st.session_state.setdefault(state.LABEL_SOURCE, "both")
 st.radio("Labels every page uses", review_services.LABEL_SOURCES, key=state.LABEL_SOURCE, horizontal=True,
          **state.PERSIST, format_func={"file": "file's label column", "annotations": "annotations",
                                        "both": "both, where they agree"}.get)
-st.caption(review_services.label_source_line(data))
+st.caption(review_services.label_source_line(data).capitalize())
 for message in labels.damaged:
     st.warning(message, icon=":material/warning:")
 if labels.annotations.n_labels and not labels.annotations.n_matched:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
+from sgi_core.detectors.registry import FAMILIES
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 
@@ -27,10 +28,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--detector", action="append", default=[], metavar="COLUMN[:hallucinated]",
                    help="a numeric column to compare with SGI (repeatable); add ':hallucinated' when high values "
                         "mean hallucinated")
-    p.add_argument("--detectors", default="", metavar="reference,claims",
-                   help="also compute and judge these detector families per model: 'reference' (displacement "
-                        "detectors and LSGI, cross-fitted by question, with the leaky protocol beside them) and "
-                        "'claims' (sentence-level support in the context); adds a combined detector")
+    families = "; ".join(f"'{name}': {family.explanation} ({family.fitting})" for name, family in FAMILIES.items())
+    p.add_argument("--detectors", default="", metavar=",".join(FAMILIES),
+                   help=f"also compute and judge these detector families per model ({families}); adds a combined "
+                        "detector, out of fold")
     p.add_argument("--grounded-threshold", type=float, default=1.0,
                    help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
     add_labels_option(p)
@@ -43,7 +44,7 @@ def run(args) -> int:
 
     from sgi_core.comparison import compare_models
     from sgi_core.data import load_triples
-    from sgi_core.detector_report import KINDS as DETECTOR_KINDS
+    from sgi_core.detector_report import check_kinds
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
@@ -52,11 +53,7 @@ def run(args) -> int:
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    kinds = tuple(k.strip() for k in (args.detectors or "").split(",") if k.strip())
-    unknown = [kind for kind in kinds if kind not in DETECTOR_KINDS]
-    if unknown:  # before any model loads
-        raise SGIInputError(f"unknown detector family {', '.join(map(repr, unknown))}",
-                            hint=f"Choose among {', '.join(DETECTOR_KINDS)}")
+    kinds = check_kinds(k.strip() for k in (args.detectors or "").split(",") if k.strip())  # before models load
     with warnings.catch_warnings():
         # Each report keeps its caveats as notes, printed at the end of the text.
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
@@ -87,6 +84,7 @@ def _parse_detector(spec: str) -> tuple[str, str]:
 
 def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
     """The optional parts of ``report``: retrieval metrics when the file has id lists, declared detectors."""
+    from sgi_core.detectors.folds import question_groups
     from sgi_core.evaluation.baselines import response_length
     from sgi_core.evaluation.detectors import compare_detectors, orient_detector_score
     from sgi_core.evaluation.retrieval_report import retrieval_report
@@ -105,5 +103,6 @@ def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
             scores[column] = orient_detector_score(frame[column], higher_is=higher_is, source=table.source,
                                                    column=column)
         extras["detectors"] = compare_detectors(scores, frame["label"].to_numpy(), n_boot=args.n_boot,
-                                                seed=args.seed, lengths=response_length(frame["response"]))
+                                                seed=args.seed, lengths=response_length(frame["response"]),
+                                                groups=question_groups(frame))
     return extras

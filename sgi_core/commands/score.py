@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from sgi_core.cli_options import add_model_options, model_load_options, positive_int
+from sgi_core.detectors.registry import per_row_families
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 from sgi_core.local_engine import DEFAULT_CHUNK_ROWS
@@ -20,9 +21,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    p.add_argument("--claims", action="store_true",
-                   help="also add claim_min_support, claim_mean_support, claim_min_sgi, claim_mean_sgi and "
-                        "claim_n_sentences: each response sentence against the context's sentences (no labels)")
+    for family in per_row_families():
+        p.add_argument(f"--{family.name}", action="store_true",
+                       help=f"also add {', '.join(family.columns)}: {family.explanation} (no labels)")
     p.add_argument("--chunk-rows", type=positive_int, default=DEFAULT_CHUNK_ROWS,
                    help=f"rows read, scored and written at a time; memory stays flat (default {DEFAULT_CHUNK_ROWS})")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
@@ -51,17 +52,23 @@ def run(args) -> int:
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
-        claims=args.claims,
+        families=_families(args),
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)
     return 0
 
 
+def _families(args) -> tuple[str, ...]:
+    """The per-row detector families whose flags are set."""
+    return tuple(family.name for family in per_row_families() if getattr(args, family.name))
+
+
 def _run_ray(args) -> int:
-    if args.claims:
-        raise SGIInputError("claim-level columns (--claims) are computed by the local engine only",
-                            hint="Leave out --engine ray, or score without --claims")
+    if _families(args):
+        flags = " ".join(f"--{name}" for name in _families(args))
+        raise SGIInputError(f"detector columns ({flags}) are computed by the local engine only",
+                            hint=f"Leave out --engine ray, or score without {flags}")
     from sgi_core.ray_engine import score_with_ray
     from sgi_core.render.lines import score_summary_lines
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.detectors.folds import crossfit_folds
+from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, check_choice, check_int
 from sgi_core.geometry import l2_normalize, pairwise_angle, triple_angles
@@ -183,7 +183,7 @@ def _score_block(d, q_hat, r_hat, sgi, rows, neighbours, n_directions) -> dict[s
     }
 
 
-def reference_scores(q_emb, c_emb, r_emb, y_true, groups=None, *, protocol: str = "crossfit",
+def reference_scores(q_emb, c_emb, r_emb, y_true, groups=None, *, fold=None, protocol: str = "crossfit",
                      n_neighbors: int = 10, n_directions: int | None = None, n_folds: int = 5,
                      seed: int = 0) -> ReferenceScores:
     """Score every row with the five reference-set detectors, out of fold.
@@ -224,7 +224,11 @@ def reference_scores(q_emb, c_emb, r_emb, y_true, groups=None, *, protocol: str 
         references; unlabelled rows are still scored out of fold.
     groups : array_like of shape (n,)
         Question group of each row (:func:`~sgi_core.detectors.folds.question_groups`);
-        required for ``"crossfit"``.
+        required for ``"crossfit"`` unless ``fold`` is given.
+    fold : array_like of int, shape (n,), optional
+        The folds already dealt (:func:`~sgi_core.detectors.folds.crossfit_folds`), so
+        that every cross-fitted score of a table shares them; ``groups``, ``n_folds``
+        and ``seed`` then deal none.
     protocol : {"crossfit", "leaky"}, default "crossfit"
         ``"leaky"`` puts every grounded row, the scored one included, in the
         reference set: for showing the leakage only, never for a reported score.
@@ -269,7 +273,12 @@ def reference_scores(q_emb, c_emb, r_emb, y_true, groups=None, *, protocol: str 
     labels = as_labels(y_true)
     if len(labels) != n:
         raise SGIInputError(f"'y_true' has {len(labels)} values but the embeddings have {n} rows", column="y_true")
-    if protocol == "crossfit":
+    if protocol == "crossfit" and fold is not None:
+        fold = np.asarray(fold, dtype=np.int64).ravel()
+        if len(fold) != n:
+            raise SGIInputError(f"'fold' has {len(fold)} values but the embeddings have {n} rows")
+        n_folds = len(np.unique(fold))
+    elif protocol == "crossfit":
         if groups is None:
             raise SGIInputError("cross-fitting needs the question group of each row",
                                 hint="Pass groups=sgi_core.detectors.question_groups(frame)")

@@ -5,11 +5,14 @@ consistency, RAGAS faithfulness, an NLI probability, ...). It is first oriented 
 that **higher = grounded** (a score where higher means hallucinated is negated), and
 then gets the same ROC, calibration and threshold tools as SGI.
 
-The combination is a logistic regression (grounded = 1) on the oriented scores,
-each mapped to normal quantiles on the training fold so that SGI's rare huge values
-(response = context) do not dominate. Its AUROC is measured out of fold, on the same
-stratified folds as each score alone through the same pipeline, so the comparison is
-like for like.
+Each score alone is judged by :func:`sgi_core.evaluation.judgement.judge_score`, as
+SGI's other detectors are. The combination is a later stage: a logistic regression
+(grounded = 1) on the oriented scores, each mapped to normal quantiles on the
+training fold so that SGI's rare huge values (response = context) do not dominate.
+Its AUROC is measured out of fold on folds that never split a question group
+(:func:`sgi_core.detectors.folds.crossfit_folds`, the folds of the cross-fitted
+detectors), the same folds as each score alone through the same pipeline, so the
+comparison is like for like.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int, validates_inputs
-from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probability
-from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
+from sgi_core.evaluation.crossval import out_of_fold_probability
+from sgi_core.evaluation.folds import crossfit_folds
+from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
 
@@ -109,6 +113,9 @@ class DetectorComparison(JsonResult):
     n_splits : int
     roc : tuple of RocResult
         Each detector's raw-score ROC with bootstrap CI, in ``names`` order.
+    judged : tuple of ScoreJudgement
+        Each detector judged alone (:func:`~sgi_core.evaluation.judgement.judge_score`):
+        AUROC and d with intervals, and the length-matched AUROC when lengths were given.
     spearman_with_first : tuple of float
         Spearman correlation of each detector with ``names[0]`` over all rows both
         scored (labelled or not); 1.0 for the first.
@@ -120,9 +127,6 @@ class DetectorComparison(JsonResult):
         ROC of the out-of-fold combined probability.
     gain_over_best : float
         ``cv_auroc_combined - max(cv_auroc_alone)``.
-    length_matched : tuple of LengthMatchedResult
-        Each detector's AUROC with the classes matched on response length, in
-        ``names`` order; empty when no lengths were given.
     level : {"gain", "none", "undefined"}
         The verdict as data: ``"gain"`` when the combination beats the best single
         detector by at least :data:`NEGLIGIBLE_COMBINED_GAIN`.
@@ -140,15 +144,15 @@ class DetectorComparison(JsonResult):
     gain_over_best: float
     level: str
     verdict: str
-    length_matched: tuple[LengthMatchedResult, ...] = ()
+    judged: tuple[ScoreJudgement, ...]
 
     def to_frame(self) -> pd.DataFrame:
         """One row per detector, then the combination."""
         rows = [{"detector": name, "auroc": roc.auroc, "auroc_ci_lo": roc.auroc_ci[0], "auroc_ci_hi": roc.auroc_ci[1],
-                 "spearman_with_" + self.names[0]: rho, "cv_auroc": cv}
-                for name, roc, rho, cv in zip(self.names, self.roc, self.spearman_with_first, self.cv_auroc_alone)]
-        for row, matched in zip(rows, self.length_matched):
-            row["length_matched_auroc"] = matched.auroc
+                 "spearman_with_" + self.names[0]: rho, "cv_auroc": cv, "cohens_d": judged.cohens_d,
+                 "length_matched_auroc": judged.length_matched_auroc}
+                for name, roc, rho, cv, judged in zip(self.names, self.roc, self.spearman_with_first,
+                                                      self.cv_auroc_alone, self.judged)]
         rows.append({"detector": "combined (logistic)", "auroc": self.combined_roc.auroc,
                      "auroc_ci_lo": self.combined_roc.auroc_ci[0], "auroc_ci_hi": self.combined_roc.auroc_ci[1],
                      "cv_auroc": self.cv_auroc_combined})
@@ -177,7 +181,7 @@ def _verdict(names, alone, combined) -> str:
 
 
 @validates_inputs
-def compare_detectors(scores: dict, y_true, *, lengths=None, n_splits: int = 5, n_boot: int = 1000,
+def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_splits: int = 5, n_boot: int = 1000,
                       seed: int = 0) -> DetectorComparison:
     """Compare detector scores alone and combined.
 
@@ -192,6 +196,9 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, n_splits: int = 5, 
     n_boot : int, default 1000
     lengths : array_like of shape (n,), optional
         Response lengths: each detector then also gets its length-matched AUROC.
+    groups : array_like of shape (n,), optional
+        Question group of each row (:func:`sgi_core.detectors.folds.question_groups`):
+        the folds never split one. Without it every row is its own group.
     seed : int, default 0
 
     Returns
@@ -216,11 +223,12 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, n_splits: int = 5, 
     matrix = np.column_stack([as_scores(scores[name], name=name, n=len(labels)) for name in names])
     rocs = tuple(roc_analysis(labels, matrix[:, j], n_boot=n_boot, seed=seed) for j in range(len(names)))
     spearman = tuple(_spearman(matrix[:, 0], matrix[:, j]) for j in range(len(names)))
-    matched = ()
-    if lengths is not None:
-        length_values = as_scores(lengths, name="lengths", n=len(labels))
-        matched = tuple(length_matched_auroc(labels, matrix[:, j], length_values, n_boot=n_boot, seed=seed)
-                        for j in range(len(names)))
+    length_values = None if lengths is None else as_scores(lengths, name="lengths", n=len(labels))
+    judged = tuple(judge_score(labels, matrix[:, j], lengths=length_values, n_boot=n_boot, seed=seed)
+                   for j in range(len(names)))
+    group_ids = np.arange(len(labels)) if groups is None else np.asarray(groups).ravel()
+    if len(group_ids) != len(labels):
+        raise SGIInputError(f"'groups' has {len(group_ids)} values but 'y_true' has {len(labels)}", column="groups")
 
     keep = ~np.isnan(labels) & ~np.isnan(matrix).any(axis=1)
     y = labels[keep]
@@ -233,8 +241,8 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, n_splits: int = 5, 
         nans = tuple(math.nan for _ in names)
         return DetectorComparison(names, int(keep.sum()), n_splits, rocs, spearman, nans, math.nan, nan_roc,
                                   math.nan, "undefined",
-                                  f"undefined: too few labelled rows ({n_min} in the smaller class)", matched)
-    folds = fold_ids(y, n_splits=n_splits, seed=seed)
+                                  f"undefined: too few labelled rows ({n_min} in the smaller class)", judged)
+    folds = crossfit_folds(group_ids[keep], y_true=y, n_folds=n_splits, seed=seed)
     alone = np.array([roc_auc_score(y, out_of_fold_probability(features[:, [j]], y, folds))
                       for j in range(len(names))])
     combined_prob = out_of_fold_probability(features, y, folds)
@@ -252,5 +260,5 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, n_splits: int = 5, 
         gain_over_best=float(combined - alone.max()),
         level="gain" if combined - alone.max() >= NEGLIGIBLE_COMBINED_GAIN else "none",
         verdict=_verdict(names, alone, combined),
-        length_matched=matched,
+        judged=judged,
     )

@@ -5,7 +5,8 @@ frame with a label column and a score column) and returns an
 :class:`EvaluationReport`: effect size, ROC, the theta(q,c) strata (Table 2),
 length strata of question, context and response (Table 3; the response strata
 hold SGI's AUROC within response-length strata), the angle effects (Table 5), the
-trivial baselines and whether the score adds anything beyond response length.
+trivial baselines with their ROC curves, whether the score adds anything beyond
+response length, and its AUROC with the classes matched on response length.
 Caveats met on the way (one class, undefined strata, degenerate rows) are kept as
 ``notes``.
 """
@@ -19,10 +20,12 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, inputs_checked, labelled_groups, validates_inputs
+from sgi_core.evaluation._common import as_labels, as_scores, inputs_checked, validates_inputs
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
 from sgi_core.evaluation.baselines import BASELINE_DESCRIPTIONS, BeyondLengthResult, baseline_scores, beyond_length, response_length
-from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, cohens_d, effect_size
+from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, effect_size
+from sgi_core.evaluation.judgement import judge_score, length_matched_resamples
+from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
 from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_strata
 
@@ -34,13 +37,19 @@ ANGLE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc")
 
 @dataclass(frozen=True)
 class BaselineResult(JsonResult):
-    """A baseline score (higher = grounded) and how well it separates the labels."""
+    """A baseline score (higher = grounded) judged by :func:`~sgi_core.evaluation.judgement.judge_score`.
+
+    ``auroc``, ``auroc_ci``, ``cohens_d`` and ``cohens_d_ci`` are its judgement; ``roc``
+    holds its curve (no interval: the judgement has it).
+    """
 
     name: str
     description: str
     auroc: float
     auroc_ci: tuple[float, float]
     cohens_d: float
+    cohens_d_ci: tuple[float, float]
+    roc: RocResult
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,9 @@ class EvaluationReport(JsonResult):
     baselines : tuple of BaselineResult
     beyond_length : BeyondLengthResult or None
         None without a ``response`` column.
+    length_matched : LengthMatchedResult or None
+        The score's AUROC with the classes matched on response length; None without a
+        ``response`` column.
     """
 
     score_col: str
@@ -88,6 +100,7 @@ class EvaluationReport(JsonResult):
     angle_effects: AngleEffectsResult | None
     baselines: tuple[BaselineResult, ...]
     beyond_length: BeyondLengthResult | None
+    length_matched: LengthMatchedResult | None = None
 
     def summary(self) -> dict:
         """The headline numbers (Table 1 row), JSON-safe."""
@@ -118,9 +131,9 @@ def _baselines(scores: pd.DataFrame, labels: np.ndarray, *, n_boot: int, seed: i
     out = []
     for name in scores.columns:
         values = scores[name].to_numpy(dtype=np.float64)
-        roc = roc_analysis(labels, values, n_boot=n_boot, seed=seed)
-        valid, halluc, _ = labelled_groups(labels, values, score_name=name)
-        out.append(BaselineResult(name, BASELINE_DESCRIPTIONS[name], roc.auroc, roc.auroc_ci, cohens_d(valid, halluc)))
+        judged = judge_score(labels, values, lengths=None, n_boot=n_boot, seed=seed)
+        out.append(BaselineResult(name, BASELINE_DESCRIPTIONS[name], judged.auroc, judged.auroc_ci, judged.cohens_d,
+                                  judged.cohens_d_ci, roc_analysis(labels, values, n_boot=0)))
     return tuple(out)
 
 
@@ -141,7 +154,9 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         Bootstrap resamples for the intervals of d and AUROC. Above
         :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the
         intervals are asymptotic instead (DeLong's for AUROC, the delta method's for
-        d); each result's ``ci_method`` and ``n_boot`` say which.
+        d); each result's ``ci_method`` and ``n_boot`` say which. The length-matched
+        interval, which has no asymptotic form, then takes
+        :func:`~sgi_core.evaluation.judgement.length_matched_resamples`.
     seed : int, default 0
     baselines : DataFrame, optional
         :func:`~sgi_core.evaluation.baselines.baseline_scores` of ``scored_frame``
@@ -195,6 +210,10 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
                                    n_boot=n_boot, seed=seed)
         else:
             baselines = ()
+        matched = None
+        if "response" in has:
+            matched = length_matched_auroc(labels, scores, response_length(scored_frame["response"]), seed=seed,
+                                           n_boot=length_matched_resamples(labels, n_boot))
         beyond = (
             beyond_length(
                 response_length(scored_frame["response"]), scores, labels, seed=seed,
@@ -234,4 +253,5 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         angle_effects=angles,
         baselines=baselines,
         beyond_length=beyond,
+        length_matched=matched,
     )

@@ -46,7 +46,7 @@ def comparison_text(comparison: ModelComparison) -> str:
         verdict = rep.beyond_length.verdict if rep.beyond_length else "not computed (no response column)"
         parts.append(f"  {name}: {verdict}")
     parts += ["", "SGI's AUROC with the classes matched on response length (coarsened exact matching)"]
-    for name, matched in comparison.length_matched.items():
+    for name, matched in ((name, rep.length_matched) for name, rep in reports.items()):
         parts.append(f"  {name}: {matched.auroc:.3f} {format_ci(matched.auroc_ci)} against {matched.plain_auroc:.3f} "
                      f"unmatched ({matched.n_used} rows in {matched.n_bins - matched.n_bins_dropped} length bins, "
                      f"{matched.n_dropped} in bins holding one class left out)")

@@ -90,8 +90,9 @@ def test_damaged_lines_are_skipped_by_line_number_and_the_rest_kept(tmp_path):
     with pytest.warns(AnnotationFileWarning) as caught:
         read = read_decisions(raw, source="a.jsonl")
     messages = [str(w.message) for w in caught]
-    assert messages[0].startswith("a.jsonl: line 2 skipped: not JSON (")
-    assert messages[1:] == ["a.jsonl: line 3 skipped: not UTF-8", "a.jsonl: line 4 skipped: not a JSON object"]
+    assert messages[0].startswith("a.jsonl: line 2 skipped: invalid JSON: Unterminated string")
+    assert messages[1:] == ["a.jsonl: line 3 skipped: not valid UTF-8 (byte 1)",
+                            "a.jsonl: line 4 skipped: not a JSON object"]
     assert read["key"].tolist() == [KEY_A, KEY_B]
     assert read["line"].tolist() == [1, 5]
 

@@ -1,4 +1,4 @@
-"""``score --claims``: the claim-level columns through the chunked writer."""
+"""``score --claims`` (and every per-row detector family's flag): its columns through the chunked writer."""
 
 import numpy as np
 import pandas as pd
@@ -8,6 +8,7 @@ from sgi_core.cli import build_parser, main
 from sgi_core.commands.score import run as cmd_score
 from sgi_core.data import load_triples
 from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores, split_pieces
+from sgi_core.detectors.registry import FAMILIES, DetectorInputs, per_row_families
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.geometry import l2_normalize
@@ -89,7 +90,8 @@ def test_claim_texts_are_counted_and_served_from_the_cache(tmp_path):
     cache = EmbeddingCache(encoder.model_id, tmp_path / "cache")
 
     def score(name, **options):
-        return score_to_file(read_chunks(tmp_path / "in.csv"), tmp_path / name, encoder, claims=True, **options)
+        return score_to_file(read_chunks(tmp_path / "in.csv"), tmp_path / name, encoder, families=("claims",),
+                             **options)
 
     assert score("none.parquet").new_texts == len(whole) + len(parts)
     assert score("first.parquet", cache=cache).new_texts == len(whole | parts)
@@ -101,8 +103,8 @@ def test_claim_texts_are_counted_and_served_from_the_cache(tmp_path):
 def test_an_input_column_named_like_a_claim_column_is_refused(tmp_path):
     source = tmp_path / "in.csv"
     ROWS.assign(claim_min_support=0.5).to_csv(source, index=False)
-    with pytest.raises(SGIInputError, match="already has columns named claim_min_support, which the claim scores"):
-        score_to_file(read_chunks(source), tmp_path / "out.csv", load_encoder("hashing"), claims=True)
+    with pytest.raises(SGIInputError, match="already has columns named claim_min_support, which the detector scores"):
+        score_to_file(read_chunks(source), tmp_path / "out.csv", load_encoder("hashing"), families=("claims",))
     assert not (tmp_path / "out.csv").exists()
     assert score_to_file(read_chunks(source), tmp_path / "out.csv", load_encoder("hashing")).rows == len(ROWS)
 
@@ -110,8 +112,30 @@ def test_an_input_column_named_like_a_claim_column_is_refused(tmp_path):
 def test_claims_with_the_ray_engine_are_refused_before_anything_runs(tmp_path):
     args = build_parser().parse_args(["score", str(tmp_path / "absent.csv"), "-o", str(tmp_path / "out"),
                                       "--engine", "ray", "--claims"])
-    with pytest.raises(SGIInputError, match=r"claim-level columns \(--claims\) are computed by the local engine only"):
+    with pytest.raises(SGIInputError, match=r"detector columns \(--claims\) are computed by the local engine only"):
         cmd_score(args)
+
+
+def test_every_per_row_family_has_a_flag_writing_its_columns(tmp_path):
+    write_rows(tmp_path / "in.csv")
+    encoder = load_encoder("hashing")
+    table = load_triples(tmp_path / "in.csv")
+    for family in per_row_families():
+        out = tmp_path / f"{family.name}.parquet"
+        assert main(["score", str(tmp_path / "in.csv"), "-o", str(out), "--model", "hashing", f"--{family.name}",
+                     "--chunk-rows", "4"]) == 0
+        expected = family.compute(DetectorInputs(table, encoder)).columns
+        pd.testing.assert_frame_equal(pd.read_parquet(out)[list(family.columns)], expected, rtol=1e-12)
+
+
+def test_a_cross_fitted_family_is_not_offered_per_row(tmp_path):
+    write_rows(tmp_path / "in.csv")
+    assert FAMILIES["reference"].fitting == "cross-fitted"
+    with pytest.raises(SGIInputError, match="'reference' is fitted on labelled folds.*report --detectors reference"):
+        score_to_file(read_chunks(tmp_path / "in.csv"), tmp_path / "out.csv", load_encoder("hashing"),
+                      families=("reference",))
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["score", "in.csv", "-o", "out.csv", "--reference"])
 
 
 @pytest.mark.slow

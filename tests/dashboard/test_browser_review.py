@@ -23,6 +23,7 @@ from tests.conftest import SAMPLE_CSV
 from tests.dashboard.test_browser_e2e import (
     ARTIFACTS,
     CHROMIUM_ARGS,
+    EXCEPTION,
     PAGE_TIMEOUT_MS,
     SCORING_TIMEOUT_MS,
     VIEWPORT,
@@ -123,15 +124,16 @@ def test_labels_survive_a_restart_and_a_reupload_as_parquet(chromium, tmp_path_f
             upload(page, texts["parquet"])
             open_page(page, "Review")
             assert page.get_by_text(f"{N_LABELLED} of 100 rows labelled").count() == 1
-            assert page.get_by_text(f"{N_LABELLED} annotated", exact=False).count() >= 1
+            assert page.get_by_text(f"{N_LABELLED} annotated;", exact=False).count() >= 1
             shoot(page, "review_03_after_restart_parquet")
             open_page(page, "Overview")
-            assert_no_error(page, "Overview")
+            # On 30 rows the Overview's verdict may rightly be an error box (SGI near chance): exceptions only.
+            assert page.locator(EXCEPTION).count() == 0
             n_grounded = int(metric_value(page, "Labelled grounded"))
             n_hallucinated = int(metric_value(page, "Labelled hallucinated"))
             auroc_shown = metric_value(page, "AUROC")
-            assert page.get_by_text("Labels: the file's label column and the annotations, where they agree, "
-                                    f"{N_LABELLED} rows labelled", exact=False).count() == 1
+            assert page.get_by_text("labels: the file's label column and the annotations, where they agree "
+                                    f"({N_LABELLED} rows; 0 in the file, {N_LABELLED} annotated", exact=False).count() == 1
             shoot(page, "review_04_overview_on_the_labels")
             page.close()
         browser.close()

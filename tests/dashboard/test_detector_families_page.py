@@ -6,6 +6,7 @@ import pandas as pd
 from dashboard.detector_services import DETECTOR_NAMES, DISAGREEMENT_ROWS
 from sgi_core.data import load_triples
 from sgi_core.detector_report import detector_report
+from sgi_core.detectors.registry import FAMILIES
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import (
     baseline_scores,
@@ -23,6 +24,8 @@ from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, metric, upload
 
 COMBINED = DETECTOR_NAMES["combined"]
+#: Every registered family but the reference-set one, which needs labelled reference rows.
+LABEL_FREE = tuple(kind for kind in FAMILIES if kind != "reference")
 
 
 def compute(app, *, uncheck=()):
@@ -78,7 +81,7 @@ def test_families_are_computed_only_when_asked(app):
 def test_families_table_and_roc_match_detector_report(app):
     goto(app, "detectors")
     compute(app)
-    scored, expected, _ = expected_report(SAMPLE_CSV, ("reference", "claims"))
+    scored, expected, _ = expected_report(SAMPLE_CSV, tuple(FAMILIES))
     sgi = evaluate(scored)
     table = detector_table(app)
     assert table["detector"].tolist() == ["SGI", *(DETECTOR_NAMES[name] for name in expected.detectors)]
@@ -93,6 +96,8 @@ def test_families_table_and_roc_match_detector_report(app):
                                    response_length(scored["response"]))
     np.testing.assert_allclose(table["length-matched AUROC"].to_numpy(dtype=float),
                                [matched.auroc, *(r.length_matched_auroc for r in results)])
+    for family in FAMILIES.values():  # the caption explains every family from its registry entry
+        assert any(f"{family.label}: {family.explanation}." in caption.value for caption in app.caption)
     honest = table.set_index("detector")["protocol"]
     assert honest[DETECTOR_NAMES["lsgi"]] == "cross-fitted (honest)"
     assert honest[DETECTOR_NAMES["claim_min_support"]] == "label-free"
@@ -104,7 +109,7 @@ def test_families_table_and_roc_match_detector_report(app):
 def test_comparison_with_a_computed_detector_opens_rows_in_the_explorer(app):
     goto(app, "detectors")
     compute(app)
-    scored, _, scores = expected_report(SAMPLE_CSV, ("reference", "claims"))
+    scored, _, scores = expected_report(SAMPLE_CSV, tuple(FAMILIES))
     labels = scored["label"].to_numpy()
     assert app.selectbox(key="detectors.compare_b").value == COMBINED
     app.selectbox(key="detectors.compare_b").set_value(DETECTOR_NAMES["displacement_consistency"]).run()
@@ -125,7 +130,7 @@ def test_file_without_numeric_columns_still_gets_families_and_comparison(app, tm
     goto(app, "detectors")
     assert_clean(app)
     assert any("no numeric column" in block.value for block in app.info)
-    scored, expected, scores = expected_report(plain, ("claims",))
+    scored, expected, scores = expected_report(plain, LABEL_FREE)
     labels = scored["label"].to_numpy()
     assert app.selectbox(key="detectors.compare_b").value == "response length, negated"
     assert_comparison(app, labels, scored["sgi"].to_numpy(),
@@ -134,8 +139,8 @@ def test_file_without_numeric_columns_still_gets_families_and_comparison(app, tm
     compute(app, uncheck=("reference",))
     assert app.selectbox(key="detectors.compare_b").value == COMBINED
     table = detector_table(app)
-    assert table["detector"].tolist() == ["SGI", DETECTOR_NAMES["claim_min_support"],
-                                          DETECTOR_NAMES["claim_mean_support"], COMBINED]
+    assert table["detector"].tolist() == ["SGI", *(DETECTOR_NAMES[name] for name in expected.detectors)]
+    assert DETECTOR_NAMES["claim_min_support"] in table["detector"].tolist()
     np.testing.assert_allclose(table["AUROC"].to_numpy(dtype=float)[1:],
                                [r.auroc for r in expected.detectors.values()])
     assert_comparison(app, labels, scored["sgi"].to_numpy(), scores["combined"].to_numpy())

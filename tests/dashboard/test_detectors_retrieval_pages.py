@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.evaluation import delong_test
+from sgi_core.detectors.folds import question_groups
+from sgi_core.evaluation import delong_test, response_length
 from sgi_core.evaluation.detectors import compare_detectors, orient_detector_score
 from sgi_core.evaluation.retrieval_report import retrieval_report
 from tests.conftest import SAMPLE_CSV
@@ -34,7 +35,8 @@ def test_detector_table_and_roc_match_sgi_core(app, rag_sample, sample_scores):
     assert_clean(app)
     judge = orient_detector_score(rag_sample["judge_halluc"], higher_is="hallucinated")
     expected = compare_detectors({"SGI": sample_scores["sgi"].to_numpy(), "judge_halluc": judge},
-                                 sample_scores["label"].to_numpy())
+                                 sample_scores["label"].to_numpy(), groups=question_groups(sample_scores),
+                                 lengths=response_length(sample_scores["response"]))
     table = next(df.value for df in app.dataframe if "Spearman with SGI" in df.value.columns)
     assert table["score"].tolist() == ["SGI", "judge_halluc", "combined (logistic)"]
     np.testing.assert_allclose(table["AUROC"].to_numpy(dtype=float),

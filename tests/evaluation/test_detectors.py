@@ -8,12 +8,15 @@ from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import UndefinedStatisticWarning
+from sgi_core.evaluation.crossval import out_of_fold_probability
 from sgi_core.evaluation.detectors import (
     DetectorComparison,
     compare_detectors,
     numeric_score_columns,
     orient_detector_score,
 )
+from sgi_core.evaluation.folds import crossfit_folds
+from sgi_core.evaluation.judgement import judge_score
 
 
 def test_orientation_and_blank_cells():
@@ -97,3 +100,26 @@ def test_json_round_trip():
     again = DetectorComparison.from_dict(json.loads(json.dumps(res.to_dict())))
     assert again.to_dict() == res.to_dict()
     assert again.roc[1].auroc == res.roc[1].auroc
+
+
+def test_each_detector_is_judged_like_every_other_score():
+    rng = np.random.default_rng(5)
+    y = np.repeat([1.0, 0.0], 80)
+    a = y + rng.normal(size=160)
+    lengths = rng.integers(10, 300, size=160)
+    res = compare_detectors({"a": a}, y, lengths=lengths, n_boot=100, seed=2)
+    assert res.judged == (judge_score(y, a, lengths=lengths, n_boot=100, seed=2),)
+    assert res.to_frame()["length_matched_auroc"].iloc[0] == res.judged[0].length_matched_auroc
+
+
+def test_folds_keep_question_groups_whole():
+    """With groups, the combination's folds are the cross-fitted detectors' folds (crossfit_folds)."""
+    rng = np.random.default_rng(8)
+    y = np.tile([1.0, 0.0], 100)
+    groups = np.repeat(np.arange(100), 2)
+    a, b = y + rng.normal(size=200), y + rng.normal(size=200)
+    res = compare_detectors({"a": a, "b": b}, y, groups=groups, n_boot=0)
+    folds = crossfit_folds(groups, y_true=y, n_folds=5, seed=0)
+    assert res.cv_auroc_combined == roc_auc_score(y, out_of_fold_probability(np.column_stack([a, b]), y, folds))
+    with pytest.raises(SGIInputError, match="'groups' has 3 values but 'y_true' has 200"):
+        compare_detectors({"a": a}, y, groups=[0, 1, 2], n_boot=0)

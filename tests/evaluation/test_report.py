@@ -13,9 +13,13 @@ from sgi_core.evaluation import (
     UndefinedStatisticWarning,
     cohens_d,
     effect_size,
+    baseline_scores,
     evaluate,
+    length_matched_auroc,
+    response_length,
     roc_analysis,
 )
+from sgi_core.evaluation.judgement import judge_score
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
@@ -51,6 +55,15 @@ def test_report_parts_equal_direct_calls(scored_sample):
     length = next(b for b in rep.baselines if b.name == "neg_response_length")
     assert length.auroc > rep.roc.auroc
     assert "confounded with answer length" in rep.beyond_length.verdict
+    # the report carries SGI's length-matched AUROC and each baseline's ROC curve
+    assert rep.length_matched == length_matched_auroc(y, s, response_length(scored_sample["response"]), n_boot=200,
+                                                      seed=3)
+    curve = roc_analysis(y, baseline_scores(scored_sample)["neg_response_length"], n_boot=0)
+    np.testing.assert_array_equal(length.roc.fpr, curve.fpr)
+    np.testing.assert_array_equal(length.roc.tpr, curve.tpr)
+    judged = judge_score(y, baseline_scores(scored_sample)["neg_response_length"], lengths=None, n_boot=200, seed=3)
+    assert (length.auroc, length.auroc_ci, length.cohens_d, length.cohens_d_ci) == (
+        judged.auroc, judged.auroc_ci, judged.cohens_d, judged.cohens_d_ci)
 
 
 def test_json_round_trip(scored_sample):

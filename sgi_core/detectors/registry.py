@@ -1,0 +1,223 @@
+"""Every detector family beside SGI, declared once; each face of the workbench reads this registry.
+
+One :class:`DetectorFamily` entry per family says what it computes and how:
+
+- ``scores``: the per-row scores judged in ``report --detectors`` and on the
+  Detectors page, each with a display label and its orientation (``higher_is``:
+  what a high raw value means; a ``"hallucinated"`` score is negated before it is
+  judged, so every judged score reads **higher = grounded**);
+- ``columns``: every per-row column the family's ``compute`` returns (the scores and
+  any counts), the columns ``python -m sgi_core score --<family>`` writes when the
+  family is fitted per row;
+- ``needs``: what it reads (:data:`NEEDS`), ``fitting``: ``"per row"`` (label-free,
+  each row alone) or ``"cross-fitted"`` (learnt from the grounded rows of other
+  question-group folds, with the leaky protocol beside it);
+- ``label`` and ``explanation``: the checkbox text and the one sentence the page
+  caption and the CLI help show;
+- ``compute``: ``compute(DetectorInputs) -> FamilyScores``.
+
+Adding a family is its module, one entry in :data:`FAMILIES`, its tests and a README
+line: the library (:mod:`sgi_core.detector_report`), ``score``'s flags, the JSON
+report, the Detectors page and the CLI help all read the entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.data import TripleTable
+from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores
+from sgi_core.detectors.reference import REFERENCE_DETECTORS, reference_scores
+from sgi_core.detectors.specifics import SPECIFICS_COLUMNS, specifics_scores
+from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
+from sgi_core.errors import SGIInputError
+from sgi_core.scoring import embed_table
+
+#: What a family may read: the three texts, their embeddings (a model), the labels, a reference set of
+#: labelled grounded rows.
+NEEDS = ("texts", "embeddings", "labels", "reference set")
+#: How a family is fitted.
+FITTINGS = ("per row", "cross-fitted")
+#: How each judging protocol is named on screen.
+PROTOCOL_LABELS = {"crossfit": "cross-fitted (honest)", "label-free": "label-free",
+                   "combined (out of fold)": "out of fold (honest)"}
+
+
+@dataclass(frozen=True)
+class DetectorInputs:
+    """What a family's ``compute`` may read.
+
+    Attributes
+    ----------
+    table : TripleTable
+        The rows (``question``, ``context``, ``response``; ``unscorable`` rows get NaN).
+    encoder : Encoder or None
+        None where no family asked for embeddings.
+    cache : EmbeddingCache, optional
+    batch_size : int
+    progress : callable, optional
+        ``progress(done, total)`` over the texts encoded.
+    labels : ndarray, optional
+        1 = grounded, 0 = hallucinated, NaN = unlabelled (cross-fitted families).
+    folds : ndarray of int, optional
+        Question-group fold of each row, -1 for rows not scored (cross-fitted families).
+    """
+
+    table: TripleTable
+    encoder: Encoder | None = None
+    cache: EmbeddingCache | None = None
+    batch_size: int = 64
+    progress: ProgressCallback | None = None
+    labels: np.ndarray | None = None
+    folds: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class FamilyScores:
+    """A family's per-row columns (indexed like ``table.frame``) and, by score, the leaky protocol's values."""
+
+    columns: pd.DataFrame
+    leaky: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DetectorScoreSpec:
+    """One judged per-row score: its column, display label and what a high raw value means."""
+
+    name: str
+    label: str
+    higher_is: str = "grounded"
+
+    def oriented(self, values) -> np.ndarray:
+        """The raw values as floats oriented higher = grounded (negated when ``higher_is`` is "hallucinated")."""
+        values = np.asarray(values, dtype=np.float64)
+        return -values if self.higher_is == "hallucinated" else values
+
+
+@dataclass(frozen=True)
+class DetectorFamily:
+    """One registered detector family (see the module notes for each field)."""
+
+    name: str
+    label: str
+    explanation: str
+    needs: tuple[str, ...]
+    fitting: str
+    scores: tuple[DetectorScoreSpec, ...]
+    columns: tuple[str, ...]
+    compute: Callable[[DetectorInputs], FamilyScores]
+
+    @property
+    def protocol(self) -> str:
+        """The judging protocol of its scores: ``"crossfit"`` or ``"label-free"``."""
+        return "crossfit" if self.fitting == "cross-fitted" else "label-free"
+
+
+def _reference(inputs: DetectorInputs) -> FamilyScores:
+    table = inputs.table
+    q_emb, c_emb, r_emb, scorable = embed_table(table, inputs.encoder, cache=inputs.cache,
+                                                batch_size=inputs.batch_size, progress=inputs.progress)
+    rows = np.flatnonzero(scorable)
+    labels = inputs.labels[rows]
+    honest = reference_scores(q_emb, c_emb, r_emb, labels, fold=inputs.folds[rows])
+    dishonest = reference_scores(q_emb, c_emb, r_emb, labels, protocol="leaky")
+    columns = pd.DataFrame(np.nan, index=table.frame.index, columns=list(REFERENCE_DETECTORS))
+    leaky = {}
+    for name in REFERENCE_DETECTORS:
+        columns.loc[scorable, name] = honest.scores[name]
+        leaky[name] = np.full(table.n_rows, np.nan)
+        leaky[name][rows] = dishonest.scores[name]
+    return FamilyScores(columns, leaky)
+
+
+def _claims(inputs: DetectorInputs) -> FamilyScores:
+    return FamilyScores(claim_scores(inputs.table.frame, inputs.encoder, cache=inputs.cache,
+                                     batch_size=inputs.batch_size, progress=inputs.progress))
+
+
+FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
+    DetectorFamily(
+        name="reference",
+        label="Reference-set displacement detectors (need labels, cross-fitted)",
+        explanation="each response's displacement from its question compared with those of the grounded answers "
+                    "to the 10 nearest reference questions, the reference set built only from the other "
+                    "question-group folds",
+        needs=("embeddings", "labels", "reference set"),
+        fitting="cross-fitted",
+        scores=(DetectorScoreSpec("displacement_consistency", "displacement consistency"),
+                DetectorScoreSpec("expected_response_deviation", "expected response deviation, negated"),
+                DetectorScoreSpec("displacement_magnitude", "displacement magnitude (z)"),
+                DetectorScoreSpec("tangent_space_residual", "tangent space residual, negated"),
+                DetectorScoreSpec("lsgi", "LSGI (local SGI)")),
+        columns=REFERENCE_DETECTORS,
+        compute=_reference,
+    ),
+    DetectorFamily(
+        name="claims",
+        label="Claim-level support (label-free)",
+        explanation="each response sentence's best cosine to a context piece; the row keeps its weakest and its "
+                    "mean sentence",
+        needs=("texts", "embeddings"),
+        fitting="per row",
+        scores=(DetectorScoreSpec("claim_min_support", "claim support, weakest sentence"),
+                DetectorScoreSpec("claim_mean_support", "claim support, mean sentence")),
+        columns=CLAIM_COLUMNS,
+        compute=_claims,
+    ),
+    DetectorFamily(
+        name="specifics",
+        label="Unsupported specifics (label-free, no model)",
+        explanation="the share of the response's numbers and capitalised names (past a sentence's first word) "
+                    "that do not occur in the context, negated",
+        needs=("texts",),
+        fitting="per row",
+        scores=(DetectorScoreSpec("specifics_unsupported_share", "unsupported specifics (share), negated",
+                                  higher_is="hallucinated"),),
+        columns=SPECIFICS_COLUMNS,
+        compute=lambda inputs: FamilyScores(specifics_scores(inputs.table.frame)),
+    ),
+)}
+#: The out-of-fold combination of SGI, the angles, the trivial baselines and the computed scores.
+COMBINED = DetectorScoreSpec("combined", "combined (logistic, out of fold)")
+
+
+def family_names() -> tuple[str, ...]:
+    """The registered families, in registry order."""
+    return tuple(FAMILIES)
+
+
+def per_row_families() -> tuple[DetectorFamily, ...]:
+    """Families fitted per row, which ``score`` can add to every row of a file of any size."""
+    return tuple(family for family in FAMILIES.values() if family.fitting == "per row")
+
+
+def per_row_family(name: str) -> DetectorFamily:
+    """The registered family ``name``, refused unless it is fitted per row (what ``score`` can add).
+
+    Raises
+    ------
+    SGIInputError
+        For a name not registered, or a cross-fitted family (it needs labels across the file).
+    """
+    choices = ", ".join(family.name for family in per_row_families())
+    if name not in FAMILIES:
+        raise SGIInputError(f"unknown detector family '{name}'", hint=f"Choose among {choices}")
+    if FAMILIES[name].fitting != "per row":
+        raise SGIInputError(f"the detector family '{name}' is fitted on labelled folds of the whole file, not per row",
+                            hint=f"Judge it with python -m sgi_core report --detectors {name}; score adds {choices}")
+    return FAMILIES[name]
+
+
+def score_specs() -> dict[str, DetectorScoreSpec]:
+    """Every judged score of every family, then ``combined``, by column name."""
+    specs = {spec.name: spec for family in FAMILIES.values() for spec in family.scores}
+    return {**specs, COMBINED.name: COMBINED}
+
+
+def family_of(score_name: str) -> DetectorFamily | None:
+    """The family that computes a judged score; None for ``combined``."""
+    return next((f for f in FAMILIES.values() if any(s.name == score_name for s in f.scores)), None)

@@ -1,0 +1,122 @@
+"""One way to judge any score against the labels: SGI, a baseline, a computed detector, a file's column.
+
+:func:`judge_score` gives every score, whatever made it, the same
+:class:`ScoreJudgement`: AUROC (grounded positive, Hanley and McNeil's Mann-Whitney
+reading) with its interval, Cohen's d (valid minus hallucinated, ddof=1) with its
+interval, the AUROC once the classes' response lengths are matched (coarsened exact
+matching, Iacus, King and Porro 2012) with its interval and, for a score learnt from a
+reference set, the AUROC of the leaky protocol whose reference set holds the scored row.
+Scores are taken as oriented **higher = grounded**. A score learnt from labels must be
+given out of fold (see :mod:`sgi_core.detectors.folds`); combining scores is a later
+stage (:func:`sgi_core.evaluation.crossval.out_of_fold_probability`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sgi_core.evaluation import bootstrap
+from sgi_core.evaluation._common import as_labels, as_scores
+from sgi_core.evaluation.effect_size import effect_size
+from sgi_core.evaluation.length_matched import length_matched_auroc
+from sgi_core.evaluation.ranking import roc_analysis
+from sgi_core.results import JsonResult
+
+#: Most resamples of a length-matched interval above ``BOOTSTRAP_MAX_ROWS`` labelled rows: each one
+#: recomputes the matching weights in a pass over every row, and that interval has no asymptotic form.
+LENGTH_MATCHED_MAX_BOOT_ABOVE = 200
+#: How a judged score was obtained: label-free per row, cross-fitted on question-group folds, or the
+#: out-of-fold combination of other scores.
+PROTOCOLS = ("label-free", "crossfit", "combined (out of fold)")
+
+
+@dataclass(frozen=True)
+class ScoreJudgement(JsonResult):
+    """One score judged against the labels (oriented higher = grounded).
+
+    Attributes
+    ----------
+    protocol : str
+        One of :data:`PROTOCOLS`.
+    auroc, auroc_ci : float, (float, float)
+        Grounded positive; interval of :func:`~sgi_core.evaluation.ranking.roc_analysis`.
+    cohens_d, cohens_d_ci : float, (float, float)
+        Valid minus hallucinated, ddof=1; interval of
+        :func:`~sgi_core.evaluation.effect_size.effect_size`.
+    auroc_leaky : float
+        The same score under the leaky protocol (reference set holding the scored
+        row); NaN for scores that need no reference set.
+    length_matched_auroc, length_matched_auroc_ci : float, (float, float)
+        AUROC after coarsened exact matching on response length.
+    """
+
+    protocol: str
+    auroc: float
+    auroc_ci: tuple[float, float]
+    cohens_d: float
+    cohens_d_ci: tuple[float, float]
+    auroc_leaky: float
+    length_matched_auroc: float
+    length_matched_auroc_ci: tuple[float, float]
+
+
+def length_matched_resamples(y_true, n_boot: int) -> int:
+    """Resamples of a length-matched interval: ``n_boot``, at most :data:`LENGTH_MATCHED_MAX_BOOT_ABOVE` above
+    :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows.
+
+    Examples
+    --------
+    >>> length_matched_resamples([1, 0, float("nan")], 1000)
+    1000
+    """
+    n_labelled = int((~np.isnan(as_labels(y_true))).sum())
+    return min(n_boot, LENGTH_MATCHED_MAX_BOOT_ABOVE) if n_labelled > bootstrap.BOOTSTRAP_MAX_ROWS else n_boot
+
+
+def judge_score(y_true, y_score, *, lengths, protocol: str = "label-free", leaky_score=None, n_boot: int = 1000,
+                seed: int = 0) -> ScoreJudgement:
+    """Judge one oriented score against the labels.
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        1 = grounded, 0 = hallucinated, NaN = unlabelled.
+    y_score : array_like of shape (n,)
+        Higher = grounded; NaN = not scored.
+    lengths : array_like of shape (n,) or None
+        Response lengths in characters, for the length-matched AUROC (NaN without them).
+    protocol : str, default "label-free"
+        Recorded as is (:data:`PROTOCOLS`).
+    leaky_score : array_like of shape (n,), optional
+        The score under the leaky reference-set protocol; its AUROC (no interval).
+    n_boot, seed : int
+        Bootstrap settings of the three intervals (0: no intervals). Above
+        :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the
+        AUROC and d intervals are asymptotic and the length-matched one takes
+        :func:`length_matched_resamples`.
+
+    Returns
+    -------
+    ScoreJudgement
+        Undefined parts are NaN, each with an :class:`UndefinedStatisticWarning`.
+
+    Examples
+    --------
+    >>> res = judge_score([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1], lengths=[10, 20, 10, 20], n_boot=0)
+    >>> res.auroc, res.length_matched_auroc
+    (0.75, 0.75)
+    """
+    values = as_scores(y_score, name="y_score")
+    roc = roc_analysis(y_true, values, n_boot=n_boot, seed=seed)
+    es = effect_size(y_true, values, n_boot=n_boot, seed=seed)
+    matched_auroc, matched_ci = math.nan, (math.nan, math.nan)
+    if lengths is not None:
+        matched = length_matched_auroc(y_true, values, lengths, n_boot=length_matched_resamples(y_true, n_boot),
+                                       seed=seed)
+        matched_auroc, matched_ci = matched.auroc, matched.auroc_ci
+    leaky = roc_analysis(y_true, leaky_score, n_boot=0).auroc if leaky_score is not None else math.nan
+    return ScoreJudgement(protocol, roc.auroc, roc.auroc_ci, es.cohens_d, es.cohens_d_ci, leaky, matched_auroc,
+                          matched_ci)
