@@ -10,7 +10,7 @@ if REPO not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from dashboard import access, page, services, state  # noqa: E402
+from dashboard import access, devices, page, services, state  # noqa: E402
 
 PAGES = [
     st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
@@ -28,7 +28,8 @@ PAGES = [
 # Only files that list retrieved and relevant ids get this page.
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
 
-st.set_page_config(page_title="SGI Workbench", page_icon=":material/hub:", layout="wide")
+# An emoji favicon is drawn in the page; a ":material/..." one is fetched from fonts.gstatic.com on every load.
+st.set_page_config(page_title="SGI Workbench", page_icon="📐", layout="wide")
 if not access.granted():
     st.error("Open the app with the URL printed in the terminal when it started: it ends in `?token=...`, which is "
              "new at every launch.")
@@ -40,18 +41,19 @@ with st.sidebar:
         st.selectbox("Model shown on the analysis pages", models, key=state.MODEL_SHOWN, **state.PERSIST)
     st.caption("SGI = angle(response, question) / angle(response, context). "
                "**High SGI = grounded**: the answer moved from the question toward its context.")
-    st.session_state.setdefault(state.DEVICE, services.default_device())
-    st.selectbox("Device for the embedding models", services.device_choices(), key=state.DEVICE, **state.PERSIST,
+    page.log_axes_switch()
+    st.session_state.setdefault(state.DEVICE, devices.default_device())
+    st.selectbox("Device for the embedding models", devices.device_choices(), key=state.DEVICE, **state.PERSIST,
                  help="auto: the GPU when torch sees one (CUDA, then Apple MPS), else the CPU. "
                       "Starts at $SGI_DEVICE when that is set.")
-    st.session_state.setdefault(state.BACKEND, services.default_backend())
-    st.selectbox("Embedding backend", services.backend_choices(), key=state.BACKEND, **state.PERSIST,
+    st.session_state.setdefault(state.BACKEND, devices.default_backend())
+    st.selectbox("Embedding backend", devices.backend_choices(), key=state.BACKEND, **state.PERSIST,
                  help="torch: the model as it is. onnx: ONNX Runtime on the CPU, the same vectors, faster. "
                       "onnx-int8: int8 weights, faster still; SGI moves by up to about 0.1. Exported once "
                       "into the cache folder; scores are cached per backend. Starts at $SGI_BACKEND.")
 try:
-    device = services.chosen_device()
-    where = services.known_device(device)
+    device = devices.chosen_device()
+    where = devices.known_device(device)
     st.sidebar.caption(f"Embedding models run on **{where}**." if where else
                        f"Embedding models run on **{device}**, settled when the first model loads.")
 except page.SGIInputError as err:

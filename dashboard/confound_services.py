@@ -12,6 +12,7 @@ from sgi_core import evaluation
 from sgi_core.data import TripleTable
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS
+from sgi_core.labels import distinct_label_values
 
 
 #: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).
@@ -20,6 +21,8 @@ LENGTH_MATCHED_BASELINES = ("theta_rq", "lexical_groundedness")
 LENGTH_MATCHED_N_BOOT = (1000, 200)
 #: Most distinct values a column may have to be offered as a grouping (more reads as an id).
 MAX_GROUPS = 50
+#: Most distinct label values offered in the Data page's value mapping.
+MAX_LABEL_VALUES = 50
 
 
 def length_matched_resamples(frame: pd.DataFrame) -> int:
@@ -89,8 +92,8 @@ def score_columns(key: state.DataKey, table: TripleTable) -> list[str]:
 def group_analysis(key: state.DataKey, model_name: str, column: str,
                    _frame: pd.DataFrame) -> evaluation.GroupAnalysis:
     """SGI's AUROC and d within each group of ``column``, and whether the group alone predicts the label."""
-    return evaluation.group_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(),
-                                     _frame[column], column=column)
+    return evaluation.group_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), _frame[column],
+                                     column=column, degenerate=_frame["sgi_status"].str.startswith("degenerate"))
 
 
 @st.cache_data(show_spinner="Choosing the threshold on the development half...", max_entries=32)
@@ -125,3 +128,9 @@ def file_verdict(key: state.DataKey, model_name: str, specs: tuple, _table: Trip
     per_row = baselines(key, model_name, _frame)
     trivial = {} if per_row is None else {name: per_row[name].to_numpy(dtype=np.float64) for name in per_row.columns}
     return evaluation.file_verdict(_frame["label"].to_numpy(), scores, trivial)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def label_values(name: str, digest: str, column: str, _frame: pd.DataFrame) -> list[str]:
+    """The distinct values of the chosen label column, for the Data page's value mapping."""
+    return distinct_label_values(_frame[column], limit=MAX_LABEL_VALUES)

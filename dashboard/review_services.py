@@ -85,6 +85,11 @@ class LabelState:
     damaged: tuple
     path: str
 
+    @property
+    def n_annotated(self) -> int:
+        """Rows with a decision in force."""
+        return int(np.count_nonzero(self.annotated))
+
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _label_state(key: state.DataKey, version: str, source: str, path: str, _table: TripleTable) -> LabelState:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, geometry_services, page, review_services, state, texts
+from dashboard import geometry_charts, geometry_services, page, review_services, state, texts
 from sgi_core.columns import is_ordinary
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",
@@ -95,7 +95,7 @@ def geometry(data, row) -> None:
         return
     # The point is drawn unlabelled so that the chart does not tell the reviewer the answer.
     shown = pd.DataFrame([row])[["input_row", "sgi", "response"]].assign(label=np.nan)
-    figure = charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines())
+    figure = geometry_charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines())
     figure.update_layout(height=420, title="This row's canonical triangle (q at (0, 0), c at (1, 0))")
     st.plotly_chart(figure, key="review.triangle")
 

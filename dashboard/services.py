@@ -18,7 +18,6 @@ re-embedded even after the app restarts.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +25,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
+from dashboard.devices import chosen_backend, chosen_device
 from sgi_core import evaluation
-from sgi_core.columns import is_ordinary
+from sgi_core.columns import is_ordinary, one_label_column
 from sgi_core.data import TripleTable, read_table, scored_table, validate_triples
 from sgi_core.detectors.folds import question_groups
 from sgi_core.embedding import (
@@ -38,11 +38,6 @@ from sgi_core.embedding import (
     model_availability,
 )
 from sgi_core.errors import SGIInputError
-from sgi_core.embedding import BACKENDS
-from sgi_core.embedding.device import DEVICE_ENV, DEVICES, resolve_device
-
-#: Environment variable naming the dashboard's starting embedding backend.
-BACKEND_ENV = "SGI_BACKEND"
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
@@ -50,7 +45,7 @@ from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the
 from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
-from sgi_core.io.export import one_label_column, to_csv_bytes
+from sgi_core.io.export import to_csv_bytes
 from sgi_core.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"
@@ -120,7 +115,7 @@ def opened_file(key: state.DataKey, _raw, limits: InputLimits | None = None) -> 
     if is_scored(frame.columns):
         return scored_table(frame, source=key.name)
     table = validate_triples(frame, mapping=state.mapping_dict(key), label_positive=key.label_positive,
-                             source=key.name)
+                             source=key.name, label_map=dict(key.label_map) or None)
     return table, None
 
 
@@ -231,7 +226,9 @@ def retrieval(key: state.DataKey, model_name: str, grounded_threshold: float,
 @st.cache_resource(show_spinner=False, max_entries=16)
 def calibration(key: state.DataKey, model_name: str, method: str,
                 _frame: pd.DataFrame) -> evaluation.CalibrationResult:
-    return evaluation.calibration_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), method=method)
+    """Fitted and judged on the rows with an ordinary SGI: one SGI near 1e8 flattens a Platt or min-max fit."""
+    ordinary = np.where(is_ordinary(_frame["sgi_status"]), _frame["sgi"].to_numpy(), np.nan)
+    return evaluation.calibration_analysis(_frame["label"].to_numpy(), ordinary, method=method)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -239,9 +236,15 @@ def threshold_grid(key: state.DataKey, model_name: str, _frame: pd.DataFrame) ->
     return evaluation.threshold_metrics_grid(_frame["label"].to_numpy(), _frame["sgi"].to_numpy())
 
 
+#: Where the threshold slider ends: past it a few extreme SGIs would squeeze the useful range into pixels.
+THRESHOLD_UPPER_QUANTILE = 0.99
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def threshold_range(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> tuple[float, float]:
-    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=is_ordinary(_frame["sgi_status"]))
+    """From the lowest SGI to the :data:`THRESHOLD_UPPER_QUANTILE` quantile of the ordinary ones."""
+    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=is_ordinary(_frame["sgi_status"]),
+                                      upper_quantile=THRESHOLD_UPPER_QUANTILE)
 
 
 def threshold_metrics(frame: pd.DataFrame, threshold: float) -> evaluation.ThresholdMetrics:
@@ -261,11 +264,6 @@ def fingerprint(key: state.DataKey, _frame: pd.DataFrame) -> str:
     return data_fingerprint(_frame)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def agreement(key: state.DataKey, models: tuple, _frames: dict) -> evaluation.AgreementResult:
-    return evaluation.cross_model_agreement({name: _frames[name]["sgi"].to_numpy() for name in models})
-
-
 @st.cache_data(show_spinner=False, max_entries=256)
 def triple_score(model_name: str, question: str, context: str, response: str, backend: str = "torch") -> TripleScore:
     """Angles, SGI and the SGI bounds of one typed triple, embedded through ``backend``."""
@@ -283,6 +281,11 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     return to_csv_bytes(one_label_column(frame))
 
 
+def p_grounded(calibrator, score: float) -> float:
+    """The calibrator's P(grounded) at one score (a threshold, or the SGI of the triple in the Explorer)."""
+    return calibrator.probability(score)
+
+
 def flagged_csv(frame: pd.DataFrame, calibrator, threshold: float) -> bytes:
     """Built only when the download is clicked: a large file costs nothing until asked for."""
     return to_csv_bytes(apply_session(one_label_column(frame), calibrator, threshold))
@@ -296,57 +299,3 @@ def session_json(key: state.DataKey, model_name: str, calibrator, threshold: flo
 
 def read_session(raw: bytes, *, fingerprint: str, source: str) -> CalibrationSession:
     return load_session(raw, fingerprint=fingerprint, source=source)
-
-
-def default_device() -> str:
-    """The device setting's value until one is chosen: ``$SGI_DEVICE``, else ``auto``."""
-    return os.environ.get(DEVICE_ENV) or "auto"
-
-
-def device_choices() -> list[str]:
-    """Devices offered in the sidebar; ``$SGI_DEVICE`` is among them when it names one such as ``cuda:1``."""
-    return list(dict.fromkeys([*DEVICES, default_device()]))
-
-
-def default_backend() -> str:
-    """The backend setting's value until one is chosen: ``$SGI_BACKEND``, else ``torch``."""
-    return os.environ.get(BACKEND_ENV, "torch").strip().lower() or "torch"
-
-
-def backend_choices() -> list[str]:
-    """The backends the sidebar offers."""
-    return list(dict.fromkeys([*BACKENDS, default_backend()]))
-
-
-def chosen_backend() -> str:
-    """What runs the embedding models (the sidebar setting); part of every data key, so scores follow it."""
-    return state.chosen_backend(default_backend())
-
-
-def chosen_device() -> str:
-    """The device the embedding models load on (the sidebar setting); part of the encoder's cache key."""
-    return state.chosen_device(default_device())
-
-
-def known_device(device: str) -> str | None:
-    """:func:`resolved_device`, or ``None`` while finding it out would import torch.
-
-    Only ``cpu`` is known without torch; importing torch for ``auto``, ``cuda`` or
-    ``mps`` costs about 200 MB and seconds, which a user opening an already scored
-    file never needs. Once a model has loaded torch, the answer is given.
-    """
-    if device.strip().lower() != "cpu" and "torch" not in sys.modules:
-        return None
-    return resolved_device(device)
-
-
-@st.cache_data(show_spinner=False)
-def resolved_device(device: str) -> str:
-    """Where torch runs the models for the setting ``device`` (``auto`` -> ``cuda``, ``mps`` or ``cpu``).
-
-    Raises
-    ------
-    SGIInputError
-        An unknown device, or one torch does not see on this machine.
-    """
-    return resolve_device(device)

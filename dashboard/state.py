@@ -23,6 +23,9 @@ DATA_NAME = "data.name"
 DATA_RAW = "data.raw"
 DATA_DIGEST = "data.digest"
 DATA_LABEL_POSITIVE = "data.label_positive"
+#: Label value -> "grounded" / "hallucinated" / "unlabelled", set on the Data page; and its three multiselects.
+DATA_LABEL_MAP = "data.label_map"
+LABEL_MAP_KEYS = {meaning: f"data.label_map.{meaning}" for meaning in ("grounded", "hallucinated", "unlabelled")}
 DATA_MODELS = "data.models"
 DATA_UPLOAD = "data.upload"
 MODEL_SHOWN = "app.model"
@@ -74,6 +77,8 @@ class DataKey(NamedTuple):
     labels: str = "file"
     #: The embedding backend (sidebar): int8 scores differ from fp32 ones, so every cached frame follows it.
     backend: str = "torch"
+    #: Label value -> grounded / hallucinated / unlabelled, as sorted pairs (the Data page's label values).
+    label_map: tuple = ()
 
 
 def set_file(name: str, raw: bytes) -> None:
@@ -84,7 +89,8 @@ def set_file(name: str, raw: bytes) -> None:
     st.session_state[DATA_NAME] = name
     st.session_state[DATA_RAW] = raw
     st.session_state[DATA_DIGEST] = digest
-    for key in (*(mapping_key(role) for role in ROLES), DATA_LABEL_POSITIVE, CALIBRATION_THRESHOLD,
+    for key in (*(mapping_key(role) for role in ROLES), DATA_LABEL_POSITIVE, DATA_LABEL_MAP, *LABEL_MAP_KEYS.values(),
+                CALIBRATION_THRESHOLD,
                 CALIBRATION_LOADED, EXPLORER_ROW, *EXPLORER_TEXTS.values()):
         st.session_state.pop(key, None)
 
@@ -119,6 +125,7 @@ def data_key() -> DataKey:
     return DataKey(
         st.session_state[DATA_NAME], st.session_state[DATA_DIGEST], tuple(mapping),
         st.session_state.get(DATA_LABEL_POSITIVE, "grounded"), backend=st.session_state.get(BACKEND) or "torch",
+        label_map=tuple(sorted((st.session_state.get(DATA_LABEL_MAP) or {}).items())),
     )
 
 

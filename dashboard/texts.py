@@ -19,7 +19,9 @@ TRIVIAL_NAMES = {"neg_response_length": ("response length (shorter = grounded)",
 HALUEVAL_LIKE_AUROC = 0.8
 _STANDING_WORDS = {"near chance": "is near chance here: its interval holds 0.5",
                    "inverted": "is inverted here: its interval lies below 0.5, so its high values go with "
-                               "hallucinated rows (check the direction given on the Detectors page)"}
+                               "hallucinated rows"}
+#: Added to an inverted detector column's note: its direction is the user's to set.
+_CHECK_DIRECTION = " Check what its high values mean on the Detectors page."
 
 
 def labels_missing(n_valid: int, n_halluc: int) -> str | None:
@@ -96,7 +98,9 @@ def verdict_text(verdict, detector: str = "SGI") -> tuple[str, str, list[str]]:
         level = "warning"
         headline = (f"No detector beats {bar}. {detector} ({_auroc(main)}) {how} it: difference "
                     f"{_difference(comparison)} by DeLong's paired test.")
-    notes = [f"{_name(score)} {_STANDING_WORDS[score.standing]} ({_auroc(score)})." for score in verdict.scores
+    notes = [f"{_name(score)} {_STANDING_WORDS[score.standing]} ({_auroc(score)})."
+             + (_CHECK_DIRECTION if score.standing == "inverted" and not score.trivial and score.name != detector else "")
+             for score in verdict.scores
              if score.standing in _STANDING_WORDS and not (level == "error" and score.name == detector)]
     return level, headline, notes
 

@@ -59,3 +59,19 @@ def model_load_options(args: argparse.Namespace) -> dict:
     """
     return {"device": args.device, "precision": args.precision, "backend": args.backend,
             "trust_model_code": args.trust_model_code}
+
+
+def add_label_map_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--label-map``: which label values mean grounded, hallucinated or unlabelled."""
+    p.add_argument("--label-map", default=None, metavar="'VALUE=grounded,VALUE=hallucinated,...'",
+                   help="what each value of the label column means: grounded, hallucinated or unlabelled (e.g. "
+                        "'Entailment=grounded,Partial Hallucination=hallucinated,Generic=unlabelled'); rows whose "
+                        "value the map and the usual words (1/0, yes/no, ...) do not name are kept, unlabelled, "
+                        "with a warning counting them")
+
+
+def label_map_option(args) -> dict | None:
+    """The parsed ``--label-map``, or None (:func:`sgi_core.labels.parse_label_map`)."""
+    from sgi_core.labels import parse_label_map
+
+    return parse_label_map(args.label_map) if args.label_map else None

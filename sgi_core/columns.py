@@ -5,6 +5,9 @@ from here, so that reading (:mod:`sgi_core.data`), limits (:mod:`sgi_core.io.lim
 scoring (:mod:`sgi_core.scoring`) and the dashboard agree without importing one another.
 This module imports nothing from :mod:`sgi_core`.
 
+:func:`one_label_column` drops the reader's copy of an input label column from a table
+about to be written, when ``label`` says all it said.
+
 Status convention (column ``sgi_status``, one per row):
 
 - :data:`STATUS_OK`: the row was scored and its SGI is an ordinary number;
@@ -37,6 +40,54 @@ NUMERIC_SCORE_COLUMNS = (*ANGLE_COLUMNS, "sgi")
 #: ``label``, since ``label`` is rewritten as 1.0 / 0.0 / NaN.
 ADDED_COLUMNS = (*ROLES, INPUT_ROW, *SCORE_COLUMNS, "p_grounded", "flagged_hallucinated")
 
+#: Where the reader keeps the cells of an input ``label`` column that it rewrites as 1/0.
+INPUT_LABEL_COPY = "input_label"
+
+
+def one_label_column(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without ``input_label`` when ``label`` says all it said, for a file that reopens with one label.
+
+    The copy is dropped when every row with an ``input_label`` cell has a ``label``
+    (1 grounded, 0 hallucinated): the copy then only spells the same classes
+    differently, and reopened it would be a second label column. It is kept when
+    some of its cells were read as unlabelled (a value mapped to "unlabelled"), since
+    they would be lost.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"input_label": ["yes", "no"], "label": [1.0, 0.0]})
+    >>> one_label_column(f).columns.tolist()
+    ['label']
+    >>> one_label_column(f.assign(label=[1.0, float("nan")])).columns.tolist()
+    ['input_label', 'label']
+    """
+    if INPUT_LABEL_COPY not in frame.columns or "label" not in frame.columns:
+        return frame
+    copy = frame[INPUT_LABEL_COPY]
+    filled = copy.notna() & (copy.astype(str).str.strip() != "")
+    if bool((filled & frame["label"].isna()).any()):
+        return frame
+    return frame.drop(columns=INPUT_LABEL_COPY)
+
+
+def input_name(column: str, taken: set) -> str:
+    """The name an input column is kept under beside a library column of its name: ``input_<column>``.
+
+    Prefixed again while the name is in ``taken``, to which the new name is added.
+
+    Examples
+    --------
+    >>> taken = {"sgi", "input_sgi"}
+    >>> input_name("sgi", taken), "input_input_sgi" in taken
+    ('input_input_sgi', True)
+    """
+    new = f"input_{column}"
+    while new in taken:
+        new = f"input_{new}"
+    taken.add(new)
+    return new
+
+
 STATUS_OK = "ok"
 #: Start of the status of a row that was kept but not scored.
 NOT_SCORED_PREFIX = "not scored: "
@@ -68,6 +119,18 @@ def is_ordinary(status):
     if isinstance(status, str):
         return status == STATUS_OK
     return _as_series(status).eq(STATUS_OK).to_numpy(dtype=bool, na_value=False)
+
+
+def count_ordinary(*statuses) -> int:
+    """Rows whose SGI is an ordinary number under every one of several status columns (:func:`is_ordinary`).
+
+    Examples
+    --------
+    >>> count_ordinary(["ok", "ok", "not scored: empty response"], ["ok", "degenerate: context equals question", "ok"])
+    1
+    """
+    ordinary = np.logical_and.reduce([is_ordinary(status) for status in statuses])
+    return int(np.count_nonzero(ordinary))
 
 
 def is_not_scored(status):

@@ -314,6 +314,15 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
             scores[role] = _as_text(scores[role])
     if INPUT_ROW not in scores.columns:
         scores[INPUT_ROW] = np.arange(1, len(scores) + 1)
+    elif not pd.api.types.is_integer_dtype(scores[INPUT_ROW]):
+        # A CSV is read as text: row numbers compared as "7" never match the 7 a page looks up.
+        rows = pd.to_numeric(scores[INPUT_ROW], errors="coerce")
+        bad = np.flatnonzero((rows.isna() | (rows < 1) | (rows % 1 != 0)).to_numpy())
+        if len(bad):
+            raise SGIInputError("a scored file's input_row must be a whole number from 1", source=source,
+                                column=INPUT_ROW, rows=(bad + 1).tolist(),
+                                hint="Score the unscored file again with `score`")
+        scores[INPUT_ROW] = rows.astype(np.int64)
     status = scores[STATUS_COLUMN]
     not_scored = np.flatnonzero(is_not_scored(status))
     unscorable = {int(i) + 1: str(status.iloc[i]).removeprefix(NOT_SCORED_PREFIX) for i in not_scored}

@@ -26,7 +26,6 @@ from sgi_core.evaluation.baselines import lexical_groundedness, response_length
 from sgi_core.evaluation.crossval import out_of_fold_probability
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
-from sgi_core.render.numbers import format_ci
 from sgi_core.results import JsonResult, warn_undefined
 
 #: Features of the combined detector besides the computed detectors.
@@ -54,15 +53,6 @@ class DetectorReport(JsonResult):
     n_folds: int
     detectors: dict[str, ScoreJudgement]
     combined_features: tuple[str, ...]
-
-    def to_text(self) -> str:
-        rows = [{"detector": name, "protocol": s.protocol, "auroc": s.auroc, "auroc_ci": format_ci(s.auroc_ci),
-                 "auroc_leaky": s.auroc_leaky, "length_matched": s.length_matched_auroc, "cohens_d": s.cohens_d}
-                for name, s in self.detectors.items()]
-        table = pd.DataFrame(rows).to_string(index=False, float_format=lambda x: f"{x:.3f}", na_rep="")
-        return (f"Detectors beyond SGI ({self.model}; reference sets from other question groups, "
-                f"{self.n_folds} folds; auroc_leaky lets the reference set hold the scored row)\n{table}\n"
-                f"combined = out-of-fold logistic model over {', '.join(self.combined_features)}")
 
 
 def check_kinds(kinds) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 Checks (:func:`sgi_core.render.lines.gate_lines` words them, one line each), exit status 1 when any fails (0 otherwise, 2 on bad input):
 
 * **auroc**: the lower bound of the AUROC's bootstrap 95% interval must reach the
-  minimum (``--min-auroc``, else the policy's ``min_auroc``; no minimum, no failure);
+  minimum (``--min-auroc``, else the policy's ``min_auroc``); with no minimum the check
+  is reported as unchecked and cannot fail;
 * **precision** and **recall** of flagging ``score < policy.threshold`` (hallucinated
   positive) on the file: each fails when the upper bound of its Wilson 95% interval is
   below the value the policy recorded on its held-out half, i.e. when the file is worse
@@ -93,8 +94,8 @@ def _rate_check(name: str, successes: int, trials: int, recorded: float) -> Gate
     return GateCheck(name, passed, value, recorded, value, ci)
 
 
-def run_gate(y_true, score, policy, *, min_auroc: float | None = None, n_boot: int = 1000,
-             seed: int = 0) -> GateResult:
+def run_gate(y_true, score, policy=None, *, min_auroc: float | None = None, n_boot: int = 1000,
+             seed: int = 0, score_column: str = "sgi") -> GateResult:
     """Hold a labelled, scored file to a policy (see the module docstring for the rules).
 
     Parameters
@@ -103,11 +104,14 @@ def run_gate(y_true, score, policy, *, min_auroc: float | None = None, n_boot: i
         1 = grounded, 0 = hallucinated, NaN = unlabelled (left out).
     score : array_like of shape (n,)
         Higher = grounded, in the policy's score units.
-    policy : sgi_core.evaluation.policy.Policy
+    policy : sgi_core.evaluation.policy_file.Policy, optional
+        Without one, only the AUROC is checked (against ``min_auroc``).
     min_auroc : float, optional
         Overrides ``policy.min_auroc``.
     n_boot, seed
         Bootstrap of the AUROC interval.
+    score_column : str, default "sgi"
+        Name of the score without a policy (a policy names its own).
 
     Returns
     -------
@@ -119,9 +123,11 @@ def run_gate(y_true, score, policy, *, min_auroc: float | None = None, n_boot: i
 
     labels = np.asarray(y_true, dtype=np.float64)
     scores = np.asarray(score, dtype=np.float64)
-    minimum = min_auroc if min_auroc is not None else policy.min_auroc
+    minimum = min_auroc if min_auroc is not None or policy is None else policy.min_auroc
     roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
     checks = [_auroc_check(roc, minimum)]
+    if policy is None:
+        return GateResult(tuple(checks), checks[0].passed, score_column, math.nan, roc.n_pos, roc.n_neg)
     m = threshold_metrics(labels, scores, policy.threshold)
     if not math.isnan(policy.precision):
         checks.append(_rate_check("precision", m.tp, m.tp + m.fp, policy.precision))

@@ -53,6 +53,18 @@ def parse_label_map(text: str) -> dict[str, str]:
     return mapping
 
 
+def distinct_label_values(values: pd.Series, *, limit: int = 50) -> list[str]:
+    """The distinct label cells as text (stripped, missing ones left out), in order of first appearance.
+
+    Examples
+    --------
+    >>> distinct_label_values(pd.Series(["Entailment", "Generic", " Entailment", None, ""]))
+    ['Entailment', 'Generic']
+    """
+    texts = [cell_to_text(value).strip() for value in pd.unique(values)]
+    return list(dict.fromkeys(t for t in texts if t.lower() not in MISSING_WORDS))[:limit]
+
+
 def unmapped_label_warnings(values: pd.Series, label_map: dict | None, label_positive: str,
                             first_row: int) -> list[str]:
     """With a label map: the rows kept unlabelled because neither the map nor the known words name their value."""

@@ -119,6 +119,7 @@ def score_to_file(
     progress: ProgressCallback | None = None,
     warn: Callable[[str], None] | None = None,
     families: tuple[str, ...] = (),
+    scored_by: dict | None = None,
 ) -> ScoreSummary:
     """Score chunks of triples and write them, in order, to one CSV or Parquet file.
 
@@ -146,6 +147,9 @@ def score_to_file(
         Per-row detector families (:func:`~sgi_core.detectors.registry.per_row_families`,
         e.g. ``("claims",)``) whose ``columns`` are added to every row; a row not scored
         keeps its ``sgi_status`` and gets NaN scores and 0 counts.
+    scored_by : dict, optional
+        ``{"model": ..., "precision": ...}`` recorded in a Parquet output's metadata
+        (:func:`sgi_core.io.scored_files.scored_with`).
 
     Returns
     -------
@@ -180,7 +184,7 @@ def score_to_file(
 
     rows = scored = new_texts = n_chunks = n_grounded = n_halluc = n_context_is_question = 0
     label_column = None
-    with table_writer(output) as write:
+    with table_writer(output, scored_by=scored_by) as write:
         for table in chunks:
             label_column = table.mapping.label
             for text in table.warnings:

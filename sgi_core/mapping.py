@@ -13,7 +13,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from sgi_core.columns import ADDED_COLUMNS, ROLES, TEXT_COLUMNS
+from sgi_core.columns import ADDED_COLUMNS, ROLES, TEXT_COLUMNS, input_name
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -103,9 +103,5 @@ def input_renames(columns, mapped) -> dict:
     renames = {}
     for column in columns:
         if column in ADDED_COLUMNS and (column not in mapped or column == "label"):
-            new = f"input_{column}"
-            while new in taken:
-                new = f"input_{new}"
-            taken.add(new)
-            renames[column] = new
+            renames[column] = input_name(column, taken)
     return renames

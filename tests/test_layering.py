@@ -1,12 +1,17 @@
 """The lines the architecture rests on.
 
 sgi_core knows no UI; the dashboard does no statistics; ``sgi_core.evaluation`` is pure
-statistics on arrays and frames (it neither loads encoders nor scores texts).
+statistics on arrays and frames (it neither loads encoders nor scores texts) and imports
+only from an allow-list; no module imports another that imports it back, even from inside
+a function; no library module imports the command line; no module is over
+:data:`MAX_MODULE_LINES` lines. Each checker is a function of a folder, so the last tests
+run it on a small package planted with every violation.
 """
 
 import ast
 import importlib.util
 import re
+import sys
 
 from tests.conftest import REPO
 
@@ -19,11 +24,22 @@ ENCODING_MODULES = ("sgi_core.embedding", "sgi_core.scoring", "sgi_core.comparis
 # Calls that compute a statistic; the dashboard must take such numbers from sgi_core results.
 STATS_CALLS = re.compile(r"\.(mean|std|var|median|quantile|corr|describe|cov)\(|np\.(percentile|nanpercentile|"
                          r"histogram|corrcoef|average|nanmean|mean|std|median)\(|roc_auc|ttest")
+# Pages only draw: they neither count rows, apply a calibrator nor draw random samples themselves.
+PAGE_STATS_CALLS = re.compile(r"\.(sum|nunique|probability)\(|np\.random")
+#: The packages whose import graph must have no cycle, and whose modules must stay short.
+PACKAGES = ("sgi_core", "dashboard")
+MAX_MODULE_LINES = 350
+#: What sgi_core.evaluation may import: the standard library, these packages and these sgi_core modules.
+EVALUATION_PACKAGES = {"numpy", "pandas", "scipy", "sklearn"}
+EVALUATION_MODULES = ("sgi_core.evaluation", "sgi_core.results", "sgi_core.errors", "sgi_core.columns", "sgi_core.jsonio",
+                      "sgi_core.retrieval")
+#: The command line, which no library module may import (it is the top floor).
+CLI_MODULES = ("sgi_core.cli", "sgi_core.commands", "sgi_core.__main__")
 
 
 def imported_modules(path) -> set[str]:
     """Every module a file imports, at any depth (function-level imports included)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -31,6 +47,117 @@ def imported_modules(path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
     return names
+
+
+def module_files(root, packages=PACKAGES) -> dict[str, tuple]:
+    """Dotted module name -> (path, is_package) for every ``.py`` file under ``root`` in ``packages``."""
+    found = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return found
+
+
+def import_graph(root, packages=PACKAGES) -> dict[str, set[str]]:
+    """Module -> the modules of ``packages`` it imports, at any depth (function level and relative imports included).
+
+    ``from a import b`` counts as importing ``a.b`` when that is a module, else ``a``.
+    """
+    modules = module_files(root, packages)
+
+    def known(name):
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for name, (path, is_package) in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(known(alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    here = name.split(".") if is_package else name.split(".")[:-1]
+                    base = ".".join(here[: len(here) - node.level + 1] + ([node.module] if node.module else []))
+                targets.update(known(f"{base}.{alias.name}") for alias in node.names)
+        graph[name] = {target for target in targets if target and target != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan 1972): each holds a cycle."""
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph)))
+    try:
+        for module in sorted(graph):
+            if module not in index:
+                visit(module)
+    finally:
+        sys.setrecursionlimit(limit)
+    return cycles
+
+
+def is_within(name: str, prefixes) -> bool:
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+
+def cli_importers(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Library modules (not the command line itself) that import the command line."""
+    return {module: {t for t in targets if is_within(t, CLI_MODULES)} for module, targets in graph.items()
+            if not is_within(module, CLI_MODULES) and any(is_within(t, CLI_MODULES) for t in targets)}
+
+
+def evaluation_outsiders(root) -> dict[str, set[str]]:
+    """Modules of ``sgi_core.evaluation`` importing anything beyond the standard library and the allow-list."""
+    offenders = {}
+    for path in sorted((root / "sgi_core" / "evaluation").rglob("*.py")):
+        outside = {name for name in imported_modules(path)
+                   if name.split(".")[0] not in sys.stdlib_module_names
+                   and name.split(".")[0] not in EVALUATION_PACKAGES and not is_within(name, EVALUATION_MODULES)}
+        if outside:
+            offenders[str(path.relative_to(root))] = outside
+    return offenders
+
+
+def long_modules(root, packages=PACKAGES, limit=MAX_MODULE_LINES) -> dict[str, int]:
+    """Modules of more than ``limit`` lines, with their length."""
+    lengths = {str(path.relative_to(root)): len(path.read_text(encoding="utf-8").splitlines())
+               for path, _ in module_files(root, packages).values()}
+    return {path: n for path, n in lengths.items() if n > limit}
+
+
+def page_statistics(root) -> list[str]:
+    """``file:line: code`` of each page line that computes a statistic (:data:`STATS_CALLS`, :data:`PAGE_STATS_CALLS`)."""
+    offenders = []
+    for path in sorted((root / "dashboard" / "pages").glob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if STATS_CALLS.search(line) or PAGE_STATS_CALLS.search(line):
+                offenders.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    return offenders
 
 
 def imported_packages(path) -> set[str]:
@@ -117,3 +244,92 @@ def test_every_dashboard_name_a_page_uses_exists():
                 if not hasattr(importlib.import_module(f"dashboard.{node.value.id}"), node.attr):
                     missing.append(f"{path.name}: {node.value.id}.{node.attr}")
     assert missing == []
+
+
+def test_no_import_cycle_even_through_imports_inside_functions():
+    graph = import_graph(REPO)
+    assert len(graph) > 100 and graph["sgi_core.cli"] >= {"sgi_core.commands.score", "sgi_core.commands.gate"}
+    assert import_cycles(graph) == []
+
+
+def test_no_library_module_imports_the_command_line():
+    assert cli_importers(import_graph(REPO)) == {}
+
+
+def test_evaluation_imports_only_from_its_allow_list():
+    assert evaluation_outsiders(REPO) == {}
+
+
+def test_no_module_is_longer_than_the_limit():
+    assert long_modules(REPO) == {}
+
+
+def test_pages_count_apply_and_sample_nothing_themselves():
+    assert page_statistics(REPO) == []
+
+
+def plant(root, files: dict) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def test_the_structure_checks_catch_planted_violations(tmp_path):
+    plant(tmp_path, {
+        "sgi_core/__init__.py": "",
+        # A cycle hidden inside a function, one through a relative import, and a module that stays out of both.
+        "sgi_core/a.py": "from sgi_core import b\n",
+        "sgi_core/b.py": "def late():\n    import sgi_core.a\n",
+        "sgi_core/io/__init__.py": "",
+        "sgi_core/io/c.py": "from .d import thing\n",
+        "sgi_core/io/d.py": "def thing():\n    from ..io import c\n",
+        "sgi_core/e.py": "import numpy\nfrom sgi_core.a import x\n",
+        # The library reaching up to the command line, once from inside a function.
+        "sgi_core/cli.py": "from sgi_core.commands import run\n",
+        "sgi_core/commands/__init__.py": "",
+        "sgi_core/commands/run.py": "from sgi_core import e\n",
+        "sgi_core/gate.py": "def printer():\n    from sgi_core.cli import main\n",
+        # Statistics reaching for what they may not.
+        "sgi_core/evaluation/__init__.py": "",
+        "sgi_core/evaluation/ok.py": "import math\nimport numpy as np\nfrom sklearn.metrics import roc_auc_score\n"
+                                     "from sgi_core.results import JsonResult\nfrom sgi_core.evaluation.ok import x\n",
+        "sgi_core/evaluation/bad.py": "import torch\ndef f():\n    from sgi_core.scoring import score_table\n",
+        "sgi_core/long.py": "x = 1\n" * (MAX_MODULE_LINES + 1),
+        "sgi_core/just_short.py": "x = 1\n" * MAX_MODULE_LINES,
+        "dashboard/__init__.py": "",
+        "dashboard/pages/__init__.py": "",
+        "dashboard/pages/p.py": "n = int(ok.sum())\nk = frame['g'].nunique()\np = calibrator.probability(1.0)\n"
+                                "rows = np.random.default_rng(0).choice(9, 3)\nst.metric('n', n)\n",
+    })
+    graph = import_graph(tmp_path)
+    assert sorted(import_cycles(graph)) == [["sgi_core.a", "sgi_core.b"], ["sgi_core.io.c", "sgi_core.io.d"]]
+    assert graph["sgi_core.e"] == {"sgi_core.a"} and graph["sgi_core.commands.run"] == {"sgi_core.e"}
+    assert cli_importers(graph) == {"sgi_core.gate": {"sgi_core.cli"}}
+    assert evaluation_outsiders(tmp_path) == {"sgi_core/evaluation/bad.py": {"torch", "sgi_core.scoring"}}
+    assert long_modules(tmp_path) == {"sgi_core/long.py": MAX_MODULE_LINES + 1}
+    assert [line.split(":")[1] for line in page_statistics(tmp_path)] == ["1", "2", "3", "4"]
+
+
+def unimported_modules(root) -> list[str]:
+    """``page: module`` for each dashboard module a page uses by name (``services.x``) without importing it."""
+    modules = {path.stem for path in (root / "dashboard").glob("*.py")}
+    missing = []
+    for path in sorted((root / "dashboard" / "pages").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree)
+                    if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+        used = {node.value.id for node in ast.walk(tree)
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules}
+        missing += [f"{path.name}: {name}" for name in sorted(used - imported)]
+    return missing
+
+
+def test_every_dashboard_module_a_page_uses_is_imported():
+    assert unimported_modules(REPO) == []
+
+
+def test_a_page_using_a_module_it_does_not_import_is_found(tmp_path):
+    plant(tmp_path, {"dashboard/services.py": "", "dashboard/charts.py": "",
+                     "dashboard/pages/p.py": "from dashboard import charts\ncharts.draw()\nservices.csv_bytes(1)\n"})
+    assert unimported_modules(tmp_path) == ["p.py: services"]

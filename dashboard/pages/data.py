@@ -48,6 +48,32 @@ def _path_box() -> None:
         st.error(st.session_state[PATH_ERROR])
 
 
+def label_values() -> None:
+    """Which values of the label column mean grounded, hallucinated or unlabelled (the label map)."""
+    column = st.session_state[state.mapping_key("label")]
+    if column in (None, state.NO_LABEL):
+        st.session_state[state.DATA_LABEL_MAP] = {}
+        return
+    name, raw = state.raw_file()
+    frame = services.raw_frame(name, state.data_digest(), raw, services.input_limits())
+    values = confound_services.label_values(name, state.data_digest(), column, frame)
+    with st.expander("Label values: say what each value of the label column means",
+                     expanded=bool(st.session_state.get(state.DATA_LABEL_MAP))):
+        st.caption("Needed when the label column holds words of its own (e.g. `Entailment`, `Partial Hallucination`). "
+                   "Values chosen nowhere keep the usual reading (1/0, yes/no, grounded/hallucinated, ...); with "
+                   "any value chosen here, a value neither names keeps its rows, unlabelled, and Validation "
+                   "below says how many.")
+        slots = st.columns(3)
+        for slot, (meaning, key) in zip(slots, state.LABEL_MAP_KEYS.items()):
+            slot.multiselect(f"Values meaning {meaning}", values, key=key, **state.PERSIST)
+    chosen = {meaning: st.session_state.get(key) or [] for meaning, key in state.LABEL_MAP_KEYS.items()}
+    twice = sorted({v for m in chosen.values() for v in m if sum(v in other for other in chosen.values()) > 1})
+    if twice:
+        st.error(f"Each value can mean one thing only: {texts.plain(', '.join(twice))} is chosen twice.")
+        st.stop()
+    st.session_state[state.DATA_LABEL_MAP] = {value: meaning for meaning, picked in chosen.items() for value in picked}
+
+
 def label_copies(key: state.DataKey, table) -> None:
     """Say which columns are the label in disguise: they are kept out of groups and detector scores."""
     screen = confound_services.column_screen(key, table)
@@ -105,6 +131,8 @@ st.radio("In the label column, 1 / true / yes means", ["grounded", "hallucinated
          key=state.DATA_LABEL_POSITIVE, horizontal=True, disabled=no_label or scored, **state.PERSIST,
          help="Words that name a class (grounded, valid, faithful, hallucinated, ...) are read by their "
               "meaning whatever this says.")
+if not scored:
+    label_values()
 
 st.subheader("Models")
 names, unavailable = services.model_choices()

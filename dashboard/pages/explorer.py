@@ -44,7 +44,7 @@ cols[2].metric("θ(q,c) question-context", f"{scores.theta_qc:.4f} rad")
 cols[3].metric("SGI = θ(r,q) / θ(r,c)", f"{scores.sgi:.4f}")
 try:
     active = page.active_calibration(data)
-    probability = active.calibrator.probability(scores.sgi)
+    probability = services.p_grounded(active.calibrator, scores.sgi)
     cols[4].metric("P(grounded)", f"{probability:.3f}", help=f"Calibrator: {active.origin}.")
 except page.SGIInputError as err:
     cols[4].metric("P(grounded)", "n/a", help=f"No calibrator: {err}")
@@ -54,7 +54,7 @@ st.caption(f"The spherical triangle inequality keeps θ(r,q) between |θ(q,c) - 
            f"this context and θ(r,c) SGI can only lie in [{scores.sgi_lower:.3f}, {scores.sgi_upper:.3f}]. "
            "The closer the context is to the question, the tighter this range squeezes SGI toward 1.")
 shown, shown_note = page.drawn(charts.plottable(frame))
-st.plotly_chart(charts.position_figure(shown, scores.sgi), key="explorer.position")
+st.plotly_chart(charts.position_figure(shown, scores.sgi, log_x=page.log_axes()), key="explorer.position")
 if shown_note:
     st.caption(shown_note)
 percentile = services.sgi_percentile(data.key, data.model, scores.sgi, frame)

@@ -40,7 +40,7 @@ with label_tab:
     people[0].text_input("Annotator (optional)", key=state.REVIEW_ANNOTATOR, **state.PERSIST)
     target = int(people[1].number_input("Target number of labels", min_value=1, value=100, step=10,
                                         key=state.REVIEW_TARGET, **state.PERSIST))
-    n_done = int(labels.annotated.sum())
+    n_done = labels.n_annotated
     st.progress(min(n_done / target, 1.0), text=f"{n_done:,} of {target:,} rows labelled")
 
     focus = st.session_state.get(state.REVIEW_FOCUS)

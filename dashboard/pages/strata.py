@@ -27,6 +27,8 @@ for tab, strata in zip(st.tabs([f"{s.name} length" for s in ordered]), ordered):
     with tab:
         st.plotly_chart(charts.strata_figure(strata), key=f"strata.length.{strata.name}")
         tables.strata_table(strata, edge_format="%.0f chars")
+        if strata.name == "context":
+            page.truncation_note(data)
 
 if report.angle_effects is not None:
     st.subheader("Each angle on its own")
@@ -37,6 +39,9 @@ st.subheader("By group")
 st.write("Any categorical column of the file (the model that wrote each response, the domain, the task type) as a "
          "stratum: does SGI separate the labels inside each group, or only across groups?")
 columns = confound_services.group_columns(data.table)
+for leak in confound_services.column_screen(data.key, data.table).leak_columns:
+    st.caption(f"`{texts.plain(leak)}` is not offered: it determines the label, so each of its groups would be one "
+               "class (see the Data page).")
 if not columns:
     st.info("This file has no column to group by. Add one with 2 to "
             f"{confound_services.MAX_GROUPS} distinct values (for example `generator`, naming the model that wrote each "

@@ -1,33 +1,61 @@
 """``python -m sgi_core gate``: fail a CI job when a labelled file falls short of a policy.
 
 Prints one line per check of :func:`sgi_core.gate.run_gate` and exits 1 when any fails
-(0 otherwise, 2 on bad input). ``--write-policy OUT`` makes the policy instead, from a
-labelled file (:func:`sgi_core.evaluation.policy.make_policy`).
+(0 otherwise, 2 on bad input). ``--min-auroc X`` alone checks the AUROC's lower bound
+with no policy. ``--write-policy OUT`` makes the policy instead, from a labelled file
+(:func:`sgi_core.evaluation.policy.make_policy`): it prints the AUROC with its interval
+and refuses a score whose interval holds 0.5 unless ``--force``.
+
+A policy is tied to the model and precision that made its scores: a scored Parquet
+file records them (:func:`sgi_core.io.scored_files.scored_with`) and a mismatch is refused; a
+policy naming a model outside the registry (an API model would send the file to the
+API) is refused unless ``--trust-policy-model``.
 """
 
 from __future__ import annotations
 
+import argparse
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from sgi_core import baseline_gate
 from sgi_core.cli_labels import add_labels_option, labelled_table
-from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
+from sgi_core.cli_options import (
+    add_label_map_option,
+    add_model_options,
+    label_map_option,
+    model_load_options,
+    non_negative_int,
+    positive_int,
+)
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 from sgi_core.gate import run_gate
+
+#: Largest ``hashing-<dim>`` test encoder a policy may name without ``--trust-policy-model``.
+MAX_TEST_ENCODER_DIM = 4096
 
 
 def add_parser(subparsers) -> None:
     """Register ``gate`` on the CLI's subparsers."""
     p = subparsers.add_parser("gate", help="exit 1 when a labelled file falls short of a policy (for CI pipelines)")
     p.add_argument("input", type=Path, help="labelled file, scored (with an sgi column) or not")
-    mode = p.add_mutually_exclusive_group(required=True)
+    mode = p.add_mutually_exclusive_group()
     mode.add_argument("--policy", type=Path, help="policy JSON to hold the file to")
     mode.add_argument("--write-policy", type=Path, metavar="OUT", help="make a policy from this file and write it")
-    p.add_argument("--min-auroc", type=float, default=None,
-                   help="fail when the AUROC's lower 95%% bound is below this (default: the policy's min_auroc)")
+    mode.add_argument("--baseline", type=Path, metavar="BASE", help="fail when a score's mean dropped from this run")
+    baseline_gate.add_options(p)
+    p.add_argument("--min-auroc", type=_fraction, default=None,
+                   help="fail when the AUROC's lower 95%% bound is below this, in [0, 1] (default: the policy's "
+                        "min_auroc); alone, without a policy, the only check")
+    p.add_argument("--force", action="store_true",
+                   help="with --write-policy: write it even when the AUROC's interval holds 0.5 (a coin flip)")
+    p.add_argument("--trust-policy-model", action="store_true",
+                   help="load a policy's model even when it is not a registered one (an API model sends the file "
+                        "to that API)")
     p.add_argument("--model", default=None,
                    help="score the file with this model (default: use the file's sgi column if it has one, else "
                         "score with the policy's model; with --write-policy, the model recorded in the policy)")
@@ -38,25 +66,46 @@ def add_parser(subparsers) -> None:
     p.add_argument("--target", type=float, default=None, help="recall or precision target of the target methods")
     p.add_argument("--cost-ratio", type=float, default=None, help="cost of a missed hallucination, for 'cost'")
     p.add_argument("--group-column", default=None,
-                   help="keep the rows of one question or pair (e.g. pair_id) on one side of the split")
+                   help="with --write-policy: rows to keep on one side of the development / held-out split (default: "
+                        "pair_id when the file has it, else rows with the same question; 'none' keeps nothing "
+                        "together)")
     p.add_argument("--n-boot", type=non_negative_int, default=1000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None)
     p.add_argument("--no-cache", action="store_true")
+    add_label_map_option(p)
     add_labels_option(p)
     add_model_options(p)
     p.set_defaults(func=run)
 
 
-def _file_scores(args, score_column: str, model: str, *, rescore: bool):
-    """Labels and scores of the file: its own score column, or SGI computed with ``model``.
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1]; got {text!r}")
+    return value
 
-    A file's ``sgi`` column is used unless ``rescore`` (``--model`` was given).
+
+def _file_scores(args, score_column: str, model: str, *, rescore: bool):
+    """Labels and scores of the file, and what made the scores.
+
+    A file's ``sgi`` column is used unless ``rescore`` (``--model`` was given); its maker
+    is what a scored Parquet file records (:func:`~sgi_core.io.scored_files.scored_with`),
+    None when unrecorded. SGI computed here is made by ``model`` at ``--precision``.
     """
     from sgi_core.data import load_triples
+    from sgi_core.evaluation.policy_file import NOT_SCORE_COLUMNS
+    from sgi_core.io.scored_files import scored_with
 
-    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive))
+    if score_column in NOT_SCORE_COLUMNS:
+        raise SGIInputError(f"'{score_column}' is the label or a row number, not a score", column=score_column,
+                            hint="Give the column of a detector's score (higher = grounded), e.g. sgi")
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive,
+                                              label_map=label_map_option(args)))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not table.has_labels:
@@ -71,6 +120,7 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         if score_column == "sgi":
             print("note: using the file's sgi column; pass --model to score the file again", file=sys.stderr)
         scores = _numeric(frame[present], table.source, score_column)
+        made_by = scored_with(args.input) if score_column == "sgi" else None
     else:
         from sgi_core.embedding import EmbeddingCache, load_encoder
         from sgi_core.progress import EmbeddingProgress
@@ -81,11 +131,12 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
                              progress=EmbeddingProgress(model))
         scores = scored["sgi"].to_numpy(dtype=np.float64)
+        made_by = {"model": model, "precision": args.precision, "backend": args.backend}
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
     labels = frame["label"].to_numpy(dtype=np.float64)
     _check_both_classes(labels, scores, table.source, score_column)
-    return table, labels, scores
+    return table, labels, scores, made_by
 
 
 def _check_both_classes(labels: np.ndarray, scores: np.ndarray, source: str, score_column: str) -> None:
@@ -110,22 +161,59 @@ def _numeric(column, source: str, name: str) -> np.ndarray:
     return values.to_numpy(dtype=np.float64)
 
 
+def _auroc_line(labels, scores, n_boot: int, seed: int):
+    """The AUROC of the scores with its interval, as ``write_policy`` prints it, and the interval."""
+    from sgi_core.evaluation.ranking import roc_analysis
+    from sgi_core.evaluation.verdict import standing_of
+    from sgi_core.render.numbers import NAN_INTERVAL, format_ci
+
+    roc = roc_analysis(labels, scores, n_boot=max(n_boot, 200), seed=seed)
+    standing = standing_of(roc.auroc_ci)
+    line = (f"AUROC {roc.auroc:.3f} {format_ci(roc.auroc_ci, undefined=NAN_INTERVAL)} ({roc.n_pos} grounded / {roc.n_neg} hallucinated rows, "
+            f"{roc.ci_method} interval): {standing}")
+    return line, standing
+
+
+def _groups(args, table):
+    """What the split keeps together: ``--group-column``, else pair_id or the question; 'none' for nothing."""
+    from sgi_core.evaluation.groups import default_keep_together
+
+    column = args.group_column or default_keep_together(table.frame.columns)
+    if column in (None, "none"):
+        print("kept together: nothing (rows are split one by one)")
+        return None
+    if column not in table.frame.columns:
+        raise SGIInputError(f"group column '{column}' is not in the file", source=table.source)
+    print(f"kept together: rows with the same {column} (whole groups on one side of the split)")
+    return table.frame[column].astype(str).to_numpy(dtype=object)
+
+
 def _write_policy(args) -> int:
     from sgi_core.evaluation.policy import make_policy
     from sgi_core.evaluation.policy_file import save_policy
     from sgi_core.render.lines import policy_lines
 
-    model = args.model or DEFAULT_MODEL
-    table, labels, scores = _file_scores(args, args.score_column, model, rescore=args.model is not None)
-    groups = None
-    if args.group_column:
-        if args.group_column not in table.frame.columns:
-            raise SGIInputError(f"group column '{args.group_column}' is not in the file", source=table.source)
-        groups = table.frame[args.group_column].to_numpy(dtype=object)
+    table, labels, scores, made_by = _file_scores(args, args.score_column, args.model or DEFAULT_MODEL,
+                                                  rescore=args.model is not None)
+    if made_by is None and args.score_column == "sgi":
+        print(f"note: the file does not record which model made its sgi column (only a Parquet file written by "
+              f"`score` does); the policy records {DEFAULT_MODEL}: pass --model to score the file again with a "
+              "known model", file=sys.stderr)
+    line, standing = _auroc_line(labels, scores, args.n_boot, args.seed)
+    print(line)
+    if standing in ("near chance", "inverted") and not args.force:
+        raise SGIInputError(
+            f"the AUROC of '{args.score_column}' on this file is {standing} (its 95% interval "
+            f"{'holds 0.5' if standing == 'near chance' else 'lies below 0.5'}): a threshold on it flags rows "
+            "no better than a coin flip", source=table.source,
+            hint="Use a score that separates the labels here, or pass --force to write the policy anyway")
+    groups = _groups(args, table)
     policy, holdout = make_policy(
-        labels, scores, model=model, score_column=args.score_column, calibration=args.calibration,
-        method=args.threshold_method, target=args.target, cost_ratio=args.cost_ratio, groups=groups,
-        min_auroc=args.min_auroc, seed=args.seed,
+        labels, scores, model=made_by["model"] if made_by else args.model or DEFAULT_MODEL,
+        model_precision=made_by["precision"] if made_by else None,
+        model_backend=made_by["backend"] if made_by else None, score_column=args.score_column,
+        calibration=args.calibration, method=args.threshold_method, target=args.target,
+        cost_ratio=args.cost_ratio, groups=groups, min_auroc=args.min_auroc, seed=args.seed,
     )
     save_policy(policy, args.write_policy)
     for line in policy_lines(policy, holdout):
@@ -134,20 +222,71 @@ def _write_policy(args) -> int:
     return 0
 
 
+def _check_policy_model(policy, source: str, trust: bool) -> None:
+    """Refuse a policy model outside the registry (an API model, a huge test encoder) unless trusted."""
+    from sgi_core.embedding.registry import resolve_spec
+
+    name = policy.model
+    dim = name.partition("-")[2] if name.startswith("hashing-") else "256" if name == "hashing" else ""
+    test_encoder = dim.isdigit() and 0 < int(dim) <= MAX_TEST_ENCODER_DIM
+    if not (trust or resolve_spec(name) is not None or test_encoder):
+        raise SGIInputError(
+            f"the policy names model '{name}', which is not a registered model: loading it could send this file "
+            "to an API or take any amount of memory", source=source,
+            hint="Write the policy with a registered model (python -m sgi_core models), or pass "
+                 "--trust-policy-model if you trust this policy file")
+
+
+def _check_made_by(policy, made_by, args) -> None:
+    """Refuse scores made by another model, precision or backend than the policy's."""
+    if made_by is None:
+        return
+    if made_by["model"] != policy.model:
+        raise SGIInputError(
+            f"the file's sgi column was made by model '{made_by['model']}', the policy by '{policy.model}': "
+            "its threshold is in that model's SGI units", source=str(args.input),
+            hint=f"Score the file again with --model {policy.model}, or write a policy for '{made_by['model']}'")
+    if policy.model_precision is not None and made_by["precision"] != policy.model_precision:
+        raise SGIInputError(
+            f"the scores were made at precision {made_by['precision']}, the policy's at {policy.model_precision}: "
+            "a different precision moves SGI", source=str(args.input),
+            hint=f"Pass --precision {policy.model_precision}")
+    if policy.model_backend is not None and made_by["backend"] != policy.model_backend:
+        raise SGIInputError(
+            f"the scores were made with backend {made_by['backend']}, the policy's with {policy.model_backend}: "
+            "int8 weights move SGI", source=str(args.input), hint=f"Pass --backend {policy.model_backend}")
+
+
 def run(args) -> int:
     from sgi_core.evaluation.policy_file import load_policy
-    from sgi_core.render.lines import gate_lines
 
     if args.write_policy is not None:
         return _write_policy(args)
+    if args.baseline is not None:
+        return baseline_gate.run(args)
+    if args.policy is None:
+        if args.min_auroc is None:
+            raise SGIInputError("gate needs --policy FILE, --write-policy OUT or --min-auroc X",
+                                hint="For a floor on the AUROC alone: gate FILE --min-auroc 0.7")
+        _, labels, scores, _ = _file_scores(args, args.score_column, args.model or DEFAULT_MODEL,
+                                            rescore=args.model is not None)
+        return _report(run_gate(labels, scores, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed))
     policy = load_policy(args.policy)
+    _check_policy_model(policy, str(args.policy), args.trust_policy_model)
     if args.model is not None and args.model != policy.model:
         raise SGIInputError(f"the policy was made with model '{policy.model}', not '{args.model}': its threshold "
                             "is in that model's SGI units", source=str(args.policy),
                             hint=f"Drop --model, or write a new policy with --model {args.model}")
-    _, labels, scores = _file_scores(args, policy.score_column, args.model or policy.model,
-                                     rescore=args.model is not None)
-    result = run_gate(labels, scores, policy, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed)
+    _, labels, scores, made_by = _file_scores(args, policy.score_column, args.model or policy.model,
+                                              rescore=args.model is not None)
+    if policy.score_column == "sgi":
+        _check_made_by(policy, made_by, args)
+    return _report(run_gate(labels, scores, policy, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed))
+
+
+def _report(result) -> int:
+    from sgi_core.render.lines import gate_lines
+
     for line in gate_lines(result):
         print(line)
     return 0 if result.passed else 1

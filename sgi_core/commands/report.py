@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 
 from sgi_core.cli_labels import add_labels_option, labelled_table
-from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
+from sgi_core.cli_options import (
+    add_label_map_option,
+    add_model_options,
+    label_map_option,
+    model_load_options,
+    non_negative_int,
+    positive_int,
+)
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
@@ -24,6 +31,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
+    add_label_map_option(p)
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     p.add_argument("--detector", action="append", default=[], metavar="COLUMN[:hallucinated]",
                    help="a numeric column to compare with SGI (repeatable); add ':hallucinated' when high values "
@@ -49,9 +57,11 @@ def run(args) -> int:
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
 
-    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive))
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive,
+                                              label_map=label_map_option(args)))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    _check_detector_columns(args.detector, table)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     kinds = check_kinds(k.strip() for k in (args.detectors or "").split(",") if k.strip())  # before models load
     with warnings.catch_warnings():
@@ -82,6 +92,25 @@ def _parse_detector(spec: str) -> tuple[str, str]:
     return column, direction or "grounded"
 
 
+def _check_detector_columns(specs, table) -> None:
+    """Before any model loads: each ``--detector`` column exists, and is neither the label in disguise nor an id."""
+    from sgi_core.evaluation.label_leaks import screen_columns
+
+    columns = [_parse_detector(spec)[0] for spec in specs]
+    for column in columns:
+        if column not in table.frame.columns:
+            raise SGIInputError(f"detector column '{column}' is not in the file", source=table.source,
+                                hint=f"Columns present: {', '.join(map(str, table.frame.columns))}")
+    offered = [column for column in columns if column in table.unmapped_columns]
+    screen = screen_columns(table.frame, table.frame["label"].to_numpy(), offered)
+    for column in columns:
+        why = (screen.refused_as_score(column) if column in offered
+               else f"'{column}' is the label, a row number or a mapped text column")
+        if why:
+            raise SGIInputError(f"{why}, so it cannot be a detector score", source=table.source, column=column,
+                                hint="Give the column of another detector's score per row")
+
+
 def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
     """The optional parts of ``report``: retrieval metrics when the file has id lists, declared detectors."""
     from sgi_core.detectors.folds import question_groups
@@ -97,9 +126,6 @@ def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
         scores = {f"sgi ({model_name})": frame["sgi"].to_numpy()}
         for spec in args.detector:
             column, higher_is = _parse_detector(spec)
-            if column not in frame.columns:
-                raise SGIInputError(f"detector column '{column}' is not in the file", source=table.source,
-                                    hint=f"Columns present: {', '.join(map(str, table.frame.columns))}")
             scores[column] = orient_detector_score(frame[column], higher_is=higher_is, source=table.source,
                                                    column=column)
         extras["detectors"] = compare_detectors(scores, frame["label"].to_numpy(), n_boot=args.n_boot,

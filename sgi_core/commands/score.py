@@ -5,7 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sgi_core.cli_options import add_model_options, model_load_options, positive_int
+from sgi_core.cli_options import (
+    add_label_map_option,
+    add_model_options,
+    label_map_option,
+    model_load_options,
+    positive_int,
+)
 from sgi_core.detectors.registry import per_row_families
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
@@ -18,6 +24,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("-o", "--output", type=Path, required=True, help="output .csv or .parquet")
     p.add_argument("--model", default=DEFAULT_MODEL)
     p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
+    add_label_map_option(p)
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
@@ -46,13 +53,14 @@ def run(args) -> int:
 
     # The output path, then the file's header and first chunk, are checked before the model loads.
     check_output_path(args.output)
-    chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive)
+    chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive,
+                         label_map=label_map_option(args))
     encoder = load_encoder(args.model, **model_load_options(args))
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
-        families=_families(args),
+        families=_families(args), scored_by={"model": args.model, "precision": args.precision, "backend": args.backend},
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)
@@ -69,6 +77,9 @@ def _run_ray(args) -> int:
         flags = " ".join(f"--{name}" for name in _families(args))
         raise SGIInputError(f"detector columns ({flags}) are computed by the local engine only",
                             hint=f"Leave out --engine ray, or score without {flags}")
+    if args.label_map:
+        raise SGIInputError("a label map (--label-map) is read by the local engine only",
+                            hint="Leave out --engine ray, or write the labels as 1/0 first")
     from sgi_core.ray_engine import score_with_ray
     from sgi_core.render.lines import score_summary_lines
 

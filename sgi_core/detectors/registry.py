@@ -93,7 +93,13 @@ class DetectorScoreSpec:
     higher_is: str = "grounded"
 
     def oriented(self, values) -> np.ndarray:
-        """The raw values as floats oriented higher = grounded (negated when ``higher_is`` is "hallucinated")."""
+        """The raw values as floats oriented higher = grounded (negated when ``higher_is`` is "hallucinated").
+
+        Examples
+        --------
+        >>> score_specs()["specifics_unsupported_share"].oriented([0.5, 0.0])
+        array([-0.5, -0. ])
+        """
         values = np.asarray(values, dtype=np.float64)
         return -values if self.higher_is == "hallucinated" else values
 
@@ -185,11 +191,6 @@ FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
 COMBINED = DetectorScoreSpec("combined", "combined (logistic, out of fold)")
 
 
-def family_names() -> tuple[str, ...]:
-    """The registered families, in registry order."""
-    return tuple(FAMILIES)
-
-
 def per_row_families() -> tuple[DetectorFamily, ...]:
     """Families fitted per row, which ``score`` can add to every row of a file of any size."""
     return tuple(family for family in FAMILIES.values() if family.fitting == "per row")
@@ -216,8 +217,3 @@ def score_specs() -> dict[str, DetectorScoreSpec]:
     """Every judged score of every family, then ``combined``, by column name."""
     specs = {spec.name: spec for family in FAMILIES.values() for spec in family.scores}
     return {**specs, COMBINED.name: COMBINED}
-
-
-def family_of(score_name: str) -> DetectorFamily | None:
-    """The family that computes a judged score; None for ``combined``."""
-    return next((f for f in FAMILIES.values() if any(s.name == score_name for s in f.scores)), None)

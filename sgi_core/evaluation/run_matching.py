@@ -188,3 +188,42 @@ def _mixed_label_keys(frame: pd.DataFrame, keys: pd.Series, matched) -> set:
     labels = pd.Series(pd.to_numeric(frame["label"], errors="coerce").to_numpy(), index=keys.to_numpy())
     spread = labels[labels.index.isin(matched)].groupby(level=0).agg(["min", "max"])
     return set(spread.index[spread["min"] != spread["max"]])
+
+
+@dataclass(frozen=True)
+class KeyChanges(JsonResult):
+    """The matched keys whose score changed most, largest ``|new - base|`` first (ties in key order).
+
+    ``row_base`` and ``row_new`` are 0-based positions in each run's table of the
+    first row under the key.
+    """
+
+    score: str
+    keys: tuple[str, ...]
+    base: tuple[float, ...]
+    new: tuple[float, ...]
+    change: tuple[float, ...]
+    row_base: tuple[int, ...]
+    row_new: tuple[int, ...]
+
+
+def largest_changes(matched: MatchedRuns, score: str, *, n: int = 20) -> KeyChanges:
+    """The ``n`` keys whose per-key ``score`` moved most between the runs (keys with a NaN side left out).
+
+    Examples
+    --------
+    >>> base = pd.DataFrame({"q": list("abc"), "sgi": [1.0, 1.0, 1.0]})
+    >>> new = pd.DataFrame({"q": list("abc"), "sgi": [0.9, 1.5, 0.2]})
+    >>> largest_changes(match_runs(base, new, key="q", scores=["sgi"]), "sgi", n=2).keys
+    ('c', 'b')
+    """
+    if score not in matched.scores:
+        raise SGIInputError(f"'{score}' is not a score of both runs", column=score,
+                            hint=f"Scores of both runs: {', '.join(matched.scores)}")
+    base, new = matched.base[score].to_numpy(), matched.new[score].to_numpy()
+    change = new - base
+    rows = np.flatnonzero(~np.isnan(change))
+    order = rows[np.argsort(-np.abs(change[rows]), kind="stable")][:n]
+    return KeyChanges(score, tuple(map(str, matched.keys[order])), tuple(base[order].tolist()),
+                      tuple(new[order].tolist()), tuple(change[order].tolist()),
+                      tuple(matched.first_row_base[order].tolist()), tuple(matched.first_row_new[order].tolist()))

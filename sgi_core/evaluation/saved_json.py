@@ -3,8 +3,9 @@
 Both carry a fitted :class:`~sgi_core.evaluation.calibration.Calibrator`, and both are
 read by the same rules, so a file one reader refuses the other refuses too:
 
-* one JSON object, with no key written twice (the standard library would keep the
-  last silently) and no ``NaN``/``Infinity`` (not JSON);
+* one JSON object read by :func:`sgi_core.jsonio.loads_json`: no key written twice
+  (the standard library would keep the last silently), no ``NaN``/``Infinity`` (not
+  JSON), no number too long or too large, no nesting too deep;
 * exactly the expected fields, ``schema`` the expected string and ``version`` an
   integer (``true`` is not the version 1);
 * a calibrator that applies: a known method, finite Platt parameters, and for the
@@ -17,7 +18,6 @@ Nothing in a file is evaluated or unpickled.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import fields
 
@@ -26,6 +26,7 @@ import numpy as np
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.calibration import METHODS as CALIBRATION_METHODS
 from sgi_core.evaluation.calibration import Calibrator
+from sgi_core.jsonio import loads_json
 
 
 def is_number(value) -> bool:
@@ -34,41 +35,21 @@ def is_number(value) -> bool:
 
 
 def read_json_object(raw: bytes | str, *, source: str, what: str, hint: str) -> dict:
-    """Parse ``raw`` as one JSON object; anything else raises :class:`SGIInputError` naming ``source``.
+    """Parse ``raw`` as one JSON object (:func:`sgi_core.jsonio.loads_json`); anything else raises
+    :class:`SGIInputError` naming ``source``.
 
     Examples
     --------
     >>> read_json_object('{"a": 1}', source="x.json", what="a policy", hint="")
     {'a': 1}
-    >>> read_json_object('{"a": 1, "a": 2}', source="x.json", what="a policy", hint="")
+    >>> read_json_object('[1]', source="x.json", what="a policy", hint="")
     Traceback (most recent call last):
     ...
-    sgi_core.errors.SGIInputError: a policy must not repeat a key; 'a' is written twice (file 'x.json')
+    sgi_core.errors.SGIInputError: a policy must be a JSON object (file 'x.json')
     """
-
-    def unique_keys(pairs):
-        seen = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise SGIInputError(f"{what} must not repeat a key; {key!r} is written twice", source=source,
-                                    hint=hint)
-            seen.add(key)
-        return dict(pairs)
-
-    def refuse_constant(name):
-        raise SGIInputError(f"{what} holds {name}, which is not JSON", source=source, hint=hint)
-
-    try:
-        data = json.loads(raw, object_pairs_hook=unique_keys, parse_constant=refuse_constant)
-    except SGIInputError:
-        raise
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise SGIInputError(f"{what} is not valid JSON: {err}", source=source, hint=hint) from None
-    except (ValueError, OverflowError, RecursionError) as err:  # a number too long, too large; nesting too deep
-        raise SGIInputError(f"{what} cannot be read as JSON: {type(err).__name__}: {str(err)[:200]}", source=source,
-                            hint=hint) from None
+    data = loads_json(raw, source=source, hint=hint or None)
     if not isinstance(data, dict):
-        raise SGIInputError(f"{what} must be a JSON object", source=source, hint=hint)
+        raise SGIInputError(f"{what} must be a JSON object", source=source, hint=hint or None)
     return data
 
 

@@ -183,12 +183,11 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
             stated = as_scores(values, name=name, n=len(labels))
             roc = roc_analysis(labels, stated, n_boot=n_boot, seed=seed)
             flipped = bool(roc.auroc < 0.5)
-            if flipped:
-                stated = -stated
-                roc = roc_analysis(labels, stated, n_boot=n_boot, seed=seed)
-            oriented[name] = stated
-            standings.append(ScoreStanding(name, roc.auroc, roc.auroc_ci, roc.ci_method, standing_of(roc.auroc_ci),
-                                           True, flipped))
+            # AUROC(-s) = 1 - AUROC(s), ties counting 1/2; the same resamples give the mirrored interval.
+            auc, ci = (1.0 - roc.auroc, (1.0 - roc.auroc_ci[1], 1.0 - roc.auroc_ci[0])) if flipped else (
+                roc.auroc, roc.auroc_ci)
+            oriented[name] = -stated if flipped else stated
+            standings.append(ScoreStanding(name, auc, ci, roc.ci_method, standing_of(ci), True, flipped))
         defined = [s for s in standings if s.trivial and not math.isnan(s.auroc)]
         best = max(defined, key=lambda s: s.auroc).name if defined else None
         comparisons = []

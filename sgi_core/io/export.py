@@ -36,6 +36,7 @@ import pandas as pd
 
 from sgi_core.errors import SGIInputError
 from sgi_core.io.formats import CSV_OUTPUT_SUFFIXES, PARQUET_SUFFIXES, PLAIN_NUMBER
+from sgi_core.io.scored_files import SCORED_WITH_KEY
 from sgi_core.io.output_paths import check_output_file, is_stdout
 
 _FORMULA_PREFIXES = (
@@ -108,36 +109,6 @@ def to_csv_bytes(frame: pd.DataFrame) -> bytes:
     # With "\n" line ends the csv writer leaves a cell holding a bare "\r" unquoted, and
     # every reader then splits the row there; "\r\n" makes it quote both.
     return _map_text_cells(frame, _csv_cell).to_csv(index=False, lineterminator="\r\n").encode("utf-8")
-
-
-#: Where the reader keeps the cells of an input ``label`` column that it rewrites as 1/0.
-INPUT_LABEL_COPY = "input_label"
-
-
-def one_label_column(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` without ``input_label`` when ``label`` says all it said, for a file that reopens with one label.
-
-    The copy is dropped when every row with an ``input_label`` cell has a ``label``
-    (1 grounded, 0 hallucinated): the copy then only spells the same classes
-    differently, and reopened it would be a second label column. It is kept when
-    some of its cells were read as unlabelled (a value mapped to "unlabelled"), since
-    they would be lost.
-
-    Examples
-    --------
-    >>> f = pd.DataFrame({"input_label": ["yes", "no"], "label": [1.0, 0.0]})
-    >>> one_label_column(f).columns.tolist()
-    ['label']
-    >>> one_label_column(f.assign(label=[1.0, float("nan")])).columns.tolist()
-    ['input_label', 'label']
-    """
-    if INPUT_LABEL_COPY not in frame.columns or "label" not in frame.columns:
-        return frame
-    copy = frame[INPUT_LABEL_COPY]
-    filled = copy.notna() & (copy.astype(str).str.strip() != "")
-    if bool((filled & frame["label"].isna()).any()):
-        return frame
-    return frame.drop(columns=INPUT_LABEL_COPY)
 
 
 def check_output_path(path: str | os.PathLike, *, inputs=()) -> str:
@@ -295,9 +266,10 @@ class _CsvChunks:
 class _ParquetChunks:
     """Appends frames as row groups of one Parquet file; the first frame fixes the schema."""
 
-    def __init__(self, handle: BinaryIO):
+    def __init__(self, handle: BinaryIO, metadata: dict | None = None):
         self._handle = handle
         self._writer = None
+        self._metadata = metadata
 
     def write(self, frame: pd.DataFrame) -> None:
         import pyarrow as pa
@@ -305,6 +277,8 @@ class _ParquetChunks:
 
         if self._writer is None:
             table = pa.Table.from_pandas(frame, preserve_index=False)
+            if self._metadata:
+                table = table.replace_schema_metadata({**(table.schema.metadata or {}), **self._metadata})
             self._writer = pq.ParquetWriter(self._handle, table.schema)
         else:
             table = pa.Table.from_pandas(frame, schema=self._writer.schema, preserve_index=False)
@@ -316,8 +290,12 @@ class _ParquetChunks:
 
 
 @contextmanager
-def table_writer(path: str | os.PathLike) -> Iterator[Callable[[pd.DataFrame], None]]:
+def table_writer(path: str | os.PathLike, *, scored_by: dict | None = None) -> Iterator[Callable[[pd.DataFrame], None]]:
     """``write(frame)`` appending frames, in order, to one CSV (escaped) or Parquet (exact) file.
+
+    ``scored_by`` (``{"model": ..., "precision": ...}``) is recorded in a Parquet file's
+    metadata under :data:`SCORED_WITH_KEY` (:func:`scored_with` reads it back); a CSV
+    file has no place for it.
 
     The path is checked (:func:`check_output_path`) before anything is written, and
     the file appears at ``path`` only when the block ends without an exception
@@ -335,7 +313,10 @@ def table_writer(path: str | os.PathLike) -> Iterator[Callable[[pd.DataFrame], N
     """
     kind = check_output_path(path)
     with atomic_output(path) as handle:
-        chunks = _ParquetChunks(handle) if kind == "parquet" else _CsvChunks(handle)
+        import json
+
+        metadata = {SCORED_WITH_KEY: json.dumps(scored_by).encode()} if scored_by else None
+        chunks = _ParquetChunks(handle, metadata) if kind == "parquet" else _CsvChunks(handle)
         yield chunks.write
         chunks.close()
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from sgi_core.columns import input_name
+
 BEYOND_MAX_ROWS = "not judged: beyond --max-rows"
 #: ``judge_status`` of rows outside a run's random sample (the Judge page's).
 NOT_IN_SAMPLE = "not judged: not in the sample"
@@ -23,14 +25,7 @@ def renamed_input_columns(frame: pd.DataFrame, columns: pd.DataFrame) -> dict:
     if all(c in frame.columns for c in RUN_COLUMNS):
         return {}
     taken = {*map(str, frame.columns), *columns.columns}
-    renames = {}
-    for column in [c for c in columns.columns if c in frame.columns]:
-        new = f"input_{column}"
-        while new in taken:
-            new = f"input_{new}"
-        taken.add(new)
-        renames[column] = new
-    return renames
+    return {column: input_name(column, taken) for column in columns.columns if column in frame.columns}
 
 
 def with_judge_columns(frame: pd.DataFrame, columns: pd.DataFrame) -> pd.DataFrame:

@@ -48,8 +48,11 @@ def gate_check_line(check: GateCheck, result: GateResult) -> str:
     if check.name == "auroc":
         about = (f"AUROC {check.estimate:.3f} {format_ci(check.ci, undefined=NAN_INTERVAL)}, "
                  f"{result.n_grounded} grounded / {result.n_hallucinated} hallucinated rows")
+        if check.ci[0] <= 0.5 <= check.ci[1]:
+            about += "; the interval holds 0.5: the score is near chance on this file"
         if math.isnan(check.bound):
-            return f"{verdict} auroc: {about}; no minimum set"
+            return (f"UNCHECKED auroc: {about}; no minimum is set (neither --min-auroc nor the policy's min_auroc), "
+                    "so this check cannot fail")
         return (f"{verdict} auroc: lower 95% bound {check.value:.3f} {'>=' if check.passed else '<'} minimum "
                 f"{check.bound:.3f} ({about})")
     where = f"flagging {result.score_column} < {result.threshold:.4g}"

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from sgi_core.render.numbers import format_ci, frame_text
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
 
 if TYPE_CHECKING:
     from sgi_core.comparison import ModelComparison
+    from sgi_core.detector_report import DetectorReport
     from sgi_core.evaluation.detectors import DetectorComparison
     from sgi_core.evaluation.retrieval_report import RetrievalReport
 
@@ -35,9 +38,11 @@ def comparison_text(comparison: ModelComparison) -> str:
              f"Table 1. SGI by label (valid - hallucinated), 95% CIs ({_interval_methods(comparison)})",
              frame_text(table1(reports))]
     for name, rep in reports.items():
-        parts += ["", f"Table 2 ({name}). SGI within theta(q,c) terciles (edges over all rows)",
+        left_out = (f"; means and d leave out the {rep.n_degenerate} rows with degenerate geometry (n_degenerate), "
+                    "counted in n and AUROC" if rep.n_degenerate else "")
+        parts += ["", f"Table 2 ({name}). SGI within theta(q,c) terciles (edges over all rows{left_out})",
                   frame_text(table2(rep)),
-                  "", f"Table 3 ({name}). SGI within character-length terciles (equal thirds by rank)",
+                  "", f"Table 3 ({name}). SGI within character-length terciles (equal thirds by rank{left_out})",
                   frame_text(table3(rep))]
     parts += ["", "Table 5. Each angle alone, Cohen's d valid - hallucinated", frame_text(table5(reports)),
               "", "Baselines beside SGI (every score oriented higher = grounded)",
@@ -64,11 +69,23 @@ def comparison_text(comparison: ModelComparison) -> str:
                   f"Pearson {agreement.mean_offdiag_pearson:.3f}, Spearman {agreement.mean_offdiag_spearman:.3f}",
                   "Spearman:", frame_text(spearman, index=True)]
     for report in comparison.detectors.values():
-        parts += ["", report.to_text()]
+        parts += ["", detector_report_text(report)]
     notes = [f"  {name}: {note}" for name, rep in reports.items() for note in rep.notes]
     if notes:
         parts += ["", "Notes", *notes]
     return "\n".join(parts)
+
+
+def detector_report_text(report: DetectorReport) -> str:
+    """One model's computed detectors: AUROC and length-matched AUROC with intervals, the leaky AUROC, d."""
+    rows = [{"detector": name, "protocol": s.protocol, "auroc": s.auroc, "auroc_ci": format_ci(s.auroc_ci),
+             "auroc_leaky": s.auroc_leaky, "length_matched": s.length_matched_auroc,
+             "length_matched_ci": format_ci(s.length_matched_auroc_ci), "cohens_d": s.cohens_d}
+            for name, s in report.detectors.items()]
+    return (f"Detectors beyond SGI ({report.model}; reference sets from other question groups, "
+            f"{report.n_folds} folds; auroc_leaky lets the reference set hold the scored row)\n"
+            f"{frame_text(pd.DataFrame(rows), na_rep='')}\n"
+            f"combined = out-of-fold logistic model over {', '.join(report.combined_features)}")
 
 
 def detector_comparison_text(comparison: DetectorComparison) -> str:

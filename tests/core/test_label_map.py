@@ -44,3 +44,36 @@ def test_the_table_keeps_every_row_and_says_how_many_are_unmapped():
     assert table.frame["label"].tolist()[:3] == [1.0, 0.0, 0.0]
     assert ("2 rows have label values the label map does not name ('Generic', 'Uncooperative'): they are kept, "
             "unlabelled (rows 4, 6)") in table.warnings
+
+
+def _faithdial_file(path):
+    from tests.conftest import SAMPLE_CSV
+
+    sample = pd.read_csv(SAMPLE_CSV)
+    begin = np.where(sample["label"] == 1, "Entailment", "Hallucination")
+    begin[:3] = "Generic"
+    sample.drop(columns=["answer_type"]).assign(label=begin).to_csv(path, index=False)
+
+
+def test_score_and_report_read_a_label_map(tmp_path, capsys):
+    from sgi_core.cli import main
+
+    path = tmp_path / "faithdial.csv"
+    _faithdial_file(path)
+    label_map = "Entailment=grounded,Hallucination=hallucinated"
+    out = tmp_path / "scored.csv"
+    assert main(["score", str(path), "-o", str(out), "--model", "hashing-64"]) == 2
+    assert main(["score", str(path), "-o", str(out), "--model", "hashing-64", "--label-map", label_map]) == 0
+    assert "3 rows have label values the label map does not name ('Generic')" in capsys.readouterr().err
+    written = pd.read_csv(out)
+    assert len(written) == 300 and written["label"].isna().sum() == 3
+    assert main(["report", str(path), "--models", "hashing-64", "--n-boot", "0", "--label-map", label_map]) == 0
+
+
+def test_report_refuses_a_label_copy_or_an_id_as_a_detector(tmp_path, capsys):
+    from sgi_core.cli import main
+    from tests.conftest import SAMPLE_CSV
+
+    for column, why in (("answer_type", "'answer_type' determines the label"), ("pair_id", "is an id column")):
+        assert main(["report", str(SAMPLE_CSV), "--models", "hashing", "--n-boot", "0", "--detector", column]) == 2
+        assert why in capsys.readouterr().err

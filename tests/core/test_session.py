@@ -71,7 +71,7 @@ def test_bad_sessions_are_refused(frame, calibrator, mutate, message):
 
 
 def test_not_json_is_refused(frame):
-    with pytest.raises(SGIInputError, match="the session is not valid JSON.*s.json"):
+    with pytest.raises(SGIInputError, match="invalid JSON: .*s.json"):
         load_session(b"\x00garbage", fingerprint=data_fingerprint(frame), source="s.json")
     with pytest.raises(SGIInputError, match="the session must be a JSON object"):
         load_session(b"[1, 2]", fingerprint=data_fingerprint(frame))

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts, confound_services, page, services, texts
+from dashboard import charts, confound_services, devices, page, services, texts
 from sgi_core import evaluation
 from sgi_core.evaluation import bootstrap
 from sgi_core.data import load_triples
@@ -162,9 +162,9 @@ def test_big_file_pages_say_what_they_draw_and_how_intervals_were_made(monkeypat
 def test_the_device_is_named_without_importing_torch_for_it(monkeypatch):
     import torch  # noqa: F401  (present so that it can be hidden and put back)
 
-    assert services.known_device("auto") == resolve_device("auto")
+    assert devices.known_device("auto") == resolve_device("auto")
     monkeypatch.delitem(sys.modules, "torch")
-    assert services.known_device("cpu") == "cpu"
-    assert services.known_device(" CPU ") == "cpu"
-    assert services.known_device("auto") is None and services.known_device("cuda") is None
+    assert devices.known_device("cpu") == "cpu"
+    assert devices.known_device(" CPU ") == "cpu"
+    assert devices.known_device("auto") is None and devices.known_device("cuda") is None
     assert "torch" not in sys.modules

@@ -31,6 +31,7 @@ def test_label_copies_are_kept_out_of_groups_and_detectors_with_a_message(app):
     assert any(m.startswith("'label_copy' determines the label") for m in messages)
     goto(app, "strata")
     assert app.selectbox(key="strata.group_column").options == ["generator"]
+    assert any(c.value.startswith("`answer\\_type` is not offered: it determines the label") for c in app.caption)
     goto(app, "overview")
     options = app.multiselect(key="detectors.columns").options
     assert "judge" in options and not {"answer_type", "label_copy", "pair_id", "id"} & set(options)

@@ -33,7 +33,7 @@ def scored_file(sgi_signal: float, seed: int = 0, n_pairs: int = 150) -> pd.Data
 
 
 def verdict_boxes(app) -> list[str]:
-    return [box.value for box in [*app.success, *app.warning, *app.error]]
+    return [box.value for box in [*app.success, *app.warning]]
 
 
 def test_word_overlap_beating_sgi_is_named(app):
@@ -59,7 +59,7 @@ def test_sgi_at_chance_is_said_plainly(app):
     goto(app, "overview")
     sgi = evaluation.roc_analysis(frame["label"], frame["sgi"])
     assert sgi.auroc_ci[0] < 0.5 < sgi.auroc_ci[1]
-    (box,) = [e.value for e in app.error]
+    (box,) = [w.value for w in app.warning if w.value.startswith("SGI is near chance")]
     assert box.replace("\\", "").startswith(
         f"SGI is near chance here: its interval holds 0.5 (AUROC {sgi.auroc:.3f} "
         f"[{sgi.auroc_ci[0]:.3f}, {sgi.auroc_ci[1]:.3f}])")
@@ -77,5 +77,20 @@ def test_an_inverted_sgi_is_said_to_be_inverted(app):
     frame = scored_file(sgi_signal=-0.6, seed=5)
     upload(app, "inverted.csv", frame.to_csv(index=False).encode())
     goto(app, "overview")
-    (box,) = [e.value for e in app.error]
+    (box,) = [w.value for w in app.warning if w.value.startswith("SGI is inverted")]
     assert box.replace("\\", "").startswith("SGI is inverted here: its interval lies below 0.5")
+
+
+def test_an_inverted_detector_column_is_named_with_where_to_fix_its_direction():
+    from dashboard import texts
+
+    rng = np.random.default_rng(7)
+    y = np.tile([1.0, 0.0], 200)
+    verdict = evaluation.file_verdict(y, {"SGI": y + rng.normal(0, 0.5, 400), "judge": -y + rng.normal(0, 0.8, 400)},
+                                      {"theta_rq": 0.2 * y + rng.normal(0, 1, 400)}, n_boot=200)
+    level, headline, notes = texts.verdict_text(verdict)
+    judge = verdict.standing("judge")
+    assert level == "success" and headline.startswith("Beats the best trivial score on this file, θ(r,q) alone")
+    assert notes == [f"judge is inverted here: its interval lies below 0.5, so its high values go with hallucinated "
+                     f"rows (AUROC {judge.auroc:.3f} [{judge.auroc_ci[0]:.3f}, {judge.auroc_ci[1]:.3f}]). Check "
+                     "what its high values mean on the Detectors page."]

@@ -14,6 +14,7 @@ from sgi_core.detectors.registry import FAMILIES
 from sgi_core.detectors.specifics import SPECIFICS_COLUMNS, names_in, numbers_in, row_specifics, specifics_scores
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
+from sgi_core.render.numbers import format_ci
 from sgi_core.evaluation import UndefinedStatisticWarning, length_matched_auroc, response_length, roc_analysis
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
@@ -92,7 +93,11 @@ def test_report_detectors_specifics_in_text_and_json(tmp_path, capsys):
     out = tmp_path / "report.json"
     assert main(["report", str(SAMPLE_CSV), "--models", "hashing", "--detectors", "specifics", "--n-boot", "50",
                  "--json", str(out)]) == 0
-    assert "specifics_unsupported_share" in capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
+    (line,) = [line for line in lines if line.split()[:1] == ["specifics_unsupported_share"]]
     entry = json.loads(out.read_text())["models"]["hashing"]["detectors"]["specifics_unsupported_share"]
+    for shown in (f"{entry['auroc']:.3f}", format_ci(entry["auroc_ci"]), f"{entry['length_matched_auroc']:.3f}",
+                  format_ci(entry["length_matched_auroc_ci"])):
+        assert shown in line
     assert 0.0 <= entry["auroc"] <= 1.0 and entry["auroc_ci"][0] <= entry["auroc"] <= entry["auroc_ci"][1]
     assert 0.0 <= entry["length_matched_auroc"] <= 1.0 and len(entry["length_matched_auroc_ci"]) == 2

@@ -55,7 +55,13 @@ def test_unknown_detector_column(rag_file, capsys):
     assert "detector column 'nope' is not in the file" in capsys.readouterr().err
 
 
-def test_non_numeric_detector_names_rows(rag_file, capsys):
+def test_non_numeric_detector_names_rows(rag_file, capsys, tmp_path):
     path, _ = rag_file
-    assert main(["report", str(path), "--models", "hashing", "--n-boot", "0", "--detector", "answer_type"]) == 2
+    frame = pd.read_csv(path)
+    worded = tmp_path / "worded.csv"
+    frame.assign(judge_word=np.resize(["high", "low", "high"], len(frame))).to_csv(worded, index=False)
+    assert main(["report", str(worded), "--models", "hashing", "--n-boot", "0", "--detector", "judge_word"]) == 2
     assert "detector scores must be numbers" in capsys.readouterr().err
+    # answer_type (right/hallucinated) is the label itself: refused as such before it is read as numbers.
+    assert main(["report", str(path), "--models", "hashing", "--n-boot", "0", "--detector", "answer_type"]) == 2
+    assert "'answer_type' determines the label" in capsys.readouterr().err

@@ -236,7 +236,7 @@ def test_result_survives_a_json_round_trip():
 
 
 def test_largest_changes_orders_keys_by_absolute_change_and_points_at_their_rows():
-    from sgi_core.run_tables import largest_changes
+    from sgi_core.evaluation.run_matching import largest_changes
 
     base, new = runs_with_duplicates()
     changes = largest_changes(match_runs(base, new, key="id", scores=["sgi"]), "sgi", n=3)

@@ -65,3 +65,15 @@ def test_undefined_parts_are_nan_not_a_crash():
 def test_standing_of_its_interval():
     assert [standing_of(ci) for ci in [(0.51, 0.6), (0.5, 0.6), (0.4, 0.5), (0.3, 0.49)]] == [
         "separates", "near chance", "near chance", "inverted"]
+
+
+def test_a_flipped_trivial_score_has_the_interval_of_the_score_negated():
+    from sgi_core.evaluation.ranking import roc_analysis
+
+    y, rng = _file(9)
+    longer = np.round(y + rng.normal(0, 1, len(y)), 1)  # ties included
+    v = file_verdict(y, {"sgi": longer}, {"neg_response_length": -longer}, n_boot=300)
+    direct = roc_analysis(y, longer, n_boot=300)
+    flipped = v.standing("neg_response_length")
+    assert flipped.flipped and flipped.auroc == pytest.approx(direct.auroc)
+    assert flipped.auroc_ci == pytest.approx(direct.auroc_ci)

@@ -33,13 +33,13 @@ def with_calibrator(fitted_with, **changes):
 
 
 @pytest.mark.parametrize("raw, message", [
-    ("[" * 100_000, r"^the session cannot be read as JSON: RecursionError"),
-    ('{"schema": 1, "schema": 2}', r"^the session must not repeat a key; 'schema' is written twice"),
+    ("[" * 100_000, r"^JSON nested too deeply to read"),
+    ('{"schema": 1, "schema": 2}', r"^the key 'schema' appears twice in one JSON object"),
     (json.dumps({"schema": "other"}), "^" + re.escape("not a calibration session (the 'schema' field is missing or "
                                                       "different) (file 's.json'). Load a session saved from the "
                                                       "Calibration page") + "$"),
     (with_calibrator("platt", method="magic"), unusable("unknown method 'magic' (use one of minmax, platt, isotonic)")),
-    (with_calibrator("platt", slope=float("nan")), r"^the session holds NaN, which is not JSON"),
+    (with_calibrator("platt", slope=float("nan")), r"^NaN is not a JSON number"),
     (with_calibrator("platt", slope=None), unusable('the Platt slope and intercept must be finite numbers')),
     (with_calibrator("platt", slope="1"), unusable('slope and intercept must be null or finite numbers')),
     (with_calibrator("minmax", knots_y=[0.0]),
@@ -53,7 +53,7 @@ def with_calibrator(fitted_with, **changes):
      unusable('knots_y must never decrease (a higher score cannot mean a lower P(grounded))')),
     (with_calibrator("minmax", knots_y=[0.0, 7.0]),
      unusable('knots_y are probabilities and must lie in [0, 1]')),
-    (with_calibrator("minmax", knots_x=[0.0, float("inf")]), r"^the session holds Infinity, which is not JSON"),
+    (with_calibrator("minmax", knots_x=[0.0, float("inf")]), r"^Infinity is not a JSON number"),
 ])
 def test_hostile_session_is_refused(raw, message):
     with pytest.raises(SGIInputError, match=message):

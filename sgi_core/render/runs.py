@@ -1,22 +1,20 @@
-"""A run comparison as tables and text: what ``compare`` prints and the Compare runs page shows.
+"""A run comparison as tables and text: what ``compare`` and ``gate --baseline`` print, and the page's tables.
 
-Reads :class:`~sgi_core.evaluation.run_comparison.RunComparison` results; computes
-nothing but the ordering of the keys that changed most.
+Reads :class:`~sgi_core.evaluation.run_comparison.RunComparison` and
+:class:`~sgi_core.baseline_gate.DropCheck` results; computes nothing.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
-from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.run_comparison import RunComparison
-from sgi_core.evaluation.run_matching import MatchedRuns
 from sgi_core.render.numbers import format_ci
-from sgi_core.results import JsonResult
+
+if TYPE_CHECKING:
+    from sgi_core.evaluation.run_comparison import RunComparison
 
 #: Keys listed by name in the text before "and N more".
 LISTED_KEYS = 10
@@ -39,46 +37,6 @@ def auroc_frame(res: RunComparison) -> pd.DataFrame | None:
         "score": a.score, "auroc_base": a.auroc_base, "auroc_new": a.auroc_new, "difference": a.difference,
         "ci_low": a.ci[0], "ci_high": a.ci[1], "p_value": a.p_value, "delong": "paired" if a.paired else "unpaired",
     } for a in res.labels.auroc])
-
-
-@dataclass(frozen=True)
-class KeyChanges(JsonResult):
-    """The matched keys whose score changed most, largest ``|new - base|`` first (ties in key order).
-
-    ``row_base`` and ``row_new`` are 0-based positions in each run's table of the
-    first row under the key.
-    """
-
-    score: str
-    keys: tuple[str, ...]
-    base: tuple[float, ...]
-    new: tuple[float, ...]
-    change: tuple[float, ...]
-    row_base: tuple[int, ...]
-    row_new: tuple[int, ...]
-
-
-def largest_changes(matched: MatchedRuns, score: str, *, n: int = 20) -> KeyChanges:
-    """The ``n`` keys whose per-key ``score`` moved most between the runs (keys with a NaN side left out).
-
-    Examples
-    --------
-    >>> from sgi_core.evaluation.run_matching import match_runs
-    >>> base = pd.DataFrame({"q": list("abc"), "sgi": [1.0, 1.0, 1.0]})
-    >>> new = pd.DataFrame({"q": list("abc"), "sgi": [0.9, 1.5, 0.2]})
-    >>> largest_changes(match_runs(base, new, key="q", scores=["sgi"]), "sgi", n=2).keys
-    ('c', 'b')
-    """
-    if score not in matched.scores:
-        raise SGIInputError(f"'{score}' is not a score of both runs", column=score,
-                            hint=f"Scores of both runs: {', '.join(matched.scores)}")
-    base, new = matched.base[score].to_numpy(), matched.new[score].to_numpy()
-    change = new - base
-    rows = np.flatnonzero(~np.isnan(change))
-    order = rows[np.argsort(-np.abs(change[rows]), kind="stable")][:n]
-    return KeyChanges(score, tuple(map(str, matched.keys[order])), tuple(base[order].tolist()),
-                      tuple(new[order].tolist()), tuple(change[order].tolist()),
-                      tuple(matched.first_row_base[order].tolist()), tuple(matched.first_row_new[order].tolist()))
 
 
 def _p(value: float) -> str:
@@ -113,7 +71,7 @@ def comparison_text(res: RunComparison) -> str:
     lines.append(header)
     for d in res.scores:
         lines.append(f"{d.score[:27]:<28}{d.n_keys:>6}{d.mean_base:>10.4g}{d.mean_new:>10.4g}{d.difference:>+10.4g}  "
-                     f"{format_ci(d.ci, 4):<20}{_p(d.wilcoxon_p):>11}{_p(d.holm_p):>9}  {d.verdict}")
+                     f"{format_ci(d.ci, '.4f'):<20}{_p(d.wilcoxon_p):>11}{_p(d.holm_p):>9}  {d.verdict}")
     if res.flags is not None:
         f = res.flags
         lines.append(f"\nflagged {f.score} < {f.threshold:.4g} (policy): base {f.share_base:.1%}, new "
@@ -133,3 +91,15 @@ def comparison_text(res: RunComparison) -> str:
                     if a in defined else "undefined")
             lines.append(f"  {a.score:<26}{text}")
     return "\n".join(lines)
+
+
+def drop_check_line(check, confidence: float = 0.95) -> str:
+    """One :class:`sgi_core.baseline_gate.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
+    level = round(confidence * 100)
+    about = (f"mean {check.mean_base:.4g} -> {check.mean_new:.4g}, new - base {check.difference:+.4g} "
+             f"{format_ci(check.ci, '+.4f')} over {check.n_keys} keys")
+    verdict = "PASS" if check.passed else "FAIL"
+    if math.isnan(check.ci[0]):
+        return f"{verdict} {check.score}: no {level}% interval ({about}); the drop cannot be bounded"
+    return (f"{verdict} {check.score}: lower {level}% bound {check.ci[0]:+.4g} {'>=' if check.passed else '<'} "
+            f"-{check.max_drop:g} allowed ({about})")
