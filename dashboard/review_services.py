@@ -203,10 +203,10 @@ def profile(key: state.DataKey, model_name: str, position: int, table: TripleTab
 
 
 @st.cache_data(show_spinner="Scoring the response's sentences...", max_entries=64)
-def sentence_support(model_name: str, question: str, context: str, response: str) -> pd.DataFrame:
-    """Each response sentence's support in the context and its best-supporting context sentence."""
+def sentence_support(model_name: str, question: str, context: str, response: str, backend: str) -> pd.DataFrame:
+    """Each response sentence's support in the context and its best-supporting context sentence (``backend`` embeds)."""
     frame = pd.DataFrame({"question": [question], "context": [context], "response": [response]})
-    encoder = services.encoder(model_name, services.chosen_device())
+    encoder = services.encoder(model_name, services.chosen_device(), backend)
     return sentence_scores(frame, encoder, cache=services.disk_cache(model_name))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import geometry_charts, geometry_services, page, review_services, state, texts
+from dashboard import devices, geometry_charts, geometry_services, page, review_services, state, texts
 from sgi_core.annotations import MAX_NOTE_CHARS
 from sgi_core.columns import is_ordinary
 
@@ -40,7 +40,8 @@ def _support_colour(support: float) -> str:
 def sentences(model: str, row) -> None:
     """Every response sentence shaded by its support in the context, its best-supporting context sentence beside it."""
     try:
-        scored = review_services.sentence_support(model, row["question"], row["context"], row["response"])
+        scored = review_services.sentence_support(model, row["question"], row["context"], row["response"],
+                                                  devices.chosen_backend())
     except page.SGIInputError as err:
         page.show_error(err)
         return
