@@ -106,8 +106,8 @@ TARGETS = {
     "stream_seconds_per_million_rows": ("<", 180.0, "gpu"),
     "onnx_speedup_vs_cold": (">=", 1.15, "cpu"),
     "onnx_int8_speedup_vs_cold": (">=", 2.0, "cpu"),
-    "table1_max_abs_dauroc": ("<=", 0.002, "cpu"),
-    "table1_max_abs_dd": ("<=", 0.002, "cpu"),
+    # A backend may be the CPU default only where it reproduces Table 1 this closely.
+    **{f"table1_{tag}_abs_{stat}": ("<=", 0.002, "cpu") for tag in ("onnx", "onnx_int8") for stat in ("dauroc", "dd")},
 }
 
 
@@ -258,10 +258,11 @@ def summarise(args, bench: dict, scale: list[dict], stream: dict | None, info: d
                 c / o for c, o in zip(runs["cold"], runs[RATIOS[name][1]]))
     if table1:
         torch_row = table1["torch"]
-        others = [row for name, row in table1.items() if name != "torch"]
-        if others:
-            measured["table1_max_abs_dauroc"] = max(abs(r["auroc"] - torch_row["auroc"]) for r in others)
-            measured["table1_max_abs_dd"] = max(abs(r["cohens_d"] - torch_row["cohens_d"]) for r in others)
+        for name, row in table1.items():
+            if name != "torch":
+                tag = name.replace("-", "_")
+                measured[f"table1_{tag}_abs_dauroc"] = abs(row["auroc"] - torch_row["auroc"])
+                measured[f"table1_{tag}_abs_dd"] = abs(row["cohens_d"] - torch_row["cohens_d"])
     chunked = [r for r in scale if r["variant"] == "chunked"]
     if chunked:
         measured["scale_chunked_peak_rss_mb"] = max(r["peak_rss_mb"] for r in chunked)

@@ -28,7 +28,8 @@ PAGES = [
 # Only files that list retrieved and relevant ids get this page.
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
 
-st.set_page_config(page_title="SGI Workbench", page_icon=":material/hub:", layout="wide")
+# An emoji favicon is drawn in the page; a ":material/..." one is fetched from fonts.gstatic.com on every load.
+st.set_page_config(page_title="SGI Workbench", page_icon="📐", layout="wide")
 if not access.granted():
     st.error("Open the app with the URL printed in the terminal when it started: it ends in `?token=...`, which is "
              "new at every launch.")
@@ -40,6 +41,7 @@ with st.sidebar:
         st.selectbox("Model shown on the analysis pages", models, key=state.MODEL_SHOWN, **state.PERSIST)
     st.caption("SGI = angle(response, question) / angle(response, context). "
                "**High SGI = grounded**: the answer moved from the question toward its context.")
+    page.log_axes_switch()
     st.session_state.setdefault(state.DEVICE, devices.default_device())
     st.selectbox("Device for the embedding models", devices.device_choices(), key=state.DEVICE, **state.PERSIST,
                  help="auto: the GPU when torch sees one (CUDA, then Apple MPS), else the CPU. "

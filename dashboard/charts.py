@@ -2,7 +2,9 @@
 
 Histograms leave binning to plotly (it is drawing, not a reported number). Rows
 whose SGI is degenerate (response equal to context gives SGI ~1e8) are left out of
-score axes by the callers' ``plottable`` filter, so one row cannot squash the rest.
+score axes by the callers' ``plottable`` filter, so one row cannot squash the rest;
+score axes then span the central :data:`AXIS_COVERAGE` of the drawn scores
+(``sgi_core``'s ``robust_range``), and ``log_x`` draws them on a log scale.
 Curves of more than :data:`CURVE_POINTS` points are drawn through that many of them.
 """
 
@@ -17,19 +19,25 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from sgi_core.columns import count_ordinary, is_ordinary
+from sgi_core.evaluation import robust_range
 
 GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
 COLOURS = {GROUNDED: "#1b9e77", HALLUCINATED: "#d95f02", UNLABELLED: "#7f7f7f"}
-ROLE_SYMBOLS = {"question": "circle", "context": "square", "response": "diamond"}
-#: Above this many points the geometry plot switches to WebGL.
+#: Above this many points a scatter plot switches to WebGL.
 WEBGL_POINTS = 1500
 #: Most points of one curve (ROC, metrics against the threshold) sent to the browser.
 CURVE_POINTS = 2_000
 #: Columns a per-row chart reads.
 CHART_COLUMNS = ("input_row", "label", "sgi")
+#: Share of the drawn scores a score axis spans; the rest are counted under the chart.
+AXIS_COVERAGE = 0.99
+#: Bins of a score histogram over its axis range.
+HISTOGRAM_BINS = 40
+#: SGI values marked on a log-scale axis.
+LOG_TICKS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 
 # Plotly's own legend place (a column right of the plot) never covers titles or axes.
-_LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10))
+LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10))
 #: Readable names of sgi_core's baseline score columns.
 BASELINE_NAMES = {"neg_response_length": "response length (shorter = grounded)",
                   "lexical_groundedness": "word overlap with the context", "theta_rq": "θ(r,q) alone"}
@@ -70,21 +78,51 @@ def curve_points(n: int, limit: int | None = None) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
 
 
+def _beyond(span) -> str:
+    """Words for the drawn scores left outside a score axis."""
+    outside = span.n_below + span.n_above
+    return f" · {outside:,} extreme rows beyond the axis" if outside else ""
+
+
+def _log_axis(log_x: bool) -> dict:
+    """A score axis drawn as log10 values with SGI ticks, or nothing for a linear one."""
+    return dict(tickvals=np.log10(LOG_TICKS), ticktext=[f"{t:g}" for t in LOG_TICKS]) if log_x else {}
+
+
+def _on_axis(value: float, log_x: bool) -> float:
+    return float(np.log10(value)) if log_x else value
+
+
 def score_histogram(frame: pd.DataFrame, *, threshold: float | None = None, score: str = "sgi",
-                    score_name: str = "SGI") -> go.Figure:
-    """Overlaid histograms of a score per label class (shared bins), with the flagging threshold as a line."""
+                    score_name: str = "SGI", log_x: bool = False) -> go.Figure:
+    """Overlaid histograms of a score per label class (shared bins), with the flagging threshold as a line.
+
+    The axis and the bins span the central :data:`AXIS_COVERAGE` of the scores (and
+    the threshold); with ``log_x`` the bins are equal steps of log10 of the score.
+    """
+    values = frame[score].to_numpy(dtype=np.float64)
+    span = robust_range(values, coverage=AXIS_COVERAGE, log=log_x)
+    if log_x:
+        values = np.log10(np.where(values > 0, values, np.nan))
+    lo, hi = span.lo, span.hi
+    if threshold is not None and threshold > 0:
+        lo, hi = min(lo, _on_axis(threshold, log_x)), max(hi, _on_axis(threshold, log_x))
+    bins = dict(start=lo, end=hi, size=(hi - lo) / HISTOGRAM_BINS) if hi > lo else None
     fig = go.Figure()
     names = label_names(frame["label"])
     for name in (GROUNDED, HALLUCINATED, UNLABELLED):
-        values = frame.loc[names == name, score]
-        if len(values):
-            fig.add_trace(go.Histogram(x=values, name=name, marker_color=COLOURS[name], opacity=0.6, nbinsx=40,
-                                       bingroup="score"))
+        part = values[names == name]
+        if len(part):
+            fig.add_trace(go.Histogram(x=part, name=name, marker_color=COLOURS[name], opacity=0.6, bingroup="score",
+                                       **({"xbins": bins} if bins else {"nbinsx": HISTOGRAM_BINS})))
     if threshold is not None:
-        fig.add_vline(x=threshold, line_dash="dash", annotation_text=f"threshold {threshold:.3f}")
+        fig.add_vline(x=_on_axis(threshold, log_x), line_dash="dash", annotation_text=f"threshold {threshold:.3f}")
+    scale = ", log scale" if log_x else ""
     score_name = html.escape(score_name)  # a column's name: its tags shown as characters, never rendered
-    fig.update_layout(barmode="overlay", xaxis_title=f"{score_name} (higher = grounded)", yaxis_title="rows",
-                      title=f"{score_name} by label", **_LAYOUT)
+    fig.update_layout(barmode="overlay", xaxis_title=f"{score_name} (higher = grounded{scale})", yaxis_title="rows",
+                      title=f"{score_name} by label{_beyond(span)}", xaxis=_log_axis(log_x), **LAYOUT)
+    if bins:
+        fig.update_xaxes(range=[lo, hi])
     return fig
 
 
@@ -96,25 +134,41 @@ def roc_figure(curves: dict) -> go.Figure:
         fig.add_trace(go.Scatter(x=np.asarray(roc.fpr)[points], y=np.asarray(roc.tpr)[points], mode="lines",
                                  name=f"{html.escape(name)} (AUROC {roc.auroc:.3f})",
                                  line=dict(color=colour, width=4 if name == "SGI" else 2)))
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line=dict(dash="dot", color="grey")))
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (AUROC 0.5)",
+                             line=dict(dash="dot", color="grey")))
     fig.update_layout(xaxis_title="share of hallucinated rows passed", yaxis_title="share of grounded rows passed",
                       title="ROC: each score as a detector (up and left is better)", height=480,
-                      margin=_LAYOUT["margin"],
+                      margin=LAYOUT["margin"],
                       legend=dict(yanchor="bottom", y=0.02, xanchor="right", x=0.98, bgcolor="rgba(255,255,255,0.8)"))
     return fig
 
 
+def _error_bars(values, intervals) -> dict:
+    """Plotly error bars from estimates and their ``(lo, hi)`` intervals (NaN: no bar)."""
+    values = np.asarray(values, dtype=np.float64)
+    bounds = np.array([tuple(ci) for ci in intervals], dtype=np.float64).reshape(len(values), 2)
+    return dict(type="data", symmetric=False, array=bounds[:, 1] - values, arrayminus=values - bounds[:, 0],
+                color="#333333", thickness=1.5)
+
+
 def strata_figure(strata, *, show_range: bool = True) -> go.Figure:
-    """Cohen's d and AUROC of the score within each stratum of one covariate (named groups: no range)."""
+    """Cohen's d and AUROC of the score within each stratum of one covariate, with 95% intervals.
+
+    Named groups (``show_range=False``) show no covariate range.
+    """
     table = strata.to_frame()
     ticks = [f"{row.label}<br>[{row.lo:.3g}, {row.hi:.3g}]" if show_range else row.label for row in table.itertuples()]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Cohen's d (grounded - hallucinated)", "AUROC"))
-    fig.add_trace(go.Bar(x=ticks, y=table["cohens_d"], name="d", marker_color="#7570b3"), row=1, col=1)
-    fig.add_trace(go.Bar(x=ticks, y=table["auroc"], name="AUROC", marker_color="#e7298a"), row=1, col=2)
-    fig.add_hline(y=0.5, line_dash="dot", row=1, col=2, annotation_text="chance",
-                  annotation_position="bottom right")
+    fig.add_trace(go.Bar(x=ticks, y=table["cohens_d"], name="d", marker_color="#7570b3",
+                         error_y=_error_bars(table["cohens_d"], table["cohens_d_ci"])), row=1, col=1)
+    fig.add_trace(go.Bar(x=ticks, y=table["auroc"], name="AUROC", marker_color="#e7298a",
+                         error_y=_error_bars(table["auroc"], table["auroc_ci"])), row=1, col=2)
+    # On a white box: over a bar, grey text on pink could not be read.
+    fig.add_hline(y=0.5, line_dash="dot", row=1, col=2, annotation_text="chance", annotation_position="bottom left",
+                  annotation=dict(bgcolor="rgba(255,255,255,0.85)", font=dict(color="#333333")))
     fig.update_yaxes(range=[0, 1], row=1, col=2)
-    fig.update_layout(showlegend=False, height=340, margin=dict(l=10, r=10, t=30, b=10))
+    fig.update_layout(showlegend=False, height=340, margin=dict(l=10, r=10, t=50, b=10),
+                      title=dict(text="Within each stratum (whiskers: 95% intervals)", font=dict(size=13)))
     return fig
 
 
@@ -129,7 +183,7 @@ def reliability_figure(result) -> go.Figure:
                              textposition="top center", textfont=dict(size=10)))
     fig.update_xaxes(title="predicted P(grounded)", range=[-0.02, 1.02])
     fig.update_yaxes(title="observed share grounded", range=[-0.02, 1.1])
-    fig.update_layout(title="Reliability on the held-out rows (n = rows per bin)", height=400, **_LAYOUT)
+    fig.update_layout(title="Reliability on the held-out rows (n = rows per bin)", height=400, **LAYOUT)
     return fig
 
 
@@ -138,7 +192,7 @@ def decile_figure(result) -> go.Figure:
     fig = go.Figure(go.Bar(x=[f"D{k + 1}" for k in range(len(result.halluc_rate_by_decile))],
                            y=result.halluc_rate_by_decile, marker_color=COLOURS[HALLUCINATED]))
     fig.update_layout(title="Share hallucinated per score decile (D1 = lowest SGI)", yaxis_range=[0, 1],
-                      yaxis_title="share hallucinated", height=400, **_LAYOUT)
+                      yaxis_title="share hallucinated", height=400, **LAYOUT)
     return fig
 
 
@@ -150,12 +204,17 @@ def confusion_figure(metrics) -> go.Figure:
     fig = go.Figure(go.Heatmap(z=counts, x=["flagged", "passed"], y=["hallucinated", "grounded"], text=text,
                                texttemplate="%{text}", colorscale="Blues", showscale=False))
     fig.update_layout(title="Confusion matrix", xaxis_title="detector says", yaxis_title="label says",
-                      yaxis_autorange="reversed", height=320, **_LAYOUT)
+                      yaxis_autorange="reversed", height=320, **LAYOUT)
     return fig
 
 
-def threshold_curves(grid: pd.DataFrame, threshold: float) -> go.Figure:
-    """Precision, recall, F1 and flag rate against the threshold, with the chosen one marked."""
+def threshold_curves(grid: pd.DataFrame, threshold: float, *, x_range: tuple[float, float] | None = None,
+                     log_x: bool = False) -> go.Figure:
+    """Precision, recall, F1 and flag rate against the threshold, with the chosen one marked.
+
+    ``x_range`` (the threshold slider's range) bounds the axis, so thresholds among
+    a few extreme scores do not squeeze the rest; ``log_x`` draws it on a log scale.
+    """
     fig = go.Figure()
     grid = grid.iloc[curve_points(len(grid))]
     for metric in ("precision", "recall", "f1", "flag_rate"):
@@ -163,60 +222,12 @@ def threshold_curves(grid: pd.DataFrame, threshold: float) -> go.Figure:
     fig.add_vline(x=threshold, line_dash="dash")
     fig.update_layout(title="Metrics as the threshold moves (hallucinated = positive)",
                       xaxis_title="threshold on SGI (flag when SGI < threshold)", yaxis_range=[0, 1.02],
-                      height=320, **_LAYOUT)
+                      height=320, **LAYOUT)
+    if log_x:
+        fig.update_xaxes(type="log")
+    if x_range is not None and x_range[1] > x_range[0] and (x_range[0] > 0 or not log_x):
+        fig.update_xaxes(range=[_on_axis(x_range[0], log_x), _on_axis(x_range[1], log_x)])
     return fig
-
-
-def geometry_figure(projection, rows: pd.DataFrame, *, colour_by: str) -> go.Figure:
-    """Questions, contexts and responses in one 2-D map, each triple joined by a line q - r - c.
-
-    ``rows`` are the scored rows in the order of the projection; their ``input_row`` is
-    put in ``customdata`` so a picked point leads back to its triple.
-    """
-    points = {role: getattr(projection, role) for role in ROLE_SYMBOLS}
-    n = len(rows)
-    scatter = go.Scattergl if 3 * n > WEBGL_POINTS else go.Scatter
-    fig = go.Figure()
-    # One trace of segments separated by None: a line per triple costs one trace, not n.
-    path = np.full((n, 4, 2), np.nan)
-    path[:, 0], path[:, 1], path[:, 2] = points["question"], points["response"], points["context"]
-    fig.add_trace(scatter(x=path[:, :, 0].ravel(), y=path[:, :, 1].ravel(), mode="lines", hoverinfo="skip",
-                          line=dict(color="rgba(120,120,120,0.25)", width=1), name="triple (q - r - c)"))
-    names = label_names(rows["label"])
-    if colour_by == "label":
-        colour = [COLOURS[name] for name in names]
-        marker_extra = {}
-    else:
-        colour = rows["sgi"].to_numpy()
-        marker_extra = dict(colorscale="RdYlGn")
-    for role, symbol in ROLE_SYMBOLS.items():
-        hover = [f"<b>{role}</b> of row {r}<br>SGI {s:.3f} · {lab}<br>{_snippet(t)}"
-                 for r, s, lab, t in zip(rows["input_row"], rows["sgi"], names, rows[role])]
-        marker = dict(symbol=symbol, size=9 if role == "response" else 6, color=colour,
-                      line=dict(width=0.5, color="black"), **marker_extra)
-        if colour_by == "sgi" and role == "response":
-            marker["colorbar"] = dict(title="SGI")
-        fig.add_trace(scatter(x=points[role][:, 0], y=points[role][:, 1], mode="markers", name=role,
-                              marker=marker, customdata=rows["input_row"].to_numpy(), text=hover,
-                              hovertemplate="%{text}<extra></extra>", showlegend=False))
-    # Legend-only entries: shapes in neutral grey, colours as plain dots, so neither reads as the other.
-    for role, symbol in ROLE_SYMBOLS.items():
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=role,
-                                 marker=dict(symbol=symbol, size=10, color="#bdbdbd", line=dict(width=1))))
-    if colour_by == "label":
-        for name in (GROUNDED, HALLUCINATED, UNLABELLED):
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
-                                     marker=dict(color=COLOURS[name], size=10)))
-    fig.update_layout(title=f"{projection.method.upper()} of question, context and response embeddings",
-                      height=620, xaxis=dict(showticklabels=False), yaxis=dict(showticklabels=False),
-                      dragmode="pan", **_LAYOUT)
-    return fig
-
-
-def _snippet(text: str, limit: int = 120) -> str:
-    text = str(text).replace("\n", " ")
-    # Plotly renders <a href>, <b> and friends in hover text: a cell's tags are shown as characters.
-    return html.escape(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def bounds_figure(scores) -> go.Figure:
@@ -235,10 +246,12 @@ def bounds_figure(scores) -> go.Figure:
     return fig
 
 
-def position_figure(frame: pd.DataFrame, sgi: float) -> go.Figure:
-    """The data set's SGI histogram by label with one triple's SGI marked."""
-    fig = score_histogram(frame)
-    fig.add_vline(x=sgi, line_color="#7570b3", line_width=3, annotation_text="this triple",
+def position_figure(frame: pd.DataFrame, sgi: float, *, log_x: bool = False) -> go.Figure:
+    """The data set's SGI histogram by label with one triple's SGI marked (drawn at the axis end when beyond it)."""
+    fig = score_histogram(frame, log_x=log_x)
+    lo, hi = fig.layout.xaxis.range or (-np.inf, np.inf)
+    at = min(max(_on_axis(sgi, log_x), lo), hi) if sgi > 0 or not log_x else lo
+    fig.add_vline(x=at, line_color="#7570b3", line_width=3, annotation_text="this triple",
                   annotation_position="top left")
     fig.update_layout(title="This triple against the data set", height=320)
     return fig
@@ -248,12 +261,16 @@ def correlation_heatmap(names, matrix, *, title: str) -> go.Figure:
     matrix = np.asarray(matrix, dtype=np.float64)
     fig = go.Figure(go.Heatmap(z=matrix, x=list(names), y=list(names), zmin=-1, zmax=1, colorscale="RdBu",
                                text=np.round(matrix, 3), texttemplate="%{text}"))
-    fig.update_layout(title=title, yaxis_autorange="reversed", height=380, **_LAYOUT)
+    fig.update_layout(title=title, yaxis_autorange="reversed", height=380, **LAYOUT)
     return fig
 
 
-def model_scatter(frame: pd.DataFrame, model_a: str, model_b: str) -> go.Figure:
-    """Per-row SGI of two models; ``frame`` has columns named after the models and ``label``."""
+def model_scatter(frame: pd.DataFrame, model_a: str, model_b: str, *, log_x: bool = False) -> go.Figure:
+    """Per-row SGI of two models; ``frame`` has columns named after the models and ``label``.
+
+    Each axis spans the central :data:`AXIS_COVERAGE` of its model's scores; ``log_x``
+    puts both on a log scale.
+    """
     fig = go.Figure()
     names = label_names(frame["label"])
     for name in (GROUNDED, HALLUCINATED, UNLABELLED):
@@ -262,8 +279,14 @@ def model_scatter(frame: pd.DataFrame, model_a: str, model_b: str) -> go.Figure:
             fig.add_trace(go.Scatter(x=part[model_a], y=part[model_b], mode="markers", name=name,
                                      marker=dict(color=COLOURS[name], size=6, opacity=0.7),
                                      customdata=part["input_row"], hovertemplate="row %{customdata}<extra></extra>"))
-    fig.update_layout(title=f"SGI per row: {model_a} vs {model_b}", xaxis_title=f"SGI {model_a}",
-                      yaxis_title=f"SGI {model_b}", height=460, **_LAYOUT)
+    spans = [robust_range(frame[name], coverage=AXIS_COVERAGE, log=log_x) for name in (model_a, model_b)]
+    outside = max(span.n_below + span.n_above for span in spans)
+    beyond = f" · up to {outside:,} extreme rows beyond the axes" if outside else ""
+    fig.update_layout(title=f"SGI per row: {model_a} vs {model_b}{beyond}", xaxis_title=f"SGI {model_a}",
+                      yaxis_title=f"SGI {model_b}", height=460, **LAYOUT)
+    for update, span in zip((fig.update_xaxes, fig.update_yaxes), spans):
+        pad = 0.02 * (span.hi - span.lo)
+        update(type="log" if log_x else "linear", range=[span.lo - pad, span.hi + pad])
     return fig
 
 
@@ -290,55 +313,4 @@ def group_forest(analysis) -> go.Figure:
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_layout(showlegend=False, height=140 + 40 * len(groups), margin=dict(l=10, r=10, t=80, b=10),
                       title=f"SGI within each group of {html.escape(analysis.column)} (bars: 95% intervals)")
-    return fig
-
-
-#: Margin around the points and the q-c segment in the canonical triangle's view, in units of theta(q,c).
-_TRIANGLE_PAD = 0.15
-
-
-def triangle_figure(r_xy, rows: pd.DataFrame, isolines: dict) -> go.Figure:
-    """Each triple drawn exactly: q at (0, 0), c at (1, 0), r where its angles put it, with SGI iso-lines.
-
-    ``r_xy`` holds the responses' places (``sgi_core.geometry.canonical_triangle``
-    with ``normalize=True``) for ``rows`` in order; their ``input_row`` is put in
-    ``customdata`` so a picked point leads back to its triple. ``isolines`` maps an
-    SGI value to the points of its level set (``sgi_core.geometry.sgi_isolines``);
-    each is labelled at its highest point inside the view.
-    """
-    r_xy = np.asarray(r_xy, dtype=np.float64).reshape(-1, 2)
-    drawn = r_xy[~np.isnan(r_xy).any(axis=1)]
-    # The view holds q, c and every response; iso-lines reaching beyond it are cut off.
-    x_range = [drawn[:, 0].min(initial=0.0) - _TRIANGLE_PAD, drawn[:, 0].max(initial=1.0) + _TRIANGLE_PAD]
-    y_range = [-_TRIANGLE_PAD, drawn[:, 1].max(initial=1.0) + _TRIANGLE_PAD]
-    fig = go.Figure()
-    for level, points in isolines.items():
-        inside = np.flatnonzero((points[:, 0] >= x_range[0]) & (points[:, 0] <= x_range[1])
-                                & (points[:, 1] <= y_range[1]))
-        text = [""] * len(points)
-        if len(inside):
-            text[inside[np.argmax(points[inside, 1])]] = f"SGI = {level:g}"
-        side = GROUNDED if level > 1 else HALLUCINATED if level < 1 else UNLABELLED
-        fig.add_trace(go.Scatter(x=points[:, 0], y=points[:, 1], mode="lines+text", text=text, name=f"SGI = {level:g}",
-                                 textposition="top center", hoverinfo="skip", legendgroup="isolines",
-                                 line=dict(color=COLOURS[side], dash="dot", width=1.5)))
-    fig.add_trace(go.Scatter(x=[0.0, 1.0], y=[0.0, 0.0], mode="markers+text", text=["q", "c"], name="q and c",
-                             textposition="bottom center", hoverinfo="skip",
-                             marker=dict(symbol=[ROLE_SYMBOLS["question"], ROLE_SYMBOLS["context"]], size=14,
-                                         color="black")))
-    names = label_names(rows["label"])
-    hover = [f"<b>response</b> of row {r}<br>SGI {s:.3f} · {lab}<br>{_snippet(t)}"
-             for r, s, lab, t in zip(rows["input_row"], rows["sgi"], names, rows["response"])]
-    scatter = go.Scattergl if len(rows) > WEBGL_POINTS else go.Scatter
-    fig.add_trace(scatter(x=r_xy[:, 0], y=r_xy[:, 1], mode="markers", name="response", showlegend=False,
-                          marker=dict(symbol=ROLE_SYMBOLS["response"], size=8, color=[COLOURS[n] for n in names],
-                                      line=dict(width=0.5, color="black")),
-                          customdata=rows["input_row"].to_numpy(), text=hover, hovertemplate="%{text}<extra></extra>"))
-    for name in (GROUNDED, HALLUCINATED, UNLABELLED):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"response, {name}",
-                                 marker=dict(symbol=ROLE_SYMBOLS["response"], color=COLOURS[name], size=10)))
-    fig.update_xaxes(range=x_range, title="toward the context → (θ(q,c) = 1)", zeroline=False)
-    fig.update_yaxes(range=y_range, title="off the question-context line", scaleanchor="x", zeroline=False)
-    fig.update_layout(title="Canonical triangle: every triple drawn exactly, q at (0, 0) and c at (1, 0)",
-                      height=620, dragmode="pan", **_LAYOUT)
     return fig

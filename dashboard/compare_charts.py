@@ -11,7 +11,7 @@ from dashboard.charts import BASELINE_NAMES, WEBGL_POINTS
 #: Display names of the compared scores that are not plain column names (all oriented higher = grounded).
 SCORE_NAMES = {"sgi": "SGI", "theta_rq": "θ(r,q)", "neg_theta_rc": "θ(r,c), negated",
                "neg_theta_qc": "θ(q,c), negated", **{k: v for k, v in BASELINE_NAMES.items() if k != "theta_rq"}}
-#: Headers of the table of deltas (columns of :func:`sgi_core.render.run_tables.deltas_frame`).
+#: Headers of the table of deltas (columns of :func:`sgi_core.render.runs.deltas_frame`).
 DELTA_COLUMNS = {"score": "score", "keys": "keys", "mean_base": "mean base", "mean_new": "mean new",
                  "difference": "new − base", "ci_low": "95% CI low", "ci_high": "95% CI high",
                  "wilcoxon_p": "Wilcoxon p", "holm_p": "Holm p", "verdict": "verdict"}
@@ -32,7 +32,7 @@ def _formats(formats: dict) -> dict:
 
 
 def delta_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The deltas of :func:`sgi_core.render.run_tables.deltas_frame` with display names; drawn sortable."""
+    """The deltas of :func:`sgi_core.render.runs.deltas_frame` with display names; drawn sortable."""
     shown = frame.assign(score=frame["score"].map(score_name)).rename(columns=DELTA_COLUMNS)
     st.dataframe(shown, hide_index=True, column_config=_formats(DELTA_FORMATS), key="compare.deltas")
     return shown
@@ -70,7 +70,6 @@ def paired_figure(points: pd.DataFrame, score: str) -> go.Figure:
 
 
 def changed_keys_table(changes, rows) -> pd.DataFrame:
-    """The keys that changed most (a ``KeyChanges``) with the base file's row numbers, clickable."""
-    table = pd.DataFrame({"row": rows, "key": [k[:KEY_CHARS] for k in changes.keys], "base": changes.base,
-                          "new": changes.new, "new − base": changes.change})
-    return table
+    """The keys that changed most (a ``KeyChanges``) with the base file's row numbers."""
+    return pd.DataFrame({"row": rows, "key": [k[:KEY_CHARS] for k in changes.keys], "base": changes.base,
+                         "new": changes.new, "new − base": changes.change})

@@ -14,14 +14,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from dashboard.services import SCORE_CHUNK_ROWS, chosen_device, disk_cache, encoder, input_limits
+from dashboard.services import SCORE_CHUNK_ROWS, disk_cache, input_limits, model_encoder
 from sgi_core.data import TripleTable
 from sgi_core.evaluation.run_comparison import RunComparison, compare_runs
-from sgi_core.evaluation.run_matching import MatchedRuns, match_runs
+from sgi_core.evaluation.run_matching import KeyChanges, MatchedRuns, largest_changes, match_runs
 from sgi_core.io.reading import read_table
 from sgi_core.results import UndefinedStatisticWarning
-from sgi_core.evaluation.run_matching import KeyChanges, largest_changes
-from sgi_core.render.run_tables import auroc_frame, deltas_frame
+from sgi_core.render.runs import auroc_frame, deltas_frame
 from sgi_core.runs import Run, read_run
 from sgi_core.scoring import score_table
 
@@ -36,7 +35,7 @@ __all__ = ["CHANGED_KEYS", "COMPARE_N_BOOT", "auroc_frame", "changed_keys", "com
 
 def _scorer(model_name: str):
     def score(table: TripleTable) -> pd.DataFrame:
-        model, cache = encoder(model_name, chosen_device()), disk_cache(model_name)
+        model, cache = model_encoder(model_name), disk_cache(model_name)
         parts = [score_table(part, model, cache=cache) for part in table.chunks(SCORE_CHUNK_ROWS)]
         return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
@@ -53,8 +52,11 @@ def run_of_current_file(key: state.DataKey, model_name: str, _frame: pd.DataFram
 
 
 @st.cache_resource(show_spinner="Reading and scoring the second run...", max_entries=4)
-def new_run(name: str, digest: str, model_name: str, _raw) -> tuple[Run, tuple[str, ...]]:
-    """The second file as a run, scored with ``model_name`` when it carries no SGI, and its warnings."""
+def new_run(name: str, digest: str, model_name: str, device: str, backend: str, _raw) -> tuple[Run, tuple[str, ...]]:
+    """The second file as a run, scored with ``model_name`` when it carries no SGI, and its warnings.
+
+    ``device`` and ``backend`` (the sidebar's) are part of the cache key: the scores follow them.
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)
         run = read_run(read_table(_raw, name=name, limits=input_limits()), source=name, scorer=_scorer(model_name))
@@ -62,9 +64,12 @@ def new_run(name: str, digest: str, model_name: str, _raw) -> tuple[Run, tuple[s
 
 
 @st.cache_data(show_spinner="Comparing the runs...", max_entries=8)
-def comparison(base_key: state.DataKey, new_digest: str, model_name: str, key_column: str, _base: Run,
+def comparison(base_key: state.DataKey, new_id: tuple, model_name: str, key_column: str, _base: Run,
                _new: Run) -> tuple[RunComparison, MatchedRuns, tuple[str, ...]]:
-    """The two runs matched on ``key_column`` and compared, with the warnings the statistics raised."""
+    """The two runs matched on ``key_column`` and compared, with the warnings the statistics raised.
+
+    ``new_id`` (the new file's digest, device, backend) and the other keys decide ``_base`` and ``_new``.
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         matched = match_runs(_base.frame, _new.frame, key=key_column, scores=_base.scores)
@@ -79,6 +84,6 @@ def paired_points(matched: MatchedRuns, score: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def changed_keys(base_key: state.DataKey, new_digest: str, model_name: str, key_column: str, score: str,
+def changed_keys(base_key: state.DataKey, new_id: tuple, model_name: str, key_column: str, score: str,
                  _matched: MatchedRuns) -> KeyChanges:
     return largest_changes(_matched, score, n=CHANGED_KEYS)

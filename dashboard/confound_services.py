@@ -92,8 +92,8 @@ def score_columns(key: state.DataKey, table: TripleTable) -> list[str]:
 def group_analysis(key: state.DataKey, model_name: str, column: str,
                    _frame: pd.DataFrame) -> evaluation.GroupAnalysis:
     """SGI's AUROC and d within each group of ``column``, and whether the group alone predicts the label."""
-    return evaluation.group_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(),
-                                     _frame[column], column=column)
+    return evaluation.group_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), _frame[column],
+                                     column=column, degenerate=_frame["sgi_status"].str.startswith("degenerate"))
 
 
 @st.cache_data(show_spinner="Choosing the threshold on the development half...", max_entries=32)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -11,9 +13,21 @@ from dashboard.services import disk_cache, model_encoder
 from sgi_core.columns import is_ordinary
 from sgi_core.data import TripleTable
 from sgi_core.frames import take_rows
-from sgi_core.projection import TripleProjection, project_triples, sample_rows
+from sgi_core.projection import TripleProjection, project_triples, sample_rows, warm_up_umap
 from sgi_core.render.lines import projection_note as projection_note  # the Geometry page words its map
 from sgi_core.scoring import embed_table
+
+
+@st.cache_resource(show_spinner=False)
+def umap_warm_up() -> threading.Thread:
+    """UMAP's numba compile, started once per process in a background thread (:func:`sgi_core.projection.warm_up_umap`).
+
+    The Geometry page starts it on opening; its canonical triangle and the PCA map
+    come first, so the compile (about 25 s) is usually over before a UMAP map is asked for.
+    """
+    thread = threading.Thread(target=warm_up_umap, name="umap-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -95,8 +95,9 @@ def key_note(endpoint: str, session_key: str | None) -> str:
         return (f"The key in `{JUDGE_KEY_ENV}` is sent: this is the endpoint the operator named in "
                 f"`{JUDGE_ENDPOINT_ENV}`." if judge_key_is_set() else
                 f"No key is sent: `{JUDGE_KEY_ENV}` is not set, as local servers expect.")
+    named = "none named" if configured is None else configured
     kept = (f"`{JUDGE_KEY_ENV}` is set but is not sent here: it goes only to the endpoint named in "
-            f"`{JUDGE_ENDPOINT_ENV}` ({'none named' if configured is None else configured}). ") if judge_key_is_set() else ""
+            f"`{JUDGE_ENDPOINT_ENV}` ({named}). ") if judge_key_is_set() else ""
     return kept + "No key is sent, as local servers expect; type one above for a hosted endpoint."
 
 

@@ -7,25 +7,32 @@ out of the pages.
 
 from __future__ import annotations
 
+import re
+import time
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import review_services, services, state, texts
+from dashboard import model_services, review_services, services, state, texts
 from sgi_core.data import TripleTable
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
+from sgi_core.progress import rate_line
 
 #: Session-state key of the (file, model) pairs already embedded with a progress bar.
 EMBEDDED = "services.embedded"
 
 #: Most rows a chart that draws one mark per row draws (:func:`drawn`).
 DRAWN_ROWS = 20_000
+#: Session-state key of the sidebar switch that draws SGI axes on a log scale.
+LOG_AXES = "charts.log_axes"
 
-__all__ = ["SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table", "drawn",
-           "file_row", "header", "has_retrieval_columns", "scored_data", "show_error", "take_rows", "verdict"]
+__all__ = ["ProgressBar", "SGIInputError", "ScoredData", "active_calibration", "current_columns", "current_table",
+           "download_name", "drawn", "file_row", "has_retrieval_columns", "header", "log_axes", "log_axes_switch",
+           "scored_data", "show_error", "take_rows", "truncation_note", "verdict"]
 
 
 def show_error(err: Exception) -> None:
@@ -39,17 +46,41 @@ def verdict(level: str, text: str) -> None:
     box(text)
 
 
+class ProgressBar:
+    """A progress bar whose text gives the count, the rate and the time left (:func:`sgi_core.progress.rate_line`).
+
+    Call it with ``(done, total)``; a call with ``restart=True`` starts the clock
+    again (the next chunk of a file, whose count starts from 0).
+    """
+
+    def __init__(self, label: str, unit: str):
+        self.label, self.unit = label, unit
+        self._bar = st.progress(0.0, text=f"{label}: starting...")
+        self._start = time.monotonic()
+
+    def __call__(self, done: int, total: int, *, note: str = "", restart: bool = False) -> None:
+        if restart:
+            self._start = time.monotonic()
+        if total:
+            line = rate_line(done, total, time.monotonic() - self._start, label=self.label, unit=self.unit)
+            self._bar.progress(min(done / total, 1.0), text=line + note)
+
+    def close(self) -> None:
+        self._bar.empty()
+
+
 def _embed_with_progress(table: TripleTable, model_name: str) -> None:
-    """Embed the texts missing from the disk cache, drawing a progress bar of texts embedded / total."""
-    bar = st.empty()
+    """Embed the texts missing from the disk cache, drawing a bar with texts embedded, rate and time left."""
+    bar = ProgressBar(f"Embedding with {model_name}", "new texts")
+    current = [0]
 
     def report(done: int, total: int, chunk: int, chunks: int) -> None:
-        if total:
-            where = f" (rows chunk {chunk:,} of {chunks:,})" if chunks > 1 else ""
-            bar.progress(done / total, text=f"Embedding with {model_name}: {done:,} / {total:,} new texts{where}")
+        where = f" (rows chunk {chunk:,} of {chunks:,})" if chunks > 1 else ""
+        bar(done, total, note=where, restart=chunk != current[0])
+        current[0] = chunk
 
     services.embed(table, model_name, progress=report)
-    bar.empty()
+    bar.close()
 
 
 def scored_frame(key: state.DataKey, table: TripleTable, model_name: str) -> pd.DataFrame:
@@ -128,6 +159,31 @@ def file_row(frame: pd.DataFrame, input_row: int) -> pd.Series:
     return take_rows(frame, np.flatnonzero(frame["input_row"].to_numpy() == input_row)[:1]).iloc[0]
 
 
+def log_axes_switch() -> None:
+    """The sidebar switch for log-scale SGI axes (histograms, scatters, the threshold curves)."""
+    st.sidebar.toggle("Log scale for SGI axes", key=LOG_AXES, persist_state="session",
+                      help="SGI is a ratio: a log axis shows 0.5 and 2 as far from 1. Axes span the central 99% of "
+                           "the scores either way; the rows beyond are counted in the chart's title.")
+
+
+def log_axes() -> bool:
+    """Whether SGI axes are drawn on a log scale (the sidebar switch)."""
+    return bool(st.session_state.get(LOG_AXES, False))
+
+
+def download_name(data: ScoredData, what: str) -> str:
+    """``<data set>_<what>``: the file's name without its suffix (characters other than letters, digits, ``.-_``
+    made ``_``) before what was downloaded, so downloads of several data sets do not overwrite one another.
+
+    Examples
+    --------
+    >>> download_name(ScoredData(state.DataKey("my eval.v2.csv", "d", (), None), None, {}, "m"), "sgi_scores.csv")
+    'my_eval.v2_sgi_scores.csv'
+    """
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", PurePath(data.key.name).stem).strip("._") or "data"
+    return f"{stem}_{what}"
+
+
 def drawn(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, str]:
     """At most ``limit`` rows (default :data:`DRAWN_ROWS`) of ``frame`` for a chart that draws one mark per row.
 
@@ -158,6 +214,25 @@ def header(*, require_labels: bool = False, caption: str = ""):
             st.info(missing)
             st.stop()
     return data, report
+
+
+def truncation_note(data: ScoredData) -> None:
+    """How many contexts are longer than the shown model reads: a warning when some are, else a caption."""
+    result = model_services.truncation(data.key, data.model, data.table)
+    if result is None:
+        st.caption(f"Contexts cut off at the model's input length are not counted above "
+                   f"{model_services.TRUNCATION_MAX_ROWS:,} rows; `python -m sgi_core report` counts them.")
+    elif result.max_seq_length is None:
+        st.caption(f"**{data.model}** has no tokenizer, so contexts longer than it reads cannot be counted.")
+    elif result.n_truncated:
+        st.warning(f"**{result.n_truncated:,} of {result.n_texts:,} contexts ({result.share_truncated:.0%}) are "
+                   f"longer than the {result.max_seq_length:,} tokens {data.model} reads** (the longest has "
+                   f"{result.max_tokens:,.0f}): only their first {result.max_seq_length:,} tokens are embedded, so "
+                   "SGI measures the response against the start of those contexts. The Strata page shows SGI within "
+                   "context-length terciles.")
+    else:
+        st.caption(f"Every context fits in the {result.max_seq_length:,} tokens {data.model} reads (the longest has "
+                   f"{result.max_tokens:,.0f}).")
 
 
 def has_retrieval_columns() -> bool:

@@ -22,7 +22,8 @@ from dashboard import services, state
 from sgi_core.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
 from sgi_core.columns import ANGLE_COLUMNS
 from sgi_core.data import TripleTable
-from sgi_core.detectors.claims import CLAIM_COLUMNS, sentence_scores
+from sgi_core.detectors.claims import sentence_scores
+from sgi_core.detectors.registry import score_specs
 from sgi_core.evaluation import response_length
 from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
 from sgi_core.evaluation.rater_agreement import KappaResult, cohens_kappa
@@ -72,7 +73,8 @@ def table_keys(key: state.DataKey, _table: TripleTable) -> np.ndarray:
 class LabelState:
     """The file's labels, the annotations' and the labels the pages use, one per row.
 
-    ``keys`` holds every row's key once the file has annotations, else nothing; ``annotated`` marks the rows with a decision in force (``unsure`` included), which
+    ``keys`` holds every row's key once the file has annotations, else nothing;
+    ``annotated`` marks the rows with a decision in force (``unsure`` included), which
     the queues skip; ``damaged`` holds the warnings about skipped lines of the file.
     """
 
@@ -109,9 +111,14 @@ def _label_state(key: state.DataKey, version: str, source: str, path: str, _tabl
                       tuple(dict.fromkeys(str(w.message) for w in caught)), path)
 
 
-def label_state(key: state.DataKey, table: TripleTable) -> LabelState:
-    """The label state of the file's ``key`` (its ``labels`` field is ignored) and its table."""
+def label_state(key: state.DataKey) -> LabelState:
+    """The label state of the current file (``key``'s ``labels`` field is ignored).
+
+    Read from the file's own table, never from a relabelled one, so that the file's
+    labels stay the file's whatever source the pages use.
+    """
     base = key._replace(labels="file")
+    table = services.triple_table(base, state.raw_file()[1], services.input_limits())
     store = annotation_store(base)
     source = st.session_state.get(state.LABEL_SOURCE, "both")
     return _label_state(base, store_version(store), source, str(store.path), table)
@@ -126,7 +133,7 @@ def _relabelled(key: state.DataKey, _label: np.ndarray, _table: TripleTable, _fr
 
 def apply_label_source(key: state.DataKey, table: TripleTable, frames: dict) -> tuple:
     """``(key, table, frames)`` with the labels of the chosen source; unchanged when they are the file's."""
-    labels = label_state(key, table)
+    labels = label_state(key)
     if np.array_equal(labels.combined.label, labels.file_label, equal_nan=True):
         return key, table, frames
     source = st.session_state.get(state.LABEL_SOURCE, "both")
@@ -137,8 +144,10 @@ def apply_label_source(key: state.DataKey, table: TripleTable, frames: dict) -> 
 
 def label_source_line(data) -> str:
     """Which labels the statistics use and how many, for the caption under every page's title."""
-    combined = label_state(data.key, data.table).combined
-    line = f"labels: {SOURCE_NAMES[combined.source]} ({combined.n_labelled:,} rows"
+    combined = label_state(data.key).combined
+    # Without annotations "both" is the file's labels, and says so.
+    source = "file" if combined.source == "both" and not combined.n_annotations else combined.source
+    line = f"labels: {SOURCE_NAMES[source]} ({combined.n_labelled:,} rows"
     if combined.n_annotations:
         line += f"; {combined.n_file:,} in the file, {combined.n_annotations:,} annotated"
         if combined.n_disagree:
@@ -148,15 +157,26 @@ def label_source_line(data) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _frame: pd.DataFrame) -> dict:
-    """Scores a queue can follow, each oriented higher = grounded: SGI, the baselines, the file's score columns."""
+    """Scores a queue can follow, each oriented higher = grounded: SGI, the baselines, the file's score columns.
+
+    Registered detector scores (:func:`sgi_core.detectors.registry.score_specs`) are
+    named by their label and oriented as their entry says.
+    """
     scores = {"SGI": _frame["sgi"].to_numpy(dtype=np.float64)}
     base = services.baselines(key, model_name, _frame)
     if base is not None:
         scores["response length (shorter = grounded)"] = base["neg_response_length"].to_numpy(dtype=np.float64)
         scores["word overlap with the context"] = base["lexical_groundedness"].to_numpy(dtype=np.float64)
-    for column in (*[c for c in CLAIM_COLUMNS if c in _frame.columns], *services.numeric_columns(_table)):
-        scores.setdefault(column, pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64)
-                          if column in _table.frame.columns else _frame[column].to_numpy(dtype=np.float64))
+    # The registered detectors' columns the file carries (``score --claims`` writes some), named and oriented by
+    # their registry entry; then every other numeric column of the file, as it is.
+    for name, spec in score_specs().items():
+        source = _frame if name in _frame.columns else _table.frame if name in _table.frame.columns else None
+        if source is not None:
+            scores[spec.label] = spec.oriented(pd.to_numeric(source[name], errors="coerce"))
+    registered = score_specs()
+    for column in services.numeric_columns(_table):
+        if column not in registered:
+            scores.setdefault(column, pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64))
     return scores
 
 
@@ -183,10 +203,10 @@ def profile(key: state.DataKey, model_name: str, position: int, table: TripleTab
 
 
 @st.cache_data(show_spinner="Scoring the response's sentences...", max_entries=64)
-def sentence_support(model_name: str, question: str, context: str, response: str) -> pd.DataFrame:
-    """Each response sentence's support in the context and its best-supporting context sentence."""
+def sentence_support(model_name: str, question: str, context: str, response: str, backend: str) -> pd.DataFrame:
+    """Each response sentence's support in the context and its best-supporting context sentence (``backend`` embeds)."""
     frame = pd.DataFrame({"question": [question], "context": [context], "response": [response]})
-    encoder = services.encoder(model_name, services.chosen_device())
+    encoder = services.encoder(model_name, services.chosen_device(), backend)
     return sentence_scores(frame, encoder, cache=services.disk_cache(model_name))
 
 

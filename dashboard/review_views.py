@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, geometry_services, page, review_services, state, texts
+from dashboard import devices, geometry_charts, geometry_services, page, review_services, state, texts
+from sgi_core.annotations import MAX_NOTE_CHARS
 from sgi_core.columns import is_ordinary
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",
@@ -39,7 +40,8 @@ def _support_colour(support: float) -> str:
 def sentences(model: str, row) -> None:
     """Every response sentence shaded by its support in the context, its best-supporting context sentence beside it."""
     try:
-        scored = review_services.sentence_support(model, row["question"], row["context"], row["response"])
+        scored = review_services.sentence_support(model, row["question"], row["context"], row["response"],
+                                                  devices.chosen_backend())
     except page.SGIInputError as err:
         page.show_error(err)
         return
@@ -95,7 +97,7 @@ def geometry(data, row) -> None:
         return
     # The point is drawn unlabelled so that the chart does not tell the reviewer the answer.
     shown = pd.DataFrame([row])[["input_row", "sgi", "response"]].assign(label=np.nan)
-    figure = charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines())
+    figure = geometry_charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines())
     figure.update_layout(height=420, title="This row's canonical triangle (q at (0, 0), c at (1, 0))")
     st.plotly_chart(figure, key="review.triangle")
 
@@ -133,7 +135,7 @@ def undo(store) -> None:
 
 def buttons(store, key: str) -> None:
     """Grounded / hallucinated / unsure / undo, and the note."""
-    st.text_input("Note (optional, saved with the label)", key=state.REVIEW_NOTE)
+    st.text_input("Note (optional, saved with the label)", key=state.REVIEW_NOTE, max_chars=MAX_NOTE_CHARS)
     columns = st.columns(4)
     for column, label in zip(columns, ("grounded", "hallucinated", "unsure")):
         column.button(label.capitalize(), key=f"review.{label}", on_click=decide, args=(store, key, label),

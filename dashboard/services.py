@@ -69,7 +69,7 @@ def model_choices() -> tuple[list[str], list]:
 
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
-def encoder(model_name: str, device: str, backend: str = "torch"):
+def encoder(model_name: str, device: str, backend: str):
     return load_encoder(model_name, device=device, backend=backend)
 
 
@@ -226,7 +226,9 @@ def retrieval(key: state.DataKey, model_name: str, grounded_threshold: float,
 @st.cache_resource(show_spinner=False, max_entries=16)
 def calibration(key: state.DataKey, model_name: str, method: str,
                 _frame: pd.DataFrame) -> evaluation.CalibrationResult:
-    return evaluation.calibration_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), method=method)
+    """Fitted and judged on the rows with an ordinary SGI: one SGI near 1e8 flattens a Platt or min-max fit."""
+    ordinary = np.where(is_ordinary(_frame["sgi_status"]), _frame["sgi"].to_numpy(), np.nan)
+    return evaluation.calibration_analysis(_frame["label"].to_numpy(), ordinary, method=method)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -234,9 +236,15 @@ def threshold_grid(key: state.DataKey, model_name: str, _frame: pd.DataFrame) ->
     return evaluation.threshold_metrics_grid(_frame["label"].to_numpy(), _frame["sgi"].to_numpy())
 
 
+#: Where the threshold slider ends: past it a few extreme SGIs would squeeze the useful range into pixels.
+THRESHOLD_UPPER_QUANTILE = 0.99
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def threshold_range(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> tuple[float, float]:
-    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=is_ordinary(_frame["sgi_status"]))
+    """From the lowest SGI to the :data:`THRESHOLD_UPPER_QUANTILE` quantile of the ordinary ones."""
+    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=is_ordinary(_frame["sgi_status"]),
+                                      upper_quantile=THRESHOLD_UPPER_QUANTILE)
 
 
 def threshold_metrics(frame: pd.DataFrame, threshold: float) -> evaluation.ThresholdMetrics:
@@ -254,11 +262,6 @@ def choose_threshold(key: state.DataKey, model_name: str, method: str, target: f
 @st.cache_data(show_spinner=False, max_entries=16)
 def fingerprint(key: state.DataKey, _frame: pd.DataFrame) -> str:
     return data_fingerprint(_frame)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def agreement(key: state.DataKey, models: tuple, _frames: dict) -> evaluation.AgreementResult:
-    return evaluation.cross_model_agreement({name: _frames[name]["sgi"].to_numpy() for name in models})
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

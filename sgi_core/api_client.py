@@ -199,7 +199,7 @@ class ApiClient:
         self._http.close()
 
     def cancel(self) -> None:
-        """Stop: requests waiting now, and later ones until :meth:`resume`, fail at once with a fatal :class:`ApiError`."""
+        """Stop: requests waiting now, and later ones until :meth:`resume`, fail at once (a fatal :class:`ApiError`)."""
         self._cancelled.set()
 
     def resume(self) -> None:

@@ -4,7 +4,7 @@ For each ``--score NAME`` (oriented higher = grounded, as ``compare`` names it),
 check fails when the lower end of the 95% bootstrap interval of
 ``mean(NEW) - mean(BASE)`` over matched keys is below ``-max_drop``: the data cannot
 rule out a drop larger than allowed. Exit 1 when a check fails, 0 otherwise, 2 on
-bad input; one printed line per check (:func:`sgi_core.render.lines.drop_check_line`).
+bad input; one printed line per check.
 """
 
 from __future__ import annotations
@@ -12,30 +12,35 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.run_comparison import RunComparison
 from sgi_core.results import JsonResult
+
+# The statistics are imported inside run(): every CLI call builds the gate parser, and scipy with
+# scikit-learn would add seconds to `compute`.
+if TYPE_CHECKING:
+    from sgi_core.evaluation.run_comparison import RunComparison
 
 
 @dataclass(frozen=True)
 class DropCheck(JsonResult):
-    """One score held to a maximum drop: ``passed`` when ``ci[0] >= -max_drop`` (an undefined interval fails).
+    """One score held to a maximum drop: ``passed`` when ``ci[0] >= -max_drop``.
 
-    ``difference`` is ``mean_new - mean_base`` over ``n_keys`` matched keys, ``ci`` its
-    interval at ``confidence``.
+    ``difference = mean_new - mean_base`` over ``n_keys`` matched keys, ``ci`` its
+    bootstrap interval; an undefined interval fails.
     """
 
     score: str
+    n_keys: int
+    mean_base: float
+    mean_new: float
     difference: float
     ci: tuple[float, float]
     max_drop: float
     passed: bool
-    mean_base: float
-    mean_new: float
-    n_keys: int
-    confidence: float
 
 
 def drop_checks(comparison: RunComparison, scores, max_drop: float) -> tuple[DropCheck, ...]:
@@ -56,13 +61,9 @@ def drop_checks(comparison: RunComparison, scores, max_drop: float) -> tuple[Dro
     if missing:
         raise SGIInputError(f"score {', '.join(map(repr, missing))} is not in both runs",
                             hint=f"Scores of both runs: {', '.join(by_name)}")
-    checks = []
-    for name in scores:
-        d = by_name[name]
-        passed = not math.isnan(d.ci[0]) and bool(d.ci[0] >= -max_drop)
-        checks.append(DropCheck(name, d.difference, d.ci, max_drop, passed, d.mean_base, d.mean_new, d.n_keys,
-                                comparison.confidence))
-    return tuple(checks)
+    return tuple(DropCheck(name, d.n_keys, d.mean_base, d.mean_new, d.difference, d.ci, float(max_drop),
+                           bool(d.ci[0] >= -max_drop))
+                 for name, d in ((name, by_name[name]) for name in scores))
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -76,32 +77,39 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     """``gate NEW --baseline BASE --score NAME --max-drop X``: one line per check, exit 1 on a failed one."""
+    from sgi_core.cli_options import model_load_options
     from sgi_core.embedding import DEFAULT_MODEL
     from sgi_core.evaluation.run_comparison import compare_runs
     from sgi_core.evaluation.run_matching import match_runs
     from sgi_core.progress import EmbeddingProgress
-    from sgi_core.render.lines import drop_check_line
+    from sgi_core.render.runs import drop_check_line
+    from sgi_core.results import UndefinedStatisticWarning
     from sgi_core.runs import load_run, model_scorer
 
     if args.max_drop is None:
         raise SGIInputError("gate --baseline needs --max-drop X, the largest allowed drop of the score's mean")
     scores = args.score or ["sgi"]
     model = args.model or DEFAULT_MODEL
-    scorer = model_scorer(model, device=args.device, precision=args.precision,
-                          trust_model_code=args.trust_model_code, batch_size=args.batch_size,
+    scorer = model_scorer(model, load_options=model_load_options(args), batch_size=args.batch_size,
                           use_cache=not args.no_cache, progress=EmbeddingProgress(model))
-    runs = [load_run(path, scorer=scorer, label_positive=args.label_positive, key=args.key)
-            for path in (args.baseline, args.input)]
-    matched = match_runs(runs[0].frame, runs[1].frame, key=args.key, scores=runs[0].scores)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedStatisticWarning)
+        runs = [load_run(path, scorer=scorer, label_positive=args.label_positive, key=args.key)
+                for path in (args.baseline, args.input)]
+        matched = match_runs(runs[0].frame, runs[1].frame, key=args.key, scores=runs[0].scores)
     missing = [s for s in scores if s not in matched.scores]
     if missing:
         raise SGIInputError(f"score {', '.join(map(repr, missing))} is not in both runs",
                             hint=f"Scores of both runs: {', '.join(matched.scores)}")
-    # Only the gated scores are compared: resampling the others would be wasted.
-    comparison = compare_runs(replace(matched, scores=tuple(scores)), n_boot=args.n_boot, seed=args.seed)
+    # Only the gated scores, and no labels: resampling the rest would be wasted.
+    gated = replace(matched, scores=tuple(scores), base=matched.base.drop(columns="label", errors="ignore"),
+                    new=matched.new.drop(columns="label", errors="ignore"))
+    comparison = compare_runs(gated, n_boot=args.n_boot, seed=args.seed)
+    for note in dict.fromkeys(str(w.message) for w in caught):
+        print(f"note: {note}", file=sys.stderr)
     checks = drop_checks(comparison, scores, args.max_drop)
     for check in checks:
-        print(drop_check_line(check))
+        print(drop_check_line(check, comparison.confidence))
     unmatched = len(comparison.match.only_in_base) + len(comparison.match.only_in_new)
     if unmatched:
         print(f"note: {unmatched} keys are in one run only and were left out (see `compare`)", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""``--labels FILE``: the commands that judge a labelled file take its labels from another file instead.
+"""``--labels FILE``: the commands that judge labelled files (report, gate, compare) take the labels from another file.
 
 FILE is the dashboard's annotations file or any table (CSV, TSV, Parquet, JSON Lines)
 with question, context, response and label columns; its labels are joined to the
@@ -19,6 +19,27 @@ def add_labels_option(parser) -> None:
                              "rows are matched on their texts, in any order")
 
 
+def _print_join(name: str, joined, n_rows: int, what: str = "the file") -> None:
+    print(f"labels from {name}: {joined.n_matched:,} of {joined.n_labels:,} matched rows of {what}; "
+          f"{joined.n_unmatched:,} matched none, {joined.n_conflicting:,} conflicting left out, "
+          f"{joined.n_unsure:,} unsure; {n_rows - joined.n_rows_labelled:,} rows of {what} have no label",
+          file=sys.stderr)
+
+
+def labelled_run(args, run):
+    """A run of ``compare`` (:class:`sgi_core.runs.Run`) with the labels of ``args.labels``; the counts go to stderr."""
+    if args.labels is None:
+        return run
+    from dataclasses import replace
+
+    from sgi_core.annotations import row_keys
+    from sgi_core.label_sources import join_labels, read_label_source
+
+    joined = join_labels(row_keys(run.frame), read_label_source(args.labels, label_positive=args.label_positive))
+    _print_join(args.labels.name, joined, len(run.frame), what=run.source)
+    return replace(run, frame=run.frame.assign(label=joined.label))
+
+
 def labelled_table(args, table):
     """``table`` with the labels of ``args.labels`` (unchanged without the option); the join's counts go to stderr.
 
@@ -31,9 +52,6 @@ def labelled_table(args, table):
         return table
     from sgi_core.label_sources import with_labels
 
-    table, joined = with_labels(table, args.labels, label_positive=getattr(args, "label_positive", None))
-    print(f"labels from {args.labels.name}: {joined.n_matched:,} of {joined.n_labels:,} matched rows of the file; "
-          f"{joined.n_unmatched:,} matched none, {joined.n_conflicting:,} conflicting left out, "
-          f"{joined.n_unsure:,} unsure; {table.n_rows - joined.n_rows_labelled:,} rows of the file have no label",
-          file=sys.stderr)
+    table, joined = with_labels(table, args.labels, label_positive=args.label_positive)
+    _print_join(args.labels.name, joined, table.n_rows)
     return table

@@ -117,5 +117,7 @@ def compare_models(
             detectors[name], per_row = detector_report(table, scored[name], encoder, model=name, kinds=detector_kinds,
                                                        cache=cache, batch_size=batch_size, n_boot=n_boot, seed=seed)
             scored[name] = scored[name].join(per_row)
-    agreement = cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}) if len(models) > 1 else None
+    degenerate = {n: f["sgi_status"].astype(str).str.startswith("degenerate").to_numpy() for n, f in scored.items()}
+    agreement = (cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}, degenerate=degenerate)
+                 if len(models) > 1 else None)
     return ModelComparison(table.source, reports, truncation, agreement, detectors), scored

@@ -29,13 +29,13 @@ from sgi_core.columns import (
     TEXT_COLUMNS,
     NOT_SCORED_PREFIX,
     is_not_scored,
-    not_scored_status,
 )
 from sgi_core.errors import SGIInputError, format_rows
 from sgi_core.frames import take_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import cell_to_text, read_table, source_name
+from sgi_core.io.scored_files import unscore_infinite_rows
 from sgi_core.labels import (
     MISSING_WORDS,
     default_label_positive,
@@ -315,18 +315,20 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
             scores[role] = _as_text(scores[role])
     if INPUT_ROW not in scores.columns:
         scores[INPUT_ROW] = np.arange(1, len(scores) + 1)
-    # An infinite score (``score`` writes none) cannot be ranked or binned: the row is kept without scores.
-    infinite = np.isinf(scores[list(NUMERIC_SCORE_COLUMNS)].to_numpy(dtype=np.float64)).any(axis=1)
-    if infinite.any():
-        for column in NUMERIC_SCORE_COLUMNS:
-            scores[column] = scores[column].mask(infinite)
-        scores[STATUS_COLUMN] = scores[STATUS_COLUMN].mask(infinite, not_scored_status("an infinite score in the file"))
+    elif not pd.api.types.is_integer_dtype(scores[INPUT_ROW]):
+        # A CSV is read as text: row numbers compared as "7" never match the 7 a page looks up.
+        rows = pd.to_numeric(scores[INPUT_ROW], errors="coerce")
+        bad = np.flatnonzero((rows.isna() | (rows < 1) | (rows % 1 != 0)).to_numpy())
+        if len(bad):
+            raise SGIInputError("a scored file's input_row must be a whole number from 1", source=source,
+                                column=INPUT_ROW, rows=(bad + 1).tolist(),
+                                hint="Score the unscored file again with `score`")
+        scores[INPUT_ROW] = rows.astype(np.int64)
+    infinite_warnings = unscore_infinite_rows(scores)
     status = scores[STATUS_COLUMN]
     not_scored = np.flatnonzero(is_not_scored(status))
     unscorable = {int(i) + 1: str(status.iloc[i]).removeprefix(NOT_SCORED_PREFIX) for i in not_scored}
-    warnings = label_warnings(scores["label"].to_numpy(dtype=np.float64), "label", 1, True)
-    warnings += [f"the file's scores are infinite in {format_rows((np.flatnonzero(infinite) + 1).tolist())}: those "
-                 "rows are kept as not scored"] if infinite.any() else []
+    warnings = label_warnings(scores["label"].to_numpy(dtype=np.float64), "label", 1, True) + infinite_warnings
     mapping = ColumnMapping(*ROLES)
     table = TripleTable(scores.drop(columns=list(SCORE_COLUMNS)), source, mapping, "grounded", unscorable, warnings)
     return table, scores

@@ -136,7 +136,8 @@ def loads_json(
         _check_tree(value, max_depth, bool(_SURROGATE_ESCAPE.search(text)))
     except json.JSONDecodeError as err:
         where = f"line {err.lineno} column {err.colno}" if "\n" in text.strip() else f"character {err.pos + 1}"
-        raise refused(f"invalid JSON: {err.msg} at {where}") from None
+        # Some messages end in "at" already ("Unterminated string starting at").
+        raise refused(f"invalid JSON: {err.msg.removesuffix(' at')} at {where}") from None
     except RecursionError:
         raise refused("JSON nested too deeply to read") from None
     except _Refused as err:

@@ -84,20 +84,25 @@ def labels_from_table(frame: pd.DataFrame, *, source: str = "<labels>", label_po
 
 def looks_like_annotations(raw: bytes) -> bool:
     """Whether a file's first non-blank line is an annotations decision (a JSON object with ``key`` and ``label``)."""
-    for line in raw.split(b"\n", 50)[:50]:
-        if line.strip():
-            head = line.strip()[:200]
-            return head.startswith(b'{"key":') and b'"label":' in line
-    return False
+    first = next((line.strip() for line in raw.split(b"\n", 50)[:50] if line.strip()), b"")
+    return first.startswith(b'{"key":') and b'"label":' in first
 
 
 def read_label_source(source: str | os.PathLike | bytes, *, name: str | None = None,
                       label_positive: str | None = None, limits=None) -> LabelSet:
     """An annotations file or a labels table, told apart by content, as a :class:`LabelSet`."""
-    from sgi_core.io.reading import read_table, source_name
+    from sgi_core.io.reading import max_input_bytes, read_table, source_name
 
     name = name or source_name(source)
-    raw = source if isinstance(source, bytes) else Path(source).read_bytes()
+    if not isinstance(source, bytes):
+        path = Path(source)
+        if not path.is_file():
+            raise SGIInputError("no labels file at this path", source=str(path),
+                                hint="Give an annotations file or a table with question, context, response and label")
+        if path.stat().st_size > max_input_bytes():
+            raise SGIInputError(f"the labels file is larger than {max_input_bytes() // 2**20:,} MB", source=name,
+                                hint="Raise SGI_MAX_INPUT_MB to read it")
+    raw = source if isinstance(source, bytes) else path.read_bytes()
     if looks_like_annotations(raw):
         return labels_from_annotations(raw, source=name)
     frame = read_table(raw, name=name, limits=limits)

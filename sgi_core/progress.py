@@ -19,6 +19,26 @@ _TERMINAL_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} texts embedded [{elapsed}<
 _LOG_FORMAT = "{desc}: {percentage:3.0f}% {n_fmt}/{total_fmt} texts embedded [{elapsed}<{remaining}, {rate_fmt}]"
 
 
+def rate_line(done: int, total: int, elapsed: float, *, label: str, unit: str) -> str:
+    """``label: done / total unit · rate · time left``, for a progress bar drawn elsewhere (the app).
+
+    The rate is ``done / elapsed`` ``unit`` per second and the time left
+    ``(total - done) / rate`` (written as tqdm writes a duration); both read "?"
+    before the first item is done.
+
+    Examples
+    --------
+    >>> rate_line(256, 1024, 8.0, label="Embedding with minilm", unit="texts")
+    'Embedding with minilm: 256 / 1,024 texts · 32.00 texts/s · 00:24 left'
+    >>> rate_line(0, 10, 0.0, label="Judging", unit="rows")
+    'Judging: 0 / 10 rows · ? rows/s · ? left'
+    """
+    rate = done / elapsed if done and elapsed > 0 else 0.0
+    speed = f"{rate:,.2f} {unit}/s" if rate else f"? {unit}/s"
+    left = tqdm.format_interval((total - done) / rate) if rate else "?"
+    return f"{label}: {done:,} / {total:,} {unit} · {speed} · {left} left"
+
+
 def _supports(stream: TextIO, text: str) -> bool:
     try:
         text.encode(getattr(stream, "encoding", None) or "ascii")

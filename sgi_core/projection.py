@@ -12,7 +12,9 @@ fixed seed: above :data:`UMAP_FIT_POINTS` points it is fitted on a sample of tri
 ``transform`` starts each new point at the weighted mean of its fitted neighbours in a
 Python loop per point (most of its time on tens of thousands of points);
 :func:`initial_placement` computes the same numbers, bit for bit, in array operations
-and stands in for it during :func:`project_triples`.
+and stands in for it during :func:`project_triples`. :func:`warm_up_umap` pays the
+compile on a few random points ahead of the first real map (a background thread of the
+app does it when the app opens).
 """
 
 from __future__ import annotations
@@ -195,6 +197,36 @@ def _umap(stacked: np.ndarray, m: int, seed: int, max_fit_points: int | None) ->
     coords[fit] = reducer.embedding_
     coords[~fit] = _transform(reducer, stacked[~fit])
     return coords, int(fit.sum())
+
+
+#: Points of the random cloud :func:`warm_up_umap` fits: enough for UMAP's spectral start.
+WARM_UP_POINTS = 60
+_warm_up_lock = threading.Lock()
+_warmed_up = False
+
+
+def warm_up_umap() -> bool:
+    """Fit UMAP once on :data:`WARM_UP_POINTS` random unit vectors, so that numba compiles before a real map needs it.
+
+    UMAP's numba functions are compiled on their first call in a process and not
+    cached on disk; the fit below runs the same code path as :func:`project_triples`
+    (float64 points, cosine metric, exact neighbours below 4,096 points), so a first
+    300-triple map afterwards takes seconds instead of tens of seconds. Safe to call
+    from several threads: one warms up, the others wait for it.
+
+    Returns
+    -------
+    bool
+        True if this call did the warm-up, False if it had been done already.
+    """
+    global _warmed_up
+    with _warm_up_lock:
+        if _warmed_up:
+            return False
+        cloud = l2_normalize(np.random.default_rng(0).normal(size=(WARM_UP_POINTS, 16)))
+        _fit_umap(cloud, 0)
+        _warmed_up = True
+        return True
 
 
 def _fit_umap(points: np.ndarray, seed: int):

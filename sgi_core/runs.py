@@ -10,7 +10,8 @@ The scores compared, each a column oriented **higher = grounded** (see
 ``theta_rc``, ``theta_qc`` negated, following SGI's formula (the answer moves away
 from the question and toward its context) and retrieval (a context nearer the
 question); the baselines ``neg_response_length`` and ``lexical_groundedness`` (word
-overlap with the context); computed detector columns (``claim_*``); LLM judge columns
+overlap with the context); the detector registry's scores
+(:func:`sgi_core.detectors.registry.score_specs`: claim support, unsupported specifics, ...); LLM judge columns
 (``judge_*``, all higher = better); and any other numeric column of the file, taken as
 higher = grounded unless named in ``hallucinated_high`` (then negated as ``neg_<name>``).
 Labels, ids, row numbers, counts and flags are never compared as scores.
@@ -28,6 +29,7 @@ import pandas as pd
 from sgi_core.columns import ADDED_COLUMNS, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
 from sgi_core.data import TripleTable, scored_table, validate_triples
 from sgi_core.mapping import COLUMN_ALIASES
+from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import baseline_scores
 from sgi_core.evaluation.detectors import numeric_score_columns, orient_detector_score
@@ -37,6 +39,10 @@ from sgi_core.judge.metrics import METRICS
 #: Every column the LLM judge writes a score in (higher = better).
 JUDGE_COLUMNS = tuple(column for metric in METRICS.values() for column in metric.columns)
 
+#: The detector registry's per-row scores and what a high raw value means (``combined`` is fitted across
+#: detectors in ``report``, never a column of a file).
+DETECTOR_SCORES = {name: spec.higher_is for name, spec in score_specs().items() if name != COMBINED.name}
+
 #: Score columns the library writes, and what a high raw value means; "hallucinated" ones are negated
 #: and renamed ``neg_<column>`` so that every compared score reads higher = grounded.
 ORIENTED_SCORES = {
@@ -44,15 +50,14 @@ ORIENTED_SCORES = {
     "theta_rq": "grounded",
     "theta_rc": "hallucinated",
     "theta_qc": "hallucinated",
-    "claim_min_support": "grounded",
-    "claim_mean_support": "grounded",
-    "claim_min_sgi": "grounded",
-    "claim_mean_sgi": "grounded",
     "p_grounded": "grounded",
+    **DETECTOR_SCORES,
 }
 
-#: Columns that are never scores: statuses, counts, flags and row numbers the library writes.
-NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, "claim_n_sentences", "flagged_hallucinated", "label"})
+#: Columns that are never scores: statuses, flags and row numbers the library writes, and the detector
+#: families' other per-row columns (sentence counts, per-sentence SGI summaries).
+NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, "flagged_hallucinated", "label",
+                        *(c for family in FAMILIES.values() for c in family.columns if c not in DETECTOR_SCORES)})
 
 # Ids, row numbers and indexes by name: a column called pair_id repeats within a file, so the
 # "integers, one per row" test of numeric_score_columns does not catch it.
@@ -157,12 +162,13 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
     return Run(frame, source, tuple(scores), scored_here, tuple(table.warnings))
 
 
-def model_scorer(model: str, *, device: str | None = None, precision: str = "fp32", trust_model_code: bool = False,
-                 batch_size: int = 64, use_cache: bool = True, progress=None) -> Scorer:
+def model_scorer(model: str, *, load_options: dict | None = None, batch_size: int = 64, use_cache: bool = True,
+                 progress=None) -> Scorer:
     """A :data:`Scorer` embedding with ``model``, loaded on first use (a scored run never loads it).
 
-    Scores with :func:`sgi_core.scoring.score_table` and the on-disk embedding cache, as
-    ``score`` and ``report`` do.
+    ``load_options`` go to :func:`sgi_core.embedding.load_encoder` (device, precision,
+    backend, ...). Scores with :func:`sgi_core.scoring.score_table` and the on-disk
+    embedding cache, as ``score`` and ``report`` do.
     """
     loaded = {}
 
@@ -172,8 +178,7 @@ def model_scorer(model: str, *, device: str | None = None, precision: str = "fp3
         from sgi_core.scoring import score_table
 
         if "encoder" not in loaded:
-            loaded["encoder"] = load_encoder(model, device=device, precision=precision,
-                                             trust_model_code=trust_model_code)
+            loaded["encoder"] = load_encoder(model, **(load_options or {}))
         encoder = loaded["encoder"]
         cache = EmbeddingCache(encoder.model_id) if use_cache else None
         return score_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)

@@ -30,7 +30,7 @@ missing = texts.labels_missing(report.n_valid, report.n_halluc)
 if missing:
     st.info(missing)
     st.download_button("Download the scored file (CSV)", data=functools.partial(services.csv_bytes, data.frame),
-                       file_name="sgi_scores.csv", mime="text/csv", on_click="ignore")
+                       file_name=page.download_name(data, "sgi_scores.csv"), mime="text/csv", on_click="ignore")
     st.stop()
 
 
@@ -49,7 +49,9 @@ except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
 st.caption(f"In use: {active.origin}. ECE, Brier and the diagram are measured on {result.n_eval:,} other labelled "
-           "rows held out from the fit, so they are not flattered by fitting and scoring the same rows.")
+           "rows held out from the fit, so they are not flattered by fitting and scoring the same rows."
+           + (f" The {report.n_degenerate:,} rows with degenerate geometry are left out of both: one SGI near 1e8 "
+              "would flatten the fit." if report.n_degenerate else ""))
 metrics = st.columns(3)
 metrics[0].metric("ECE (10 equal-count bins)", f"{result.ece_quantile:.3f}", help="Expected calibration error: "
                   "average gap between predicted P(grounded) and the observed share grounded. 0 = perfect.")
@@ -122,7 +124,9 @@ def threshold_panel() -> None:
     metrics = services.threshold_metrics(data.frame, threshold)
     probability = services.p_grounded(active.calibrator, threshold)
     st.caption(f"At this threshold the calibrator gives P(grounded) = {probability:.3f}. "
-               "Positive class = hallucinated: recall is the share of hallucinated rows flagged.")
+               "Positive class = hallucinated: recall is the share of hallucinated rows flagged. The slider runs from "
+               f"the lowest SGI to the {services.THRESHOLD_UPPER_QUANTILE:.0%} quantile ({highest:.4f}), so a few "
+               "extreme rows cannot squeeze it.")
     cols = st.columns(5)
     for col, (name, value) in zip(cols, [("Precision", metrics.precision), ("Recall", metrics.recall),
                                          ("F1", metrics.f1), ("Flag rate", metrics.flag_rate),
@@ -130,7 +134,8 @@ def threshold_panel() -> None:
         col.metric(name, f"{value:.3f}")
     left, right = st.columns(2)
     left.plotly_chart(charts.confusion_figure(metrics), key="calibration.confusion")
-    right.plotly_chart(charts.threshold_curves(grid, threshold), key="calibration.curves")
+    right.plotly_chart(charts.threshold_curves(grid, threshold, x_range=(lowest, highest), log_x=page.log_axes()),
+                       key="calibration.curves")
     if len(grid) > charts.CURVE_POINTS:
         right.caption(f"Drawn through {charts.CURVE_POINTS:,} of the {len(grid):,} thresholds; the metrics above use "
                       "every row.")
@@ -139,11 +144,12 @@ def threshold_panel() -> None:
     session_json = services.session_json(data.key, data.model, active.calibrator, threshold, data.frame)
     save_col, download_col = st.columns(2)
     save_col.download_button("Save this session (JSON)", data=session_json,
-                              file_name="sgi_calibration_session.json", mime="application/json", on_click="ignore")
+                              file_name=page.download_name(data, "sgi_calibration_session.json"),
+                              mime="application/json", on_click="ignore")
     download_col.download_button(
         "Download the scored file with P(grounded) and flags (CSV)",
         data=functools.partial(services.flagged_csv, data.frame, active.calibrator, threshold),
-        file_name="sgi_scores_flagged.csv", mime="text/csv", on_click="ignore")
+        file_name=page.download_name(data, "sgi_scores_flagged.csv"), mime="text/csv", on_click="ignore")
 
 
 st.subheader("2. Threshold")
@@ -192,8 +198,9 @@ st.caption(f"Flag SGI < {holdout.threshold:.4f}: chosen on {holdout.n_dev:,} dev
            f"{tables.interval(holdout.recall_ci, in_text=True)}, flag rate {tables.interval(holdout.flag_rate_ci, in_text=True)}. On the development half: "
            f"precision {number(holdout.dev.precision)}, recall {number(holdout.dev.recall)}, flag rate "
            f"{number(holdout.dev.flag_rate)}.")
-st.download_button("Download the policy (JSON)", data=confound_services.policy_json(policy), file_name="policy.json",
-                   mime="application/json", on_click="ignore", key=POLICY_DOWNLOAD)
+st.download_button("Download the policy (JSON)", data=confound_services.policy_json(policy),
+                   file_name=page.download_name(data, "policy.json"), mime="application/json", on_click="ignore",
+                   key=POLICY_DOWNLOAD)
 st.markdown(f"The policy holds this threshold, a {policy.calibrator['method']} calibrator fitted on the development "
             "half and the held-out precision and recall. In a CI pipeline, `python -m sgi_core gate FILE --policy "
             "policy.json` exits 1 when a new labelled file's precision or recall falls short of them by more than its "

@@ -52,9 +52,12 @@ if st.session_state.get(NEW_RAW) is None:
 
 name, raw = st.session_state[NEW_NAME], st.session_state[NEW_RAW]
 digest = state.source_digest(raw)
+# What decides the new run's scores: its bytes, and the device and backend that embed it.
+device, backend = services.chosen_device(), services.chosen_backend()
+new_id = (digest, device, backend)
 try:
     base, base_notes = compare_services.run_of_current_file(data.key, data.model, data.frame)
-    new, new_notes = compare_services.new_run(name, digest, data.model, raw)
+    new, new_notes = compare_services.new_run(name, digest, data.model, device, backend, raw)
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
@@ -62,7 +65,7 @@ columns = [c for c in base.frame.columns if c in set(new.frame.columns) and c no
 st.selectbox("Match rows on", columns, index=columns.index("question") if "question" in columns else 0,
              key=KEY_COLUMN, help="An id both runs carry, or the question text (the default).")
 try:
-    result, matched, notes = compare_services.comparison(data.key, digest, data.model, st.session_state[KEY_COLUMN],
+    result, matched, notes = compare_services.comparison(data.key, new_id, data.model, st.session_state[KEY_COLUMN],
                                                          base, new)
 except page.SGIInputError as err:
     page.show_error(err)
@@ -110,7 +113,7 @@ for pair in range(0, len(matched.scores), 2):
 
 st.subheader("Keys that changed most")
 score = st.selectbox("Score", matched.scores, format_func=compare_charts.score_name, key=SCORE)
-changes = compare_services.changed_keys(data.key, digest, data.model, st.session_state[KEY_COLUMN], score, matched)
+changes = compare_services.changed_keys(data.key, new_id, data.model, st.session_state[KEY_COLUMN], score, matched)
 rows = data.frame["input_row"].to_numpy()[list(changes.row_base)].tolist()
 event = st.dataframe(compare_charts.changed_keys_table(changes, rows), hide_index=True, on_select="rerun",
                      selection_mode="single-row", key=TABLE)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, geometry_services, page, state
+from dashboard import charts, geometry_charts, geometry_services, page, state
 
 st.title("Geometry")
 st.write("Two views of the same triples. **Canonical triangle**: each triple drawn exactly from its three angles, "
@@ -10,6 +10,7 @@ st.write("Two views of the same triples. **Canonical triangle**: each triple dra
          "dimensions. Click a response in either view to open its triple in the Explorer.")
 
 data = page.scored_data()
+warm_up = geometry_services.umap_warm_up()
 n_ordinary = charts.n_ordinary(data.frame)
 if not n_ordinary:
     st.info("No row has an ordinary SGI to place (see the Data page for why rows were not scored).")
@@ -44,7 +45,7 @@ except page.SGIInputError as err:
 
 with triangle_tab:
     shown = page.take_rows(data.frame, rows)
-    event = st.plotly_chart(charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines()),
+    event = st.plotly_chart(geometry_charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines()),
                             key="geometry.triangle", on_select="rerun", selection_mode="points")
     levels = ", ".join(f"{level:g}" for level in geometry_services.TRIANGLE_LEVELS)
     st.caption(
@@ -61,13 +62,15 @@ with map_tab:
     method_col, colour_col = st.columns(2)
     method = method_col.radio("Projection", ["pca", "umap"], key=state.GEOMETRY_METHOD, horizontal=True,
                               **state.PERSIST, format_func=str.upper,
-                              help="PCA: exact and instant. UMAP keeps neighbourhoods together, but its first fit "
-                                   "after the app starts takes about 50 s while numba compiles; later fits take "
-                                   "seconds.")
+                              help="PCA: exact and instant. UMAP keeps neighbourhoods together; its code is "
+                                   "compiled in the background when this page first opens (about 25 s), after "
+                                   "which a map of a few hundred triples takes seconds.")
     colour_by = colour_col.radio("Colour by", ["label", "sgi"], key=state.GEOMETRY_COLOUR, horizontal=True,
                                  **state.PERSIST, format_func={"label": "label", "sgi": "SGI"}.get)
-    spinner = ("Fitting UMAP (about 50 s the first time after the app starts, while numba compiles)..."
-               if method == "umap" else "Projecting...")
+    compiling = warm_up.is_alive()
+    spinner = ("Fitting UMAP: its code is still being compiled (started when this page opened, about 25 s in all), "
+               "then a few seconds for the map..." if method == "umap" and compiling else
+               "Fitting UMAP (a few seconds for a few hundred triples)..." if method == "umap" else "Projecting...")
     try:
         with st.spinner(spinner):
             rows, projection = geometry_services.projection(data.key, data.model, method, int(size), data.table, data.frame)
@@ -76,7 +79,7 @@ with map_tab:
         st.stop()
     st.write("Every triple is three points joined by a grey line: **question** (circle) - **response** (diamond) - "
              "**context** (square).")
-    event = st.plotly_chart(charts.geometry_figure(projection, page.take_rows(data.frame, rows), colour_by=colour_by),
+    event = st.plotly_chart(geometry_charts.geometry_figure(projection, page.take_rows(data.frame, rows), colour_by=colour_by),
                             key="geometry.chart", on_select="rerun", selection_mode="points")
     notes = ["A 2-D map cannot keep every angle of the embedding space: read it as a rough picture of "
              "neighbourhoods, and use the canonical triangle or the Explorer for exact angles."]

@@ -103,10 +103,10 @@ st.caption("Input tokens are estimated as characters / 4 over the requests not y
            "resumes where it stopped and nothing is paid for twice.")
 
 if st.button("Run the judge", key="judge.run", type="primary", disabled=guess.n_judged_rows == 0):
-    bar = st.progress(0.0, text="Sending the first requests...")
+    bar = page.ProgressBar("Judged", "rows")
 
     def report(done: int, total: int, tokens: int) -> None:
-        bar.progress(done / total if total else 1.0, text=f"Judged {done:,} / {total:,} rows · {tokens:,} tokens")
+        bar(done, total, note=f" · {tokens:,} tokens")
 
     try:
         judged, summary = judging.judge_sample(plan, rows, table.n_rows, endpoint, model, progress=report,

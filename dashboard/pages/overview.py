@@ -71,7 +71,7 @@ else:
 
 threshold = st.session_state.get(state.CALIBRATION_THRESHOLD)
 shown, shown_note = page.drawn(charts.plottable(data.frame))
-st.plotly_chart(charts.score_histogram(shown, threshold=threshold), key="overview.histogram")
+st.plotly_chart(charts.score_histogram(shown, threshold=threshold, log_x=page.log_axes()), key="overview.histogram")
 if shown_note:
     st.caption(shown_note)
 st.caption("Dashed line: the threshold set on the Calibration session page (rows left of it are flagged)."
@@ -80,6 +80,8 @@ if report.n_degenerate:
     st.caption(f"{report.n_degenerate:,} rows with degenerate geometry (see the Data page) are left out of the "
                "histogram, whose axis their extreme SGI would squash, and out of the means and Cohen's d, which their "
                "extreme values would swamp; the rank statistics (AUROC) include them.")
+
+page.truncation_note(data)
 
 if labelled is None:
     st.subheader("SGI against this file's trivial scores")
@@ -113,9 +115,11 @@ if labelled is None:
                                  for name, result in matched.items()})
     if report.beyond_length is not None:
         st.caption(f"SGI beside response length in cross-validated logistic models ({report.beyond_length.n_splits} "
-                   f"folds, {report.beyond_length.n:,} labelled rows): {texts.plain(report.beyond_length.verdict)}")
+                   f"folds, {report.beyond_length.n:,} labelled rows): {texts.plain(report.beyond_length.verdict)} "
+                   "These AUROCs are of out-of-fold predictions, so they differ a little from the table's AUROCs of "
+                   "the raw scores.")
 
 if report.notes:
-    with st.expander(f"{len(report.notes)} caveats from the statistics"):
+    with st.expander(f"{len(report.notes)} caveat{'s' * (len(report.notes) != 1)} from the statistics"):
         for note in report.notes:
             st.markdown(f"- {texts.plain(note)}")

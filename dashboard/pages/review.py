@@ -11,7 +11,7 @@ st.write("Label your own rows: every page then measures the detectors on them. R
          "texts, so the same rows in CSV or Parquet, in any order, find them again.")
 
 data = page.scored_data()
-labels = review_services.label_state(data.key, data.table)
+labels = review_services.label_state(data.key)
 store = review_services.annotation_store(data.key)
 
 st.session_state.setdefault(state.LABEL_SOURCE, "both")
@@ -37,7 +37,8 @@ with label_tab:
                                    key=state.REVIEW_SECOND_SCORE, disabled=strategy != "disagreement")
     seed = int(controls[3].number_input("Seed", min_value=0, value=0, step=1, key=state.REVIEW_SEED, **state.PERSIST))
     people = st.columns(2)
-    people[0].text_input("Annotator (optional)", key=state.REVIEW_ANNOTATOR, **state.PERSIST)
+    people[0].text_input("Annotator (optional)", key=state.REVIEW_ANNOTATOR, **state.PERSIST,
+                         max_chars=review_views.MAX_NOTE_CHARS)
     target = int(people[1].number_input("Target number of labels", min_value=1, value=100, step=10,
                                         key=state.REVIEW_TARGET, **state.PERSIST))
     n_done = labels.n_annotated

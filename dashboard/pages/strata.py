@@ -27,6 +27,8 @@ for tab, strata in zip(st.tabs([f"{s.name} length" for s in ordered]), ordered):
     with tab:
         st.plotly_chart(charts.strata_figure(strata), key=f"strata.length.{strata.name}")
         tables.strata_table(strata, edge_format="%.0f chars")
+        if strata.name == "context":
+            page.truncation_note(data)
 
 if report.angle_effects is not None:
     st.subheader("Each angle on its own")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sgi_core import baseline_gate
 from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import (
     add_label_map_option,
@@ -45,6 +46,8 @@ def add_parser(subparsers) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--policy", type=Path, help="policy JSON to hold the file to")
     mode.add_argument("--write-policy", type=Path, metavar="OUT", help="make a policy from this file and write it")
+    mode.add_argument("--baseline", type=Path, metavar="BASE", help="fail when a score's mean dropped from this run")
+    baseline_gate.add_options(p)
     p.add_argument("--min-auroc", type=_fraction, default=None,
                    help="fail when the AUROC's lower 95%% bound is below this, in [0, 1] (default: the policy's "
                         "min_auroc); alone, without a policy, the only check")
@@ -128,7 +131,7 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
                              progress=EmbeddingProgress(model))
         scores = scored["sgi"].to_numpy(dtype=np.float64)
-        made_by = {"model": model, "precision": args.precision}
+        made_by = {"model": model, "precision": args.precision, "backend": args.backend}
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
     labels = frame["label"].to_numpy(dtype=np.float64)
@@ -209,7 +212,8 @@ def _write_policy(args) -> int:
     groups = _groups(args, table)
     policy, holdout = make_policy(
         labels, scores, model=made_by["model"] if made_by else args.model or DEFAULT_MODEL,
-        model_precision=made_by["precision"] if made_by else None, score_column=args.score_column,
+        model_precision=made_by["precision"] if made_by else None,
+        model_backend=made_by["backend"] if made_by else None, score_column=args.score_column,
         calibration=args.calibration, method=args.threshold_method, target=args.target,
         cost_ratio=args.cost_ratio, groups=groups, min_auroc=args.min_auroc, seed=args.seed,
     )
@@ -236,7 +240,7 @@ def _check_policy_model(policy, source: str, trust: bool) -> None:
 
 
 def _check_made_by(policy, made_by, args) -> None:
-    """Refuse scores made by another model or precision than the policy's."""
+    """Refuse scores made by another model, precision or backend than the policy's."""
     if made_by is None:
         return
     if made_by["model"] != policy.model:
@@ -249,6 +253,10 @@ def _check_made_by(policy, made_by, args) -> None:
             f"the scores were made at precision {made_by['precision']}, the policy's at {policy.model_precision}: "
             "a different precision moves SGI", source=str(args.input),
             hint=f"Pass --precision {policy.model_precision}")
+    if policy.model_backend is not None and made_by["backend"] != policy.model_backend:
+        raise SGIInputError(
+            f"the scores were made with backend {made_by['backend']}, the policy's with {policy.model_backend}: "
+            "int8 weights move SGI", source=str(args.input), hint=f"Pass --backend {policy.model_backend}")
 
 
 def run(args) -> int:
@@ -256,6 +264,8 @@ def run(args) -> int:
 
     if args.write_policy is not None:
         return _write_policy(args)
+    if args.baseline is not None:
+        return baseline_gate.run(args)
     if args.policy is None:
         if args.min_auroc is None:
             raise SGIInputError("gate needs --policy FILE, --write-policy OUT or --min-auroc X",

@@ -103,7 +103,8 @@ def run(args) -> int:
             columns, summary = run_judge(plan, judge, cache=cache, concurrency=args.concurrency,
                                          progress=_tqdm_progress(bar))
     except KeyboardInterrupt:
-        kept = f"{len(cache):,} answers are in the cache; a new run resumes from there" if cache else "nothing was cached"
+        kept = (f"{len(cache):,} answers are in the cache; a new run resumes from there" if cache
+                else "nothing was cached")
         print(f"interrupted: {kept}; nothing was written to {args.output}", file=sys.stderr)
         return INTERRUPTED
     finally:

@@ -60,7 +60,7 @@ def run(args) -> int:
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
-        families=_families(args), scored_by={"model": args.model, "precision": args.precision},
+        families=_families(args), scored_by={"model": args.model, "precision": args.precision, "backend": args.backend},
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)

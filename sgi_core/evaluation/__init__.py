@@ -63,11 +63,13 @@ from sgi_core.evaluation.strata import StrataResult, StratumResult, length_strat
 from sgi_core.evaluation.verdict import ScoreStanding, Verdict, file_verdict
 from sgi_core.evaluation.label_leaks import ColumnScreen, LabelLeak, describe_leak, label_leaks, screen_columns
 from sgi_core.evaluation.thresholds import (
+    ScoreRange,
     ThresholdChoice,
     ThresholdMetrics,
     choose_threshold,
     threshold_metrics,
     threshold_metrics_grid,
+    robust_range,
     threshold_range,
 )
 
@@ -148,4 +150,6 @@ __all__ = [
     "threshold_metrics",
     "threshold_metrics_grid",
     "threshold_range",
+    "robust_range",
+    "ScoreRange",
 ]

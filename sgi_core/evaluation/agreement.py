@@ -25,7 +25,10 @@ class AgreementResult(JsonResult):
     mean_offdiag_pearson, mean_offdiag_spearman : float
         Mean over the pairs ``i != j``.
     n_rows : int
-        Rows scored by every model (the others are left out).
+        Rows scored by every model and degenerate under none (the others are left out).
+    n_degenerate : int
+        Rows scored by every model but degenerate under one (left out: an SGI near
+        1e8 would decide Pearson's r alone).
     """
 
     names: tuple[str, ...]
@@ -34,6 +37,7 @@ class AgreementResult(JsonResult):
     mean_offdiag_pearson: float
     mean_offdiag_spearman: float
     n_rows: int
+    n_degenerate: int = 0
 
     def to_frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The two matrices as labelled DataFrames."""
@@ -48,14 +52,18 @@ def _offdiag_mean(matrix: np.ndarray) -> float:
 
 
 @validates_inputs
-def cross_model_agreement(scores: dict) -> AgreementResult:
-    """Correlate the same rows' scores across models.
+def cross_model_agreement(scores: dict, *, degenerate: dict | None = None) -> AgreementResult:
+    """Correlate the same rows' scores across models: Pearson's r and Spearman's rho.
 
     Parameters
     ----------
     scores : dict of str -> array_like of shape (n,)
         Per-row scores of each model on the same rows in the same order. Rows where
         any model's score is NaN are left out.
+    degenerate : dict of str -> array_like of bool of shape (n,), optional
+        Per model, the rows whose geometry is degenerate (``sgi_status`` starting
+        ``degenerate``); a row degenerate under any model is left out of both
+        correlations and counted in ``n_degenerate``.
 
     Returns
     -------
@@ -67,6 +75,10 @@ def cross_model_agreement(scores: dict) -> AgreementResult:
     >>> res = cross_model_agreement({"a": [1.0, 2.0, 3.0, 4.0], "b": [1.0, 2.0, 3.0, 8.0]})
     >>> res.mean_offdiag_spearman, round(res.mean_offdiag_pearson, 4)
     (1.0, 0.9135)
+    >>> res = cross_model_agreement({"a": [1.0, 2.0, 3.0, 4.0], "b": [1.0, 2.0, 3.0, 8.0]},
+    ...                             degenerate={"b": [False, False, False, True]})
+    >>> res.mean_offdiag_pearson, res.n_rows, res.n_degenerate
+    (1.0, 3, 1)
     """
     if not isinstance(scores, dict) or not scores:
         raise SGIInputError("cross_model_agreement needs a dict of model name -> per-row scores")
@@ -78,6 +90,14 @@ def cross_model_agreement(scores: dict) -> AgreementResult:
             hint="Score the same file with every model",
         )
     frame = pd.DataFrame(columns).dropna()
+    flagged = np.zeros(len(frame), dtype=bool)
+    for name, marks in (degenerate or {}).items():
+        marks = np.asarray(marks, dtype=bool).ravel()
+        if name not in columns or len(marks) != len(columns[name]):
+            raise SGIInputError(f"degenerate rows are given for '{name}', which is not a model with "
+                                f"{len(next(iter(columns.values())))} scores")
+        flagged |= marks[frame.index.to_numpy()]
+    frame = frame[~flagged]
     names = tuple(columns)
     if len(names) < 2 or len(frame) < 3:
         warn_undefined(f"agreement needs 2 models and 3 common rows; got {len(names)} models and {len(frame)} rows")
@@ -90,4 +110,5 @@ def cross_model_agreement(scores: dict) -> AgreementResult:
         mean_offdiag_pearson=_offdiag_mean(pearson),
         mean_offdiag_spearman=_offdiag_mean(spearman),
         n_rows=len(frame),
+        n_degenerate=int(flagged.sum()),
     )

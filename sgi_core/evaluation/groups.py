@@ -193,6 +193,7 @@ def group_analysis(
     confidence: float = 0.95,
     purity: float = 0.95,
     min_group_rows: int = 20,
+    degenerate=None,
 ) -> GroupAnalysis:
     """AUROC and Cohen's d of a score within each group, and the group-only confound.
 
@@ -209,6 +210,10 @@ def group_analysis(
         Bootstrap of each group's intervals (classes resampled independently).
     purity, min_group_rows
         Passed to :func:`group_confound`.
+    degenerate : array_like of bool of shape (n,), optional
+        Rows with degenerate geometry (SGI near 1e8 where the response equals the
+        context): kept in the counts and the AUROC, left out of d, which one such
+        row would swamp.
 
     Returns
     -------
@@ -229,13 +234,14 @@ def group_analysis(
     scores = as_scores(y_score, name="y_score", n=len(labels))
     names = _group_names(groups, len(labels), column)
     keep = ~np.isnan(labels) & ~np.isnan(scores)
+    typical = scores if degenerate is None else np.where(np.asarray(degenerate, dtype=bool), np.nan, scores)
     results = []
     for name in sorted(set(names[keep])):
         rows = keep & (names == name)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedStatisticWarning)
             roc = roc_analysis(labels[rows], scores[rows], n_boot=n_boot, seed=seed, confidence=confidence)
-            eff = effect_size(labels[rows], scores[rows], n_boot=n_boot, seed=seed, confidence=confidence)
+            eff = effect_size(labels[rows], typical[rows], n_boot=n_boot, seed=seed, confidence=confidence)
         results.append(GroupResult(
             group=name, n_valid=roc.n_pos, n_halluc=roc.n_neg, grounded_rate=roc.n_pos / (roc.n_pos + roc.n_neg),
             auroc=roc.auroc, auroc_ci=roc.auroc_ci, cohens_d=eff.cohens_d, cohens_d_ci=eff.cohens_d_ci,

@@ -192,7 +192,8 @@ def holdout_threshold(
 
 
 def make_policy(
-    y_true, score, *, model: str, model_precision: str | None = None, score_column: str = "sgi",
+    y_true, score, *, model: str, model_precision: str | None = None, model_backend: str | None = None,
+    score_column: str = "sgi",
     calibration: str = "platt", method: str = "youden",
     target: float | None = None, cost_ratio: float | None = None, groups=None, min_auroc: float | None = None,
     seed: int = 0,
@@ -225,7 +226,8 @@ def make_policy(
     dev, _ = development_split(labels, groups=groups, seed=seed)
     calibrator = fit_calibrator(scores[dev], labels[dev], method=calibration)
     policy = Policy(
-        model=model, model_precision=model_precision, score_column=score_column, calibrator=calibrator.to_dict(),
+        model=model, model_precision=model_precision, model_backend=model_backend, score_column=score_column,
+        calibrator=calibrator.to_dict(),
         threshold=holdout.threshold,
         threshold_method=method, precision=holdout.heldout.precision, recall=holdout.heldout.recall,
         flag_rate=holdout.heldout.flag_rate, min_auroc=None if min_auroc is None else float(min_auroc),

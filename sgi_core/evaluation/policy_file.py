@@ -19,11 +19,13 @@ from sgi_core.evaluation.thresholds import CHOICE_METHODS
 from sgi_core.results import JsonResult
 
 POLICY_SCHEMA = "sgi-workbench/policy"
-POLICY_VERSION = 2
+POLICY_VERSION = 3
 #: Columns that are never a score: the label (and its input copy) and the row number.
 NOT_SCORE_COLUMNS = ("label", "input_label", "input_row")
 #: Precisions an embedding model runs at (``sgi_core.embedding.device.PRECISIONS``).
 MODEL_PRECISIONS = ("fp32", "fp16", "bf16")
+#: Backends that run it (``sgi_core.embedding.BACKENDS``).
+MODEL_BACKENDS = ("torch", "onnx", "onnx-int8")
 _HINT = "Write policies with `python -m sgi_core gate FILE --write-policy OUT`"
 
 
@@ -39,6 +41,9 @@ class Policy(JsonResult):
         Precision the model ran at (``"fp32"``, ``"fp16"``, ``"bf16"``) when it scored
         the file; None when the file did not record it. Another precision moves SGI
         slightly, so the gate refuses to mix them.
+    model_backend : str or None
+        What ran the model (``"torch"``, ``"onnx"``, ``"onnx-int8"``); None when unrecorded.
+        int8 weights move SGI, so the gate refuses to mix backends too.
     score_column : str
         ``"sgi"`` or another column of the file, higher = grounded; never the label
         or a row number (:data:`NOT_SCORE_COLUMNS`).
@@ -58,6 +63,7 @@ class Policy(JsonResult):
 
     model: str
     model_precision: str | None
+    model_backend: str | None
     score_column: str
     calibrator: dict
     threshold: float
@@ -75,9 +81,10 @@ class Policy(JsonResult):
         """Strict reading (:mod:`sgi_core.evaluation.saved_json`): every field present with the right type."""
         if not isinstance(data, dict):
             raise SGIInputError("a policy must be a JSON object", source=source, hint=_HINT)
-        version = check_schema(data, POLICY_SCHEMA, (1, POLICY_VERSION), source=source, what="a policy")
-        # Version 1 did not record the model's precision.
-        expected = {f.name for f in fields(cls)} - ({"model_precision"} if version == 1 else set())
+        version = check_schema(data, POLICY_SCHEMA, tuple(range(1, POLICY_VERSION + 1)), source=source, what="a policy")
+        # Version 1 recorded neither the model's precision nor its backend; version 2 no backend.
+        unrecorded = {1: {"model_precision", "model_backend"}, 2: {"model_backend"}}.get(version, set())
+        expected = {f.name for f in fields(cls)} - unrecorded
         check_fields(data, expected, source=source, what="the policy", hint=_HINT)
         for name in ("model", "score_column", "threshold_method", "created"):
             _check(isinstance(data[name], str) and data[name], name, "a non-empty string", source)
@@ -86,6 +93,9 @@ class Policy(JsonResult):
         precision = data.get("model_precision")
         _check(precision is None or precision in MODEL_PRECISIONS, "model_precision",
                f"null or one of {', '.join(MODEL_PRECISIONS)}", source)
+        backend = data.get("model_backend")
+        _check(backend is None or backend in MODEL_BACKENDS, "model_backend",
+               f"null or one of {', '.join(MODEL_BACKENDS)}", source)
         _check(data["threshold_method"] in CHOICE_METHODS, "threshold_method", f"one of {CHOICE_METHODS}", source)
         _check(is_number(data["threshold"]), "threshold", "a number", source)
         for name in ("precision", "recall", "flag_rate", "min_auroc"):
@@ -94,7 +104,7 @@ class Policy(JsonResult):
         calibrator = read_calibrator(data["calibrator"], source=source, hint=_HINT)
         nan = math.nan
         return cls(
-            model=data["model"], model_precision=precision, score_column=data["score_column"],
+            model=data["model"], model_precision=precision, model_backend=backend, score_column=data["score_column"],
             calibrator=calibrator.to_dict(), threshold=float(data["threshold"]),
             threshold_method=data["threshold_method"],
             precision=nan if data["precision"] is None else float(data["precision"]),

@@ -192,7 +192,8 @@ def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confiden
     scores = np.concatenate([valid, halluc])
     fpr, tpr, thresholds = roc_curve(labels, scores, pos_label=1)
     kind = interval_kind(len(scores), ci_method=ci_method, n_boot=n_boot)
-    if kind == "bootstrap":
+    # A class of one row has no sampling spread to resample: no interval, as with DeLong.
+    if kind == "bootstrap" and min(len(valid), len(halluc)) >= 2:
         interval = auroc_ci(valid, halluc, n_boot=n_boot, seed=seed, confidence=confidence)
     elif kind == "asymptotic" and min(len(valid), len(halluc)) >= 2:
         interval = delong_ci(valid, halluc, confidence=confidence)

@@ -197,9 +197,10 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         warnings.simplefilter("always", UndefinedStatisticWarning)
         es = effect_size(labels, np.where(degenerate, np.nan, scores), n_boot=n_boot, seed=seed)
         roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
-        qc = theta_qc_strata(angles_of["theta_qc"], labels, scores) if "theta_qc" in angles_of else None
+        qc = (theta_qc_strata(angles_of["theta_qc"], labels, scores, degenerate=degenerate)
+              if "theta_qc" in angles_of else None)
         lengths = tuple(
-            length_strata(response_length(scored_frame[name]), labels, scores, name=name)
+            length_strata(response_length(scored_frame[name]), labels, scores, name=name, degenerate=degenerate)
             for name in LENGTH_COLUMNS
             if name in has
         )
@@ -231,10 +232,10 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if n_degenerate:
         notes.append(f"{n_degenerate} scored rows have degenerate geometry (see sgi_status); they are left out of "
-                     "the means and Cohen's d, and kept in AUROC and the strata")
+                     "the means and Cohen's d (overall and in every stratum), and kept in the counts and AUROCs")
     if notes:
         warnings.warn(
-            f"evaluation of '{score_col}' has {len(notes)} caveats; the first: {notes[0]}",
+            f"evaluation of '{score_col}' has {len(notes)} caveat{'s' * (len(notes) != 1)}; the first: {notes[0]}",
             UndefinedStatisticWarning,
             stacklevel=2,
         )

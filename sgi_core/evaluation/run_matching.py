@@ -212,7 +212,6 @@ def largest_changes(matched: MatchedRuns, score: str, *, n: int = 20) -> KeyChan
 
     Examples
     --------
-    >>> from sgi_core.evaluation.run_matching import match_runs
     >>> base = pd.DataFrame({"q": list("abc"), "sgi": [1.0, 1.0, 1.0]})
     >>> new = pd.DataFrame({"q": list("abc"), "sgi": [0.9, 1.5, 0.2]})
     >>> largest_changes(match_runs(base, new, key="q", scores=["sgi"]), "sgi", n=2).keys

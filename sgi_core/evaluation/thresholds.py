@@ -150,18 +150,22 @@ def threshold_metrics_grid(y_true, score) -> pd.DataFrame:
 
 
 @validates_inputs
-def threshold_range(score, *, ordinary=None) -> tuple[float, float]:
+def threshold_range(score, *, ordinary=None, upper_quantile: float = 1.0) -> tuple[float, float]:
     """Range over which a flagging threshold moves: from the lowest score to the highest ordinary one.
 
     At the lowest score nothing is flagged (rows are flagged strictly below the
     threshold). ``ordinary`` (bool per row) leaves out scores that would stretch the
     range without meaning (SGI ~1e8 where the response equals the context); the
-    lowest score is taken over all scored rows.
+    lowest score is taken over all scored rows. ``upper_quantile`` < 1 ends the range
+    at that quantile of the ordinary scores, so that a few extreme but ordinary
+    scores (SGI 25 where most lie in 0.5-2) do not squeeze the useful range.
 
     Examples
     --------
     >>> threshold_range([0.4, float("nan"), 1.3, 9e7], ordinary=[True, False, True, False])
     (0.4, 1.3)
+    >>> threshold_range([0.5, 1.0, 1.5, 2.0, 25.0], upper_quantile=0.75)
+    (0.5, 2.0)
     """
     values = as_scores(score)
     keep = ~np.isnan(values)
@@ -170,7 +174,47 @@ def threshold_range(score, *, ordinary=None) -> tuple[float, float]:
         return math.nan, math.nan
     upper = values[keep & np.asarray(ordinary, dtype=bool)] if ordinary is not None else values[keep]
     lowest = float(values[keep].min())
-    return lowest, float(upper.max()) if len(upper) else lowest
+    return lowest, float(np.quantile(upper, upper_quantile)) if len(upper) else lowest
+
+
+@dataclass(frozen=True)
+class ScoreRange(JsonResult):
+    """The central ``coverage`` share of the scores: ``[lo, hi]``, and how many scores lie outside it."""
+
+    lo: float
+    hi: float
+    n_below: int
+    n_above: int
+
+
+@validates_inputs
+def robust_range(score, *, coverage: float = 0.99, log: bool = False) -> ScoreRange:
+    """Range of the central ``coverage`` share of the scores, for an axis or a slider a few extreme rows cannot stretch.
+
+    ``lo`` and ``hi`` are the ``(1 - coverage) / 2`` and ``(1 + coverage) / 2``
+    quantiles (linear interpolation) of the scored values; with ``log`` the positive
+    values only, and the range is in log10 units. ``coverage=1`` gives the minimum and
+    maximum.
+
+    Examples
+    --------
+    >>> r = robust_range([1.0, 2.0, 3.0, 4.0, 1000.0], coverage=0.5)
+    >>> (r.lo, r.hi, r.n_below, r.n_above)
+    (2.0, 4.0, 1, 1)
+    >>> robust_range([0.1, 1.0, 10.0], coverage=1.0, log=True).to_dict()
+    {'lo': -1.0, 'hi': 1.0, 'n_below': 0, 'n_above': 0}
+    """
+    if not 0.0 < coverage <= 1.0:
+        raise SGIInputError(f"The 'coverage' parameter of robust_range must be in (0, 1]. Got {coverage!r} instead.")
+    values = as_scores(score)
+    values = values[~np.isnan(values)]
+    if log:
+        values = np.log10(values[values > 0])
+    if not len(values):
+        warn_undefined("no positive scores: the range is undefined" if log else "no scores: the range is undefined")
+        return ScoreRange(math.nan, math.nan, 0, 0)
+    lo, hi = np.quantile(values, [(1.0 - coverage) / 2.0, (1.0 + coverage) / 2.0])
+    return ScoreRange(float(lo), float(hi), int((values < lo).sum()), int((values > hi).sum()))
 
 
 @dataclass(frozen=True)

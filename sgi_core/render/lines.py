@@ -67,17 +67,6 @@ def gate_lines(result: GateResult) -> list[str]:
     return [gate_check_line(check, result) for check in result.checks]
 
 
-def drop_check_line(check) -> str:
-    """A ``gate --baseline`` check: the lower bound of the mean's change against the drop allowed."""
-    level = round(check.confidence * 100)
-    about = (f"mean {check.mean_base:.4g} -> {check.mean_new:.4g}, new - base {check.difference:+.4g} "
-             f"{format_ci(check.ci, '.4f')} over {check.n_keys} keys")
-    if math.isnan(check.ci[0]):
-        return f"FAIL {check.score}: no {level}% interval ({about}); the drop cannot be bounded"
-    return (f"{'PASS' if check.passed else 'FAIL'} {check.score}: lower {level}% bound {check.ci[0]:+.4g} "
-            f"{'>=' if check.passed else '<'} -{check.max_drop:g} allowed ({about})")
-
-
 def policy_lines(policy, holdout) -> list[str]:
     """A policy just made: its threshold rule, and precision, recall and flag rate on the held-out half."""
     held = holdout.heldout

@@ -38,9 +38,11 @@ def comparison_text(comparison: ModelComparison) -> str:
              f"Table 1. SGI by label (valid - hallucinated), 95% CIs ({_interval_methods(comparison)})",
              frame_text(table1(reports))]
     for name, rep in reports.items():
-        parts += ["", f"Table 2 ({name}). SGI within theta(q,c) terciles (edges over all rows)",
+        left_out = (f"; means and d leave out the {rep.n_degenerate} rows with degenerate geometry (n_degenerate), "
+                    "counted in n and AUROC" if rep.n_degenerate else "")
+        parts += ["", f"Table 2 ({name}). SGI within theta(q,c) terciles (edges over all rows{left_out})",
                   frame_text(table2(rep)),
-                  "", f"Table 3 ({name}). SGI within character-length terciles (equal thirds by rank)",
+                  "", f"Table 3 ({name}). SGI within character-length terciles (equal thirds by rank{left_out})",
                   frame_text(table3(rep))]
     parts += ["", "Table 5. Each angle alone, Cohen's d valid - hallucinated", frame_text(table5(reports)),
               "", "Baselines beside SGI (every score oriented higher = grounded)",

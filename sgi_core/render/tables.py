@@ -32,16 +32,29 @@ def table1(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def strata_table(strata) -> pd.DataFrame:
+    """One row per stratum of a ``StrataResult``, its intervals as ``"[lo, hi]"`` beside their estimates.
+
+    ``n_degenerate`` counts rows left out of the means and d (kept in n and AUROC).
+    """
+    frame = strata.to_frame()
+    frame["cohens_d_ci"] = [format_ci(s.cohens_d_ci, ".2f") for s in strata.strata]
+    frame["auroc_ci"] = [format_ci(s.auroc_ci) for s in strata.strata]
+    order = ["label", "lo", "hi", "n", "n_valid", "n_halluc", "n_degenerate", "mean_valid", "mean_halluc",
+             "cohens_d", "cohens_d_ci", "auroc", "auroc_ci"]
+    return frame[order].rename(columns={"cohens_d_ci": "d_ci"})
+
+
 def table2(report: EvaluationReport) -> pd.DataFrame:
-    """theta(q,c) strata of one model: range, n, mean SGI by label, d, AUROC."""
+    """theta(q,c) strata of one model: range, n, mean SGI by label, d and AUROC with intervals."""
     if report.theta_qc_strata is None:
         return pd.DataFrame()
-    return report.theta_qc_strata.to_frame()
+    return strata_table(report.theta_qc_strata)
 
 
 def table3(report: EvaluationReport) -> pd.DataFrame:
     """Length strata of question, context and response for one model."""
-    frames = [strata.to_frame().assign(text=strata.name) for strata in report.length_strata]
+    frames = [strata_table(strata).assign(text=strata.name) for strata in report.length_strata]
     if not frames:
         return pd.DataFrame()
     frame = pd.concat(frames, ignore_index=True)

@@ -74,3 +74,27 @@ def test_gate_policy_from_labels_equals_the_one_from_the_label_column(files, tmp
     assert {k: v for k, v in labelled.items() if k != "created"} == {k: v for k, v in column.items() if k != "created"}
     assert main(["gate", str(files["texts"]), "--labels", str(files["table"]), "--policy", str(from_column),
                  *common]) == main(["gate", str(SAMPLE_CSV), "--policy", str(from_column), *common])
+
+
+def test_a_missing_or_oversized_labels_file_is_refused(tmp_path, monkeypatch, capsys):
+    args = ["report", str(SAMPLE_CSV), "--models", "hashing", "--n-boot", "0", "--labels"]
+    assert main([*args, str(tmp_path / "absent.csv")]) == 2
+    assert "no labels file at this path" in capsys.readouterr().err
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"question,context,response,label\n" + b"q,c,r,1\n" * 200_000)
+    monkeypatch.setenv("SGI_MAX_INPUT_MB", "1")
+    assert main([*args, str(big)]) == 2
+    assert "the labels file is larger than 1 MB" in capsys.readouterr().err
+
+
+def test_compare_with_labels_from_a_table_equals_compare_on_the_labelled_files(files, tmp_path, capsys):
+    common = ["--model", "hashing", "--n-boot", "50"]
+    with_column, with_labels = tmp_path / "column.json", tmp_path / "labels.json"
+    assert main(["compare", str(SAMPLE_CSV), str(SAMPLE_CSV), "--json", str(with_column), *common]) == 0
+    assert main(["compare", str(files["texts"]), str(files["texts"]), "--labels", str(files["table"]),
+                 "--json", str(with_labels), *common]) == 0
+    assert capsys.readouterr().err.count("labels from labels.parquet: 300 of 300 matched rows of") == 2
+    column, labelled = json.loads(with_column.read_text()), json.loads(with_labels.read_text())
+    assert labelled == column
+    # texts.csv has no label column: the 150 questions holding both classes were seen through the joined labels.
+    assert labelled["match"]["mixed_label_keys"] == 150

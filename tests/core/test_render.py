@@ -7,7 +7,8 @@ import numpy as np
 from sgi_core.baseline_gate import DropCheck
 from sgi_core.gate import GateCheck, GateResult
 from sgi_core.projection import TripleProjection
-from sgi_core.render.lines import drop_check_line, gate_check_line, projection_note, score_summary_lines
+from sgi_core.render.lines import gate_check_line, projection_note, score_summary_lines
+from sgi_core.render.runs import drop_check_line
 from sgi_core.render.numbers import format_ci
 from sgi_core.scoring import ScoreSummary
 
@@ -20,11 +21,11 @@ def test_one_interval_format_with_a_word_for_an_undefined_one():
 
 def test_drop_check_lines_pass_fail_and_unbounded():
     def check(lo, passed):
-        return DropCheck("sgi", -0.02, (lo, 0.01), 0.05, passed, 1.10, 1.08, 40, 0.95)
+        return DropCheck("sgi", 40, 1.10, 1.08, -0.02, (lo, 0.01), 0.05, passed)
 
     assert drop_check_line(check(-0.04, True)) == (
         "PASS sgi: lower 95% bound -0.04 >= -0.05 allowed (mean 1.1 -> 1.08, new - base -0.02 "
-        "[-0.0400, 0.0100] over 40 keys)")
+        "[-0.0400, +0.0100] over 40 keys)")
     assert drop_check_line(check(-0.09, False)).startswith("FAIL sgi: lower 95% bound -0.09 < -0.05 allowed")
     assert drop_check_line(check(math.nan, False)).startswith("FAIL sgi: no 95% interval (mean 1.1 -> 1.08")
 

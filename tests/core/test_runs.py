@@ -66,3 +66,15 @@ def test_a_judge_column_with_text_names_its_rows():
     frame = plain_run().assign(judge_answer_consistency=["1.0", "0.5", "high"])
     with pytest.raises(SGIInputError, match="detector scores must be numbers.*judged.csv.*judge_answer_consistency.*3"):
         read_run(frame, source="judged.csv", scorer=hashing_scorer())
+
+
+def test_detector_columns_follow_the_registry():
+    table = validate_triples(plain_run()[["question", "context", "response", "label"]])
+    scored = score_table(table, load_encoder("hashing")).assign(
+        claim_min_support=[0.9, 0.2, 0.8], claim_min_sgi=[1.2, 0.9, 1.1], claim_n_sentences=[1, 2, 1],
+        specifics_unsupported_share=[0.0, 0.5, 0.25], specifics_n=[0, 2, 4])
+    run = read_run(scored, source="detected.csv", scorer=None)
+    # Judged registry scores are compared, oriented; the families' counts and per-sentence SGI are not.
+    assert run.scores == ("sgi", "theta_rq", "neg_theta_rc", "neg_theta_qc", "claim_min_support",
+                          "neg_specifics_unsupported_share", "neg_response_length", "lexical_groundedness")
+    assert run.frame["neg_specifics_unsupported_share"].tolist() == [-0.0, -0.5, -0.25]

@@ -92,12 +92,24 @@ def test_a_key_that_changed_opens_in_the_explorer(app):
     assert app.session_state["explorer.response"] == GROUNDED["response"].iloc[first - 1]
 
 
-def test_a_path_that_is_not_a_file_is_refused_and_a_key_shared_by_nothing_is_an_error(app, tmp_path, monkeypatch):
-    monkeypatch.setenv("SGI_LOCAL_FILES_ROOT", str(tmp_path))  # the path box opens files under this folder only
+def test_the_path_box_opens_only_under_the_local_files_root(app, tmp_path, monkeypatch):
+    monkeypatch.delenv("SGI_LOCAL_FILES_ROOT", raising=False)
     goto(app, "compare_runs")
-    app.text_input(key="compare.path").set_value(str(tmp_path / "missing.csv")).run()
-    assert any("no file at this path" in e.value for e in app.error)
-    path = tmp_path / "new.csv"
-    path.write_bytes(csv_bytes(HALLUCINATED.assign(question=HALLUCINATED["question"] + " (reworded)")))
-    app.text_input(key="compare.path").set_value(str(path)).run()
+    assert any("Opening files on this machine by path is off" in c.value for c in app.caption)
+    root = tmp_path / "runs"
+    root.mkdir()
+    monkeypatch.setenv("SGI_LOCAL_FILES_ROOT", str(root))
+    outside = tmp_path / "outside.csv"
+    outside.write_bytes(csv_bytes(HALLUCINATED))
+    goto(app, "compare_runs")
+    app.text_input(key="compare.path").set_value(str(outside)).run()
+    assert any("this path leads outside the folder files may be opened from" in e.value for e in app.error)
+    app.text_input(key="compare.path").set_value("missing.csv").run()
+    assert any("no file" in e.value for e in app.error)
+    (root / "reworded.csv").write_bytes(csv_bytes(HALLUCINATED.assign(question=HALLUCINATED["question"] + " (v2)")))
+    app.text_input(key="compare.path").set_value("reworded.csv").run()
     assert any("the two runs share no value of 'question'" in e.value for e in app.error)
+    (root / "new.csv").write_bytes(csv_bytes(HALLUCINATED))
+    app.text_input(key="compare.path").set_value("new.csv").run()
+    assert_clean(app)
+    assert metric(app, "Keys matched") == "150"

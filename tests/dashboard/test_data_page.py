@@ -128,7 +128,7 @@ def test_one_class_file_is_explained(app):
 
 
 def test_reuploading_the_same_file_does_not_embed_again(app, monkeypatch):
-    encoder = services.encoder(MODEL, devices.default_device())  # the device the app starts on
+    encoder = services.encoder(MODEL, devices.default_device(), devices.default_backend())  # what the app starts on
     calls = []
     real_encode = encoder.encode
 

@@ -43,7 +43,7 @@ def test_toy_frame_hand_computed():
 
 
 def test_report_parts_equal_direct_calls(scored_sample):
-    with pytest.warns(UndefinedStatisticWarning, match="caveats"):
+    with pytest.warns(UndefinedStatisticWarning, match=r"\d+ caveats?;"):
         rep = evaluate(scored_sample, n_boot=200, seed=3)
     y, s = scored_sample["label"], scored_sample["sgi"]
     assert rep.effect_size == effect_size(y, s, n_boot=200, seed=3)
@@ -77,7 +77,7 @@ def test_json_round_trip(scored_sample):
 
 def test_unlabelled_frame_gives_nan_and_notes(scored_sample):
     frame = scored_sample.assign(label=np.nan)
-    with pytest.warns(UndefinedStatisticWarning, match="caveats"):
+    with pytest.warns(UndefinedStatisticWarning, match=r"\d+ caveats?;"):
         rep = evaluate(frame, n_boot=100)
     assert math.isnan(rep.effect_size.cohens_d) and math.isnan(rep.roc.auroc)
     assert rep.n_valid == rep.n_halluc == 0 and rep.n_scored == 300
@@ -99,7 +99,7 @@ def test_degenerate_rows_are_noted():
         "label": [1, 1, 0, 0], "sgi": [1.0, 1.1, 1.0, 0.9],
         "sgi_status": ["degenerate: context equals question (SGI ~1 whatever the response)", "ok", "ok", "ok"],
     })
-    with pytest.warns(UndefinedStatisticWarning, match="caveats"):
+    with pytest.warns(UndefinedStatisticWarning, match=r"\d+ caveats?;"):
         rep = evaluate(frame, n_boot=0)
     assert rep.n_degenerate == 1 and "1 scored rows have degenerate geometry" in rep.notes[-1]
     assert "left out of the means and Cohen's d" in rep.notes[-1]
@@ -110,7 +110,7 @@ def test_degenerate_rows_leave_means_and_d_but_not_auroc():
     sgi = [1.3, 1.1, 1.2, 1e8, 0.8, 1.0, 0.9, 0.7]
     status = ["ok"] * 3 + ["degenerate: response equals context (SGI unbounded)"] + ["ok"] * 4
     frame = pd.DataFrame({"label": [1, 1, 1, 1, 0, 0, 0, 0], "sgi": sgi, "sgi_status": status})
-    with pytest.warns(UndefinedStatisticWarning, match="caveats"):
+    with pytest.warns(UndefinedStatisticWarning, match=r"\d+ caveats?;"):
         rep = evaluate(frame, n_boot=0)
     assert rep.effect_size.mean_valid == pytest.approx(1.2)
     assert rep.effect_size.n_valid == 3

@@ -128,3 +128,8 @@ def test_a_model_folders_json_is_read_with_the_one_reader(tmp_path):
     (tmp_path / "modules.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(SGIInputError, match=r"^cannot read 'modules\.json' of model folder '.*': JSON nested too deeply"):
         check_model_code(tmp_path)
+
+
+def test_an_unterminated_string_is_named_once_with_where_it_starts():
+    with pytest.raises(SGIInputError, match=r"^invalid JSON: Unterminated string starting at character 7 \(file 'x'\)"):
+        loads_json('{"a": "x', source="x")

@@ -1,16 +1,20 @@
-"""A run comparison as tables and text: what ``compare`` prints and the Compare runs page shows.
+"""A run comparison as tables and text: what ``compare`` and ``gate --baseline`` print, and the page's tables.
 
-Reads :class:`~sgi_core.evaluation.run_comparison.RunComparison` results and computes nothing.
+Reads :class:`~sgi_core.evaluation.run_comparison.RunComparison` and
+:class:`~sgi_core.baseline_gate.DropCheck` results; computes nothing.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from sgi_core.evaluation.run_comparison import RunComparison
 from sgi_core.render.numbers import format_ci
+
+if TYPE_CHECKING:
+    from sgi_core.evaluation.run_comparison import RunComparison
 
 #: Keys listed by name in the text before "and N more".
 LISTED_KEYS = 10
@@ -87,3 +91,15 @@ def comparison_text(res: RunComparison) -> str:
                     if a in defined else "undefined")
             lines.append(f"  {a.score:<26}{text}")
     return "\n".join(lines)
+
+
+def drop_check_line(check, confidence: float = 0.95) -> str:
+    """One :class:`sgi_core.baseline_gate.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
+    level = round(confidence * 100)
+    about = (f"mean {check.mean_base:.4g} -> {check.mean_new:.4g}, new - base {check.difference:+.4g} "
+             f"{format_ci(check.ci, '+.4f')} over {check.n_keys} keys")
+    verdict = "PASS" if check.passed else "FAIL"
+    if math.isnan(check.ci[0]):
+        return f"{verdict} {check.score}: no {level}% interval ({about}); the drop cannot be bounded"
+    return (f"{verdict} {check.score}: lower {level}% bound {check.ci[0]:+.4g} {'>=' if check.passed else '<'} "
+            f"-{check.max_drop:g} allowed ({about})")

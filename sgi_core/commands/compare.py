@@ -1,0 +1,92 @@
+"""``python -m sgi_core compare BASE NEW``: what got more or less grounded between two runs.
+
+Prints :func:`sgi_core.render.runs.comparison_text` of
+:func:`sgi_core.evaluation.run_comparison.compare_runs`; ``--json OUT`` writes the
+result. Files without SGI are scored first with ``--model``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from sgi_core.cli_labels import add_labels_option, labelled_run
+from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
+from sgi_core.embedding import DEFAULT_MODEL
+
+
+def add_parser(subparsers) -> None:
+    """Register ``compare`` on the CLI's subparsers."""
+    p = subparsers.add_parser("compare", help="compare two runs (scored, judged or plain files) score by score")
+    p.add_argument("base", type=Path, help="the baseline run")
+    p.add_argument("new", type=Path, help="the run to compare with it")
+    p.add_argument("--key", default="question",
+                   help="column matching the rows of the two runs (default: the question text)")
+    p.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the comparison as JSON here")
+    p.add_argument("--policy", type=Path, default=None,
+                   help="policy JSON (from `gate --write-policy`): compare the keys flagged at its threshold")
+    p.add_argument("--hallucinated-high", action="append", default=[], metavar="COLUMN",
+                   help="a numeric column of the files where high values mean hallucinated (repeatable)")
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help=f"model scoring a file that carries no SGI (default {DEFAULT_MODEL})")
+    p.add_argument("--n-boot", type=non_negative_int, default=2000,
+                   help="bootstrap resamples of keys for the 95%% intervals (default 2000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
+    p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
+                   help="what 1/true/yes means in the label column of an unscored file (default: from its name)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    add_labels_option(p)
+    add_model_options(p)
+    p.set_defaults(func=run)
+
+
+def _read(path, scorer, args):
+    from sgi_core.runs import load_run
+
+    run_ = load_run(path, scorer=scorer, label_positive=args.label_positive, key=args.key,
+                    hallucinated_high=args.hallucinated_high)
+    for warning in run_.warnings:
+        print(f"warning: {run_.source}: {warning}", file=sys.stderr)
+    run_ = labelled_run(args, run_)
+    if run_.scored_here:
+        print(f"note: {run_.source} carries no SGI; scored here with {args.model}", file=sys.stderr)
+    return run_
+
+
+def run(args) -> int:
+    import warnings
+
+    from sgi_core.evaluation.policy_file import load_policy
+    from sgi_core.evaluation.run_comparison import compare_runs
+    from sgi_core.evaluation.run_matching import match_runs
+    from sgi_core.io.export import atomic_output
+    from sgi_core.progress import EmbeddingProgress
+    from sgi_core.results import UndefinedStatisticWarning
+    from sgi_core.render.runs import comparison_text
+    from sgi_core.runs import model_scorer
+
+    policy = load_policy(args.policy) if args.policy is not None else None
+    scorer = model_scorer(args.model, load_options=model_load_options(args), batch_size=args.batch_size,
+                          use_cache=not args.no_cache, progress=EmbeddingProgress(args.model))
+    threshold = None if policy is None else (policy.score_column, policy.threshold)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedStatisticWarning)
+        runs = [_read(path, scorer, args) for path in (args.base, args.new)]
+        if policy is not None and policy.model != args.model and any(r.scored_here for r in runs):
+            print(f"note: the policy's threshold is in {policy.model}'s units; the runs scored here use "
+                  f"{args.model} (pass --model {policy.model})", file=sys.stderr)
+        if runs[0].scored_here != runs[1].scored_here:
+            print(f"note: only one run was scored here: its SGI compares with the other's only if that one was "
+                  f"scored with {args.model} too", file=sys.stderr)
+        matched = match_runs(runs[0].frame, runs[1].frame, key=args.key, scores=runs[0].scores)
+        comparison = compare_runs(matched, threshold=threshold, n_boot=args.n_boot, seed=args.seed)
+    print(comparison_text(comparison))
+    for note in dict.fromkeys(str(w.message) for w in caught):
+        print(f"note: {note}", file=sys.stderr)
+    if args.json:
+        with atomic_output(args.json) as handle:
+            handle.write((json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n").encode("utf-8"))
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
