@@ -35,7 +35,7 @@ from sgi_core.frames import take_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import cell_to_text, read_table, source_name
-from sgi_core.io.scored_files import unscore_infinite_rows
+from sgi_core.io.scored_values import unscore_infinite_rows
 from sgi_core.labels import (
     MISSING_WORDS,
     default_label_positive,

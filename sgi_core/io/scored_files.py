@@ -1,37 +1,48 @@
-"""Scores read back from a scored file that ``score`` could not have written."""
+"""What a scored file carries besides its rows: the model that scored it.
+
+A scored Parquet file written by ``score`` records the embedding model and precision
+behind its angles and SGI in its key-value metadata (:data:`SCORED_WITH_KEY`), so a
+gate policy can refuse scores made by another model. A CSV file has no place for it.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+import json
+import os
+from pathlib import Path
 
-from sgi_core.columns import NUMERIC_SCORE_COLUMNS, STATUS_COLUMN, not_scored_status
-from sgi_core.errors import format_rows
+from sgi_core.errors import SGIInputError
+from sgi_core.io.formats import PARQUET_SUFFIXES
 
-#: The status of a row whose score in the file is infinite.
-INFINITE_SCORE_STATUS = not_scored_status("an infinite score in the file")
+#: Parquet key-value metadata naming the embedding model and precision behind a scored file's angles and SGI.
+SCORED_WITH_KEY = b"sgi_core.scored_with"
 
 
-def unscore_infinite_rows(scores: pd.DataFrame) -> list[str]:
-    """Keep rows with an infinite angle or SGI as rows without scores, in place; the warning, if any.
+def scored_with(path: str | os.PathLike) -> dict | None:
+    """``{"model": ..., "precision": ..., "backend": ...}`` recorded in a scored Parquet file, else None (CSV, older files).
 
-    ``score`` never writes an infinite value (a degenerate row gets NaN and a status), so
-    such a file was edited; an infinite score cannot be ranked, binned or averaged, and
-    the row is kept as ``score`` keeps a row it cannot score: NaN scores and the status
-    :data:`INFINITE_SCORE_STATUS`.
-
-    Examples
-    --------
-    >>> scores = pd.DataFrame({"theta_qc": [1.0, 1.0], "theta_rq": [0.5, 0.5], "theta_rc": [0.5, 0.5],
-    ...                        "sgi": [1.0, float("inf")], "sgi_status": ["ok", "ok"]})
-    >>> unscore_infinite_rows(scores), scores["sgi_status"].tolist()
-    (["the file's scores are infinite in row 2: those rows are kept as not scored"], ['ok', 'not scored: an infinite score in the file'])
+    Raises
+    ------
+    SGIInputError
+        A recorded value that is not such an object.
     """
-    infinite = np.isinf(scores[list(NUMERIC_SCORE_COLUMNS)].to_numpy(dtype=np.float64)).any(axis=1)
-    if not infinite.any():
-        return []
-    for column in NUMERIC_SCORE_COLUMNS:
-        scores[column] = scores[column].mask(infinite)
-    scores[STATUS_COLUMN] = scores[STATUS_COLUMN].mask(infinite, INFINITE_SCORE_STATUS)
-    rows = format_rows((np.flatnonzero(infinite) + 1).tolist())
-    return [f"the file's scores are infinite in {rows}: those rows are kept as not scored"]
+    if Path(path).suffix.lower() not in PARQUET_SUFFIXES:
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        raw = (pq.read_schema(path).metadata or {}).get(SCORED_WITH_KEY)
+    except (OSError, ValueError):  # not readable as Parquet: the reader says why
+        return None
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if not (isinstance(value, dict) and {"model", "precision"} <= set(value) <= {"model", "precision", "backend"}
+            and all(isinstance(v, str) for v in value.values())):
+        raise SGIInputError("the file's record of the model that scored it cannot be read", source=str(path),
+                            hint="Score the file again with `python -m sgi_core score`")
+    # Files scored before the backend was recorded were all scored by torch.
+    return {"backend": "torch", **value}
