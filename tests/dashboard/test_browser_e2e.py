@@ -250,7 +250,7 @@ def test_browser_walkthrough(browser_page, server, user_csv, tmp_path):
     assert_no_error(page, "Detectors")
     expect_charts(page, 2)
     page.get_by_role("button", name="Compute the detectors").click()
-    page.get_by_text("cross-fitted, each row scored", exact=False).first.wait_for(timeout=SCORING_TIMEOUT_MS)
+    page.get_by_text("The AUROC column is the honest one", exact=False).first.wait_for(timeout=SCORING_TIMEOUT_MS)
     wait_idle(page, SCORING_TIMEOUT_MS)
     assert_no_error(page, "Detector families")
     expect_charts(page, 3)
