@@ -48,9 +48,10 @@ with st.sidebar:
                       "Starts at $SGI_DEVICE when that is set.")
     st.session_state.setdefault(state.BACKEND, devices.default_backend())
     st.selectbox("Embedding backend", devices.backend_choices(), key=state.BACKEND, **state.PERSIST,
-                 help="torch: the model as it is. onnx: ONNX Runtime on the CPU, the same vectors, faster. "
-                      "onnx-int8: int8 weights, faster still; SGI moves by up to about 0.1. Exported once "
-                      "into the cache folder; scores are cached per backend. Starts at $SGI_BACKEND.")
+                 help="auto: onnx on the CPU, torch on a GPU. torch: the model as it is. onnx: ONNX Runtime on "
+                      "the CPU, torch's vectors, faster. onnx-int8: int8 weights, faster still; SGI moves by up "
+                      "to about 0.6 on a row. Exported once into the cache folder; scores are cached per backend. "
+                      "Starts at $SGI_BACKEND.")
 try:
     device = devices.chosen_device()
     where = devices.known_device(device)

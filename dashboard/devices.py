@@ -26,8 +26,8 @@ def device_choices() -> list[str]:
 
 
 def default_backend() -> str:
-    """The backend setting's value until one is chosen: ``$SGI_BACKEND``, else ``torch``."""
-    return os.environ.get(BACKEND_ENV, "torch").strip().lower() or "torch"
+    """The backend setting's value until one is chosen: ``$SGI_BACKEND``, else ``auto``."""
+    return os.environ.get(BACKEND_ENV, "auto").strip().lower() or "auto"
 
 
 def backend_choices() -> list[str]:

@@ -265,7 +265,7 @@ def fingerprint(key: state.DataKey, _frame: pd.DataFrame) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def triple_score(model_name: str, question: str, context: str, response: str, backend: str = "torch") -> TripleScore:
+def triple_score(model_name: str, question: str, context: str, response: str, backend: str) -> TripleScore:
     """Angles, SGI and the SGI bounds of one typed triple, embedded through ``backend``."""
     return score_triple(question, context, response, encoder(model_name, chosen_device(), backend),
                         cache=disk_cache(model_name))

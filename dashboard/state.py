@@ -76,7 +76,7 @@ class DataKey(NamedTuple):
     #: Where the labels come from (``file``, or the annotations' source and version: see dashboard.review_services).
     labels: str = "file"
     #: The embedding backend (sidebar): int8 scores differ from fp32 ones, so every cached frame follows it.
-    backend: str = "torch"
+    backend: str = "auto"
     #: Label value -> grounded / hallucinated / unlabelled, as sorted pairs (the Data page's label values).
     label_map: tuple = ()
 
@@ -124,7 +124,7 @@ def data_key() -> DataKey:
         mapping.append(None if column == NO_LABEL else column)
     return DataKey(
         st.session_state[DATA_NAME], st.session_state[DATA_DIGEST], tuple(mapping),
-        st.session_state.get(DATA_LABEL_POSITIVE, "grounded"), backend=st.session_state.get(BACKEND) or "torch",
+        st.session_state.get(DATA_LABEL_POSITIVE, "grounded"), backend=st.session_state.get(BACKEND) or "auto",
         label_map=tuple(sorted((st.session_state.get(DATA_LABEL_MAP) or {}).items())),
     )
 
@@ -164,7 +164,7 @@ def detector_family_key(kind: str) -> str:
 
 #: Device the embedding models load on, chosen in the sidebar.
 DEVICE = "app.device"
-#: Embedding backend (torch, onnx, onnx-int8), chosen in the sidebar.
+#: Embedding backend (auto, torch, onnx, onnx-int8), chosen in the sidebar.
 BACKEND = "app.backend"
 JUDGE_ENDPOINT = "judge.endpoint"
 JUDGE_MODEL = "judge.model"

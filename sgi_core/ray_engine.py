@@ -145,7 +145,7 @@ class _Scorer:
     """Actor: loads the encoder once, then validates and scores the batches it is given."""
 
     def __init__(self, model: str, device: str | None, precision: str, trust_model_code: bool, use_cache: bool,
-                 label_positive: str | None, batch_size: int, backend: str = "torch"):
+                 label_positive: str | None, batch_size: int, backend: str = "auto"):
         self._encoder = load_encoder(model, device=device, precision=precision, trust_model_code=trust_model_code,
                                      backend=backend)
         self._cache = EmbeddingCache(self._encoder.model_id) if use_cache else None
@@ -223,7 +223,7 @@ def score_with_ray(
     use_cache: bool = True,
     label_positive: str | None = None,
     trust_model_code: bool = False,
-    backend: str = "torch",
+    backend: str = "auto",
 ) -> ScoreSummary:
     """Score CSV / Parquet shards on Ray and write a Parquet dataset with every row.
 

@@ -31,7 +31,7 @@ from sgi_core.cli_options import (
     non_negative_int,
     positive_int,
 )
-from sgi_core.embedding import DEFAULT_MODEL
+from sgi_core.embedding import DEFAULT_MODEL, backend_used
 from sgi_core.errors import SGIInputError
 from sgi_core.gate import run_gate
 
@@ -131,7 +131,7 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
         scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
                              progress=EmbeddingProgress(model))
         scores = scored["sgi"].to_numpy(dtype=np.float64)
-        made_by = {"model": model, "precision": args.precision, "backend": args.backend}
+        made_by = {"model": model, "precision": args.precision, "backend": backend_used(encoder)}
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
     labels = frame["label"].to_numpy(dtype=np.float64)

@@ -45,7 +45,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     if args.engine == "ray":
         return _run_ray(args)
-    from sgi_core.embedding import EmbeddingCache, load_encoder
+    from sgi_core.embedding import EmbeddingCache, backend_used, load_encoder
     from sgi_core.io.export import check_output_path
     from sgi_core.local_engine import read_chunks, score_to_file
     from sgi_core.progress import EmbeddingProgress
@@ -60,7 +60,8 @@ def run(args) -> int:
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
-        families=_families(args), scored_by={"model": args.model, "precision": args.precision, "backend": args.backend},
+        families=_families(args), scored_by={"model": args.model, "precision": args.precision,
+                                          "backend": backend_used(encoder)},
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)

@@ -1,6 +1,6 @@
 """Encoders, the model registry and the embedding cache."""
 
-from sgi_core.embedding.base import Encoder, HashingEncoder, ProgressCallback, cache_key
+from sgi_core.embedding.base import Encoder, HashingEncoder, ProgressCallback, backend_used, cache_key
 from sgi_core.embedding.cache import (
     CacheWarning,
     EmbeddingCache,
@@ -32,6 +32,7 @@ __all__ = [
     "ModelAvailability",
     "ModelSpec",
     "ProgressCallback",
+    "backend_used",
     "cache_key",
     "default_cache_dir",
     "encode_unique",

@@ -50,6 +50,20 @@ def cache_key(encoder: Encoder) -> str:
     return getattr(encoder, "cache_key", None) or encoder.model_id
 
 
+def backend_used(encoder: Encoder) -> str:
+    """What ran the encoder's model: its ``backend`` attribute, else ``"torch"``.
+
+    The test and API encoders have no backend choice (no ONNX export of them exists), so
+    they record the default that every command accepted before backends existed.
+
+    Examples
+    --------
+    >>> backend_used(HashingEncoder(dim=16))
+    'torch'
+    """
+    return getattr(encoder, "backend", None) or "torch"
+
+
 class HashingEncoder:
     """Deterministic bag-of-words encoder for fast tests; no model weights.
 

@@ -165,7 +165,7 @@ def load_encoder(
     precision: str = "fp32",
     token_budget: int | None = None,
     trust_model_code: bool = False,
-    backend: str = "torch",
+    backend: str = "auto",
 ) -> Encoder:
     """Build an encoder from a user-given model name (see the module docstring).
 
@@ -186,9 +186,11 @@ def load_encoder(
     trust_model_code : bool
         Load a folder even if it names classes outside ``sentence_transformers.``
         (which runs its code).
-    backend : {"torch", "onnx", "onnx-int8"}
+    backend : {"auto", "torch", "onnx", "onnx-int8"}
         What runs a sentence-transformers model (:mod:`sgi_core.embedding.onnx_runtime`);
-        the ONNX backends run on the CPU in fp32 (int8 weights for ``onnx-int8``).
+        the ONNX backends run on the CPU in fp32 (int8 weights for ``onnx-int8``). ``auto``
+        (default) is ``onnx`` on the CPU in fp32 and torch elsewhere; the encoder's
+        ``backend`` attribute says which ran (``torch`` for the test and API encoders).
 
     Raises
     ------
@@ -200,7 +202,7 @@ def load_encoder(
     name = name.strip()
     if backend not in BACKENDS:
         raise SGIInputError(f"unknown backend '{backend}'", hint=f"Use one of: {', '.join(BACKENDS)}")
-    if backend != "torch" and (name.startswith(("hashing", "openai:", "azure"))):
+    if backend not in ("auto", "torch") and (name.startswith(("hashing", "openai:", "azure"))):
         raise SGIInputError(f"backend '{backend}' applies to sentence-transformers models, not '{name}'",
                             hint="Use the torch backend (--backend torch, or torch in the sidebar) with this model")
     if name == "hashing" or name.startswith("hashing-"):

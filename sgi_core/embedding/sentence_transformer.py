@@ -120,9 +120,11 @@ class SentenceTransformerEncoder:
         Identifies the weights (:mod:`sgi_core.embedding.sources`); default ``model_id``.
     trust_model_code : bool
         Passed as ``trust_remote_code`` to sentence-transformers.
-    backend : {"torch", "onnx", "onnx-int8"}
+    backend : {"auto", "torch", "onnx", "onnx-int8"}
         What runs the transformer: torch, or an ONNX Runtime export of it on the CPU
         (:mod:`sgi_core.embedding.onnx_runtime`); tokenising and pooling are the same.
+        ``auto`` is ``onnx`` on the CPU in fp32, else torch
+        (:func:`~sgi_core.embedding.onnx_runtime.resolve_backend`); ``backend`` holds the one used.
     export_dir : path-like, optional
         Cache folder holding ONNX exports (default the embedding cache folder).
 
@@ -143,7 +145,7 @@ class SentenceTransformerEncoder:
         token_budget: int | None = None,
         source_fingerprint: str | None = None,
         trust_model_code: bool = False,
-        backend: str = "torch",
+        backend: str = "auto",
         export_dir: str | Path | None = None,
     ):
         configure_offline()
@@ -153,6 +155,7 @@ class SentenceTransformerEncoder:
 
         self.model_id = model_id
         self.device = device
+        backend = onnx_runtime.resolve_backend(backend, device=device, precision=precision)
         onnx_runtime.check_backend(backend, device=device, precision=precision)
         check_precision_runs(precision, device)
         self.precision = precision

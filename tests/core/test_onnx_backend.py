@@ -5,15 +5,42 @@ import pandas as pd
 import pytest
 
 from sgi_core.data import load_triples
-from sgi_core.embedding import BACKENDS, EmbeddingCache, load_encoder
-from sgi_core.embedding.onnx_runtime import QUANTIZATION, check_backend, export_folder, quantization_target
+from sgi_core.embedding import BACKENDS, EmbeddingCache, backend_used, load_encoder
+from sgi_core.embedding.onnx_runtime import (
+    QUANTIZATION,
+    check_backend,
+    export_folder,
+    quantization_target,
+    resolve_backend,
+)
 from sgi_core.errors import SGIInputError
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
 
-def test_the_backends_are_torch_and_two_onnx_runtimes():
-    assert BACKENDS == ("torch", "onnx", "onnx-int8")
+def test_the_backends_are_auto_torch_and_two_onnx_runtimes():
+    assert BACKENDS == ("auto", "torch", "onnx", "onnx-int8")
+
+
+@pytest.mark.parametrize("device, precision, expected", [
+    ("cpu", "fp32", "onnx"), ("cuda", "fp32", "torch"), ("mps", "fp32", "torch"), ("cpu", "fp16", "torch"),
+])
+def test_auto_is_onnx_fp32_on_the_cpu_and_torch_elsewhere(device, precision, expected):
+    assert resolve_backend("auto", device=device, precision=precision) == expected
+    assert resolve_backend("onnx-int8", device=device, precision=precision) == "onnx-int8"  # an explicit one stays
+
+
+def test_auto_falls_back_to_torch_without_onnx_runtime(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnxruntime" else real(name, *a))
+    assert resolve_backend("auto") == "torch"
+
+
+def test_the_test_encoder_takes_auto_and_records_torch():
+    assert backend_used(load_encoder("hashing-16")) == "torch"
+    assert backend_used(load_encoder("hashing-16", backend="torch")) == "torch"
 
 
 @pytest.mark.parametrize("backend, options, message", [
@@ -52,11 +79,23 @@ def test_exports_are_keyed_on_the_weights_and_the_backend(tmp_path):
     assert len(folders) == 4 and all(folder.parent == tmp_path / "onnx" for folder in folders)
 
 
+@pytest.fixture(scope="module")
+def minilm_torch():
+    """MiniLM run by torch, the reference the ONNX backends are held to."""
+    return load_encoder("minilm", device="cpu", backend="torch")
+
+
 @pytest.mark.slow
-def test_onnx_fp32_gives_the_torch_vectors_and_int8_close_ones(isolated_cache, minilm):
+def test_the_default_on_the_cpu_is_onnx(isolated_cache):
+    encoder = load_encoder("minilm", device="cpu")
+    assert backend_used(encoder) == "onnx" and encoder.cache_key.endswith("|fp32|onnx")
+
+
+@pytest.mark.slow
+def test_onnx_fp32_gives_the_torch_vectors_and_int8_close_ones(isolated_cache, minilm_torch):
     table = load_triples(SAMPLE_CSV)
     texts = pd.unique(table.frame[["question", "context", "response"]].to_numpy().ravel()).tolist()[:120]
-    reference = minilm.encode(texts)
+    reference = minilm_torch.encode(texts)
     onnx = load_encoder("minilm", device="cpu", backend="onnx")
     np.testing.assert_allclose(onnx.encode(texts), reference, atol=1e-5)
     int8 = load_encoder("minilm", device="cpu", backend="onnx-int8").encode(texts)
@@ -65,7 +104,8 @@ def test_onnx_fp32_gives_the_torch_vectors_and_int8_close_ones(isolated_cache, m
 
 
 @pytest.mark.slow
-def test_each_backend_caches_its_own_vectors_and_scores_alike(tmp_path, isolated_cache, minilm):
+def test_each_backend_caches_its_own_vectors_and_scores_alike(tmp_path, isolated_cache, minilm_torch):
+    minilm = minilm_torch
     table = load_triples(SAMPLE_CSV)
     rows = table.frame.head(40)
     subset = load_triples(_write(rows, tmp_path / "rows.csv"))
