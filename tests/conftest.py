@@ -19,10 +19,18 @@ def isolated_cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def minilm():
-    """The real all-MiniLM-L6-v2, loaded offline from its PyPI package."""
+    """The real all-MiniLM-L6-v2, loaded offline from its PyPI package (default backend: ONNX on the CPU)."""
     from sgi_core.embedding import load_encoder
 
     return load_encoder("minilm")
+
+
+@pytest.fixture(scope="session")
+def minilm_torch():
+    """The same model run by torch: the reference the ONNX backends are held to."""
+    from sgi_core.embedding import load_encoder
+
+    return load_encoder("minilm", device="cpu", backend="torch")
 
 
 @pytest.fixture

@@ -192,7 +192,8 @@ class SentenceTransformerEncoder:
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 64, progress: ProgressCallback | None = None
     ) -> np.ndarray:
-        texts = cut_to_window(texts, self.model.tokenizer, self.max_seq_length)
+        with tokenizing_past_the_limit():  # finding where to cut counts the tokens of texts past the limit
+            texts = cut_to_window(texts, self.model.tokenizer, self.max_seq_length)
         total = len(texts)
         out = np.empty((total, self.dimension), dtype=np.float32)
         counts = self.token_counts(texts, truncate=True)

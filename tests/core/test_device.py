@@ -133,14 +133,16 @@ TEXTS = ["short", "A man is eating food.", "a much longer sentence about groundi
 
 
 @pytest.mark.slow
-def test_cpu_output_is_unchanged(minilm):
-    assert minilm.device == "cpu" and minilm.token_budget is None
-    np.testing.assert_array_equal(minilm.encode(TEXTS, batch_size=4), _encode_as_before(minilm.model, TEXTS, 4))
+def test_cpu_output_is_unchanged(minilm_torch):
+    assert minilm_torch.device == "cpu" and minilm_torch.token_budget is None
+    np.testing.assert_array_equal(minilm_torch.encode(TEXTS, batch_size=4),
+                                  _encode_as_before(minilm_torch.model, TEXTS, 4))
 
 
 @pytest.mark.slow
-def test_token_budget_and_bf16_on_the_cpu(minilm):
-    budgeted = load_encoder("minilm", device="cpu", token_budget=40)
+def test_token_budget_and_bf16_on_the_cpu(minilm_torch):
+    minilm = minilm_torch
+    budgeted = load_encoder("minilm", device="cpu", token_budget=40, backend="torch")
     assert budgeted.cache_key == minilm.cache_key
     np.testing.assert_allclose(budgeted.encode(TEXTS), minilm.encode(TEXTS), atol=1e-5)
     half = load_encoder("minilm", device="cpu", precision="bf16")

@@ -79,12 +79,6 @@ def test_exports_are_keyed_on_the_weights_and_the_backend(tmp_path):
     assert len(folders) == 4 and all(folder.parent == tmp_path / "onnx" for folder in folders)
 
 
-@pytest.fixture(scope="module")
-def minilm_torch():
-    """MiniLM run by torch, the reference the ONNX backends are held to."""
-    return load_encoder("minilm", device="cpu", backend="torch")
-
-
 @pytest.mark.slow
 def test_the_default_on_the_cpu_is_onnx(isolated_cache):
     encoder = load_encoder("minilm", device="cpu")
