@@ -24,7 +24,7 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 PRECISIONS = ("fp32", "fp16", "bf16")
 
 #: Padded tokens per batch on a GPU: 32,768 sits inside the 16-64k range where an H100
-#: reaches its forward-pass limit for MiniLM-sized models (issue 15's measurement).
+#: reaches its forward-pass limit for MiniLM-sized models (an earlier measurement; see docs/PERFORMANCE.md, GPU).
 DEFAULT_TOKEN_BUDGET = 32_768
 
 
