@@ -167,7 +167,7 @@ def tokenize(st_model, texts: list[str]) -> dict:
 def _export_fp32(st_model, target: Path) -> None:
     import torch
 
-    transformer = st_model[0].auto_model.eval()
+    transformer = st_model[0].auto_model.train(False)  # inference mode: no dropout in the traced graph
     sample = tokenize(st_model, ["an export sample", "a second, longer export sample sentence"])
     names = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
 
