@@ -75,7 +75,7 @@ def _is_word_character(character: str) -> bool:
 
 
 def occurs_as_word(token: str, text: str) -> bool:
-    """Whether ``token`` (a run of word characters) is one of the ``\w+`` runs of ``text``.
+    r"""Whether ``token`` (a run of word characters) is one of the ``\w+`` runs of ``text``.
 
     The same answer as ``token in set(re.findall(r"\w+", text))``, found with ``str.find``
     instead of cutting the whole text into tokens: a match counts when no word character
@@ -106,7 +106,7 @@ def _share_in_context(tokens: list[str], context: str) -> float:
 
 
 def lexical_groundedness(responses, contexts) -> np.ndarray:
-    """Share of the response's non-stopword tokens that occur in the context.
+    r"""Share of the response's non-stopword tokens that occur in the context.
 
     Tokens are lower-cased ``\w+`` runs; stopwords are scikit-learn's English list;
     repeated response tokens count each time. 1.0 = every content word comes from

@@ -23,6 +23,7 @@ from tests.dashboard.test_browser_e2e import (
     PAGE_TIMEOUT_MS,
     VIEWPORT,
     assert_no_error,
+    choose_first_option,
     expect_charts,
     metric_value,
     open_page,
@@ -92,11 +93,7 @@ def test_two_runs_compared_in_the_browser(browser_page, runs):
     assert page.get_by_text("hallucination rate 0.000 → 1.000").count() == 1
     shoot(page, "compare_01_runs_compared")
 
-    # The select box opens from the keyboard; neither its text field nor its arrow opens it under playwright.
-    page.get_by_test_id("stSelectbox").filter(has_text="Open in the Explorer").locator("input").focus()
-    page.keyboard.press("ArrowDown")
-    # By attribute: the list is not in the accessibility tree that get_by_role reads while it opens.
-    page.locator("[role=option]").first.click()
+    choose_first_option(page, "Open in the Explorer")
     page.get_by_role("heading", name="Explorer", level=1).wait_for()
     wait_idle(page)
     assert_no_error(page, "explorer")

@@ -109,6 +109,42 @@ def open_page(page, title: str) -> None:
     wait_idle(page)
 
 
+def choose_first_option(page, label: str, attempts: int = 5) -> None:
+    """Open the select box labelled ``label`` and pick its first option.
+
+    The select box is a combo box: a click in its field, ArrowDown in the focused field or its
+    "Open" button shows the list, and any of them can be swallowed while a rerun redraws the box,
+    so each is tried in turn until the list shows.
+    """
+    field = page.get_by_test_id("stSelectbox").filter(has_text=label).locator("input")
+    # By attribute: the list is not in the accessibility tree that get_by_role reads while it opens.
+    options = page.locator("[role=option]")
+    openers = (
+        lambda: field.click(),
+        lambda: (field.focus(), page.keyboard.press("ArrowDown")),
+        lambda: page.get_by_test_id("stSelectbox").filter(has_text=label).get_by_role("button", name="Open").click(),
+    )
+    for attempt in range(attempts):
+        wait_idle(page)
+        field.scroll_into_view_if_needed()
+        openers[attempt % len(openers)]()
+        if _shown(options):
+            options.first.click()
+            return
+        page.keyboard.press("Escape")
+    raise AssertionError(f"the select box {label!r} never showed its list")
+
+
+def _shown(locator, timeout_ms: int = 5_000) -> bool:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        locator.first.wait_for(timeout=timeout_ms)
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
 def metric_value(page, label: str) -> str:
     box = page.get_by_test_id("stMetric").filter(has=page.get_by_text(label, exact=True))
     return box.get_by_test_id("stMetricValue").inner_text()
