@@ -11,43 +11,30 @@ from dashboard.services import baselines, numeric_columns, report
 from sgi_core import evaluation
 from sgi_core.data import TripleTable
 from sgi_core.evaluation import detectors
-from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS
 from sgi_core.labels import distinct_label_values
 
 
 #: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).
 LENGTH_MATCHED_BASELINES = ("theta_rq", "lexical_groundedness")
-#: Bootstrap resamples of the length-matched intervals up to, and above, ``BOOTSTRAP_MAX_ROWS`` labelled rows.
-LENGTH_MATCHED_N_BOOT = (1000, 200)
 #: Most distinct values a column may have to be offered as a grouping (more reads as an id).
 MAX_GROUPS = 50
 #: Most distinct label values offered in the Data page's value mapping.
 MAX_LABEL_VALUES = 50
 
 
-def length_matched_resamples(frame: pd.DataFrame) -> int:
-    """Resamples behind the length-matched intervals: fewer above ``BOOTSTRAP_MAX_ROWS`` labelled rows.
-
-    That bootstrap recomputes the matching weights in each resample, one pass of
-    the rows at a time; 1,000 such passes over millions of rows take many minutes.
-    """
-    return LENGTH_MATCHED_N_BOOT[int(frame["label"].notna().sum()) > BOOTSTRAP_MAX_ROWS]
-
-
 @st.cache_data(show_spinner="Matching response lengths...", max_entries=32)
 def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
     """Length-matched AUROC of SGI (key ``"sgi"``, from the report) and of :data:`LENGTH_MATCHED_BASELINES` present.
 
-    The intervals use :func:`length_matched_resamples` resamples.
+    Each result says how its intervals were made (``ci_method``, ``n_boot``).
     """
     labels = _frame["label"].to_numpy()
     lengths = evaluation.response_length(_frame["response"])
     per_row = baselines(key, model_name, _frame)
     scores = {name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
               if per_row is not None and name in per_row.columns}
-    n_boot = length_matched_resamples(_frame)
     return {"sgi": report(key, model_name, _frame).length_matched,
-            **{name: evaluation.length_matched_auroc(labels, values, lengths, n_boot=n_boot)
+            **{name: evaluation.length_matched_auroc(labels, values, lengths)
                for name, values in scores.items()}}
 
 

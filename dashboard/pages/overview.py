@@ -28,7 +28,7 @@ def interval_words(result) -> str:
     return {"DeLong": "DeLong's variance", "delta method": "delta method"}.get(result.ci_method, result.ci_method)
 
 
-def length_matched_sentence(result, n_boot: int) -> str:
+def length_matched_sentence(result) -> str:
     """What the length-matched AUROC is, how it was made and what it cost in rows."""
     if math.isnan(result.auroc):
         summary = "Length-matched AUROC undefined: no response-length bin holds both grounded and hallucinated rows."
@@ -38,8 +38,7 @@ def length_matched_sentence(result, n_boot: int) -> str:
                    "that response length cannot explain (0.5 = none).")
     return (f"{summary} Method: {result.method} ({result.n_bins} bins; rows reweighted so both labels share the "
             f"bins' distribution); {result.n_used:,} rows used, {result.n_dropped:,} dropped in "
-            f"{result.n_bins_dropped} bins holding one label only. Interval: percentile bootstrap of {n_boot:,} "
-            "resamples" + (f" (1,000 up to {services.BOOTSTRAP_MAX_ROWS:,} labelled rows)." if n_boot < 1000 else "."))
+            f"{result.n_bins_dropped} bins holding one label only. Interval: {interval_words(result)}.")
 
 
 st.title("Overview")
@@ -65,7 +64,7 @@ if labelled is None:
     st.caption(f"95% intervals: d {tables.interval(es.cohens_d_ci, '+.2f', in_text=True)} ({interval_words(es)}), "
                f"AUROC {tables.interval(roc.auroc_ci, in_text=True)} ({interval_words(roc)}); Welch p = "
                f"{es.welch_p:.2g}." + ASYMPTOTIC_NOTE * (roc.ci_method == "DeLong"))
-    st.caption(length_matched_sentence(sgi_matched, confound_services.length_matched_resamples(data.frame)))
+    st.caption(length_matched_sentence(sgi_matched))
 else:
     st.info(labelled)
 

@@ -16,18 +16,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from sgi_core.evaluation import bootstrap
-from sgi_core.evaluation._common import as_labels, as_scores
+from sgi_core.evaluation._common import as_scores
 from sgi_core.evaluation.effect_size import effect_size
 from sgi_core.evaluation.length_matched import length_matched_auroc
 from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.results import JsonResult
 
-#: Most resamples of a length-matched interval above ``BOOTSTRAP_MAX_ROWS`` labelled rows: each one
-#: recomputes the matching weights in a pass over every row, and that interval has no asymptotic form.
-LENGTH_MATCHED_MAX_BOOT_ABOVE = 200
 #: How a judged score was obtained: label-free per row, cross-fitted on question-group folds, or the
 #: out-of-fold combination of other scores.
 PROTOCOLS = ("label-free", "crossfit", "combined (out of fold)")
@@ -63,19 +57,6 @@ class ScoreJudgement(JsonResult):
     length_matched_auroc_ci: tuple[float, float]
 
 
-def length_matched_resamples(y_true, n_boot: int) -> int:
-    """Resamples of a length-matched interval: ``n_boot``, at most :data:`LENGTH_MATCHED_MAX_BOOT_ABOVE` above
-    :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows.
-
-    Examples
-    --------
-    >>> length_matched_resamples([1, 0, float("nan")], 1000)
-    1000
-    """
-    n_labelled = int((~np.isnan(as_labels(y_true))).sum())
-    return min(n_boot, LENGTH_MATCHED_MAX_BOOT_ABOVE) if n_labelled > bootstrap.BOOTSTRAP_MAX_ROWS else n_boot
-
-
 def judge_score(y_true, y_score, *, lengths, protocol: str = "label-free", leaky_score=None, n_boot: int = 1000,
                 seed: int = 0) -> ScoreJudgement:
     """Judge one oriented score against the labels.
@@ -95,8 +76,7 @@ def judge_score(y_true, y_score, *, lengths, protocol: str = "label-free", leaky
     n_boot, seed : int
         Bootstrap settings of the three intervals (0: no intervals). Above
         :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the
-        AUROC and d intervals are asymptotic and the length-matched one takes
-        :func:`length_matched_resamples`.
+        three intervals are asymptotic (DeLong's, the delta method's).
 
     Returns
     -------
@@ -114,8 +94,7 @@ def judge_score(y_true, y_score, *, lengths, protocol: str = "label-free", leaky
     es = effect_size(y_true, values, n_boot=n_boot, seed=seed)
     matched_auroc, matched_ci = math.nan, (math.nan, math.nan)
     if lengths is not None:
-        matched = length_matched_auroc(y_true, values, lengths, n_boot=length_matched_resamples(y_true, n_boot),
-                                       seed=seed)
+        matched = length_matched_auroc(y_true, values, lengths, n_boot=n_boot, seed=seed)
         matched_auroc, matched_ci = matched.auroc, matched.auroc_ci
     leaky = roc_analysis(y_true, leaky_score, n_boot=0).auroc if leaky_score is not None else math.nan
     return ScoreJudgement(protocol, roc.auroc, roc.auroc_ci, es.cohens_d, es.cohens_d_ci, leaky, matched_auroc,

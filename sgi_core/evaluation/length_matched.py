@@ -32,10 +32,14 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from sgi_core.evaluation._common import as_labels, as_scores, check_fraction, check_int
+from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_fraction, check_int
+from sgi_core.evaluation.bootstrap import CI_METHODS, interval_kind, normal_interval
+from sgi_core.evaluation.length_matched_variance import length_matched_variances
 from sgi_core.results import JsonResult, warn_undefined
 
 METHOD = "coarsened exact matching on quantile bins of response length"
+#: ``LengthMatchedResult.ci_method`` for each kind of interval.
+CI_NAMES = {"bootstrap": "percentile bootstrap", "asymptotic": "delta method", "none": "none"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class LengthMatchedResult(JsonResult):
     auroc : float
         Weighted AUROC, grounded positive (0.5 = nothing beyond length).
     auroc_ci : (float, float)
-        Percentile bootstrap interval (see :func:`length_matched_auroc`).
+        Its interval (see :func:`length_matched_auroc` and ``ci_method``).
     cohens_d, cohens_d_ci : float, (float, float)
         Weighted Cohen's d, valid minus hallucinated, and its interval.
     plain_auroc : float
@@ -63,6 +67,10 @@ class LengthMatchedResult(JsonResult):
         Labelled, scored rows in dropped bins.
     n_excluded : int
         Rows left out because their label, score or length is NaN.
+    ci_method : {"percentile bootstrap", "delta method", "none"}
+        How both intervals were made.
+    n_boot : int
+        Bootstrap resamples behind them (0 unless ``ci_method`` is the bootstrap).
     """
 
     method: str
@@ -76,6 +84,8 @@ class LengthMatchedResult(JsonResult):
     n_used: int
     n_dropped: int
     n_excluded: int
+    ci_method: str = "none"
+    n_boot: int = 0
 
 
 def _bin_weights(labels: np.ndarray, bins: np.ndarray, counts: np.ndarray, n_bins: int) -> np.ndarray:
@@ -183,14 +193,17 @@ def _percentile_ci(values: list[float], confidence: float) -> tuple[float, float
 
 
 def length_matched_auroc(
-    y_true, y_score, length, *, n_bins: int = 10, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95
+    y_true, y_score, length, *, n_bins: int = 10, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
+    ci_method: str = "auto",
 ) -> LengthMatchedResult:
     """AUROC and Cohen's d of a score with the classes matched on response length.
 
     See the module docstring for the weights. The bootstrap resamples rows within
     each class (class sizes kept, as everywhere in this package), keeps the bin edges
     of the full data and recomputes the weights from each resample's bin counts, so
-    the interval carries the uncertainty of the weights too.
+    the interval carries the uncertainty of the weights too. The asymptotic interval
+    is the normal one with the delta-method variance of that same bootstrap
+    (:mod:`sgi_core.evaluation.length_matched_variance`), computed in one pass.
 
     Parameters
     ----------
@@ -202,9 +215,14 @@ def length_matched_auroc(
         Response length in characters (e.g. ``baselines.response_length``).
     n_bins : int, default 10
     n_boot : int, default 1000
-        0 skips the intervals.
+        0 skips the intervals (unless ``ci_method="asymptotic"``).
     seed : int, default 0
     confidence : float, default 0.95
+    ci_method : {"auto", "bootstrap", "asymptotic"}, default "auto"
+        ``"auto"``: the bootstrap up to
+        :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled, scored
+        rows, the delta method above. ``LengthMatchedResult.ci_method`` and
+        ``n_boot`` say which.
 
     Returns
     -------
@@ -225,6 +243,7 @@ def length_matched_auroc(
     n_bins = check_int(n_bins, "n_bins", "length_matched_auroc", minimum=1)
     n_boot = check_int(n_boot, "n_boot", "length_matched_auroc", minimum=0)
     confidence = check_fraction(confidence, "confidence", "length_matched_auroc")
+    ci_method = check_choice(ci_method, "ci_method", "length_matched_auroc", CI_METHODS)
     labels, scores, bins, n_excluded, _ = _prepare(y_true, y_score, length, n_bins)
     n_formed = int(bins.max()) + 1 if len(bins) else 0
     weights = _bin_weights(labels, bins, np.ones(len(labels)), n_formed)
@@ -243,7 +262,12 @@ def length_matched_auroc(
     auroc = float(roc_auc_score(labels[used], scores[used], sample_weight=weights[used]))
     d = _weighted_d(scores[used], labels[used], weights[used])
     auroc_ci, d_ci = nan_pair, nan_pair
-    if n_boot:
+    kind = interval_kind(len(labels), ci_method=ci_method, n_boot=n_boot)
+    if kind == "asymptotic":
+        var_auroc, var_d = length_matched_variances(labels, scores, bins, n_formed)
+        auroc_ci = normal_interval(auroc, var_auroc, confidence, bounds=(0.0, 1.0))
+        d_ci = normal_interval(d, var_d, confidence) if math.isfinite(var_d) else nan_pair
+    elif kind == "bootstrap":
         levels = np.unique(scores, return_inverse=True)[1]
         n_levels = int(levels.max()) + 1
         rng = np.random.default_rng(seed)
@@ -269,4 +293,6 @@ def length_matched_auroc(
         n_used=int(used.sum()),
         n_dropped=int((~used).sum()),
         n_excluded=n_excluded,
+        ci_method=CI_NAMES[kind],
+        n_boot=n_boot if kind == "bootstrap" else 0,
     )

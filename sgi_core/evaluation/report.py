@@ -24,7 +24,7 @@ from sgi_core.evaluation._common import as_labels, as_scores, inputs_checked, va
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
 from sgi_core.evaluation.baselines import BASELINE_DESCRIPTIONS, BeyondLengthResult, baseline_scores, beyond_length, response_length
 from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, effect_size
-from sgi_core.evaluation.judgement import judge_score, length_matched_resamples
+from sgi_core.evaluation.judgement import judge_score
 from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
 from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_strata
@@ -151,12 +151,11 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         ``response`` and ``sgi_status``.
     score_col : str, default "sgi"
     n_boot : int, default 1000
-        Bootstrap resamples for the intervals of d and AUROC. Above
-        :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the
-        intervals are asymptotic instead (DeLong's for AUROC, the delta method's for
-        d); each result's ``ci_method`` and ``n_boot`` say which. The length-matched
-        interval, which has no asymptotic form, then takes
-        :func:`~sgi_core.evaluation.judgement.length_matched_resamples`.
+        Bootstrap resamples for the intervals of d, AUROC and the length-matched
+        AUROC. Above :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS`
+        labelled rows the intervals are asymptotic instead (DeLong's for AUROC, the
+        delta method's for d and the length-matched statistics); each result's
+        ``ci_method`` and ``n_boot`` say which.
     seed : int, default 0
     baselines : DataFrame, optional
         :func:`~sgi_core.evaluation.baselines.baseline_scores` of ``scored_frame``
@@ -214,7 +213,7 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         matched = None
         if "response" in has:
             matched = length_matched_auroc(labels, scores, response_length(scored_frame["response"]), seed=seed,
-                                           n_boot=length_matched_resamples(labels, n_boot))
+                                           n_boot=n_boot)
         beyond = (
             beyond_length(
                 response_length(scored_frame["response"]), scores, labels, seed=seed,

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts, confound_services, devices, page, services, texts
+from dashboard import charts, devices, page, services, texts
 from sgi_core import evaluation
 from sgi_core.evaluation import bootstrap
 from sgi_core.data import load_triples
@@ -136,7 +136,6 @@ def test_big_file_pages_say_what_they_draw_and_how_intervals_were_made(monkeypat
     monkeypatch.setattr(page, "DRAWN_ROWS", 50)
     monkeypatch.setattr(bootstrap, "BOOTSTRAP_MAX_ROWS", 100)
     monkeypatch.setattr(services, "BOOTSTRAP_MAX_ROWS", 100)
-    monkeypatch.setattr(confound_services, "BOOTSTRAP_MAX_ROWS", 100)
     monkeypatch.setattr(charts, "CURVE_POINTS", 40)
     goto(app, "overview")
     assert_clean(app)
@@ -146,7 +145,7 @@ def test_big_file_pages_say_what_they_draw_and_how_intervals_were_made(monkeypat
     (histogram,) = [f for f in figures(app) if f["layout"]["title"]["text"].startswith("SGI by label")]
     assert sum(len(array(trace["x"])) for trace in histogram["data"]) == 50
     assert any("(delta method), AUROC" in c and "(DeLong's variance)" in c and "closed forms" in c for c in captions)
-    assert any("percentile bootstrap of 200 resamples (1,000 up to 100 labelled rows)" in c for c in captions)
+    assert any(c.startswith("Length-matched AUROC") and c.endswith("Interval: delta method.") for c in captions)
     (roc,) = [f for f in figures(app) if f["layout"]["title"]["text"].startswith("ROC")]
     assert max(len(array(trace["x"])) for trace in roc["data"]) <= 40
     assert any(c.startswith("Each curve is drawn through at most 40 of its points") for c in captions)

@@ -8,12 +8,7 @@ import pytest
 
 from sgi_core.evaluation import effect_size, length_matched_auroc, roc_analysis
 from sgi_core.evaluation import bootstrap
-from sgi_core.evaluation.judgement import (
-    LENGTH_MATCHED_MAX_BOOT_ABOVE,
-    ScoreJudgement,
-    judge_score,
-    length_matched_resamples,
-)
+from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 
 
 def test_hand_computed_toy_case():
@@ -44,9 +39,12 @@ def test_equals_each_statistic_alone_with_intervals():
     assert ScoreJudgement.from_dict(json.loads(json.dumps(res.to_dict()))) == res
 
 
-def test_length_matched_resamples_are_capped_above_the_bootstrap_row_limit(monkeypatch):
-    labels = [1.0, 0.0, 1.0, float("nan")]
-    assert length_matched_resamples(labels, 1000) == 1000
-    monkeypatch.setattr(bootstrap, "BOOTSTRAP_MAX_ROWS", 2)  # three labelled rows are now "above"
-    assert length_matched_resamples(labels, 1000) == LENGTH_MATCHED_MAX_BOOT_ABOVE
-    assert length_matched_resamples(labels, 50) == 50
+def test_all_three_intervals_are_asymptotic_above_the_bootstrap_row_limit(monkeypatch):
+    rng = np.random.default_rng(4)
+    y = np.repeat([1.0, 0.0], 60)
+    score, lengths = y + rng.normal(size=120), rng.integers(20, 200, size=120)
+    monkeypatch.setattr(bootstrap, "BOOTSTRAP_MAX_ROWS", 119)
+    res = judge_score(y, score, lengths=lengths, n_boot=1000)
+    assert res.auroc_ci == roc_analysis(y, score, ci_method="asymptotic").auroc_ci
+    assert res.cohens_d_ci == effect_size(y, score, ci_method="asymptotic").cohens_d_ci
+    assert res.length_matched_auroc_ci == length_matched_auroc(y, score, lengths, ci_method="asymptotic").auroc_ci
