@@ -140,6 +140,27 @@ def open_measurable(source):
     return pq.ParquetFile(source, read_dictionary=dictionary_columns) if dictionary_columns else parquet
 
 
+def coalesced(batches, rows: int):
+    """Record batches joined until each holds at least ``rows`` rows (the last may hold fewer).
+
+    A file written in many small row groups is read one row group per batch; checking
+    and converting 300 rows at a time costs more than reading them. Dictionary-encoded
+    columns stay encoded (their dictionaries unified), so they are still measured
+    before they are expanded.
+    """
+    import pyarrow as pa
+
+    pending, count = [], 0
+    for batch in batches:
+        pending.append(batch)
+        count += batch.num_rows
+        if count >= rows:
+            yield pa.concat_batches(pending)
+            pending, count = [], 0
+    if pending:
+        yield pa.concat_batches(pending)
+
+
 def read_parquet_limited(source, name: str, limits: InputLimits) -> pd.DataFrame:
     """A Parquet file checked from its metadata, then read column by column, each batch's cells checked.
 
@@ -167,7 +188,8 @@ def read_parquet_limited(source, name: str, limits: InputLimits) -> pd.DataFrame
             parquet = open_measurable(source)  # the reader keeps the allocator current when it is opened
             for column in columns:
                 batches, first_row = [], 1
-                for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[column]):
+                for batch in coalesced(parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[column]),
+                                       PARQUET_BATCH_ROWS):
                     chars = check_cells(batch, name, limits, first_row=first_row, chars_before=chars, scored=scored)
                     batches.append(large_strings(batch))
                     first_row += batch.num_rows

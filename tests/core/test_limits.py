@@ -166,6 +166,23 @@ def test_parquet_path_read_by_columns_equals_a_plain_read(tmp_path, monkeypatch)
         read_table(path, limits=InputLimits(max_cell_chars=10))
 
 
+def test_small_row_groups_are_checked_and_converted_in_batches_of_the_batch_size(tmp_path, monkeypatch):
+    monkeypatch.setattr(parquet, "PARQUET_BATCH_ROWS", 4)
+    sizes = []
+    real_large_strings = parquet.large_strings
+    monkeypatch.setattr(parquet, "large_strings", lambda batch: sizes.append(batch.num_rows) or real_large_strings(batch))
+    frame = pd.DataFrame({"question": [f"q{i % 3}" for i in range(10)], "context": list("abcdefghij"),
+                          "response": ["r"] * 10})
+    path = tmp_path / "groups.parquet"
+    frame.to_parquet(path, row_group_size=1)  # ten row groups of one row; the questions dictionary-encoded
+    pd.testing.assert_frame_equal(read_table(path, limits=InputLimits()), pd.read_parquet(path))
+    assert sizes == [4, 4, 2] * 3
+    frame.loc[6, "context"] = "x" * 11
+    frame.to_parquet(path, row_group_size=1)
+    with pytest.raises(SGIInputError, match=r"column 'context', row 7\)"):
+        read_table(path, limits=InputLimits(max_cell_chars=10))
+
+
 def test_parquet_read_under_limits_allocates_with_malloc_and_restores_arrows_pool(tmp_path, monkeypatch):
     pools = []
     real_large_strings = parquet.large_strings

@@ -117,8 +117,9 @@ def test_dictionary_encoded_text_with_missing_cells_reads_as_a_plain_read_does(t
     path = tmp_path / "d.parquet"
     frame.to_parquet(path, row_group_size=5)
     pd.testing.assert_frame_equal(read_table(path, limits=InputLimits()), pd.read_parquet(path))
-    # Counted a batch (here a row group of 5 rows) at a time: 18 characters of questions, then 5 and 5 of contexts.
-    with pytest.raises(SGIInputError, match=r"^the file's text cells hold at least 28 characters; the limit is 24"):
+    # Counted a batch (here the whole column: its row groups joined) at a time: 18 characters of questions, then 12
+    # of contexts.
+    with pytest.raises(SGIInputError, match=r"^the file's text cells hold at least 30 characters; the limit is 24"):
         read_table(path, limits=InputLimits(max_chars=24))
 
 
