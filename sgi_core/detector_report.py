@@ -133,7 +133,8 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
     usable = ~np.isnan(labels) & (folds >= 0) & scored["sgi"].notna().to_numpy()
     combined = np.full(len(labels), np.nan)
     if len(np.unique(labels[usable])) == 2 and len(np.unique(folds[usable])) > 1:
-        combined[usable] = out_of_fold_probability(features.to_numpy()[usable], labels[usable], folds[usable])
+        combined[usable] = out_of_fold_probability(features.to_numpy()[usable], labels[usable], folds[usable],
+                                                   seed=seed)
     else:
         warn_undefined("the combined detector needs labelled rows of both classes in two or more folds")
     scores["combined"] = combined

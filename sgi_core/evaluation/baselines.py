@@ -26,7 +26,7 @@ from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, as_scores, check_int, validates_inputs
-from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probability
+from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probabilities
 from sgi_core.results import JsonResult, warn_undefined
 
 #: Below this lexical groundedness a response is flagged as not drawn from its context.
@@ -283,12 +283,11 @@ def beyond_length(lengths, score, y_true, *, n_splits: int = 5, seed: int = 0, s
     features = np.column_stack([length_values[keep], score_values[keep]])
     folds = fold_ids(labels, n_splits=n_splits, seed=seed)
 
-    def fold_aurocs(columns: list[int]) -> np.ndarray:
-        prob = out_of_fold_probability(features[:, columns], labels, folds)
+    def fold_aurocs(prob: np.ndarray) -> np.ndarray:
         return np.array([roc_auc_score(labels[folds == k], prob[folds == k]) for k in range(n_splits)])
 
-    length_only = fold_aurocs([0])
-    with_score = fold_aurocs([0, 1])
+    length_only, with_score = map(fold_aurocs, out_of_fold_probabilities(features, labels, folds, [[0], [0, 1]],
+                                                                         seed=seed))
     fold_deltas = tuple((with_score - length_only).tolist())
     return BeyondLengthResult(
         n=len(labels),

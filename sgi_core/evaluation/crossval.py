@@ -5,7 +5,8 @@ each feature to normal quantiles (fitted on the training fold, so SGI's rare hug
 values where the response equals the context do not dominate) and fits a logistic
 regression with grounded = 1. The quantile count is sized from the
 fold being fitted, ``min(1000, n_train)``, so it never asks for more quantiles than
-the fold has rows.
+the fold has rows; the rows the quantiles are drawn from are seeded, so the same
+inputs give the same probabilities.
 
 Folds are stratified by label and, when ``groups`` is given, never split a group
 (both answers of one question stay in the same fold).
@@ -24,12 +25,16 @@ from sklearn.preprocessing import QuantileTransformer
 MAX_QUANTILES = 1000
 
 
-def quantile_logistic(n_train: int):
-    """The pipeline fitted on a training fold of ``n_train`` rows."""
+def normal_scores(n_train: int, seed: int = 0):
+    """Median fill and normal-quantile map, fitted on a training fold of ``n_train`` rows.
+
+    Each feature is mapped on its own; above the transformer's subsample (10,000
+    rows) its quantiles come from a sample of rows drawn with ``seed``, the same rows
+    for every feature.
+    """
     return make_pipeline(
         SimpleImputer(strategy="median", keep_empty_features=True),
-        QuantileTransformer(output_distribution="normal", n_quantiles=min(MAX_QUANTILES, n_train)),
-        LogisticRegression(),
+        QuantileTransformer(output_distribution="normal", n_quantiles=min(MAX_QUANTILES, n_train), random_state=seed),
     )
 
 
@@ -55,8 +60,13 @@ def fold_ids(labels: np.ndarray, *, n_splits: int, seed: int, groups=None) -> np
     return ids
 
 
-def out_of_fold_probability(features: np.ndarray, labels: np.ndarray, folds: np.ndarray) -> np.ndarray:
-    """P(grounded) of each row from the pipeline fitted on the other folds.
+def out_of_fold_probabilities(features: np.ndarray, labels: np.ndarray, folds: np.ndarray, column_sets,
+                               *, seed: int = 0) -> list[np.ndarray]:
+    """P(grounded) of each row from models on several column sets, each fitted on the other folds.
+
+    The feature map (:func:`normal_scores`) works column by column, so it is fitted
+    once per fold on every column and each set's logistic fit reads its columns:
+    the same probabilities as :func:`quantile_logistic` fitted on each set alone.
 
     Parameters
     ----------
@@ -67,6 +77,42 @@ def out_of_fold_probability(features: np.ndarray, labels: np.ndarray, folds: np.
         1 = grounded, 0 = hallucinated.
     folds : ndarray of int, shape (n,)
         Fold index of each row (:func:`fold_ids`).
+    column_sets : sequence of sequence of int
+        The feature columns of each model.
+    seed : int, default 0
+        Seeds the rows the quantiles are drawn from (see :func:`normal_scores`).
+
+    Returns
+    -------
+    list of ndarray of shape (n,)
+        One array of out-of-fold probabilities per column set.
+
+    Examples
+    --------
+    >>> y = np.array([1, 0] * 20)
+    >>> x = np.column_stack([y + np.random.default_rng(0).normal(0, 0.2, 40), np.zeros(40)])
+    >>> alone, both = out_of_fold_probabilities(x, y, np.arange(40) % 4, [[0], [0, 1]])
+    >>> bool(alone[y == 1].mean() > 0.7 and alone[y == 0].mean() < 0.3)
+    True
+    """
+    column_sets = [list(columns) for columns in column_sets]
+    probs = [np.empty(len(labels)) for _ in column_sets]
+    for fold in np.unique(folds):
+        train, test = folds != fold, folds == fold
+        mapping = normal_scores(int(train.sum()), seed)
+        fitted = mapping.fit_transform(features[train])
+        held_out = mapping.transform(features[test])
+        for prob, columns in zip(probs, column_sets):
+            model = LogisticRegression().fit(fitted[:, columns], labels[train])
+            prob[test] = model.predict_proba(held_out[:, columns])[:, 1]
+    return probs
+
+
+def out_of_fold_probability(features: np.ndarray, labels: np.ndarray, folds: np.ndarray, *,
+                            seed: int = 0) -> np.ndarray:
+    """P(grounded) of each row from the pipeline on every column, fitted on the other folds.
+
+    :func:`out_of_fold_probabilities` with one column set holding every column.
 
     Examples
     --------
@@ -76,9 +122,4 @@ def out_of_fold_probability(features: np.ndarray, labels: np.ndarray, folds: np.
     >>> bool(prob[y == 1].mean() > 0.7 and prob[y == 0].mean() < 0.3)
     True
     """
-    prob = np.empty(len(labels))
-    for fold in np.unique(folds):
-        train, test = folds != fold, folds == fold
-        model = quantile_logistic(int(train.sum())).fit(features[train], labels[train])
-        prob[test] = model.predict_proba(features[test])[:, 1]
-    return prob
+    return out_of_fold_probabilities(features, labels, folds, [range(features.shape[1])], seed=seed)[0]

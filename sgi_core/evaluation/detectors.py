@@ -27,7 +27,7 @@ from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int, validates_inputs
-from sgi_core.evaluation.crossval import out_of_fold_probability
+from sgi_core.evaluation.crossval import out_of_fold_probabilities
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.results import JsonResult, warn_undefined
@@ -243,9 +243,9 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
                                   math.nan, "undefined",
                                   f"undefined: too few labelled rows ({n_min} in the smaller class)", judged)
     folds = crossfit_folds(group_ids[keep], y_true=y, n_folds=n_splits, seed=seed)
-    alone = np.array([roc_auc_score(y, out_of_fold_probability(features[:, [j]], y, folds))
-                      for j in range(len(names))])
-    combined_prob = out_of_fold_probability(features, y, folds)
+    *alone_probs, combined_prob = out_of_fold_probabilities(
+        features, y, folds, [*([j] for j in range(len(names))), range(len(names))], seed=seed)
+    alone = np.array([roc_auc_score(y, prob) for prob in alone_probs])
     combined = float(roc_auc_score(y, combined_prob))
     combined_roc = roc_analysis(y, combined_prob, n_boot=n_boot, seed=seed)
     return DetectorComparison(

@@ -2,10 +2,12 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import PredefinedSplit, cross_val_predict
+from sklearn.pipeline import make_pipeline
 
 from sgi_core.evaluation.baselines import beyond_length
-from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probability, quantile_logistic
+from sgi_core.evaluation.crossval import fold_ids, normal_scores, out_of_fold_probabilities, out_of_fold_probability
 from sgi_core.evaluation.detectors import compare_detectors
 
 
@@ -33,8 +35,8 @@ def test_out_of_fold_equals_sklearn_cross_val_predict_on_equal_folds():
     labels = np.tile([1, 0], 60)
     features = np.column_stack([labels + rng.normal(size=120), rng.normal(size=120)])
     folds = np.arange(120) % 4
-    expected = cross_val_predict(quantile_logistic(90), features, labels, cv=PredefinedSplit(folds),
-                                 method="predict_proba")[:, 1]
+    pipeline = make_pipeline(*normal_scores(90).named_steps.values(), LogisticRegression())
+    expected = cross_val_predict(pipeline, features, labels, cv=PredefinedSplit(folds), method="predict_proba")[:, 1]
     np.testing.assert_allclose(out_of_fold_probability(features, labels, folds), expected, rtol=1e-12)
 
 
@@ -56,3 +58,19 @@ def test_each_row_is_predicted_by_a_model_that_never_saw_it(n_splits):
     feature = np.where(folds == 0, labels, 0.5)
     prob = out_of_fold_probability(feature[:, None].astype(float), labels, folds)
     assert np.ptp(prob[folds == 0]) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_several_column_sets_equal_each_set_fitted_alone_and_repeat_with_the_seed():
+    # 12,000 rows: above the quantile map's 10,000-row subsample, whose rows the seed draws.
+    rng = np.random.default_rng(5)
+    labels = (rng.random(12_000) < 0.5).astype(float)
+    features = np.column_stack([labels + rng.normal(size=12_000), rng.gamma(2.0, 1.0, 12_000) * (1 + labels),
+                                rng.normal(size=12_000)])
+    features[rng.random(12_000) < 0.01, 1] = np.nan
+    folds = np.arange(12_000) % 3
+    sets = [[0], [1, 2], [0, 1, 2]]
+    together = out_of_fold_probabilities(features, labels, folds, sets, seed=4)
+    for columns, prob in zip(sets, together):
+        np.testing.assert_array_equal(prob, out_of_fold_probability(features[:, columns], labels, folds, seed=4))
+    again = beyond_length(features[:, 1], features[:, 0], labels, seed=2)
+    assert beyond_length(features[:, 1], features[:, 0], labels, seed=2) == again
