@@ -55,8 +55,9 @@ class LabelLeak(JsonResult):
 
 
 def _text_values(series: pd.Series) -> pd.Series:
-    text = series.astype(object).where(series.notna(), None).map(lambda v: None if v is None else str(v).strip())
-    return text.where(text != "", None)
+    """Each cell as its stripped text (``str(value).strip()``); NA where it is missing or blank."""
+    text = series.astype("string").str.strip()
+    return text.mask(text == "")
 
 
 def _numeric_auroc(series: pd.Series, labels: np.ndarray) -> float:
@@ -72,13 +73,17 @@ def _numeric_auroc(series: pd.Series, labels: np.ndarray) -> float:
 
 
 def _categories_determine(series: pd.Series, labels: np.ndarray) -> bool:
-    values = _text_values(series).to_numpy(dtype=object)
-    keep = ~np.isnan(labels) & pd.notna(values)
+    """Whether every labelled value recurs (on 2 or more labelled rows) and each goes with one class only."""
+    values = _text_values(series)
+    keep = ~np.isnan(labels) & values.notna().to_numpy()
     if keep.sum() < 2 or len(np.unique(labels[keep])) < 2:
         return False
-    table = pd.crosstab(values[keep], labels[keep])
-    recurring = table[table.sum(axis=1) >= 2]
-    return bool(recurring.sum().sum() == keep.sum() and ((recurring > 0).sum(axis=1) == 1).all())
+    codes = pd.factorize(values[keep])[0]
+    if (np.bincount(codes) < 2).any():
+        return False
+    grounded = np.bincount(codes, weights=labels[keep] == 1.0)
+    hallucinated = np.bincount(codes, weights=labels[keep] == 0.0)
+    return bool(((grounded == 0) | (hallucinated == 0)).all())
 
 
 def label_leaks(frame: pd.DataFrame, y_true, columns) -> tuple[LabelLeak, ...]:
