@@ -75,12 +75,13 @@ def _apply_preset() -> None:
         st.session_state[PRESET_MESSAGE] = None
 
 
-def _load_session(fingerprint: str, models: list) -> None:
+def _load_session(key, frame, models: list) -> None:
     upload = st.session_state[SESSION_UPLOAD]
     if upload is None:
         return
     try:
-        session = services.read_session(upload.getvalue(), fingerprint=fingerprint, source=upload.name)
+        session = services.read_session(upload.getvalue(), fingerprint=services.fingerprint(key, frame),
+                                        source=upload.name)
         if session.model not in models:
             raise page.SGIInputError(f"the session was tuned on scores of model '{session.model}'",
                                 source=upload.name, hint="Add that model on the Data page, then load it again")
@@ -141,8 +142,10 @@ def threshold_panel() -> None:
                       "every row.")
 
     st.subheader("3. Save, load and download")
-    session_json = services.session_json(data.key, data.model, active.calibrator, threshold, data.frame)
     save_col, download_col = st.columns(2)
+    # Built when clicked: fingerprinting every row of a big file takes seconds.
+    session_json = functools.partial(services.session_json, data.key, data.model, active.calibrator, threshold,
+                                     data.frame)
     save_col.download_button("Save this session (JSON)", data=session_json,
                               file_name=page.download_name(data, "sgi_calibration_session.json"),
                               mime="application/json", on_click="ignore")
@@ -156,7 +159,7 @@ st.subheader("2. Threshold")
 threshold_panel()
 
 st.file_uploader("Load a saved session (JSON)", type=["json"], key=SESSION_UPLOAD, on_change=_load_session,
-                 args=(services.fingerprint(data.key, data.frame), list(data.frames)))
+                 args=(data.key, data.frame, list(data.frames)))
 if st.session_state.get(SESSION_MESSAGE):
     kind, message = st.session_state[SESSION_MESSAGE]
     (st.error if kind == "error" else st.success)(message)
