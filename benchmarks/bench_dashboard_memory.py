@@ -1,7 +1,8 @@
 """Peak memory of the dashboard opening a scored Parquet of millions of rows.
 
     .venv/bin/python benchmarks/bench_dashboard_memory.py [--rows 2000000] [--repeats 3] \
-        [--variants pandas,data,overview,strata,calibration,geometry,explorer,models,judge,detectors] \
+        [--variants pandas,data,overview,strata,calibration,geometry,explorer,models,judge,detectors,review,\
+                    compare_runs] \
         [--json OUT]
 
 Builds, in a temporary folder, a scored Parquet of ``--rows`` rows shaped like the
@@ -17,8 +18,10 @@ Python process, which reports its own peak resident memory
   box, the page run to the end (read under the limits, recognised as scored, validated,
   its rows counted and listed) with no error on the page;
 - ``overview``, ``strata``, ``calibration``, ``geometry``, ``explorer``, ``models``,
-  ``judge``, ``detectors``: the same, then that page opened and run to the end with no
-  error (its statistics on every row, its charts drawn from a sample).
+  ``judge``, ``detectors``, ``review``, ``compare_runs``: the same, then that page opened
+  and run to the end with no error (its statistics on every row, its charts drawn from a
+  sample). The Retrieval page is listed only for files with retrieval columns, which
+  this one has not.
 
 Each figure is the median of ``--repeats`` processes; seconds count from the start of
 the process to the end of the last page.
@@ -43,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = REPO / "sample_data" / "halueval_qa_sample.csv"
 #: What each fresh process does: a bare pandas read, or the app opening the file and then one page.
 VARIANTS = ("pandas", "data", "overview", "strata", "calibration", "geometry", "explorer", "models", "judge",
-            "detectors")
+            "detectors", "review", "compare_runs")
 
 _CHILD = r"""
 import resource, sys, time
