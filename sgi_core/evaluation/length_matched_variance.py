@@ -67,14 +67,18 @@ def _ordering_shares(target: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 
 def _in_score_order(values: np.ndarray, bins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` sorted, and ``bins`` in the same order."""
     order = np.argsort(values, kind="stable")
     return values[order], bins[order]
 
 
 def _auroc_influences(labels, scores, bins, counts, kept, pooled, dp):
-    """Influence of each grounded and each hallucinated row on the weighted AUROC, each class in score order."""
+    """Influence of each grounded and each hallucinated row on the weighted AUROC, each class in score order.
+
+    Only the spread of the influences is used, so their order is free: sorted targets search fastest.
+    ``counts[0]`` holds the grounded class and ``counts[1]`` the hallucinated one (:func:`_bin_shares`).
+    """
     n_bins = len(pooled)
-    # Each class in score order: only the spread of the influences is used, and sorted targets search fastest.
     x, bx = _in_score_order(scores[labels == 1.0], bins[labels == 1.0])
     y, by = _in_score_order(scores[labels == 0.0], bins[labels == 0.0])
     pair_auroc = np.zeros((n_bins, n_bins))
@@ -92,7 +96,6 @@ def _auroc_influences(labels, scores, bins, counts, kept, pooled, dp):
     with np.errstate(divide="ignore", invalid="ignore"):
         own_valid = np.where(kept, pooled / q_valid, 0.0)
         own_halluc = np.where(kept, pooled / q_halluc, 0.0)
-    # counts[0] holds the grounded class, counts[1] the hallucinated one (as _bin_shares stacks them).
     phi_valid = (dp[0] @ through_shares)[bx] + own_valid[bx] * (seen_by_valid - (pair_auroc @ pooled)[bx])
     phi_halluc = (dp[1] @ through_shares)[by] + own_halluc[by] * (seen_by_halluc - (pooled @ pair_auroc)[by])
     return phi_valid, phi_halluc
