@@ -167,3 +167,10 @@ def test_the_device_is_named_without_importing_torch_for_it(monkeypatch):
     assert devices.known_device(" CPU ") == "cpu"
     assert devices.known_device("auto") is None and devices.known_device("cuda") is None
     assert "torch" not in sys.modules
+
+
+def test_the_app_takes_arrow_memory_from_malloc_which_hands_it_back(app):
+    import pyarrow as pa
+
+    assert_clean(app)  # the app ran, so its services are loaded in this process
+    assert pa.default_memory_pool().backend_name == "system"
