@@ -44,7 +44,6 @@ from sgi_core.embedding import (
     load_encoder,
     model_availability,
 )
-from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report

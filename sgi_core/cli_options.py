@@ -50,6 +50,12 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help="load a model folder even if it names Python modules of its own (runs that code)")
 
 
+def add_embedding_run_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--batch-size`` and ``--no-cache``, the options of every command that embeds a file's texts."""
+    p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+
+
 def model_load_options(args: argparse.Namespace) -> dict:
     """The keyword arguments of :func:`sgi_core.embedding.load_encoder` that :func:`add_model_options` parsed.
 

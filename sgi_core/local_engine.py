@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from sgi_core.columns import CONTEXT_IS_QUESTION_STATUS, STATUS_COLUMN
 from sgi_core.data import (
@@ -46,6 +47,7 @@ from sgi_core.scoring import ScoreSummary, score_table
 #: Rows per chunk. Scoring 10,000 HaluEval rows holds a few hundred MB (texts,
 #: float32 embeddings, float64 angle work arrays); the model itself is separate.
 DEFAULT_CHUNK_ROWS = 10_000
+
 
 def _validated(raw: Iterator[pd.DataFrame], name: str, mapping, label_positive,
                label_map=None) -> Iterator[TripleTable]:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from sgi_core.cli_labels import add_labels_option, labelled_run
-from sgi_core.cli_options import add_model_options, model_load_options, non_negative_int, positive_int
+from sgi_core.cli_options import add_embedding_run_options, add_model_options, model_load_options, non_negative_int
 from sgi_core.embedding import DEFAULT_MODEL
 
 
@@ -33,12 +33,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--n-boot", type=non_negative_int, default=2000,
                    help="bootstrap resamples of keys for the 95%% intervals (default 2000)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column of an unscored file (default: from its name)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     add_labels_option(p)
     add_model_options(p)
+    add_embedding_run_options(p)
     p.set_defaults(func=run)
 
 

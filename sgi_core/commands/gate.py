@@ -25,11 +25,11 @@ from sgi_core import baseline_gate
 from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import (
     add_label_map_option,
+    add_embedding_run_options,
     add_model_options,
     label_map_option,
     model_load_options,
     non_negative_int,
-    positive_int,
 )
 from sgi_core.embedding import DEFAULT_MODEL, backend_used
 from sgi_core.errors import SGIInputError
@@ -71,12 +71,11 @@ def add_parser(subparsers) -> None:
                         "together)")
     p.add_argument("--n-boot", type=non_negative_int, default=1000)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None)
-    p.add_argument("--no-cache", action="store_true")
     add_label_map_option(p)
     add_labels_option(p)
     add_model_options(p)
+    add_embedding_run_options(p)
     p.set_defaults(func=run)
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from sgi_core.cli_labels import add_labels_option, labelled_table
 from sgi_core.cli_options import (
     add_label_map_option,
+    add_embedding_run_options,
     add_model_options,
     label_map_option,
     model_load_options,
     non_negative_int,
-    positive_int,
 )
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.embedding import DEFAULT_MODEL
@@ -28,11 +28,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--n-boot", type=non_negative_int, default=1000,
                    help="bootstrap resamples for the 95%% intervals (0: no intervals)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     add_label_map_option(p)
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     p.add_argument("--detector", action="append", default=[], metavar="COLUMN[:hallucinated]",
                    help="a numeric column to compare with SGI (repeatable); add ':hallucinated' when high values "
                         "mean hallucinated")
@@ -44,6 +42,7 @@ def add_parser(subparsers) -> None:
                    help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
     add_labels_option(p)
     add_model_options(p)
+    add_embedding_run_options(p)
     p.set_defaults(func=run)
 
 

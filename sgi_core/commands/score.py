@@ -7,6 +7,7 @@ from pathlib import Path
 
 from sgi_core.cli_options import (
     add_label_map_option,
+    add_embedding_run_options,
     add_model_options,
     label_map_option,
     model_load_options,
@@ -23,11 +24,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("input", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True, help="output .csv or .parquet")
     p.add_argument("--model", default=DEFAULT_MODEL)
-    p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
     add_label_map_option(p)
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     for family in per_row_families():
         p.add_argument(f"--{family.name}", action="store_true",
                        help=f"also add {', '.join(family.columns)}: {family.explanation} (no labels)")
@@ -39,6 +38,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--address", default=None,
                    help="Ray cluster for --engine ray: 'auto' (the running one), ray://HOST:10001 (default: a local Ray)")
     add_model_options(p)
+    add_embedding_run_options(p)
     p.set_defaults(func=run)
 
 

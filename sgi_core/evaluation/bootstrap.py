@@ -25,6 +25,8 @@ _BATCH_VALUES = 2_000_000
 BOOTSTRAP_MAX_ROWS = 100_000
 #: Values of the ``ci_method`` parameter of the functions that report an interval.
 CI_METHODS = ("auto", "bootstrap", "asymptotic")
+#: ``ci_method`` recorded by a result whose asymptotic interval is the delta method's, for each :func:`interval_kind`.
+DELTA_METHOD_CI_NAMES = {"bootstrap": "percentile bootstrap", "asymptotic": "delta method", "none": "none"}
 
 
 def interval_kind(n_rows: int, *, ci_method: str, n_boot: int) -> str:

@@ -66,7 +66,7 @@ def out_of_fold_probabilities(features: np.ndarray, labels: np.ndarray, folds: n
 
     The feature map (:func:`normal_scores`) works column by column, so it is fitted
     once per fold on every column and each set's logistic fit reads its columns:
-    the same probabilities as :func:`quantile_logistic` fitted on each set alone.
+    the same probabilities as the map and the fit made on each set alone.
 
     Parameters
     ----------

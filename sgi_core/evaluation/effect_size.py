@@ -14,10 +14,8 @@ from scipy import stats
 
 from sgi_core.evaluation._common import check_choice, check_fraction, check_int, labelled_groups, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
-from sgi_core.evaluation.bootstrap import CI_METHODS, interval_kind, normal_interval, two_sample_ci
-
-#: ``EffectSizeResult.ci_method`` for each kind of interval.
-D_CI_NAMES = {"bootstrap": "percentile bootstrap", "asymptotic": "delta method", "none": "none"}
+from sgi_core.evaluation.bootstrap import (CI_METHODS, DELTA_METHOD_CI_NAMES, interval_kind, normal_interval,
+                                          two_sample_ci)
 
 
 def cohens_d_along(valid: np.ndarray, halluc: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -248,7 +246,7 @@ def effect_size(y_true, score, *, n_boot: int = 1000, seed: int = 0, confidence:
         hedges_g=d * _hedges_correction(len(valid) + len(halluc)),
         welch_t=welch_t,
         welch_p=welch_p,
-        ci_method=D_CI_NAMES[kind],
+        ci_method=DELTA_METHOD_CI_NAMES[kind],
         n_boot=n_boot if kind == "bootstrap" else 0,
     )
 

@@ -60,9 +60,10 @@ def _text_values(series: pd.Series) -> pd.Series:
     return text.mask(text == "")
 
 
-def _numeric_auroc(series: pd.Series, labels: np.ndarray) -> float:
+def _numeric_auroc(series: pd.Series, text: pd.Series, labels: np.ndarray) -> float:
+    """``max(AUROC, 1 - AUROC)`` of ``series`` as numbers; NaN when a filled cell (``text``) is no number."""
     numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
-    filled = _text_values(series).notna().to_numpy()
+    filled = text.notna().to_numpy()
     if np.isnan(numbers[filled]).any():
         return np.nan
     keep = ~np.isnan(labels) & ~np.isnan(numbers)
@@ -72,9 +73,8 @@ def _numeric_auroc(series: pd.Series, labels: np.ndarray) -> float:
     return max(auroc, 1.0 - auroc)
 
 
-def _categories_determine(series: pd.Series, labels: np.ndarray) -> bool:
-    """Whether every labelled value recurs (on 2 or more labelled rows) and each goes with one class only."""
-    values = _text_values(series)
+def _categories_determine(values: pd.Series, labels: np.ndarray) -> bool:
+    """Whether every labelled value (of :func:`_text_values`) recurs on 2 or more labelled rows, each with one class."""
     keep = ~np.isnan(labels) & values.notna().to_numpy()
     if keep.sum() < 2 or len(np.unique(labels[keep])) < 2:
         return False
@@ -112,8 +112,9 @@ def label_leaks(frame: pd.DataFrame, y_true, columns) -> tuple[LabelLeak, ...]:
     leaks = []
     for column in columns:
         series = frame[column]
-        auroc = _numeric_auroc(series, labels)
-        if _categories_determine(series, labels):
+        text = _text_values(series)
+        auroc = _numeric_auroc(series, text, labels)
+        if _categories_determine(text, labels):
             leaks.append(LabelLeak(str(column), "categories", auroc))
         elif auroc >= LEAK_AUROC:
             leaks.append(LabelLeak(str(column), "auroc", auroc))

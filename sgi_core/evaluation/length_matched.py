@@ -33,13 +33,11 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_fraction, check_int
-from sgi_core.evaluation.bootstrap import CI_METHODS, interval_kind, normal_interval
+from sgi_core.evaluation.bootstrap import CI_METHODS, DELTA_METHOD_CI_NAMES, interval_kind, normal_interval
 from sgi_core.evaluation.length_matched_variance import length_matched_variances
 from sgi_core.results import JsonResult, warn_undefined
 
 METHOD = "coarsened exact matching on quantile bins of response length"
-#: ``LengthMatchedResult.ci_method`` for each kind of interval.
-CI_NAMES = {"bootstrap": "percentile bootstrap", "asymptotic": "delta method", "none": "none"}
 
 
 @dataclass(frozen=True)
@@ -293,6 +291,6 @@ def length_matched_auroc(
         n_used=int(used.sum()),
         n_dropped=int((~used).sum()),
         n_excluded=n_excluded,
-        ci_method=CI_NAMES[kind],
+        ci_method=DELTA_METHOD_CI_NAMES[kind],
         n_boot=n_boot if kind == "bootstrap" else 0,
     )
