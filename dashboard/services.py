@@ -240,8 +240,11 @@ def calibration(key: state.DataKey, model_name: str, method: str,
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def threshold_grid(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.DataFrame:
-    return evaluation.threshold_metrics_grid(_frame["label"].to_numpy(), _frame["sgi"].to_numpy())
+def threshold_grid(key: state.DataKey, model_name: str, max_rows: int, _frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The metrics at ``max_rows`` thresholds spread along all of them, and how many there are in all."""
+    labels, sgi = _frame["label"].to_numpy(), _frame["sgi"].to_numpy()
+    return (evaluation.threshold_metrics_grid(labels, sgi, max_rows=max_rows),
+            evaluation.count_threshold_candidates(sgi))
 
 
 #: Where the threshold slider ends: past it a few extreme SGIs would squeeze the useful range into pixels.

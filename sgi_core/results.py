@@ -56,6 +56,8 @@ def _decode(kind, value):
         return _decode(inner, value)
     if kind is float:
         return math.nan if value is None else float(value)
+    if kind is np.ndarray:
+        return frozen_array([math.nan if v is None else float(v) for v in value])
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_decode(args[0], v) for v in value)
@@ -69,12 +71,45 @@ def _decode(kind, value):
     return value
 
 
+def frozen_array(values) -> np.ndarray:
+    """``values`` as a read-only float64 array, for a field of a frozen result.
+
+    Examples
+    --------
+    >>> frozen_array([0.0, "inf"]).flags.writeable, frozen_array([0.0, float("inf")]).tolist()
+    (False, [0.0, inf])
+    """
+    array = np.array(values, dtype=np.float64)
+    array.flags.writeable = False
+    return array
+
+
+def same_fields(result, other) -> bool:
+    """Field-by-field equality of two results whose fields may hold arrays.
+
+    Arrays are equal when their shapes and values are (NaN equal to NaN); every other
+    field compares as the generated ``__eq__`` would (identical or ``==``). For a result class declared with ``eq=False`` because
+    an array field would make the generated ``__eq__`` ambiguous.
+    """
+    for field in dataclasses.fields(result):
+        mine, theirs = getattr(result, field.name), getattr(other, field.name)
+        if isinstance(mine, np.ndarray) or isinstance(theirs, np.ndarray):
+            if not np.array_equal(np.asarray(mine, dtype=np.float64), np.asarray(theirs, dtype=np.float64),
+                                  equal_nan=True):
+                return False
+        # ``is`` first, as the generated ``__eq__`` compares tuples of fields.
+        elif not (mine is theirs or mine == theirs):
+            return False
+    return True
+
+
 class JsonResult:
     """Mixin for frozen result dataclasses: ``to_dict()`` is JSON-safe and ``from_dict`` reverses it.
 
     Tuples and arrays become lists, NaN becomes ``None`` and infinities the strings
     ``"inf"`` / ``"-inf"``; nested results become dicts. ``from_dict`` reads the field
-    types to rebuild floats (``None`` -> NaN), tuples and nested results.
+    types to rebuild floats (``None`` -> NaN), tuples, read-only float arrays (fields
+    annotated ``np.ndarray``) and nested results.
     """
 
     def to_dict(self) -> dict:

@@ -100,7 +100,7 @@ def _load_session(key, frame, models: list) -> None:
 @st.fragment
 def threshold_panel() -> None:
     """Redrawn alone when the slider or a preset moves, so the page above is not recomputed."""
-    grid = services.threshold_grid(data.key, data.model, data.frame)
+    grid, n_thresholds = services.threshold_grid(data.key, data.model, charts.CURVE_POINTS, data.frame)
     lowest, highest = services.threshold_range(data.key, data.model, data.frame)
     if state.CALIBRATION_THRESHOLD not in st.session_state:
         st.session_state[state.CALIBRATION_THRESHOLD] = services.choose_threshold(
@@ -137,8 +137,8 @@ def threshold_panel() -> None:
     left.plotly_chart(charts.confusion_figure(metrics), key="calibration.confusion")
     right.plotly_chart(charts.threshold_curves(grid, threshold, x_range=(lowest, highest), log_x=page.log_axes()),
                        key="calibration.curves")
-    if len(grid) > charts.CURVE_POINTS:
-        right.caption(f"Drawn through {charts.CURVE_POINTS:,} of the {len(grid):,} thresholds; the metrics above use "
+    if n_thresholds > len(grid):
+        right.caption(f"Drawn through {len(grid):,} of the {n_thresholds:,} thresholds; the metrics above use "
                       "every row.")
 
     st.subheader("3. Save, load and download")

@@ -234,7 +234,7 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
     y = labels[keep]
     features = matrix[keep]
     n_min = int(min((y == 1).sum(), (y == 0).sum()))
-    nan_roc = RocResult((), (), (), math.nan, (math.nan, math.nan), int((y == 1).sum()), int((y == 0).sum()), 0)
+    nan_roc = RocResult.undefined(int((y == 1).sum()), int((y == 0).sum()), 0)
     if n_min < n_splits:
         warn_undefined(f"combining detectors needs at least {n_splits} labelled rows of each class; "
                        f"the smaller class has {n_min}")

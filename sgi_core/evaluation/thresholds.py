@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_choice, validates_inputs
+from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 
 CHOICE_METHODS = ("youden", "target_recall", "target_precision", "cost")
@@ -122,12 +122,23 @@ _INT_FIELDS = frozenset({"tp", "fp", "tn", "fn", "n_flagged", "n_scored"})
 
 
 @validates_inputs
-def threshold_metrics_grid(y_true, score) -> pd.DataFrame:
-    """:func:`threshold_metrics` at every threshold where a metric changes.
+def threshold_metrics_grid(y_true, score, *, max_rows: int | None = None) -> pd.DataFrame:
+    """:func:`threshold_metrics` at every threshold where a metric changes, or at ``max_rows`` of them.
 
     Candidates are the distinct scores (flag everything strictly below each) and
     the next float above the largest score (flag everything). Computed from sorted
     scores with binary search: O(n log n) in all.
+
+    Parameters
+    ----------
+    y_true, score : array_like of shape (n,)
+        As in :func:`threshold_metrics`.
+    max_rows : int, optional
+        When there are more candidates, keep this many spread evenly along them (the
+        first and the last kept), for a chart: the metrics at each kept threshold are
+        exact, and a continuous score on 2,000,000 rows would otherwise give a grid of
+        2,000,001 rows (180 MB). See :func:`count_threshold_candidates` for how many
+        there were.
 
     Returns
     -------
@@ -140,13 +151,33 @@ def threshold_metrics_grid(y_true, score) -> pd.DataFrame:
     >>> grid = threshold_metrics_grid([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4])
     >>> grid[["threshold", "tp", "fp", "recall"]].round(4).values.tolist()[:3]
     [[0.1, 0.0, 0.0, 0.0], [0.2, 1.0, 0.0, 0.5], [0.3, 1.0, 1.0, 0.5]]
+    >>> threshold_metrics_grid([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], max_rows=3)["threshold"].round(4).tolist()
+    [0.1, 0.3, 0.4]
     """
+    if max_rows is not None:
+        max_rows = check_int(max_rows, "max_rows", "threshold_metrics_grid", minimum=2)
     valid, halluc, scored = _prepare(y_true, score)
     if len(scored) == 0:
         warn_undefined("no scored rows: the threshold grid is empty")
         return _metrics_frame(valid, halluc, scored, np.array([], dtype=np.float64))
     candidates = np.append(np.unique(scored), np.nextafter(scored[-1], np.inf))
+    if max_rows is not None and len(candidates) > max_rows:
+        candidates = candidates[np.unique(np.linspace(0, len(candidates) - 1, max_rows).round().astype(np.int64))]
     return _metrics_frame(valid, halluc, scored, candidates)
+
+
+@validates_inputs
+def count_threshold_candidates(score) -> int:
+    """How many rows :func:`threshold_metrics_grid` gives without ``max_rows``: distinct scores + 1 (0 if none).
+
+    Examples
+    --------
+    >>> count_threshold_candidates([0.1, 0.2, 0.2, float("nan")])
+    3
+    """
+    scored = as_scores(score)
+    scored = scored[~np.isnan(scored)]
+    return len(np.unique(scored)) + 1 if len(scored) else 0
 
 
 @validates_inputs

@@ -155,7 +155,11 @@ def test_big_file_pages_say_what_they_draw_and_how_intervals_were_made(monkeypat
         c.value for c in app.caption]
     goto(app, "calibration")
     assert_clean(app)
-    assert any(c.value.startswith("Drawn through 40 of the") for c in app.caption)
+    n_thresholds = sample_scores["sgi"].nunique() + 1
+    assert (f"Drawn through 40 of the {n_thresholds:,} thresholds; the metrics above use every row."
+            in [c.value for c in app.caption])
+    (curves,) = [f for f in figures(app) if f["layout"]["title"]["text"].startswith("Metrics as the threshold")]
+    assert [len(array(trace["x"])) for trace in curves["data"]] == [40] * 4
 
 
 def test_the_device_is_named_without_importing_torch_for_it(monkeypatch):

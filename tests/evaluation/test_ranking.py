@@ -49,6 +49,18 @@ def test_oracle_sklearn_with_ties():
     assert res.auroc == pytest.approx(brute_force_auroc(s[y == 1], s[y == 0]))
 
 
+def test_curve_is_read_only_arrays_that_survive_json():
+    res = roc_analysis([1, 1, 0, 0, 1], [0.9, 0.4, 0.5, 0.1, 0.4], n_boot=0)
+    assert res.fpr.dtype == np.float64 and not res.fpr.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        res.tpr[0] = 0.5
+    back = RocResult.from_dict(json.loads(json.dumps(res.to_dict())))
+    assert back == res and back.thresholds[0] == math.inf
+    np.testing.assert_array_equal(back.fpr, [0.0, 0.0, 0.5, 0.5, 1.0])
+    assert res != roc_analysis([1, 1, 0, 0, 1], [0.9, 0.4, 0.5, 0.2, 0.3], n_boot=0)
+    assert RocResult.undefined(3, 0, 1) == RocResult.undefined(3, 0, 1) != RocResult.undefined(3, 0, 2)
+
+
 def test_fast_resample_statistic_matches_brute_force():
     rng = np.random.default_rng(1)
     levels = rng.integers(0, 7, size=(5, 30))
@@ -98,7 +110,7 @@ def test_unlabelled_and_unscored_rows_are_counted():
 def test_one_class_warns_and_returns_nan(y):
     with pytest.warns(UndefinedStatisticWarning, match="AUROC needs both classes"):
         res = roc_analysis(y, np.arange(len(y), dtype=float))
-    assert math.isnan(res.auroc) and res.fpr == () and all(math.isnan(x) for x in res.auroc_ci)
+    assert math.isnan(res.auroc) and res.fpr.shape == (0,) and all(math.isnan(x) for x in res.auroc_ci)
     with pytest.warns(UndefinedStatisticWarning, match="AUROC needs both classes"):
         assert math.isnan(auroc(y, np.arange(len(y), dtype=float)))
 

@@ -1,9 +1,9 @@
 import json
 import math
-import time
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import confusion_matrix
 
@@ -13,6 +13,7 @@ from sgi_core.evaluation import (
     ThresholdMetrics,
     UndefinedStatisticWarning,
     choose_threshold,
+    count_threshold_candidates,
     threshold_metrics,
     threshold_metrics_grid,
 )
@@ -73,19 +74,27 @@ def test_grid_equals_brute_force_at_every_candidate():
     assert np.all(np.diff(grid["recall"]) >= 0) and np.all(np.diff(grid["threshold"]) > 0)
 
 
-def test_grid_is_fast_on_20k_rows():
+@pytest.mark.parametrize("max_rows", [2, 7, 500, 5_000])
+def test_thinned_grid_is_rows_of_the_full_grid(max_rows):
     rng = np.random.default_rng(2)
-    y = rng.integers(0, 2, 20_000)
-    s = rng.normal(size=20_000) + y
-    threshold_metrics_grid(y, s)
-    best = min(_timed(lambda: threshold_metrics_grid(y, s)) for _ in range(3))
-    assert best < 0.1
+    y = rng.integers(0, 2, 2_000).astype(float)
+    s = rng.normal(size=2_000) + y
+    s[:10] = np.nan
+    full = threshold_metrics_grid(y, s)
+    thinned = threshold_metrics_grid(y, s, max_rows=max_rows)
+    assert count_threshold_candidates(s) == len(full) == 1_991
+    if max_rows >= len(full):
+        pd.testing.assert_frame_equal(thinned, full)
+        return
+    positions = np.unique(np.linspace(0, len(full) - 1, max_rows).round().astype(int))
+    assert len(thinned) == max_rows and positions[0] == 0 and positions[-1] == len(full) - 1
+    pd.testing.assert_frame_equal(thinned.reset_index(drop=True), full.iloc[positions].reset_index(drop=True))
 
 
-def _timed(func) -> float:
-    start = time.perf_counter()
-    func()
-    return time.perf_counter() - start
+def test_thinned_grid_refuses_fewer_than_two_rows():
+    with pytest.raises(SGIInputError, match="max_rows"):
+        threshold_metrics_grid(Y, S, max_rows=1)
+    assert count_threshold_candidates([np.nan]) == 0
 
 
 def test_choose_youden_hand_computed():
