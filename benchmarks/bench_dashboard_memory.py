@@ -8,7 +8,8 @@
 Builds, in a temporary folder, a scored Parquet of ``--rows`` rows shaped like the
 output of ``python -m sgi_core score``: the bundled HaluEval sample's rows repeated,
 each text made distinct by a suffix (so nothing is shared between rows in memory),
-with angles (within the triangle inequality), SGI and ``sgi_status`` drawn at random. Each variant then runs in a fresh
+with angles (within the triangle inequality), SGI and ``sgi_status`` drawn at random, and the
+word-overlap share that ``score`` writes beside them computed from the texts. Each variant then runs in a fresh
 Python process, which reports its own peak resident memory
 (``resource.getrusage(RUSAGE_SELF).ru_maxrss``):
 
@@ -41,6 +42,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from sgi_core.columns import WORD_OVERLAP_COLUMN
+from sgi_core.evaluation.baselines import lexical_groundedness
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = REPO / "sample_data" / "halueval_qa_sample.csv"
@@ -93,6 +97,7 @@ def build_scored_parquet(path: Path, rows: int, *, seed: int = 0) -> None:
         frame["theta_rq"] = rng.uniform(abs(frame["theta_qc"] - frame["theta_rc"]), frame["theta_qc"] + frame["theta_rc"])
         frame["sgi"] = frame["theta_rq"] / frame["theta_rc"]
         frame["sgi_status"] = "ok"
+        frame[WORD_OVERLAP_COLUMN] = lexical_groundedness(frame["response"], frame["context"], warn=False)
         table = pa.Table.from_pandas(frame, preserve_index=False)
         if writer is None:
             writer = pq.ParquetWriter(path, table.schema, compression="zstd")

@@ -33,12 +33,17 @@ SCORE_COLUMNS = (*ANGLE_COLUMNS, "sgi", STATUS_COLUMN)
 #: Numeric score columns (every score column but the status).
 NUMERIC_SCORE_COLUMNS = (*ANGLE_COLUMNS, "sgi")
 
+#: The word-overlap baseline (:func:`sgi_core.evaluation.baselines.lexical_groundedness`), written by
+#: scoring beside the scores so that every analysis of a scored file reads it instead of
+#: recomputing it; a scored file without it (written before it was added) still opens.
+WORD_OVERLAP_COLUMN = "lexical_groundedness"
+
 #: Columns the library adds (the roles and ``input_row`` in :mod:`sgi_core.data`, the score
-#: columns in scoring, ``p_grounded`` and ``flagged_hallucinated`` in
+#: columns and the word overlap in scoring, ``p_grounded`` and ``flagged_hallucinated`` in
 #: :func:`sgi_core.session.apply_session`); input columns that already bear these names are
 #: kept under an ``input_`` prefix. The label column is kept so too when it is named
 #: ``label``, since ``label`` is rewritten as 1.0 / 0.0 / NaN.
-ADDED_COLUMNS = (*ROLES, INPUT_ROW, *SCORE_COLUMNS, "p_grounded", "flagged_hallucinated")
+ADDED_COLUMNS = (*ROLES, INPUT_ROW, *SCORE_COLUMNS, WORD_OVERLAP_COLUMN, "p_grounded", "flagged_hallucinated")
 
 #: Where the reader keeps the cells of an input ``label`` column that it rewrites as 1/0.
 INPUT_LABEL_COPY = "input_label"

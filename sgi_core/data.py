@@ -20,22 +20,12 @@ from typing import BinaryIO, Iterator
 import numpy as np
 import pandas as pd
 
-from sgi_core.columns import (
-    INPUT_ROW,
-    NUMERIC_SCORE_COLUMNS,
-    ROLES,
-    SCORE_COLUMNS,
-    STATUS_COLUMN,
-    TEXT_COLUMNS,
-    NOT_SCORED_PREFIX,
-    is_not_scored,
-)
-from sgi_core.errors import SGIInputError, format_rows
+from sgi_core.columns import INPUT_ROW, ROLES, TEXT_COLUMNS
+from sgi_core.errors import format_rows
 from sgi_core.frames import take_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import cell_to_text, read_table, source_name
-from sgi_core.io.scored_values import unscore_infinite_rows
 from sgi_core.labels import (
     MISSING_WORDS,
     default_label_positive,
@@ -129,7 +119,7 @@ class TripleTable:
             yield self.subset(np.arange(start, min(start + chunk_rows, self.n_rows)))
 
 
-def _as_text(column: pd.Series) -> pd.Series:
+def as_text(column: pd.Series) -> pd.Series:
     """The column as ``str`` cells, missing cells as ``""``."""
     if not (pd.api.types.is_string_dtype(column) and column.notna().all()):
         column = column.map(cell_to_text)
@@ -232,7 +222,7 @@ def validate_triples(
 
     unscorable: dict[int, str] = {}
     for role in TEXT_COLUMNS:
-        text = _as_text(out[source_cols[role]])
+        text = as_text(out[source_cols[role]])
         for position in np.flatnonzero((text.str.strip() == "").to_numpy()) + 1:
             unscorable.setdefault(int(position), f"empty {role}")
         out[role] = text
@@ -261,77 +251,6 @@ def validate_triples(
         warnings += unmapped_label_warnings(out[source_cols["label"]], label_map, positive, first_row)
     warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
     return TripleTable(out, source, col_map, positive, unscorable, warnings, renames)
-
-
-def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[TripleTable, pd.DataFrame]:
-    """An already scored frame (the output of ``score``) as its table and its scores, with nothing re-embedded.
-
-    The frame must hold ``question``, ``context``, ``response``, ``label`` (1.0
-    grounded, 0.0 hallucinated, empty unlabelled, as ``score`` writes it) and the
-    score columns ``theta_qc``, ``theta_rq``, ``theta_rc``, ``sgi`` (numbers) and
-    ``sgi_status``. Rows whose status starts ``not scored: `` are the table's
-    unscorable rows. ``input_row`` is added (1, 2, ...) when absent.
-
-    Returns
-    -------
-    table : TripleTable
-        The frame without its score columns (shared with ``scores``, not copied).
-    scores : DataFrame
-        ``frame`` itself, used as the scored frame of every page.
-
-    Raises
-    ------
-    SGIInputError
-        A missing column, a score column that is not numeric, a label other than
-        1, 0 or empty.
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({"question": ["q"], "context": ["c"], "response": ["r"], "label": [1.0],
-    ...                       "theta_qc": [1.0], "theta_rq": [0.9], "theta_rc": [0.6], "sgi": [1.5],
-    ...                       "sgi_status": ["ok"]})
-    >>> table, scores = scored_table(frame, source="s.parquet")
-    >>> table.frame.columns.tolist(), scores["input_row"].tolist()
-    (['question', 'context', 'response', 'label', 'input_row'], [1])
-    """
-    missing = [c for c in (*ROLES, *SCORE_COLUMNS) if c not in frame.columns]
-    if missing:
-        raise SGIInputError(f"a scored file needs the columns {', '.join(missing)}", source=source,
-                            hint="Open the file written by `python -m sgi_core score`, or the unscored file to score it")
-    scores = frame.reset_index(drop=True)
-    for column in (*NUMERIC_SCORE_COLUMNS, "label"):
-        values = pd.to_numeric(scores[column], errors="coerce")
-        bad = np.flatnonzero((values.isna() & scores[column].notna()).to_numpy())
-        if column == "label":
-            bad = np.union1d(bad, np.flatnonzero(~values.isin([0.0, 1.0]).to_numpy() & values.notna().to_numpy()))
-        if len(bad):
-            what = "1, 0 or empty" if column == "label" else "a number or empty"
-            raise SGIInputError(f"a scored file's {column} must be {what}", source=source, column=column,
-                                rows=(bad + 1).tolist(), hint="Score the unscored file again with `score`")
-        if values.dtype != scores[column].dtype:
-            scores[column] = values.astype(np.float64)
-    for role in TEXT_COLUMNS:
-        if not pd.api.types.is_string_dtype(scores[role]):
-            scores[role] = _as_text(scores[role])
-    if INPUT_ROW not in scores.columns:
-        scores[INPUT_ROW] = np.arange(1, len(scores) + 1)
-    elif not pd.api.types.is_integer_dtype(scores[INPUT_ROW]):
-        # A CSV is read as text: row numbers compared as "7" never match the 7 a page looks up.
-        rows = pd.to_numeric(scores[INPUT_ROW], errors="coerce")
-        bad = np.flatnonzero((rows.isna() | (rows < 1) | (rows % 1 != 0)).to_numpy())
-        if len(bad):
-            raise SGIInputError("a scored file's input_row must be a whole number from 1", source=source,
-                                column=INPUT_ROW, rows=(bad + 1).tolist(),
-                                hint="Score the unscored file again with `score`")
-        scores[INPUT_ROW] = rows.astype(np.int64)
-    infinite_warnings = unscore_infinite_rows(scores)
-    status = scores[STATUS_COLUMN]
-    not_scored = np.flatnonzero(is_not_scored(status))
-    unscorable = {int(i) + 1: str(status.iloc[i]).removeprefix(NOT_SCORED_PREFIX) for i in not_scored}
-    warnings = label_warnings(scores["label"].to_numpy(dtype=np.float64), "label", 1, True) + infinite_warnings
-    mapping = ColumnMapping(*ROLES)
-    table = TripleTable(scores.drop(columns=list(SCORE_COLUMNS)), source, mapping, "grounded", unscorable, warnings)
-    return table, scores
 
 
 def load_triples(

@@ -22,7 +22,7 @@ from sgi_core.detectors.folds import question_groups
 from sgi_core.detectors.registry import FAMILIES, DetectorInputs, score_specs
 from sgi_core.embedding import EmbeddingCache, Encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.baselines import lexical_groundedness, response_length
+from sgi_core.evaluation.baselines import response_length, word_overlap
 from sgi_core.evaluation.crossval import out_of_fold_probability
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
@@ -128,7 +128,7 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
         "sgi": scored["sgi"].to_numpy(dtype=np.float64), "theta_qc": scored["theta_qc"].to_numpy(dtype=np.float64),
         "theta_rq": scored["theta_rq"].to_numpy(dtype=np.float64),
         "theta_rc": scored["theta_rc"].to_numpy(dtype=np.float64), "response_length": lengths,
-        "lexical_groundedness": lexical_groundedness(table.frame["response"], table.frame["context"]),
+        "lexical_groundedness": word_overlap(scored),
     }, index=scores.index).join(scores)
     usable = ~np.isnan(labels) & (folds >= 0) & scored["sgi"].notna().to_numpy()
     combined = np.full(len(labels), np.nan)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.columns import ADDED_COLUMNS, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
-from sgi_core.data import TripleTable, scored_table, validate_triples
+from sgi_core.data import TripleTable, validate_triples
 from sgi_core.mapping import COLUMN_ALIASES
 from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
 from sgi_core.errors import SGIInputError
@@ -35,6 +35,7 @@ from sgi_core.evaluation.baselines import baseline_scores
 from sgi_core.evaluation.detectors import numeric_score_columns, orient_detector_score
 from sgi_core.io.limits import is_scored
 from sgi_core.judge.metrics import METRICS
+from sgi_core.scored_file import scored_table
 
 #: Every column the LLM judge writes a score in (higher = better).
 JUDGE_COLUMNS = tuple(column for metric in METRICS.values() for column in metric.columns)

@@ -18,11 +18,13 @@ from sgi_core.columns import (
     STATUS_COLUMN,
     STATUS_OK,
     TEXT_COLUMNS,
+    WORD_OVERLAP_COLUMN,
     not_scored_status,
 )
 from sgi_core.data import TripleTable
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
+from sgi_core.evaluation.baselines import lexical_groundedness
 from sgi_core.geometry import sgi_bounds, triple_angles
 from sgi_core.results import JsonResult
 
@@ -85,7 +87,11 @@ def score_table(
     Adds the :data:`~sgi_core.columns.SCORE_COLUMNS`: ``theta_qc``, ``theta_rq``,
     ``theta_rc`` (radians), ``sgi`` (high = grounded) and ``sgi_status``
     (:data:`~sgi_core.columns.STATUS_OK`, ``"degenerate: ..."`` for rows whose embeddings
-    coincide, or ``"not scored: <reason>"`` with NaN scores) to a copy of ``table.frame``. The output has exactly the input rows, in input order.
+    coincide, or ``"not scored: <reason>"`` with NaN scores) to a copy of ``table.frame``,
+    and the word-overlap baseline :data:`~sgi_core.columns.WORD_OVERLAP_COLUMN` of every
+    row (:func:`~sgi_core.evaluation.baselines.lexical_groundedness`, NaN where the response
+    has no content word), so that no analysis of the scored rows computes it again. The
+    output has exactly the input rows, in input order.
 
     Parameters
     ----------
@@ -111,6 +117,7 @@ def score_table(
     else:
         status = np.array([not_scored_status(table.unscorable[i + 1]) for i in range(n)], dtype=object)
     out[STATUS_COLUMN] = status
+    out[WORD_OVERLAP_COLUMN] = lexical_groundedness(out["response"], out["context"], warn=False)
     return out
 
 

@@ -61,7 +61,8 @@ def _tqdm_progress(bar) -> JudgeProgress:
 
 def _read(args):
     """The table to judge and the frame to add the judge columns to (a scored file keeps its scores as they are)."""
-    from sgi_core.data import scored_table, validate_triples
+    from sgi_core.data import validate_triples
+    from sgi_core.scored_file import scored_table
     from sgi_core.io.limits import is_scored
     from sgi_core.io.reading import read_table, source_name
 

@@ -24,6 +24,7 @@ import pandas as pd
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.metrics import roc_auc_score
 
+from sgi_core.columns import WORD_OVERLAP_COLUMN
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation._common import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probabilities
@@ -105,7 +106,7 @@ def _share_in_context(tokens: list[str], context: str) -> float:
     return sum(found[token] for token in tokens) / len(tokens)
 
 
-def lexical_groundedness(responses, contexts) -> np.ndarray:
+def lexical_groundedness(responses, contexts, *, warn: bool = True) -> np.ndarray:
     r"""Share of the response's non-stopword tokens that occur in the context.
 
     Tokens are lower-cased ``\w+`` runs; stopwords are scikit-learn's English list;
@@ -116,6 +117,9 @@ def lexical_groundedness(responses, contexts) -> np.ndarray:
     The context is never cut into tokens: each distinct response token is looked up in
     the lower-cased context as a whole word (:func:`occurs_as_word`), which gives the
     same shares about three times faster than building the context's vocabulary.
+    Scoring writes these shares beside the scores (column
+    :data:`~sgi_core.columns.WORD_OVERLAP_COLUMN`), with ``warn=False``: the warning
+    belongs to the analysis that reads them (:func:`word_overlap`).
 
     Examples
     --------
@@ -134,10 +138,38 @@ def lexical_groundedness(responses, contexts) -> np.ndarray:
             tokens = _content_tokens(response)
             if tokens:
                 out[i] = _share_in_context(tokens, str(context).lower())
-    empty = np.isnan(out)
-    if empty.any():
-        warn_undefined(f"{int(empty.sum())} responses have no content word: lexical groundedness is NaN there")
+    if warn:
+        _warn_no_content_word(out)
     return out
+
+
+def _warn_no_content_word(shares: np.ndarray) -> None:
+    empty = int(np.isnan(shares).sum())
+    if empty:
+        warn_undefined(f"{empty} responses have no content word: lexical groundedness is NaN there")
+
+
+def word_overlap(frame: pd.DataFrame) -> np.ndarray:
+    """:func:`lexical_groundedness` of a frame's rows: read from a scored frame, else computed.
+
+    A frame written by scoring carries the shares in
+    :data:`~sgi_core.columns.WORD_OVERLAP_COLUMN`, computed there by the same function:
+    reading them saves one Python pass over every row (about 10 s on 2,000,000 rows).
+    A frame without that column (unscored, or scored before it was written) gets them
+    computed from its ``response`` and ``context``.
+
+    Examples
+    --------
+    >>> word_overlap(pd.DataFrame({"response": ["Paris"], "context": ["Paris, France"]})).tolist()
+    [1.0]
+    >>> word_overlap(pd.DataFrame({"response": ["Paris"], "context": ["x"], "lexical_groundedness": [0.5]})).tolist()
+    [0.5]
+    """
+    if WORD_OVERLAP_COLUMN not in frame.columns:
+        return lexical_groundedness(frame["response"], frame["context"])
+    shares = frame[WORD_OVERLAP_COLUMN].to_numpy(dtype=np.float64, na_value=np.nan)
+    _warn_no_content_word(shares)
+    return shares
 
 
 def baseline_scores(frame: pd.DataFrame) -> pd.DataFrame:
@@ -158,7 +190,7 @@ def baseline_scores(frame: pd.DataFrame) -> pd.DataFrame:
         raise SGIInputError(f"baseline scores need the columns {', '.join(missing)}", column=missing[0])
     out = pd.DataFrame(index=frame.index)
     out["neg_response_length"] = -response_length(frame["response"])
-    out["lexical_groundedness"] = lexical_groundedness(frame["response"], frame["context"])
+    out["lexical_groundedness"] = word_overlap(frame)
     if "theta_rq" in frame.columns:
         out["theta_rq"] = frame["theta_rq"].to_numpy(dtype=np.float64)
     return out

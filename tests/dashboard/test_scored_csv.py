@@ -5,9 +5,10 @@ import pytest
 
 from dashboard import services
 from sgi_core.cli import main
-from sgi_core.data import load_triples, scored_table
+from sgi_core.data import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
+from sgi_core.scored_file import scored_table
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, assert_clean, goto, upload
@@ -37,7 +38,7 @@ def test_explorer_opens_a_scored_csv_on_the_row_asked_for(app, tmp_path, write):
     app.number_input(key="explorer.row").set_value(7).run()
     assert_clean(app)
     assert app.text_area(key="explorer.response").value == scores["response"].iloc[6]
-    assert any(c.value.startswith(f"Row 7 is labelled") and f"{scores['sgi'].iloc[6]:.4f}" in c.value
+    assert any(c.value.startswith("Row 7 is labelled") and f"{scores['sgi'].iloc[6]:.4f}" in c.value
                for c in app.caption)
 
 

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.data import scored_table
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table
+from sgi_core.scored_file import scored_table
 
 
 def scored_csv(tmp_path, sgi: list) -> pd.DataFrame:
@@ -32,3 +32,20 @@ def test_finite_scores_are_left_as_they_are(tmp_path):
     table, scores = scored_table(scored_csv(tmp_path, [1.5, 0.5 / 0.7, 0.875]), source="scored.csv")
     assert scores["sgi_status"].tolist() == ["ok"] * 3 and table.unscorable == {}
     assert not any("infinite" in warning for warning in table.warnings)
+
+
+def test_a_scored_csv_with_unlabelled_and_unscored_rows_opens_again(tmp_path):
+    from sgi_core.cli import main
+
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"question": ["q1", "q2", "q3"], "context": ["Paris is in France", "c2", "c3"],
+                  "response": ["Paris", "", "the"], "label": ["1", "", "0"]}).to_csv(source, index=False)
+    out = tmp_path / "scored.csv"
+    assert main(["score", str(source), "-o", str(out), "--model", "hashing-16", "--no-cache"]) == 0
+    # A CSV is read back as text: the unlabelled row's label, the unscored row's scores and the
+    # share of a response without content words are empty strings.
+    table, scores = scored_table(read_table(out, limits=InputLimits()), source="scored.csv")
+    np.testing.assert_array_equal(scores["label"].to_numpy(), [1.0, np.nan, 0.0])
+    assert scores["sgi_status"].tolist()[1] == "not scored: empty response" and np.isnan(scores.loc[1, "sgi"])
+    np.testing.assert_array_equal(scores["lexical_groundedness"].to_numpy(), [1.0, np.nan, np.nan])
+    assert table.unscorable == {2: "empty response"} and table.n_rows == 3
