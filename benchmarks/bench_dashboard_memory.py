@@ -127,20 +127,20 @@ def main(argv=None) -> int:
         path = Path(folder) / "scored.parquet"
         build_scored_parquet(path, args.rows)
         size = path.stat().st_size
-        print(f"{args.rows:,} scored rows, {size / 2**20:,.0f} MB of Parquet")
+        print(f"{args.rows:,} scored rows, {size / 2**20:,.0f} MiB of Parquet")
         results = {}
         for variant in args.variants.split(","):
             runs = [measure(path, variant) for _ in range(args.repeats)]
             assert all(run["rows"] == args.rows for run in runs), runs
-            results[variant] = {"peak_rss_mb": statistics.median(r["peak_rss_bytes"] for r in runs) / 2**20,
+            results[variant] = {"peak_rss_mib": statistics.median(r["peak_rss_bytes"] for r in runs) / 2**20,
                                 "seconds": statistics.median(r["seconds"] for r in runs),
                                 "runs": runs}
-            print(f"{variant:>11}: peak RSS {results[variant]['peak_rss_mb']:,.0f} MB, "
+            print(f"{variant:>11}: peak RSS {results[variant]['peak_rss_mib']:,.0f} MiB, "
                   f"{results[variant]['seconds']:.1f} s (median of {args.repeats})")
     if "pandas" in results:
         for variant in [name for name in results if name != "pandas"]:
             print(f"{variant} / bare pandas read: "
-                  f"{results[variant]['peak_rss_mb'] / results['pandas']['peak_rss_mb']:.2f}")
+                  f"{results[variant]['peak_rss_mib'] / results['pandas']['peak_rss_mib']:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"rows": args.rows, "parquet_bytes": size, **results}, indent=2))
     return 0

@@ -1,7 +1,9 @@
 """Cached calls behind the Detectors page: detector families computed from the embeddings, paired comparisons.
 
 Like :mod:`dashboard.services`, frames are cached on the data key and the model name;
-arguments starting with ``_`` are not hashed because those keys decide them.
+arguments starting with ``_`` are not hashed because those keys decide them. What holds a
+value per row or per threshold is cached as a shared object (``st.cache_resource``) that no
+page changes, never as a pickled copy per rerun.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from dashboard.services import disk_cache, model_encoder
+from dashboard.services import baselines, disk_cache, model_encoder
 from sgi_core import evaluation
 from sgi_core.data import TripleTable
 from sgi_core.detector_report import DetectorReport, detector_report
@@ -29,7 +31,7 @@ __all__ = ["DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "comparable_scores
            "embedding_detectors", "paired_comparison"]
 
 
-@st.cache_data(show_spinner="Computing the detectors from the embeddings...", max_entries=16)
+@st.cache_resource(show_spinner="Computing the detectors from the embeddings...", max_entries=16)
 def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
                         _frame: pd.DataFrame) -> tuple[DetectorReport, pd.DataFrame]:
     """:func:`sgi_core.detector_report.detector_report` of the families ``kinds``: the report and per-row scores.
@@ -43,7 +45,7 @@ def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _tabl
                            cache=disk_cache(model_name), n_boot=DETECTOR_N_BOOT, seed=0)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def embedding_detector_curves(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
                               _frame: pd.DataFrame) -> dict:
     """ROC curves of each computed detector by display name (their AUROCs and intervals are in the report)."""
@@ -54,7 +56,7 @@ def embedding_detector_curves(key: state.DataKey, model_name: str, kinds: tuple,
             for name in scores.columns}
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: tuple, _table: TripleTable,
                       _frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """Every score the Detectors page can compare, by display name, each oriented higher = grounded.
@@ -63,14 +65,14 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
     context, the detectors of the computed families ``kinds`` (none when empty) and
     the file's detector columns ``specs`` ((column, higher_is), ...).
     """
-    baselines = evaluation.baseline_scores(_frame)
+    base = baselines(key, model_name, _frame)
     scores = {
         "SGI": _frame["sgi"].to_numpy(dtype=np.float64),
         "θ(r,q) response-question": _frame["theta_rq"].to_numpy(dtype=np.float64),
         "θ(r,c) response-context, negated": detectors.orient_detector_score(_frame["theta_rc"],
                                                                              higher_is="hallucinated"),
-        "response length, negated": baselines["neg_response_length"].to_numpy(dtype=np.float64),
-        "word overlap with the context": baselines["lexical_groundedness"].to_numpy(dtype=np.float64),
+        "response length, negated": base["neg_response_length"].to_numpy(dtype=np.float64),
+        "word overlap with the context": base["lexical_groundedness"].to_numpy(dtype=np.float64),
     }
     if kinds:
         _, computed = embedding_detectors(key, model_name, kinds, _table, _frame)

@@ -193,7 +193,7 @@ def column_roc(key: state.DataKey, column: str, higher_is: str, _table: TripleTa
     return evaluation.roc_analysis(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is))
 
 
-@st.cache_data(show_spinner="Comparing detectors...", max_entries=32)
+@st.cache_resource(show_spinner="Comparing detectors...", max_entries=32)
 def detector_comparison(key: state.DataKey, model_name: str, specs: tuple, _table: TripleTable,
                         _frame: pd.DataFrame) -> detectors.DetectorComparison:
     """SGI and the declared detector columns ``specs`` ((column, higher_is), ...), alone and combined."""

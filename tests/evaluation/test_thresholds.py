@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import math
 import warnings
@@ -122,6 +123,34 @@ def test_choose_cost_matches_brute_force():
         costs = [ratio * ((y == 0) & (s >= t)).sum() + ((y == 1) & (s < t)).sum() for t in candidates]
         assert c.threshold == candidates[int(np.argmin(costs))]
         assert c.target == ratio
+
+
+def choice_from_the_grid(y, s, method, target=None, cost_ratio=None):
+    """The threshold choice read off the full metrics grid, the definition ``choose_threshold`` follows."""
+    grid = threshold_metrics_grid(y, s)
+    n_valid, n_halluc = grid["fp"].iloc[0] + grid["tn"].iloc[0], grid["tp"].iloc[0] + grid["fn"].iloc[0]
+    objective = {
+        "youden": lambda: grid["tp"] * n_valid - grid["fp"] * n_halluc,
+        "cost": lambda: -(cost_ratio * grid["fn"] + grid["fp"]),
+        "target_recall": lambda: np.where(grid["recall"] >= target, -grid["threshold"], -np.inf),
+        "target_precision": lambda: np.where(grid["precision"] >= target, grid["recall"], -np.inf),
+    }[method]()
+    return grid.iloc[int(np.argmax(np.asarray(objective, dtype=np.float64)))]
+
+
+@pytest.mark.parametrize("method, target, cost_ratio", [
+    ("youden", None, None), ("cost", None, 0.3), ("cost", None, 4.0), ("target_recall", 0.8, None),
+    ("target_precision", 0.7, None)])
+def test_choice_equals_the_best_row_of_the_full_grid(method, target, cost_ratio):
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 3_000).astype(float)
+    s = np.round(rng.normal(size=3_000) + y, 2)  # many ties
+    y[:40], s[40:60] = np.nan, np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedStatisticWarning)
+        expected = choice_from_the_grid(y, s, method, target, cost_ratio)
+    choice = choose_threshold(y, s, method=method, target=target, cost_ratio=cost_ratio)
+    assert dataclasses.asdict(choice.metrics) == pytest.approx(expected.to_dict(), rel=0, abs=0)
 
 
 def test_unreachable_target_warns():
