@@ -60,9 +60,14 @@ def orient_detector_score(values, *, higher_is: str = "grounded", source: str = 
     array([-0.9,  nan, -0.2])
     """
     check_choice(higher_is, "higher_is", "orient_detector_score", DIRECTIONS)
-    raw = pd.Series(values, dtype=object)
-    blank = raw.isna() | raw.map(lambda v: isinstance(v, str) and not v.strip())
-    numbers = pd.to_numeric(raw.where(~blank), errors="coerce")
+    raw = values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(values)
+    if pd.api.types.is_numeric_dtype(raw):
+        # A numeric column (θ(r,c) on millions of rows) is read as it is, never boxed cell by cell.
+        blank = raw.isna()
+        numbers = raw.astype(np.float64)
+    else:
+        blank = raw.isna() | raw.astype(str).str.strip().eq("")
+        numbers = pd.to_numeric(raw.where(~blank), errors="coerce")
     bad = numbers.isna() & ~blank
     if bad.any():
         rows = (np.flatnonzero(bad.to_numpy()) + 1).tolist()

@@ -24,6 +24,14 @@ def test_orientation_and_blank_cells():
     np.testing.assert_array_equal(orient_detector_score([0.2, 0.7], higher_is="hallucinated"), [-0.2, -0.7])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, "float32", "Float64", "str", "string[pyarrow]", object])
+def test_every_kind_of_column_reads_the_same_numbers(dtype):
+    cells = pd.Series(["3", "1", "2"], index=[10, 11, 12]).astype(dtype)
+    np.testing.assert_array_equal(orient_detector_score(cells, higher_is="hallucinated"), [-3.0, -1.0, -2.0])
+    with_blank = pd.Series([0.5, None, 2.0], index=[7, 8, 9], dtype="float64")
+    np.testing.assert_array_equal(orient_detector_score(with_blank), [0.5, np.nan, 2.0])
+
+
 def test_non_numbers_are_named():
     with pytest.raises(SGIInputError, match=r"must be numbers \(file 'f.csv', column 'judge', rows 2, 3\)"):
         orient_detector_score(["0.1", "high", "n/a?"], source="f.csv", column="judge")
