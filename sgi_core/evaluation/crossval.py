@@ -23,6 +23,9 @@ from sklearn.preprocessing import QuantileTransformer
 
 #: Upper bound on the quantiles of the normal-score map.
 MAX_QUANTILES = 1000
+#: Rows the fitted map transforms at a time: its temporaries (input checks, two interpolations,
+#: the normal quantile function) are several copies of what it is given.
+MAP_BLOCK_ROWS = 100_000
 
 
 def normal_scores(n_train: int, seed: int = 0):
@@ -36,6 +39,20 @@ def normal_scores(n_train: int, seed: int = 0):
         SimpleImputer(strategy="median", keep_empty_features=True),
         QuantileTransformer(output_distribution="normal", n_quantiles=min(MAX_QUANTILES, n_train), random_state=seed),
     )
+
+
+def mapped_in_blocks(mapping, rows: np.ndarray) -> np.ndarray:
+    """``mapping.transform(rows)``, :data:`MAP_BLOCK_ROWS` rows at a time.
+
+    The median fill and the quantile map of :func:`normal_scores` act on each row
+    alone, so the blocks give the same values as one call, with temporaries the size
+    of a block instead of several copies of every row (180 MB on 1,600,000 rows of
+    two features).
+    """
+    out = np.empty(rows.shape, dtype=np.float64)
+    for start in range(0, len(rows), MAP_BLOCK_ROWS):
+        out[start:start + MAP_BLOCK_ROWS] = mapping.transform(rows[start:start + MAP_BLOCK_ROWS])
+    return out
 
 
 def fold_ids(labels: np.ndarray, *, n_splits: int, seed: int, groups=None) -> np.ndarray:
@@ -99,9 +116,11 @@ def out_of_fold_probabilities(features: np.ndarray, labels: np.ndarray, folds: n
     probs = [np.empty(len(labels)) for _ in column_sets]
     for fold in np.unique(folds):
         train, test = folds != fold, folds == fold
-        mapping = normal_scores(int(train.sum()), seed)
-        fitted = mapping.fit_transform(features[train])
-        held_out = mapping.transform(features[test])
+        training_rows = features[train]
+        mapping = normal_scores(len(training_rows), seed).fit(training_rows)
+        fitted = mapped_in_blocks(mapping, training_rows)
+        del training_rows  # 26 MB at 1,600,000 rows of two features, not needed by the fits
+        held_out = mapped_in_blocks(mapping, features[test])
         for prob, columns in zip(probs, column_sets):
             model = LogisticRegression().fit(fitted[:, columns], labels[train])
             prob[test] = model.predict_proba(held_out[:, columns])[:, 1]

@@ -6,6 +6,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import PredefinedSplit, cross_val_predict
 from sklearn.pipeline import make_pipeline
 
+from sgi_core.evaluation import crossval
 from sgi_core.evaluation.baselines import beyond_length
 from sgi_core.evaluation.crossval import fold_ids, normal_scores, out_of_fold_probabilities, out_of_fold_probability
 from sgi_core.evaluation.detectors import compare_detectors
@@ -74,3 +75,18 @@ def test_several_column_sets_equal_each_set_fitted_alone_and_repeat_with_the_see
         np.testing.assert_array_equal(prob, out_of_fold_probability(features[:, columns], labels, folds, seed=4))
     again = beyond_length(features[:, 1], features[:, 0], labels, seed=2)
     assert beyond_length(features[:, 1], features[:, 0], labels, seed=2) == again
+
+
+def test_the_map_in_blocks_gives_the_values_of_one_call(monkeypatch):
+    rng = np.random.default_rng(4)
+    x = np.column_stack([rng.lognormal(size=25_000), rng.normal(size=25_000)])
+    x[::97, 0] = np.nan
+    y = (rng.random(25_000) < 1 / (1 + np.exp(-x[:, 1]))).astype(float)
+    folds = np.arange(25_000) % 5
+    whole = crossval.normal_scores(len(x)).fit_transform(x)
+    before = crossval.out_of_fold_probabilities(x, y, folds, [[0], [0, 1]])
+    monkeypatch.setattr(crossval, "MAP_BLOCK_ROWS", 977)
+    np.testing.assert_array_equal(crossval.mapped_in_blocks(crossval.normal_scores(len(x)).fit(x), x), whole)
+    after = crossval.out_of_fold_probabilities(x, y, folds, [[0], [0, 1]])
+    for one_call, in_blocks in zip(before, after):
+        np.testing.assert_array_equal(in_blocks, one_call)
