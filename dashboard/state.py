@@ -206,7 +206,8 @@ def detector_families_run(key: DataKey, model: str) -> tuple:
 
 
 #: Limits set on the Data page, one key per :class:`sgi_core.io.limits.InputLimits` field.
-LIMIT_KEYS = {name: f"data.limits.{name}" for name in ("max_rows", "max_scored_rows", "max_columns", "max_cell_chars")}
+LIMIT_KEYS = {name: f"data.limits.{name}" for name in ("max_rows", "max_scored_rows", "max_columns", "max_cell_chars",
+                                                      "max_chars", "max_scored_chars")}
 #: A file on this machine typed on the Data page, read from disk instead of uploaded.
 DATA_PATH = "data.path"
 

@@ -10,7 +10,8 @@ FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
 LISTED_ROWS = 1_000
 PATH_ERROR = "data.path_error"
 LIMIT_LABELS = {"max_rows": "Rows to score", "max_scored_rows": "Rows of an already scored file",
-                "max_columns": "Columns", "max_cell_chars": "Characters per cell"}
+                "max_columns": "Columns", "max_cell_chars": "Characters per cell",
+                "max_chars": "Characters of text to score", "max_scored_chars": "Characters of an already scored file"}
 
 
 def _on_upload() -> None:
@@ -105,7 +106,9 @@ with st.expander("Limits on the file read"):
     st.caption("A file above a limit is refused with a message before it is scored; a Parquet file is checked from "
                "its metadata before it is read. Raise a limit here for this session, or set "
                + ", ".join(f"`{services.LIMIT_ENV[name]}`" for name in LIMIT_LABELS) + " before starting the app.")
-    for slot, (name, label) in zip(st.columns(4), LIMIT_LABELS.items()):
+    slots = st.columns(3)
+    for index, (name, label) in enumerate(LIMIT_LABELS.items()):
+        slot = slots[index % len(slots)]
         st.session_state.setdefault(state.LIMIT_KEYS[name], getattr(defaults, name))
         slot.number_input(label, min_value=1, step=1, key=state.LIMIT_KEYS[name], **state.PERSIST)
 

@@ -93,6 +93,14 @@ def test_parquet_bomb_upload_ends_in_a_message(app):
                                           "(file 'bomb.parquet')"))
 
 
+def test_the_text_limit_can_be_set_on_the_page(app):
+    app.number_input(key="data.limits.max_chars").set_value(20).run()
+    upload(app, "text.csv", b"question,context,response\nwhat,some context,an answer\nq,c,r\n")
+    (message,) = errors(app)
+    assert texts.plain("the limit is 20 characters of text in a file to score") in message
+    assert texts.plain("Raise the limit with SGI_MAX_CHARS (or the Limits setting on the Data page)") in message
+
+
 def test_limits_from_the_environment_start_the_setting(monkeypatch, app):
     monkeypatch.setenv("SGI_MAX_SCORED_ROWS", "250")
     goto(app, "data")
