@@ -121,6 +121,11 @@ def threshold_metrics(y_true, score, threshold: float) -> ThresholdMetrics:
 _INT_FIELDS = frozenset({"tp", "fp", "tn", "fn", "n_flagged", "n_scored"})
 
 
+def _candidates(scored: np.ndarray) -> np.ndarray:
+    """The thresholds where a metric changes: the distinct sorted ``scored`` values and the next float above the largest."""
+    return np.append(np.unique(scored), np.nextafter(scored[-1], np.inf))
+
+
 @validates_inputs
 def threshold_metrics_grid(y_true, score, *, max_rows: int | None = None) -> pd.DataFrame:
     """:func:`threshold_metrics` at every threshold where a metric changes, or at ``max_rows`` of them.
@@ -160,7 +165,7 @@ def threshold_metrics_grid(y_true, score, *, max_rows: int | None = None) -> pd.
     if len(scored) == 0:
         warn_undefined("no scored rows: the threshold grid is empty")
         return _metrics_frame(valid, halluc, scored, np.array([], dtype=np.float64))
-    candidates = np.append(np.unique(scored), np.nextafter(scored[-1], np.inf))
+    candidates = _candidates(scored)
     if max_rows is not None and len(candidates) > max_rows:
         candidates = candidates[np.unique(np.linspace(0, len(candidates) - 1, max_rows).round().astype(np.int64))]
     return _metrics_frame(valid, halluc, scored, candidates)
@@ -308,7 +313,7 @@ def choose_threshold(
         return ThresholdChoice(method, recorded_target, math.nan, None)
     # The candidates of threshold_metrics_grid, with only the counts the method reads: a grid of every
     # metric is 12 columns per distinct score (180 MB on 2,000,000 rows).
-    thresholds = np.append(np.unique(scored), np.nextafter(scored[-1], np.inf))
+    thresholds = _candidates(scored)
     tp = np.searchsorted(halluc, thresholds, side="left")
     fp = np.searchsorted(valid, thresholds, side="left")
     if method == "youden":
