@@ -59,7 +59,7 @@ def median_seconds(run, repeats: int) -> dict:
 
 
 def scored_rows(args, cache_dir: str):
-    from sgi_core.data import validate_triples
+    from sgi_core.io.triples import validate_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.scoring import embed_table, score_table
 

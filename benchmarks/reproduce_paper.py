@@ -37,8 +37,8 @@ from paper_tables import (
     verdict_section,
 )
 
-from sgi_core.data import load_triples
-from sgi_core.detector_report import detector_report
+from sgi_core.io.triples import load_triples
+from sgi_core.detectors.report import detector_report
 from sgi_core.embedding import EmbeddingCache, load_encoder, model_availability
 from sgi_core.evaluation import (
     UndefinedStatisticWarning,

@@ -63,7 +63,7 @@ BACKEND_VARIANTS = {"onnx": "onnx", "onnx_int8": "onnx-int8"}
 
 def run_table1(spec: dict) -> dict:
     """Table 1's AUROC and Cohen's d of SGI on ``spec['data']`` scored through ``spec['backend']``."""
-    from sgi_core.data import load_triples
+    from sgi_core.io.triples import load_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.evaluation import effect_size, roc_analysis
     from sgi_core.scoring import score_table
@@ -80,7 +80,7 @@ def run_table1(spec: dict) -> dict:
 
 def run_model_variant(spec: dict) -> dict:
     """Time one variant; save its SGI to ``spec['sgi_out']``."""
-    from sgi_core.data import validate_triples
+    from sgi_core.io.triples import validate_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.embedding.device import DEFAULT_TOKEN_BUDGET
     from sgi_core.scoring import score_table
@@ -163,10 +163,10 @@ def run_model_variant(spec: dict) -> dict:
 
 def run_scale_variant(spec: dict) -> dict:
     """Score ``spec['csv']`` whole, or chunked as the ``score`` command does; report time and peak RSS."""
-    from sgi_core.data import load_triples
+    from sgi_core.io.triples import load_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.io.export import write_table
-    from sgi_core.local_engine import read_chunks, score_to_file
+    from sgi_core.pipelines.local_engine import read_chunks, score_to_file
     from sgi_core.scoring import score_table
 
     limit_threads(spec["threads"])

@@ -20,6 +20,7 @@ from plotly.subplots import make_subplots
 
 from sgi_core.columns import count_ordinary, is_ordinary
 from sgi_core.evaluation import robust_range
+from sgi_core.scores import BASELINE_LABELS
 
 GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
 COLOURS = {GROUNDED: "#1b9e77", HALLUCINATED: "#d95f02", UNLABELLED: "#7f7f7f"}
@@ -39,8 +40,7 @@ LOG_TICKS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 # Plotly's own legend place (a column right of the plot) never covers titles or axes.
 LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10))
 #: Readable names of sgi_core's baseline score columns.
-BASELINE_NAMES = {"neg_response_length": "response length (shorter = grounded)",
-                  "lexical_groundedness": "word overlap with the context", "theta_rq": "θ(r,q) alone"}
+BASELINE_NAMES = BASELINE_LABELS
 
 
 def label_names(labels) -> np.ndarray:

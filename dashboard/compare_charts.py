@@ -6,11 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.charts import BASELINE_NAMES, WEBGL_POINTS
-
-#: Display names of the compared scores that are not plain column names (all oriented higher = grounded).
-SCORE_NAMES = {"sgi": "SGI", "theta_rq": "θ(r,q)", "neg_theta_rc": "θ(r,c), negated",
-               "neg_theta_qc": "θ(q,c), negated", **{k: v for k, v in BASELINE_NAMES.items() if k != "theta_rq"}}
+from dashboard.charts import WEBGL_POINTS
+from sgi_core.scores import display_name
 #: Headers of the table of deltas (columns of :func:`sgi_core.render.runs.deltas_frame`).
 DELTA_COLUMNS = {"score": "score", "keys": "keys", "mean_base": "mean base", "mean_new": "mean new",
                  "difference": "new − base", "ci_low": "95% CI low", "ci_high": "95% CI high",
@@ -24,7 +21,7 @@ KEY_CHARS = 120
 
 
 def score_name(score: str) -> str:
-    return SCORE_NAMES.get(score, score)
+    return display_name(score)
 
 
 def _formats(formats: dict) -> dict:

@@ -9,9 +9,9 @@ import streamlit as st
 from dashboard import state
 from dashboard.services import baselines, numeric_columns, report
 from sgi_core import evaluation
-from sgi_core.data import TripleTable
+from sgi_core.io.triples import TripleTable
 from sgi_core.evaluation import detectors
-from sgi_core.labels import distinct_label_values
+from sgi_core.io.labels import distinct_label_values
 
 
 #: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).

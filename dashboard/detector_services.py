@@ -15,26 +15,29 @@ import streamlit as st
 from dashboard import state
 from dashboard.services import baselines, disk_cache, model_encoder
 from sgi_core import evaluation
-from sgi_core.data import TripleTable
-from sgi_core.detector_report import DetectorReport, detector_report
+from sgi_core.io.triples import TripleTable
+from sgi_core.detectors.report import DetectorReport, detector_report
 from sgi_core.detectors.registry import FAMILIES, score_specs
 from sgi_core.evaluation import detectors
+from sgi_core.scores import SCORES, column_spec
 
 #: Bootstrap resamples behind the intervals of the detectors computed from the embeddings.
 DETECTOR_N_BOOT = 1000
 #: Rows listed where two compared scores disagree most.
 DISAGREEMENT_ROWS = 20
+#: The response-length baseline's display name, the default second score of a paired comparison.
+LENGTH_LABEL = SCORES["neg_response_length"].label
 #: Display name of each computed score (every one oriented higher = grounded), from the registry.
 DETECTOR_NAMES = {name: spec.label for name, spec in score_specs().items()}
 
-__all__ = ["DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "comparable_scores", "embedding_detector_curves",
+__all__ = ["DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "LENGTH_LABEL", "comparable_scores", "embedding_detector_curves",
            "embedding_detectors", "paired_comparison"]
 
 
 @st.cache_resource(show_spinner="Computing the detectors from the embeddings...", max_entries=16)
 def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
                         _frame: pd.DataFrame) -> tuple[DetectorReport, pd.DataFrame]:
-    """:func:`sgi_core.detector_report.detector_report` of the families ``kinds``: the report and per-row scores.
+    """:func:`sgi_core.detectors.report.detector_report` of the families ``kinds``: the report and per-row scores.
 
     Raises
     ------
@@ -66,19 +69,14 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
     the file's detector columns ``specs`` ((column, higher_is), ...).
     """
     base = baselines(key, model_name, _frame)
-    scores = {
-        "SGI": _frame["sgi"].to_numpy(dtype=np.float64),
-        "θ(r,q) response-question": _frame["theta_rq"].to_numpy(dtype=np.float64),
-        "θ(r,c) response-context, negated": detectors.orient_detector_score(_frame["theta_rc"],
-                                                                             higher_is="hallucinated"),
-        "response length, negated": base["neg_response_length"].to_numpy(dtype=np.float64),
-        "word overlap with the context": base["lexical_groundedness"].to_numpy(dtype=np.float64),
-    }
+    scores = {SCORES[name].label: SCORES[name].oriented(_frame[name]) for name in ("sgi", "theta_rq", "theta_rc")}
+    scores.update({SCORES[name].label: base[name].to_numpy(dtype=np.float64)
+                   for name in ("neg_response_length", "lexical_groundedness")})
     if kinds:
         _, computed = embedding_detectors(key, model_name, kinds, _table, _frame)
         registered = score_specs()
         scores.update({registered[name].label: registered[name].oriented(computed[name]) for name in computed.columns})
-    scores.update({f"{column} (file column)": detectors.orient_detector_score(
+    scores.update({column_spec(column, higher_is=higher_is).label: detectors.orient_detector_score(
         _table.frame[column], higher_is=higher_is, source=_table.source, column=column) for column, higher_is in specs})
     return scores
 

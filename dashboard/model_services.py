@@ -10,7 +10,7 @@ import streamlit as st
 from dashboard import state
 from dashboard.services import model_encoder
 from sgi_core import evaluation
-from sgi_core.data import TripleTable
+from sgi_core.io.triples import TripleTable
 from sgi_core.long_context import TruncationResult, truncation_report
 from sgi_core.results import UndefinedStatisticWarning
 

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import model_services, review_services, services, state, texts
-from sgi_core.data import TripleTable
+from sgi_core.io.triples import TripleTable
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
 from sgi_core.progress import rate_line

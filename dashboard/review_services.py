@@ -1,8 +1,8 @@
 """Cached calls behind the Review page, and the label source every page's statistics use.
 
 Labels come from the file's label column, the annotations made on the Review page
-(:mod:`sgi_core.annotations`, one file per data set under the app's data folder), or
-both where they agree (:func:`sgi_core.label_sources.combine_labels`). With labels
+(:mod:`sgi_core.review.annotations`, one file per data set under the app's data folder), or
+both where they agree (:func:`sgi_core.review.label_sources.combine_labels`). With labels
 other than the file's, :func:`apply_label_source` hands the pages the file's table and
 scores with their ``label`` column replaced, under a :class:`~dashboard.state.DataKey`
 whose ``labels`` field names the source and the annotations' version, so every cached
@@ -19,9 +19,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
-from sgi_core.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
+from sgi_core.review.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
 from sgi_core.columns import ANGLE_COLUMNS
-from sgi_core.data import TripleTable
+from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.claims import sentence_scores
 from sgi_core.detectors.registry import score_specs
 from sgi_core.evaluation import response_length
@@ -30,7 +30,7 @@ from sgi_core.evaluation.rater_agreement import KappaResult, cohens_kappa
 from sgi_core.geometry import canonical_triangle
 from sgi_core.judge.cache import AnswerCache
 from sgi_core.judge.statements import cached_statements
-from sgi_core.label_sources import (
+from sgi_core.review.label_sources import (
     LABEL_SOURCES,
     CombinedLabels,
     LabelJoin,
@@ -40,7 +40,8 @@ from sgi_core.label_sources import (
     labels_from_annotations,
     read_label_source,
 )
-from sgi_core.review_queue import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
+from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
+from sgi_core.scores import SCORES
 
 __all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "import_labels",
            "judge_statements", "judge_verdict_columns", "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
@@ -65,7 +66,7 @@ def store_version(store: AnnotationStore) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def table_keys(key: state.DataKey, _table: TripleTable) -> np.ndarray:
-    """Row key of every row (:func:`sgi_core.annotations.row_keys`); ``key`` is the file's, labels aside."""
+    """Row key of every row (:func:`sgi_core.review.annotations.row_keys`); ``key`` is the file's, labels aside."""
     return row_keys(_table.frame)
 
 
@@ -162,11 +163,11 @@ def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _fram
     Registered detector scores (:func:`sgi_core.detectors.registry.score_specs`) are
     named by their label and oriented as their entry says.
     """
-    scores = {"SGI": _frame["sgi"].to_numpy(dtype=np.float64)}
+    scores = {SCORES["sgi"].label: _frame["sgi"].to_numpy(dtype=np.float64)}
     base = services.baselines(key, model_name, _frame)
     if base is not None:
-        scores["response length (shorter = grounded)"] = base["neg_response_length"].to_numpy(dtype=np.float64)
-        scores["word overlap with the context"] = base["lexical_groundedness"].to_numpy(dtype=np.float64)
+        scores.update({SCORES[name].label: base[name].to_numpy(dtype=np.float64)
+                       for name in ("neg_response_length", "lexical_groundedness")})
     # The registered detectors' columns the file carries (``score --claims`` writes some), named and oriented by
     # their registry entry; then every other numeric column of the file, as it is.
     for name, spec in score_specs().items():
@@ -211,7 +212,7 @@ def sentence_support(model_name: str, question: str, context: str, response: str
 
 
 def key_of_row(row) -> str:
-    """The row key of one row (:func:`sgi_core.annotations.row_key`)."""
+    """The row key of one row (:func:`sgi_core.review.annotations.row_key`)."""
     return row_key(row["question"], row["context"], row["response"])
 
 

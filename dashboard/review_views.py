@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import devices, geometry_charts, geometry_services, page, review_services, state, texts
-from sgi_core.annotations import MAX_NOTE_CHARS
+from sgi_core.review.annotations import MAX_NOTE_CHARS
 from sgi_core.columns import is_ordinary
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",

@@ -35,7 +35,7 @@ from dashboard import state
 from dashboard.devices import chosen_backend, chosen_device
 from sgi_core import evaluation
 from sgi_core.columns import is_ordinary, one_label_column
-from sgi_core.data import TripleTable, read_table, validate_triples
+from sgi_core.io.triples import TripleTable, read_table, validate_triples
 from sgi_core.detectors.folds import question_groups
 from sgi_core.embedding import (
     DEFAULT_MODEL,
@@ -50,10 +50,10 @@ from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_repo
 from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the variables
 from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.retrieval import find_retrieval_columns
-from sgi_core.scored_file import scored_table
+from sgi_core.io.scored import scored_table
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
 from sgi_core.io.export import to_csv_bytes
-from sgi_core.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
+from sgi_core.io.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 pa.set_memory_pool(pa.system_memory_pool())
 
@@ -119,7 +119,7 @@ def raw_frame(name: str, digest: str, _raw, limits: InputLimits | None = None) -
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def opened_file(key: state.DataKey, _raw, limits: InputLimits | None = None) -> tuple[TripleTable, pd.DataFrame | None]:
-    """The file validated, and its scores when it is already scored (:func:`~sgi_core.scored_file.scored_table`)."""
+    """The file validated, and its scores when it is already scored (:func:`~sgi_core.io.scored.scored_table`)."""
     frame = raw_frame(key.name, key.digest, _raw, limits)
     if is_scored(frame.columns):
         return scored_table(frame, source=key.name)

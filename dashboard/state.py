@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from sgi_core.data import default_label_positive
-from sgi_core.mapping import detect_mapping
+from sgi_core.io.triples import default_label_positive
+from sgi_core.io.mapping import detect_mapping
 
 ROLES = ("question", "context", "response", "label")
 

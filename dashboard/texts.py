@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from sgi_core.scores import BASELINE_LABELS, REVERSED_LABELS
+
 # ASCII punctuation that Markdown (and GFM autolinks) give a meaning to; a backslash makes each literal.
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$])")
 
@@ -11,10 +13,6 @@ D_HELP = ("Cohen's d = (mean grounded - mean hallucinated) / pooled SD (ddof=1).
           "score higher, as SGI intends. 0.2 is small, 0.5 medium, 0.8 large.")
 AUROC_HELP = ("Probability that a random grounded row scores above a random hallucinated one. "
               "0.5 = chance, 1 = perfect.")
-#: Trivial scores as the verdict names them, in the direction stated and flipped.
-TRIVIAL_NAMES = {"neg_response_length": ("response length (shorter = grounded)", "response length (longer = grounded)"),
-                 "lexical_groundedness": ("word overlap with the context", "word overlap, reversed (less = grounded)"),
-                 "theta_rq": ("θ(r,q) alone", "θ(r,q) alone, reversed (smaller = grounded)")}
 #: Response length at or above this AUROC, shorter = grounded, reads as HaluEval's answer-length bias.
 HALUEVAL_LIKE_AUROC = 0.8
 _STANDING_WORDS = {"near chance": "is near chance here: its interval holds 0.5",
@@ -54,7 +52,8 @@ def plain(text) -> str:
 def _name(score) -> str:
     """Display name of a :class:`~sgi_core.evaluation.verdict.ScoreStanding`."""
     if score.trivial:
-        stated, flipped = TRIVIAL_NAMES.get(score.name, (score.name, f"{score.name}, reversed"))
+        stated = BASELINE_LABELS.get(score.name, score.name)
+        flipped = REVERSED_LABELS.get(score.name, f"{score.name}, reversed")
         return flipped if score.flipped else stated
     return score.name
 

@@ -1,7 +1,7 @@
 """Ground floor of the library: the names of the columns and the words of the row status.
 
 Every module that reads or writes a table of triples names its columns and statuses
-from here, so that reading (:mod:`sgi_core.data`), limits (:mod:`sgi_core.io.limits`),
+from here, so that reading (:mod:`sgi_core.io.triples`), limits (:mod:`sgi_core.io.limits`),
 scoring (:mod:`sgi_core.scoring`) and the dashboard agree without importing one another.
 This module imports nothing from :mod:`sgi_core`.
 
@@ -38,9 +38,9 @@ NUMERIC_SCORE_COLUMNS = (*ANGLE_COLUMNS, "sgi")
 #: recomputing it; a scored file without it (written before it was added) still opens.
 WORD_OVERLAP_COLUMN = "lexical_groundedness"
 
-#: Columns the library adds (the roles and ``input_row`` in :mod:`sgi_core.data`, the score
+#: Columns the library adds (the roles and ``input_row`` in :mod:`sgi_core.io.triples`, the score
 #: columns and the word overlap in scoring, ``p_grounded`` and ``flagged_hallucinated`` in
-#: :func:`sgi_core.session.apply_session`); input columns that already bear these names are
+#: :func:`sgi_core.io.session.apply_session`); input columns that already bear these names are
 #: kept under an ``input_`` prefix. The label column is kept so too when it is named
 #: ``label``, since ``label`` is rewritten as 1.0 / 0.0 / NaN.
 ADDED_COLUMNS = (*ROLES, INPUT_ROW, *SCORE_COLUMNS, WORD_OVERLAP_COLUMN, "p_grounded", "flagged_hallucinated")

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import TripleTable
+from sgi_core.io.triples import TripleTable
 from sgi_core.embedding import EmbeddingCache, encode_unique
 from sgi_core.embedding.sentence_transformer import tokenizing_past_the_limit
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import check_choice
+from sgi_core.evaluation.checks import check_choice
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.geometry import l2_normalize, triple_angles
 from sgi_core.scoring import embed_table, score_table

@@ -21,7 +21,7 @@ from sgi_core.columns import (
     WORD_OVERLAP_COLUMN,
     not_scored_status,
 )
-from sgi_core.data import TripleTable
+from sgi_core.io.triples import TripleTable
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import lexical_groundedness
@@ -123,7 +123,7 @@ def score_table(
 
 @dataclass(frozen=True)
 class ScoreSummary(JsonResult):
-    """What a run of ``score`` did, on either engine (:mod:`sgi_core.local_engine`, :mod:`sgi_core.ray_engine`).
+    """What a run of ``score`` did, on either engine (:mod:`sgi_core.pipelines.local_engine`, :mod:`sgi_core.pipelines.ray_engine`).
 
     Attributes
     ----------

@@ -18,8 +18,8 @@ from tests.conftest import REPO
 UI_PACKAGES = {"streamlit", "plotly", "matplotlib", "altair", "dashboard"}
 STATS_PACKAGES = {"scipy", "sklearn", "statsmodels", "umap", "pingouin"}
 # What embeds or scores texts: the evaluation package sits below all of it.
-ENCODING_MODULES = ("sgi_core.embedding", "sgi_core.scoring", "sgi_core.comparison", "sgi_core.long_context",
-                    "sgi_core.local_engine", "sgi_core.detectors", "sgi_core.detector_report", "sgi_core.ray_engine",
+ENCODING_MODULES = ("sgi_core.embedding", "sgi_core.scoring", "sgi_core.pipelines.model_comparison", "sgi_core.long_context",
+                    "sgi_core.pipelines.local_engine", "sgi_core.detectors", "sgi_core.detectors.report", "sgi_core.pipelines.ray_engine",
                     "sgi_core.judge", "torch", "sentence_transformers", "transformers")
 # Calls that compute a statistic; the dashboard must take such numbers from sgi_core results.
 STATS_CALLS = re.compile(r"\.(mean|std|var|median|quantile|corr|describe|cov)\(|np\.(percentile|nanpercentile|"
@@ -32,7 +32,7 @@ MAX_MODULE_LINES = 350
 #: What sgi_core.evaluation may import: the standard library, these packages and these sgi_core modules.
 EVALUATION_PACKAGES = {"numpy", "pandas", "scipy", "sklearn"}
 EVALUATION_MODULES = ("sgi_core.evaluation", "sgi_core.results", "sgi_core.errors", "sgi_core.columns", "sgi_core.jsonio",
-                      "sgi_core.retrieval")
+                      "sgi_core.retrieval", "sgi_core.scores")
 #: The command line, which no library module may import (it is the top floor).
 CLI_MODULES = ("sgi_core.cli", "sgi_core.commands", "sgi_core.__main__")
 

@@ -121,7 +121,7 @@ def compare(kinds: tuple) -> None:
         page.show_error(err)
         return
     names = list(scores)
-    for key, default in ((state.COMPARE_A, "SGI"), (state.COMPARE_B, "response length, negated")):
+    for key, default in ((state.COMPARE_A, "SGI"), (state.COMPARE_B, detector_services.LENGTH_LABEL)):
         if st.session_state.get(key) not in names:
             st.session_state[key] = default
     left, right = st.columns(2)

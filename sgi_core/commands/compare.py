@@ -11,8 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from sgi_core.cli_labels import add_labels_option, labelled_run
-from sgi_core.cli_options import add_embedding_run_options, add_model_options, model_load_options, non_negative_int
+from sgi_core.commands.label_option import add_labels_option, labelled_run
+from sgi_core.commands.options import add_embedding_run_options, add_model_options, model_load_options, non_negative_int
 from sgi_core.embedding import DEFAULT_MODEL
 
 
@@ -42,7 +42,7 @@ def add_parser(subparsers) -> None:
 
 
 def _read(path, scorer, args):
-    from sgi_core.runs import load_run
+    from sgi_core.pipelines.runs import load_run
 
     run_ = load_run(path, scorer=scorer, label_positive=args.label_positive, key=args.key,
                     hallucinated_high=args.hallucinated_high)
@@ -64,7 +64,7 @@ def run(args) -> int:
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.results import UndefinedStatisticWarning
     from sgi_core.render.runs import comparison_text
-    from sgi_core.runs import model_scorer
+    from sgi_core.pipelines.runs import model_scorer
 
     policy = load_policy(args.policy) if args.policy is not None else None
     scorer = model_scorer(args.model, load_options=model_load_options(args), batch_size=args.batch_size,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sgi_core.cli_options import add_model_options, model_load_options
+from sgi_core.commands.options import add_model_options, model_load_options
 from sgi_core.embedding import DEFAULT_MODEL
 
 

@@ -17,7 +17,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from sgi_core.converters import convert_halueval, convert_truthfulqa
+    from sgi_core.io.converters import convert_halueval, convert_truthfulqa
     from sgi_core.io.export import check_output_path, write_table
 
     check_output_path(args.output, inputs=[args.input])

@@ -1,13 +1,13 @@
 """``python -m sgi_core gate``: fail a CI job when a labelled file falls short of a policy.
 
-Prints one line per check of :func:`sgi_core.gate.run_gate` and exits 1 when any fails
+Prints one line per check of :func:`sgi_core.evaluation.gate.run_gate` and exits 1 when any fails
 (0 otherwise, 2 on bad input). ``--min-auroc X`` alone checks the AUROC's lower bound
 with no policy. ``--write-policy OUT`` makes the policy instead, from a labelled file
 (:func:`sgi_core.evaluation.policy.make_policy`): it prints the AUROC with its interval
 and refuses a score whose interval holds 0.5 unless ``--force``.
 
 A policy is tied to the model and precision that made its scores: a scored Parquet
-file records them (:func:`sgi_core.io.scored_files.scored_with`) and a mismatch is refused; a
+file records them (:func:`sgi_core.io.scored.scored_with`) and a mismatch is refused; a
 policy naming a model outside the registry (an API model would send the file to the
 API) is refused unless ``--trust-policy-model``.
 """
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sgi_core import baseline_gate
-from sgi_core.cli_labels import add_labels_option, labelled_table
-from sgi_core.cli_options import (
+from sgi_core.commands import gate_baseline as baseline_gate
+from sgi_core.commands.label_option import add_labels_option, labelled_table
+from sgi_core.commands.options import (
     add_label_map_option,
     add_embedding_run_options,
     add_model_options,
@@ -33,7 +33,7 @@ from sgi_core.cli_options import (
 )
 from sgi_core.embedding import DEFAULT_MODEL, backend_used
 from sgi_core.errors import SGIInputError
-from sgi_core.gate import run_gate
+from sgi_core.evaluation.gate import run_gate
 
 #: Largest ``hashing-<dim>`` test encoder a policy may name without ``--trust-policy-model``.
 MAX_TEST_ENCODER_DIM = 4096
@@ -93,12 +93,12 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
     """Labels and scores of the file, and what made the scores.
 
     A file's ``sgi`` column is used unless ``rescore`` (``--model`` was given); its maker
-    is what a scored Parquet file records (:func:`~sgi_core.io.scored_files.scored_with`),
+    is what a scored Parquet file records (:func:`~sgi_core.io.scored.scored_with`),
     None when unrecorded. SGI computed here is made by ``model`` at ``--precision``.
     """
-    from sgi_core.data import load_triples
+    from sgi_core.io.triples import load_triples
     from sgi_core.evaluation.policy_file import NOT_SCORE_COLUMNS
-    from sgi_core.io.scored_files import scored_with
+    from sgi_core.io.scored import scored_with
 
     if score_column in NOT_SCORE_COLUMNS:
         raise SGIInputError(f"'{score_column}' is the label or a row number, not a score", column=score_column,

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from sgi_core.cli_options import positive_int
+from sgi_core.commands.options import positive_int
 from sgi_core.judge.metrics import METRICS
 from sgi_core.judge.runner import JudgeProgress
 
@@ -61,8 +61,8 @@ def _tqdm_progress(bar) -> JudgeProgress:
 
 def _read(args):
     """The table to judge and the frame to add the judge columns to (a scored file keeps its scores as they are)."""
-    from sgi_core.data import validate_triples
-    from sgi_core.scored_file import scored_table
+    from sgi_core.io.triples import validate_triples
+    from sgi_core.io.scored import scored_table
     from sgi_core.io.limits import is_scored
     from sgi_core.io.reading import read_table, source_name
 

@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from sgi_core.cli_labels import add_labels_option, labelled_table
-from sgi_core.cli_options import (
+from sgi_core.commands.label_option import add_labels_option, labelled_table
+from sgi_core.commands.options import (
     add_label_map_option,
     add_embedding_run_options,
     add_model_options,
@@ -49,9 +49,9 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     import warnings
 
-    from sgi_core.comparison import compare_models
-    from sgi_core.data import load_triples
-    from sgi_core.detector_report import check_kinds
+    from sgi_core.pipelines.model_comparison import compare_models
+    from sgi_core.io.triples import load_triples
+    from sgi_core.detectors.report import check_kinds
     from sgi_core.evaluation import UndefinedStatisticWarning
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.io.export import write_text_output

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sgi_core.cli_options import (
+from sgi_core.commands.options import (
     add_label_map_option,
     add_embedding_run_options,
     add_model_options,
@@ -16,7 +16,7 @@ from sgi_core.cli_options import (
 from sgi_core.detectors.registry import per_row_families
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
-from sgi_core.local_engine import DEFAULT_CHUNK_ROWS
+from sgi_core.pipelines.local_engine import DEFAULT_CHUNK_ROWS
 
 
 def add_parser(subparsers) -> None:
@@ -47,7 +47,7 @@ def run(args) -> int:
         return _run_ray(args)
     from sgi_core.embedding import EmbeddingCache, backend_used, load_encoder
     from sgi_core.io.export import check_output_path
-    from sgi_core.local_engine import read_chunks, score_to_file
+    from sgi_core.pipelines.local_engine import read_chunks, score_to_file
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.lines import score_summary_lines
 
@@ -81,7 +81,7 @@ def _run_ray(args) -> int:
     if args.label_map:
         raise SGIInputError("a label map (--label-map) is read by the local engine only",
                             hint="Leave out --engine ray, or write the labels as 1/0 first")
-    from sgi_core.ray_engine import score_with_ray
+    from sgi_core.pipelines.ray_engine import score_with_ray
     from sgi_core.render.lines import score_summary_lines
 
     summary = score_with_ray(

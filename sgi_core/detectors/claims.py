@@ -31,7 +31,7 @@ import pandas as pd
 from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import check_int
+from sgi_core.evaluation.checks import check_int
 from sgi_core.geometry import l2_normalize, pairwise_angle, sgi_from_angles
 
 #: A sentence longer than this many words is cut into near-equal windows of at most as many.
@@ -111,7 +111,7 @@ def _texts(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     if missing:
         raise SGIInputError(f"claim scoring needs the columns {', '.join(TEXT_COLUMNS)}; "
                             f"missing {', '.join(missing)}",
-                            hint="Read the file with sgi_core.data.load_triples, which maps the columns")
+                            hint="Read the file with sgi_core.io.triples.load_triples, which maps the columns")
     texts = frame[list(TEXT_COLUMNS)].fillna("").astype(str)
     scorable = (texts.apply(lambda col: col.str.strip() != "")).all(axis=1).to_numpy()
     return texts, scorable

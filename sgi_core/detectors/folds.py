@@ -57,7 +57,7 @@ def question_groups(frame: pd.DataFrame, *, group_column: str | None = None) -> 
     """
     if "question" not in frame.columns:
         raise SGIInputError("the table has no 'question' column", column="question",
-                            hint="Read the file with sgi_core.data.load_triples")
+                            hint="Read the file with sgi_core.io.triples.load_triples")
     if group_column is not None and group_column not in frame.columns:
         raise SGIInputError(f"there is no column '{group_column}' to group rows by", column=group_column,
                             hint=f"Choose one of: {', '.join(map(str, frame.columns))}")

@@ -24,7 +24,7 @@ import pandas as pd
 
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, check_choice, check_int
+from sgi_core.evaluation.checks import as_labels, check_choice, check_int
 from sgi_core.geometry import l2_normalize, pairwise_angle, triple_angles
 from sgi_core.results import JsonResult, warn_undefined
 

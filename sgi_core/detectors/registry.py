@@ -3,7 +3,8 @@
 One :class:`DetectorFamily` entry per family says what it computes and how:
 
 - ``scores``: the per-row scores judged in ``report --detectors`` and on the
-  Detectors page, each with a display label and its orientation (``higher_is``:
+  Detectors page, each the :class:`~sgi_core.scores.ScoreSpec` of
+  :data:`sgi_core.scores.SCORES` that names it and gives its orientation (``higher_is``:
   what a high raw value means; a ``"hallucinated"`` score is negated before it is
   judged, so every judged score reads **higher = grounded**);
 - ``columns``: every per-row column the family's ``compute`` returns (the scores and
@@ -17,7 +18,7 @@ One :class:`DetectorFamily` entry per family says what it computes and how:
 - ``compute``: ``compute(DetectorInputs) -> FamilyScores``.
 
 Adding a family is its module, one entry in :data:`FAMILIES`, its tests and a README
-line: the library (:mod:`sgi_core.detector_report`), ``score``'s flags, the JSON
+line: the library (:mod:`sgi_core.detectors.report`), ``score``'s flags, the JSON
 report, the Detectors page and the CLI help all read the entry.
 """
 
@@ -29,12 +30,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import TripleTable
+from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores
 from sgi_core.detectors.reference import REFERENCE_DETECTORS, reference_scores
 from sgi_core.detectors.specifics import SPECIFICS_COLUMNS, specifics_scores
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
 from sgi_core.errors import SGIInputError
+from sgi_core.scores import SCORES, ScoreSpec
 from sgi_core.scoring import embed_table
 
 #: What a family may read: the three texts, their embeddings (a model), the labels, a reference set of
@@ -85,26 +87,6 @@ class FamilyScores:
 
 
 @dataclass(frozen=True)
-class DetectorScoreSpec:
-    """One judged per-row score: its column, display label and what a high raw value means."""
-
-    name: str
-    label: str
-    higher_is: str = "grounded"
-
-    def oriented(self, values) -> np.ndarray:
-        """The raw values as floats oriented higher = grounded (negated when ``higher_is`` is "hallucinated").
-
-        Examples
-        --------
-        >>> score_specs()["specifics_unsupported_share"].oriented([0.5, 0.0])
-        array([-0.5, -0. ])
-        """
-        values = np.asarray(values, dtype=np.float64)
-        return -values if self.higher_is == "hallucinated" else values
-
-
-@dataclass(frozen=True)
 class DetectorFamily:
     """One registered detector family (see the module notes for each field)."""
 
@@ -113,7 +95,7 @@ class DetectorFamily:
     explanation: str
     needs: tuple[str, ...]
     fitting: str
-    scores: tuple[DetectorScoreSpec, ...]
+    scores: tuple[ScoreSpec, ...]
     columns: tuple[str, ...]
     compute: Callable[[DetectorInputs], FamilyScores]
 
@@ -154,11 +136,11 @@ FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
                     "question-group folds",
         needs=("embeddings", "labels", "reference set"),
         fitting="cross-fitted",
-        scores=(DetectorScoreSpec("displacement_consistency", "displacement consistency"),
-                DetectorScoreSpec("expected_response_deviation", "expected response deviation, negated"),
-                DetectorScoreSpec("displacement_magnitude", "displacement magnitude (z)"),
-                DetectorScoreSpec("tangent_space_residual", "tangent space residual, negated"),
-                DetectorScoreSpec("lsgi", "LSGI (local SGI)")),
+        scores=(SCORES["displacement_consistency"],
+                SCORES["expected_response_deviation"],
+                SCORES["displacement_magnitude"],
+                SCORES["tangent_space_residual"],
+                SCORES["lsgi"]),
         columns=REFERENCE_DETECTORS,
         compute=_reference,
     ),
@@ -169,8 +151,8 @@ FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
                     "mean sentence",
         needs=("texts", "embeddings"),
         fitting="per row",
-        scores=(DetectorScoreSpec("claim_min_support", "claim support, weakest sentence"),
-                DetectorScoreSpec("claim_mean_support", "claim support, mean sentence")),
+        scores=(SCORES["claim_min_support"],
+                SCORES["claim_mean_support"]),
         columns=CLAIM_COLUMNS,
         compute=_claims,
     ),
@@ -181,14 +163,13 @@ FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
                     "that do not occur in the context, negated",
         needs=("texts",),
         fitting="per row",
-        scores=(DetectorScoreSpec("specifics_unsupported_share", "unsupported specifics (share), negated",
-                                  higher_is="hallucinated"),),
+        scores=(SCORES["specifics_unsupported_share"],),
         columns=SPECIFICS_COLUMNS,
         compute=lambda inputs: FamilyScores(specifics_scores(inputs.table.frame)),
     ),
 )}
 #: The out-of-fold combination of SGI, the angles, the trivial baselines and the computed scores.
-COMBINED = DetectorScoreSpec("combined", "combined (logistic, out of fold)")
+COMBINED = SCORES["combined"]
 
 
 def per_row_families() -> tuple[DetectorFamily, ...]:
@@ -213,7 +194,7 @@ def per_row_family(name: str) -> DetectorFamily:
     return FAMILIES[name]
 
 
-def score_specs() -> dict[str, DetectorScoreSpec]:
+def score_specs() -> dict[str, ScoreSpec]:
     """Every judged score of every family, then ``combined``, by column name."""
     specs = {spec.name: spec for family in FAMILIES.values() for spec in family.scores}
     return {**specs, COMBINED.name: COMBINED}

@@ -136,7 +136,7 @@ def specifics_scores(frame: pd.DataFrame) -> pd.DataFrame:
     missing = [column for column in ("context", "response") if column not in frame.columns]
     if missing:
         raise SGIInputError(f"unsupported specifics need the columns context and response; missing "
-                            f"{', '.join(missing)}", hint="Read the file with sgi_core.data.load_triples")
+                            f"{', '.join(missing)}", hint="Read the file with sgi_core.io.triples.load_triples")
     texts = frame[["response", "context"]].fillna("").astype(str)
     scorable = (texts.apply(lambda col: col.str.strip() != "")).all(axis=1).to_numpy()
     counts = np.zeros((len(frame), 2), dtype=np.int64)

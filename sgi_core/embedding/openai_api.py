@@ -1,6 +1,6 @@
 """OpenAI and Azure OpenAI embeddings backend.
 
-Speaks the embeddings endpoint through :class:`sgi_core.api_client.ApiClient` (https
+Speaks the embeddings endpoint through :class:`sgi_core.http.client.ApiClient` (https
 only except on loopback hosts, no redirects, retries with backoff, one-line errors), so it
 needs no SDK. Each reply is checked against its request: one vector per input, indices
 0..n-1 each once, and the same width throughout. Configuration comes from the environment:
@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from sgi_core.api_client import ApiClient, ApiError
+from sgi_core.http.client import ApiClient, ApiError
 from sgi_core.embedding.base import ProgressCallback
 from sgi_core.errors import SGIInputError
 
@@ -56,7 +56,7 @@ class OpenAIEncoder:
     timeout : float
         Seconds per HTTP request.
     client_options : dict, optional
-        More keyword arguments of :class:`~sgi_core.api_client.ApiClient` (``retry``, ``sleep``).
+        More keyword arguments of :class:`~sgi_core.http.client.ApiClient` (``retry``, ``sleep``).
     """
 
     def __init__(self, provider: str, model: str | None = None, *, timeout: float = 60.0, client_options=None):

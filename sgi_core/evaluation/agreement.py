@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_scores, validates_inputs
+from sgi_core.evaluation.checks import as_scores, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 
 

@@ -26,19 +26,16 @@ from sklearn.metrics import roc_auc_score
 
 from sgi_core.columns import WORD_OVERLAP_COLUMN
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_int, validates_inputs
+from sgi_core.evaluation.checks import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probabilities
 from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.scores import SCORES, TRIVIAL
 
 #: Below this lexical groundedness a response is flagged as not drawn from its context.
 LEXICAL_FLAG_BELOW = 0.1
 
 #: Baseline columns of :func:`baseline_scores` and what they measure (all: higher = grounded).
-BASELINE_DESCRIPTIONS = {
-    "neg_response_length": "minus the response length in characters (shorter = grounded)",
-    "lexical_groundedness": "share of non-stopword response tokens found in the context",
-    "theta_rq": "angle between response and question alone (farther = grounded)",
-}
+BASELINE_DESCRIPTIONS = {name: SCORES[name].description for name in TRIVIAL}
 
 _TOKEN = re.compile(r"\w+")
 

@@ -27,7 +27,7 @@ from sklearn.metrics import brier_score_loss
 from sklearn.model_selection import train_test_split
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import (
+from sgi_core.evaluation.checks import (
     as_labels,
     as_probabilities,
     as_scores,

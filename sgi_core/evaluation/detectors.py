@@ -26,7 +26,7 @@ from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int, validates_inputs
+from sgi_core.evaluation.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
 from sgi_core.evaluation.crossval import out_of_fold_probabilities
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from sgi_core.evaluation._common import check_choice, check_fraction, check_int, labelled_groups, validates_inputs
+from sgi_core.evaluation.checks import check_choice, check_fraction, check_int, labelled_groups, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.bootstrap import (CI_METHODS, DELTA_METHOD_CI_NAMES, interval_kind, normal_interval,
                                           two_sample_ci)

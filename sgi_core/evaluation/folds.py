@@ -13,7 +13,7 @@ import pandas as pd
 from sklearn.model_selection import StratifiedKFold
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, check_int
+from sgi_core.evaluation.checks import as_labels, check_int
 
 
 def crossfit_folds(groups, *, y_true=None, n_folds: int = 5, seed: int = 0) -> np.ndarray:

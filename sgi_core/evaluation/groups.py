@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_fraction, check_int
+from sgi_core.evaluation.checks import as_labels, as_scores, check_fraction, check_int
 from sgi_core.evaluation.effect_size import effect_size
 from sgi_core.evaluation.ranking import auroc, roc_analysis
 from sgi_core.results import JsonResult, UndefinedStatisticWarning

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sgi_core.evaluation._common import as_scores
+from sgi_core.evaluation.checks import as_scores
 from sgi_core.evaluation.effect_size import effect_size
 from sgi_core.evaluation.length_matched import length_matched_auroc
 from sgi_core.evaluation.ranking import roc_analysis

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from sgi_core.evaluation._common import as_labels
+from sgi_core.evaluation.checks import as_labels
 from sgi_core.results import JsonResult
 
 #: AUROC (either direction) at or above which a numeric column is taken for the label.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from sgi_core.evaluation._common import check_fraction, labelled_groups
+from sgi_core.evaluation.checks import check_fraction, labelled_groups
 from sgi_core.evaluation.paired import delong_components
 from sgi_core.results import JsonResult, warn_undefined
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_fraction, check_int
+from sgi_core.evaluation.checks import as_labels, as_scores, check_choice, check_fraction, check_int
 from sgi_core.evaluation.bootstrap import CI_METHODS, DELTA_METHOD_CI_NAMES, interval_kind, normal_interval
 from sgi_core.evaluation.length_matched_variance import length_matched_variances
 from sgi_core.results import JsonResult, warn_undefined

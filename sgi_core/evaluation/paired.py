@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_fraction, check_int
+from sgi_core.evaluation.checks import as_labels, as_scores, check_fraction, check_int
 from sgi_core.results import JsonResult, warn_undefined
 
 

@@ -27,7 +27,7 @@ from scipy import stats
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_fraction
+from sgi_core.evaluation.checks import as_labels, as_scores, check_fraction
 from sgi_core.evaluation.calibration import fit_calibrator
 from sgi_core.evaluation.policy_file import NOT_SCORE_COLUMNS, Policy
 from sgi_core.evaluation.thresholds import ThresholdMetrics, choose_threshold, threshold_metrics

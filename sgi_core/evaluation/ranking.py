@@ -15,7 +15,7 @@ import numpy as np
 from scipy.stats import percentileofscore
 from sklearn.metrics import auc, roc_auc_score, roc_curve
 
-from sgi_core.evaluation._common import (as_scores, check_choice, check_fraction, check_int, labelled_groups,
+from sgi_core.evaluation.checks import (as_scores, check_choice, check_fraction, check_int, labelled_groups,
                                         validates_inputs)
 from sgi_core.evaluation.paired import delong_components
 from sgi_core.results import JsonResult, frozen_array, same_fields, warn_undefined

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from sgi_core.evaluation._common import check_fraction
+from sgi_core.evaluation.checks import check_fraction
 from sgi_core.evaluation.bootstrap import normal_interval
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult, warn_undefined

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, inputs_checked, validates_inputs
+from sgi_core.evaluation.checks import as_labels, as_scores, inputs_checked, validates_inputs
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
 from sgi_core.evaluation.baselines import BASELINE_DESCRIPTIONS, BeyondLengthResult, baseline_scores, beyond_length, response_length
 from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, effect_size

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import check_fraction, check_int
+from sgi_core.evaluation.checks import check_fraction, check_int
 from sgi_core.evaluation.paired import delong_components, delong_test, mcnemar_test
 from sgi_core.evaluation.run_matching import KeyMatch, MatchedRuns
 from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefined

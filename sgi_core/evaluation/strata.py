@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_int, validates_inputs
+from sgi_core.evaluation.checks import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.bootstrap import normal_interval
 from sgi_core.evaluation.effect_size import cohens_d_along, cohens_d_variance

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import as_labels, as_scores, check_choice, check_int, validates_inputs
+from sgi_core.evaluation.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
 
 CHOICE_METHODS = ("youden", "target_recall", "target_precision", "cost")

@@ -27,7 +27,7 @@ import math
 import warnings
 from dataclasses import dataclass
 
-from sgi_core.evaluation._common import as_labels, as_scores
+from sgi_core.evaluation.checks import as_labels, as_scores
 from sgi_core.evaluation.paired import delong_test
 from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.results import JsonResult, UndefinedStatisticWarning

@@ -6,5 +6,5 @@ reads a whole file (Parquet through :mod:`~sgi_core.io.parquet`);
 :mod:`~sgi_core.io.chunks` reads a file chunk by chunk; :mod:`~sgi_core.io.shards`
 finds the shards of a dataset; :mod:`~sgi_core.io.export` writes CSV (escaped) and
 Parquet files atomically. Validating and scoring what they read is the engines'
-(:mod:`sgi_core.local_engine`, :mod:`sgi_core.ray_engine`).
+(:mod:`sgi_core.pipelines.local_engine`, :mod:`sgi_core.pipelines.ray_engine`).
 """

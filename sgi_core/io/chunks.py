@@ -7,7 +7,7 @@ reader by the file's format. A file up to :data:`WHOLE_READ_BYTES` is read whole
 larger file is streamed: CSV/TSV through pandas' chunked reader with ``read_table``'s
 options, JSON Lines a block of lines at a time (each block read by ``read_table``),
 Parquet by record batches. Its cells and messages are those of a whole read.
-Validating the chunks is the caller's (:func:`sgi_core.local_engine.read_chunks`).
+Validating the chunks is the caller's (:func:`sgi_core.pipelines.local_engine.read_chunks`).
 """
 
 from __future__ import annotations

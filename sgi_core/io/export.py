@@ -36,7 +36,7 @@ import pandas as pd
 
 from sgi_core.errors import SGIInputError
 from sgi_core.io.formats import CSV_OUTPUT_SUFFIXES, PARQUET_SUFFIXES, PLAIN_NUMBER
-from sgi_core.io.scored_files import SCORED_WITH_KEY
+from sgi_core.io.scored import SCORED_WITH_KEY
 from sgi_core.io.output_paths import check_output_file, is_stdout
 
 _FORMULA_PREFIXES = (

@@ -1,4 +1,4 @@
-"""Finding the shards of a dataset, and their format, for the Ray engine (:mod:`sgi_core.ray_engine`).
+"""Finding the shards of a dataset, and their format, for the Ray engine (:mod:`sgi_core.pipelines.ray_engine`).
 
 A shard's format is decided as for every other file (:func:`sgi_core.io.formats.table_format`:
 the suffix, and Parquet's magic bytes), so the two engines read the same file the same way.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from sgi_core.api_client import ApiClient, ApiError
+from sgi_core.http.client import ApiClient, ApiError
 from sgi_core.errors import SGIInputError
 from sgi_core.judge.prompts import AnswerError, Task, decode_answer
 
@@ -56,7 +56,7 @@ class JudgeClient:
         Ask for ``response_format={"type": "json_object"}`` (OpenAI, vLLM, Ollama and
         llama.cpp servers accept it).
     **client_options
-        Passed to :class:`~sgi_core.api_client.ApiClient` (``timeout``, ``retry``, ``sleep``,
+        Passed to :class:`~sgi_core.http.client.ApiClient` (``timeout``, ``retry``, ``sleep``,
         ``max_reply_bytes``, default :data:`MAX_REPLY_BYTES`).
 
     Attributes

@@ -20,7 +20,7 @@ def renamed_input_columns(frame: pd.DataFrame, columns: pd.DataFrame) -> dict:
 
     A file holding all of :data:`RUN_COLUMNS` was judged before and its judge columns are
     the judge's; in any other file a ``judge_*`` column is the user's and is kept, renamed
-    as :func:`~sgi_core.data.validate_triples` renames input columns named like its own.
+    as :func:`~sgi_core.io.triples.validate_triples` renames input columns named like its own.
     """
     if all(c in frame.columns for c in RUN_COLUMNS):
         return {}

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.api_client import ApiError
+from sgi_core.http.client import ApiError
 from sgi_core.columns import STATUS_OK
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation._common import check_int
+from sgi_core.evaluation.checks import check_int
 from sgi_core.judge.cache import AnswerCache, answer_key
 from sgi_core.judge.client import JudgeClient, estimate_tokens
 from sgi_core.judge.metrics import METRICS, Metric
@@ -126,7 +126,7 @@ def plan_judging(frame: pd.DataFrame, judge: JudgeClient, metrics, *, contexts_c
     Parameters
     ----------
     frame : DataFrame
-        A :class:`~sgi_core.data.TripleTable` frame (``question``, ``context``, ``response``).
+        A :class:`~sgi_core.io.triples.TripleTable` frame (``question``, ``context``, ``response``).
     judge : JudgeClient
         Its endpoint and model are part of each request key.
     metrics : str or list of str

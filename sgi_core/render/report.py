@@ -14,8 +14,8 @@ from sgi_core.render.numbers import format_ci, frame_text
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
 
 if TYPE_CHECKING:
-    from sgi_core.comparison import ModelComparison
-    from sgi_core.detector_report import DetectorReport
+    from sgi_core.pipelines.model_comparison import ModelComparison
+    from sgi_core.detectors.report import DetectorReport
     from sgi_core.evaluation.detectors import DetectorComparison
     from sgi_core.evaluation.retrieval_report import RetrievalReport
 

@@ -1,7 +1,7 @@
 """A run comparison as tables and text: what ``compare`` and ``gate --baseline`` print, and the page's tables.
 
 Reads :class:`~sgi_core.evaluation.run_comparison.RunComparison` and
-:class:`~sgi_core.baseline_gate.DropCheck` results; computes nothing.
+:class:`~sgi_core.commands.gate_baseline.DropCheck` results; computes nothing.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def comparison_text(res: RunComparison) -> str:
 
 
 def drop_check_line(check, confidence: float = 0.95) -> str:
-    """One :class:`sgi_core.baseline_gate.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
+    """One :class:`sgi_core.commands.gate_baseline.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
     level = round(confidence * 100)
     about = (f"mean {check.mean_base:.4g} -> {check.mean_new:.4g}, new - base {check.difference:+.4g} "
              f"{format_ci(check.ci, '+.4f')} over {check.n_keys} keys")

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.annotations import (
+from sgi_core.review.annotations import (
     AnnotationFileWarning,
     AnnotationStore,
     annotations_path,
@@ -25,9 +25,9 @@ from sgi_core.annotations import (
     row_key,
     row_keys,
 )
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.errors import SGIInputError
-from sgi_core.label_sources import (
+from sgi_core.review.label_sources import (
     combine_labels,
     join_labels,
     labels_from_annotations,
@@ -99,7 +99,7 @@ def test_damaged_lines_are_skipped_by_line_number_and_the_rest_kept(tmp_path):
 
 WRITER = textwrap.dedent("""
     import os, sys
-    from sgi_core.annotations import append_lines, decision_line, row_key
+    from sgi_core.review.annotations import append_lines, decision_line, row_key
     path, start, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     for i in range(start, start + count):
         append_lines(path, [decision_line(row_key("q", "c", str(i)), "grounded", annotator=str(start))])

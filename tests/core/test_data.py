@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.data import load_triples, parse_labels, read_table, validate_triples
-from sgi_core.mapping import ColumnMapping, detect_mapping
+from sgi_core.io.triples import load_triples, parse_labels, read_table, validate_triples
+from sgi_core.io.mapping import ColumnMapping, detect_mapping
 from sgi_core.errors import SGIInputError
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.data import load_triples
-from sgi_core.detector_report import detector_report, detector_scores
+from sgi_core.io.triples import load_triples
+from sgi_core.detectors.report import detector_report, detector_scores
 from sgi_core.detectors import REFERENCE_DETECTORS, question_groups, reference_scores
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import roc_analysis

@@ -9,7 +9,7 @@ from sgi_core.cli import main
 from sgi_core.evaluation.policy import proportion_ci
 from sgi_core.evaluation.policy_file import Policy, load_policy
 from sgi_core.evaluation.ranking import roc_analysis
-from sgi_core.gate import run_gate
+from sgi_core.evaluation.gate import run_gate
 from sgi_core.render.lines import gate_check_line
 from tests.conftest import SAMPLE_CSV
 

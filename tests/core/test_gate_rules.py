@@ -10,7 +10,7 @@ import pytest
 from sgi_core.cli import main
 from sgi_core.evaluation.policy_file import load_policy
 from sgi_core.evaluation.ranking import roc_analysis
-from sgi_core.io.scored_files import scored_with
+from sgi_core.io.scored import scored_with
 from tests.conftest import SAMPLE_CSV
 
 

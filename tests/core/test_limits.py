@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sgi_core.data import load_triples, validate_triples
+from sgi_core.io.triples import load_triples, validate_triples
 from sgi_core.errors import SGIInputError
 from sgi_core.io import parquet
 from sgi_core.io.limits import (
@@ -22,7 +22,7 @@ from sgi_core.io.limits import (
     parquet_shape,
 )
 from sgi_core.io.reading import read_table
-from sgi_core.scored_file import scored_table
+from sgi_core.io.scored import scored_table
 
 TRIPLE = ["question", "context", "response"]
 SCORES = {"theta_qc": 1.0, "theta_rq": 0.9, "theta_rc": 0.6, "sgi": 1.5, "sgi_status": "ok"}

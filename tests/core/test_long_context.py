@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.data import validate_triples
+from sgi_core.io.triples import validate_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import UndefinedStatisticWarning

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.embedding import BACKENDS, EmbeddingCache, backend_used, load_encoder
 from sgi_core.embedding.onnx_runtime import (
     QUANTIZATION,
@@ -135,7 +135,7 @@ def _write(frame: pd.DataFrame, path):
 @pytest.fixture
 def backends_asked(monkeypatch):
     """The backend of every ``load_encoder`` call; the model itself is the hashing test encoder."""
-    import sgi_core.comparison
+    import sgi_core.pipelines.model_comparison
     import sgi_core.embedding
 
     asked = []
@@ -145,7 +145,7 @@ def backends_asked(monkeypatch):
         return load_encoder("hashing-16")
 
     monkeypatch.setattr(sgi_core.embedding, "load_encoder", recording)
-    monkeypatch.setattr(sgi_core.comparison, "load_encoder", recording)
+    monkeypatch.setattr(sgi_core.pipelines.model_comparison, "load_encoder", recording)
     return asked
 
 

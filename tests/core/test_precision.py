@@ -5,14 +5,14 @@ import pandas as pd
 import pytest
 import torch
 
-import sgi_core.comparison
+import sgi_core.pipelines.model_comparison
 import sgi_core.embedding
 from sgi_core.cli import main
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.embedding.sentence_transformer import check_precision_runs
 from sgi_core.errors import SGIInputError
-from sgi_core.ray_engine import _Scorer, score_with_ray
+from sgi_core.pipelines.ray_engine import _Scorer, score_with_ray
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
@@ -37,7 +37,7 @@ def load_calls(monkeypatch):
         return real(name, **options)
 
     monkeypatch.setattr(sgi_core.embedding, "load_encoder", recording)
-    monkeypatch.setattr(sgi_core.comparison, "load_encoder", recording)
+    monkeypatch.setattr(sgi_core.pipelines.model_comparison, "load_encoder", recording)
     return calls
 
 

@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from sgi_core.baseline_gate import DropCheck
-from sgi_core.gate import GateCheck, GateResult
+from sgi_core.commands.gate_baseline import DropCheck
+from sgi_core.evaluation.gate import GateCheck, GateResult
 from sgi_core.projection import TripleProjection
 from sgi_core.render.lines import gate_check_line, projection_note, score_summary_lines
 from sgi_core.render.runs import drop_check_line

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from sgi_core.errors import SGIInputError
-from sgi_core.review_queue import STRATA, review_queue, row_profile
+from sgi_core.review.queues import STRATA, review_queue, row_profile
 
 
 def test_random_queue_is_reproducible_and_skips_labelled_rows_without_reordering_the_rest():

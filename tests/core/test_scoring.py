@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.data import load_triples, validate_triples
+from sgi_core.io.triples import load_triples, validate_triples
 from sgi_core.embedding import EmbeddingCache, HashingEncoder
 from sgi_core.geometry import triple_angles
 from sgi_core.errors import SGIInputError

@@ -6,7 +6,7 @@ import pytest
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import fit_calibrator
-from sgi_core.session import (
+from sgi_core.io.session import (
     FLAG_COLUMN,
     PROBABILITY_COLUMN,
     apply_session,
@@ -90,7 +90,7 @@ def test_fingerprint_is_the_same_a_block_at_a_time(frame, monkeypatch):
     import hashlib
     import json as json_module
 
-    from sgi_core import session
+    from sgi_core.io import session
 
     whole = data_fingerprint(frame)
     monkeypatch.setattr(session, "FINGERPRINT_BLOCK_ROWS", 2)  # 5 rows: blocks of 2, 2 and 1

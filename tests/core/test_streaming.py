@@ -6,15 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core import local_engine
+from sgi_core.pipelines import local_engine
 from sgi_core.io import chunks
 from sgi_core.cli import main
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.embedding import EmbeddingCache, HashingEncoder
 from sgi_core.errors import SGIInputError
 from sgi_core.io.export import write_table
 from sgi_core.scoring import score_table
-from sgi_core.local_engine import read_chunks, score_to_file
+from sgi_core.pipelines.local_engine import read_chunks, score_to_file
 from tests.conftest import SAMPLE_CSV
 
 
@@ -244,7 +244,7 @@ def test_streamed_binary_file_is_refused_as_a_whole_read_refuses_it(tmp_path, mo
 ])
 def test_file_wide_label_warnings_speak_of_the_whole_file(tmp_path, labels, expected):
     from sgi_core.embedding import HashingEncoder
-    from sgi_core.local_engine import read_chunks, score_to_file
+    from sgi_core.pipelines.local_engine import read_chunks, score_to_file
 
     rows = "".join(f"question {i},context {i},response {i},{label}\n" for i, label in enumerate(labels))
     source = tmp_path / "in.csv"

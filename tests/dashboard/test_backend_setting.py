@@ -6,7 +6,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dashboard import state
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV

@@ -10,7 +10,7 @@ import pytest
 from dashboard import charts, devices, page, services, texts
 from sgi_core import evaluation
 from sgi_core.evaluation import bootstrap
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.embedding.device import resolve_device
 from sgi_core.scoring import score_table

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.detector_services import DETECTOR_NAMES, DISAGREEMENT_ROWS
-from sgi_core.data import load_triples
-from sgi_core.detector_report import detector_report
+from sgi_core.io.triples import load_triples
+from sgi_core.detectors.report import detector_report
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import (
@@ -132,7 +132,7 @@ def test_file_without_numeric_columns_still_gets_families_and_comparison(app, tm
     assert any("no numeric column" in block.value for block in app.info)
     scored, expected, scores = expected_report(plain, LABEL_FREE)
     labels = scored["label"].to_numpy()
-    assert app.selectbox(key="detectors.compare_b").value == "response length, negated"
+    assert app.selectbox(key="detectors.compare_b").value == "response length (shorter = grounded)"
     assert_comparison(app, labels, scored["sgi"].to_numpy(),
                       baseline_scores(scored)["neg_response_length"].to_numpy(dtype=float))
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dashboard import judging, texts
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import roc_analysis
 from sgi_core.evaluation.detectors import compare_detectors

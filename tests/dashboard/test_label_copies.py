@@ -7,7 +7,7 @@ import pandas as pd
 
 from dashboard import services
 from sgi_core.evaluation import fit_calibrator
-from sgi_core.scored_file import scored_table
+from sgi_core.io.scored import scored_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import assert_clean, goto, upload
 

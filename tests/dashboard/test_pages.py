@@ -6,7 +6,7 @@ import pytest
 
 from dashboard import charts
 from sgi_core import evaluation
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.geometry import sgi_bounds, triple_angles
 from sgi_core.projection import project_triples, sample_rows

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.annotations import AnnotationStore, annotations_path, row_keys
-from sgi_core.data import load_triples
+from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
+from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import roc_analysis
 from sgi_core.evaluation.rater_agreement import cohens_kappa

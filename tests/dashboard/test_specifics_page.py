@@ -3,8 +3,8 @@
 import numpy as np
 
 from dashboard.detector_services import DETECTOR_NAMES
-from sgi_core.data import load_triples
-from sgi_core.detector_report import detector_report
+from sgi_core.io.triples import load_triples
+from sgi_core.detectors.report import detector_report
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.embedding import load_encoder
 from sgi_core.render.numbers import format_ci

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.data import load_triples
-from sgi_core.detector_report import check_kinds, detector_report
+from sgi_core.io.triples import load_triples
+from sgi_core.detectors.report import check_kinds, detector_report
 from sgi_core.detectors.folds import question_groups
 from sgi_core.detectors.registry import (
     COMBINED,
@@ -17,12 +17,12 @@ from sgi_core.detectors.registry import (
     PROTOCOL_LABELS,
     DetectorFamily,
     DetectorInputs,
-    DetectorScoreSpec,
     FamilyScores,
     per_row_families,
     score_specs,
 )
 from sgi_core.embedding import load_encoder
+from sgi_core.scores import ScoreSpec
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import effect_size, length_matched_auroc, response_length, roc_analysis
 from sgi_core.evaluation.folds import crossfit_folds
@@ -52,9 +52,9 @@ def test_entries_are_well_formed():
 
 
 def test_orientation_negates_hallucinated_scores_only():
-    np.testing.assert_array_equal(DetectorScoreSpec("a", "A", "hallucinated").oriented([0.25, np.nan]),
+    np.testing.assert_array_equal(ScoreSpec("a", "A", "hallucinated").oriented([0.25, np.nan]),
                                   [-0.25, np.nan])
-    np.testing.assert_array_equal(DetectorScoreSpec("a", "A").oriented(pd.Series([0.25, 1.0])), [0.25, 1.0])
+    np.testing.assert_array_equal(ScoreSpec("a", "A").oriented(pd.Series([0.25, 1.0])), [0.25, 1.0])
 
 
 @pytest.mark.parametrize("kind", list(FAMILIES))
@@ -77,7 +77,7 @@ def test_a_family_registered_alone_is_computed_and_judged(sample, monkeypatch):
     """One registry entry is all the report needs: its score is judged, oriented, and joins the combination."""
     table, encoder, scored = sample
     toy = DetectorFamily("toy", "Toy word count", "the response's word count", ("texts",), "per row",
-                         (DetectorScoreSpec("toy_words", "toy words", "hallucinated"),), ("toy_words", "toy_chars"),
+                         (ScoreSpec("toy_words", "toy words", "hallucinated"),), ("toy_words", "toy_chars"),
                          _response_words)
     monkeypatch.setitem(FAMILIES, "toy", toy)
     assert check_kinds(["toy"]) == ("toy",)

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.data import load_triples
-from sgi_core.detector_report import detector_report
+from sgi_core.io.triples import load_triples
+from sgi_core.detectors.report import detector_report
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.detectors.specifics import SPECIFICS_COLUMNS, names_in, numbers_in, row_specifics, specifics_scores
 from sgi_core.embedding import load_encoder

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from sgi_core.cli import main
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import cross_model_agreement, evaluate, robust_range, threshold_range
 from sgi_core.render.tables import table2, table3

@@ -5,14 +5,14 @@ import pandas as pd
 import pytest
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import _common, evaluate, expected_calibration_error, reliability_bins, roc_analysis
+from sgi_core.evaluation import checks, evaluate, expected_calibration_error, reliability_bins, roc_analysis
 from sgi_core.evaluation.calibration import halluc_rate_by_quantile
 
 
 @pytest.fixture
 def check_counts(monkeypatch):
     counts = {"labels": 0, "scores": 0}
-    real_labels, real_scores = _common._checked_labels, _common._checked_scores
+    real_labels, real_scores = checks._checked_labels, checks._checked_scores
 
     def labels(*args):
         counts["labels"] += 1
@@ -22,8 +22,8 @@ def check_counts(monkeypatch):
         counts["scores"] += 1
         return real_scores(*args)
 
-    monkeypatch.setattr(_common, "_checked_labels", labels)
-    monkeypatch.setattr(_common, "_checked_scores", scores)
+    monkeypatch.setattr(checks, "_checked_labels", labels)
+    monkeypatch.setattr(checks, "_checked_scores", scores)
     return counts
 
 

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from sgi_core.api_client import (
+from sgi_core.http.client import (
     ApiClient,
     ApiError,
     RetryPolicy,

@@ -5,7 +5,7 @@ import logging
 import numpy as np
 import pytest
 
-from sgi_core.api_client import ApiError
+from sgi_core.http.client import ApiError
 from sgi_core.cli import main
 from sgi_core.embedding import HashingEncoder
 from sgi_core.embedding.openai_api import OpenAIEncoder

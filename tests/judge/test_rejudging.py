@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.judge import (
     BEYOND_MAX_ROWS,
     NOT_IN_SAMPLE,

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.io import chunks
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table

@@ -17,7 +17,7 @@ from sgi_core.errors import SGIInputError
 from sgi_core.io import chunks
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table
-from sgi_core.local_engine import read_chunks
+from sgi_core.pipelines.local_engine import read_chunks
 from tests.conftest import REPO
 from tests.reliability.hostile_files import C, Q, R, TRIPLE, csv_lines
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from sgi_core.columns import TEXT_COLUMNS
-from sgi_core.data import load_triples
+from sgi_core.io.triples import load_triples
 from sgi_core.embedding import HashingEncoder
 from sgi_core.errors import SGIInputError
 from sgi_core.io.export import to_csv_bytes

@@ -5,7 +5,7 @@ import re
 import pandas as pd
 import pytest
 
-from sgi_core.data import validate_triples
+from sgi_core.io.triples import validate_triples
 from sgi_core.errors import SGIInputError
 from tests.reliability.hostile_files import C, Q, R
 

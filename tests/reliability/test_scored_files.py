@@ -6,7 +6,7 @@ import pytest
 
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table
-from sgi_core.scored_file import scored_table
+from sgi_core.io.scored import scored_table
 
 
 def scored_csv(tmp_path, sgi: list) -> pd.DataFrame:

@@ -8,7 +8,7 @@ import pytest
 
 from sgi_core.io import reading
 from sgi_core.cli import main
-from sgi_core.data import validate_triples
+from sgi_core.io.triples import validate_triples
 from sgi_core.errors import SGIInputError
 from sgi_core.io.reading import max_input_bytes, read_table
 

@@ -5,15 +5,13 @@ A run file may be *scored* (the output of ``score``: ``theta_*``, ``sgi``,
 response[, label]); a file without SGI is scored with the caller's scorer, the
 same :func:`sgi_core.scoring.score_table` path as ``score`` and ``report``.
 
-The scores compared, each a column oriented **higher = grounded** (see
-:data:`ORIENTED_SCORES`): SGI; the three angles, ``theta_rq`` as it is and
-``theta_rc``, ``theta_qc`` negated, following SGI's formula (the answer moves away
-from the question and toward its context) and retrieval (a context nearer the
-question); the baselines ``neg_response_length`` and ``lexical_groundedness`` (word
-overlap with the context); the detector registry's scores
-(:func:`sgi_core.detectors.registry.score_specs`: claim support, unsupported specifics, ...); LLM judge columns
-(``judge_*``, all higher = better); and any other numeric column of the file, taken as
-higher = grounded unless named in ``hallucinated_high`` (then negated as ``neg_<name>``).
+The scores compared, each a column oriented **higher = grounded** by its
+:class:`~sgi_core.scores.ScoreSpec`: the registered scores the file carries (SGI; the
+three angles, ``theta_rq`` as it is and ``theta_rc``, ``theta_qc`` negated; the
+detectors' per-row scores); the baselines ``neg_response_length`` and
+``lexical_groundedness`` (word overlap with the context); LLM judge columns (``judge_*``,
+all higher = better); and any other numeric column of the file, taken as higher =
+grounded unless named in ``hallucinated_high`` (then negated as ``neg_<name>``).
 Labels, ids, row numbers, counts and flags are never compared as scores.
 """
 
@@ -27,38 +25,30 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.columns import ADDED_COLUMNS, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
-from sgi_core.data import TripleTable, validate_triples
-from sgi_core.mapping import COLUMN_ALIASES
-from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
+from sgi_core.io.triples import TripleTable, validate_triples
+from sgi_core.io.mapping import COLUMN_ALIASES
+from sgi_core.detectors.registry import FAMILIES
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import baseline_scores
 from sgi_core.evaluation.detectors import numeric_score_columns, orient_detector_score
 from sgi_core.io.limits import is_scored
 from sgi_core.judge.metrics import METRICS
-from sgi_core.scored_file import scored_table
+from sgi_core.io.scored import scored_table
+from sgi_core.scores import SCORES, column_spec
 
 #: Every column the LLM judge writes a score in (higher = better).
 JUDGE_COLUMNS = tuple(column for metric in METRICS.values() for column in metric.columns)
 
-#: The detector registry's per-row scores and what a high raw value means (``combined`` is fitted across
-#: detectors in ``report``, never a column of a file).
-DETECTOR_SCORES = {name: spec.higher_is for name, spec in score_specs().items() if name != COMBINED.name}
-
-#: Score columns the library writes, and what a high raw value means; "hallucinated" ones are negated
-#: and renamed ``neg_<column>`` so that every compared score reads higher = grounded.
-ORIENTED_SCORES = {
-    "sgi": "grounded",
-    "theta_rq": "grounded",
-    "theta_rc": "hallucinated",
-    "theta_qc": "hallucinated",
-    "p_grounded": "grounded",
-    **DETECTOR_SCORES,
-}
+#: Registered score columns a file may carry (:data:`sgi_core.scores.SCORES`): SGI, the angles, a session's
+#: probability, the detectors' per-row scores; the baselines are computed from the texts, and ``combined`` is
+#: fitted across detectors in ``report``, never a column of a file. Each is oriented by its spec and
+#: renamed ``neg_<column>`` when negated, so that every compared score reads higher = grounded.
+ORIENTED_SCORES = {name: spec for name, spec in SCORES.items() if spec.kind != "baseline" and name != "combined"}
 
 #: Columns that are never scores: statuses, flags and row numbers the library writes, and the detector
 #: families' other per-row columns (sentence counts, per-sentence SGI summaries).
 NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, "flagged_hallucinated", "label",
-                        *(c for family in FAMILIES.values() for c in family.columns if c not in DETECTOR_SCORES)})
+                        *(c for family in FAMILIES.values() for c in family.columns if c not in ORIENTED_SCORES)})
 
 # Ids, row numbers and indexes by name: a column called pair_id repeats within a file, so the
 # "integers, one per row" test of numeric_score_columns does not catch it.
@@ -139,12 +129,11 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
             raise SGIInputError(f"column '{name}' named as hallucinated-high is not in the run", source=source,
                                 column=name, hint=f"Columns present: {', '.join(map(str, frame.columns))}")
     scores = []
-    for column, higher_is in ORIENTED_SCORES.items():
+    for column, spec in ORIENTED_SCORES.items():
         if column in frame.columns:
-            name = column if higher_is == "grounded" else f"neg_{column}"
-            frame[name] = orient_detector_score(frame[column].to_numpy(), higher_is=higher_is, source=source,
-                                                column=column)
-            scores.append(name)
+            frame[spec.oriented_name] = orient_detector_score(frame[column].to_numpy(), higher_is=spec.higher_is,
+                                                              source=source, column=column)
+            scores.append(spec.oriented_name)
     baselines = baseline_scores(frame).drop(columns=["theta_rq"], errors="ignore")
     for name in baselines.columns:
         frame[name] = baselines[name].to_numpy(dtype=np.float64)
@@ -155,11 +144,10 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
     # to leave the column out.
     imported += [c for c in JUDGE_COLUMNS if c in frame.columns and c not in imported and c != key]
     for column in sorted(imported, key=lambda c: (not str(c).startswith("judge_"), str(c))):
-        higher_is = "hallucinated" if column in hallucinated_high else "grounded"
-        name = column if higher_is == "grounded" else f"neg_{column}"
-        frame[name] = orient_detector_score(frame[column].to_numpy(), higher_is=higher_is, source=source,
-                                            column=str(column))
-        scores.append(name)
+        spec = column_spec(str(column), higher_is="hallucinated" if column in hallucinated_high else "grounded")
+        frame[spec.oriented_name] = orient_detector_score(frame[column].to_numpy(), higher_is=spec.higher_is,
+                                                          source=source, column=str(column))
+        scores.append(spec.oriented_name)
     return Run(frame, source, tuple(scores), scored_here, tuple(table.warnings))
 
 

@@ -78,7 +78,7 @@ def add_label_map_option(p: argparse.ArgumentParser) -> None:
 
 
 def label_map_option(args) -> dict | None:
-    """The parsed ``--label-map``, or None (:func:`sgi_core.labels.parse_label_map`)."""
-    from sgi_core.labels import parse_label_map
+    """The parsed ``--label-map``, or None (:func:`sgi_core.io.labels.parse_label_map`)."""
+    from sgi_core.io.labels import parse_label_map
 
     return parse_label_map(args.label_map) if args.label_map else None

@@ -2,7 +2,7 @@
 
 FILE is the dashboard's annotations file or any table (CSV, TSV, Parquet, JSON Lines)
 with question, context, response and label columns; its labels are joined to the
-input's rows by row key (:func:`sgi_core.annotations.row_key`), in any row order, and
+input's rows by row key (:func:`sgi_core.review.annotations.row_key`), in any row order, and
 replace the input's own label column.
 """
 
@@ -27,13 +27,13 @@ def _print_join(name: str, joined, n_rows: int, what: str = "the file") -> None:
 
 
 def labelled_run(args, run):
-    """A run of ``compare`` (:class:`sgi_core.runs.Run`) with the labels of ``args.labels``; the counts go to stderr."""
+    """A run of ``compare`` (:class:`sgi_core.pipelines.runs.Run`) with the labels of ``args.labels``; the counts go to stderr."""
     if args.labels is None:
         return run
     from dataclasses import replace
 
-    from sgi_core.annotations import row_keys
-    from sgi_core.label_sources import join_labels, read_label_source
+    from sgi_core.review.annotations import row_keys
+    from sgi_core.review.label_sources import join_labels, read_label_source
 
     joined = join_labels(row_keys(run.frame), read_label_source(args.labels, label_positive=args.label_positive))
     _print_join(args.labels.name, joined, len(run.frame), what=run.source)
@@ -50,7 +50,7 @@ def labelled_table(args, table):
     """
     if args.labels is None:
         return table
-    from sgi_core.label_sources import with_labels
+    from sgi_core.review.label_sources import with_labels
 
     table, joined = with_labels(table, args.labels, label_positive=args.label_positive)
     _print_join(args.labels.name, joined, table.n_rows)

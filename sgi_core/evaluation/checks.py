@@ -74,7 +74,7 @@ def _checked_labels(y_true, name: str) -> np.ndarray:
         raise SGIInputError(
             f"'{name}' must hold numbers 1 (grounded), 0 (hallucinated) or NaN (unlabelled)",
             column=name,
-            hint="Read the file with sgi_core.data.load_triples, which maps label words to 1/0",
+            hint="Read the file with sgi_core.io.triples.load_triples, which maps label words to 1/0",
         ) from None
     bad = ~(np.isnan(labels) | (labels == 0.0) | (labels == 1.0))
     if bad.any():
@@ -82,7 +82,7 @@ def _checked_labels(y_true, name: str) -> np.ndarray:
             f"'{name}' holds values other than 1 (grounded), 0 (hallucinated) or NaN (unlabelled)",
             column=name,
             rows=(np.flatnonzero(bad) + 1).tolist(),
-            hint="Map the label column to 1/0 first (sgi_core.data.parse_labels does this)",
+            hint="Map the label column to 1/0 first (sgi_core.io.triples.parse_labels does this)",
         )
     return labels
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from sgi_core.data import TripleTable
-from sgi_core.detector_report import DetectorReport, detector_report
+from sgi_core.io.triples import TripleTable
+from sgi_core.detectors.report import DetectorReport, detector_report
 from sgi_core.embedding import EmbeddingCache, ProgressCallback, load_encoder
 from sgi_core.results import JsonResult
 from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement

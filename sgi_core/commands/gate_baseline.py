@@ -77,14 +77,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     """``gate NEW --baseline BASE --score NAME --max-drop X``: one line per check, exit 1 on a failed one."""
-    from sgi_core.cli_options import model_load_options
+    from sgi_core.commands.options import model_load_options
     from sgi_core.embedding import DEFAULT_MODEL
     from sgi_core.evaluation.run_comparison import compare_runs
     from sgi_core.evaluation.run_matching import match_runs
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.runs import drop_check_line
     from sgi_core.results import UndefinedStatisticWarning
-    from sgi_core.runs import load_run, model_scorer
+    from sgi_core.pipelines.runs import load_run, model_scorer
 
     if args.max_drop is None:
         raise SGIInputError("gate --baseline needs --max-drop X, the largest allowed drop of the score's mean")

@@ -115,7 +115,7 @@ def row_keys(frame: pd.DataFrame) -> np.ndarray:
     missing = [c for c in TEXT_COLUMNS if c not in frame.columns]
     if missing:
         raise SGIInputError(f"row keys need the columns question, context, response; missing {', '.join(missing)}",
-                            hint="Read the file with sgi_core.data.load_triples, which maps the columns")
+                            hint="Read the file with sgi_core.io.triples.load_triples, which maps the columns")
     columns = [frame[c].tolist() for c in TEXT_COLUMNS]
     return np.array([row_key(q, c, r) for q, c, r in zip(*columns)], dtype=object)
 
@@ -152,7 +152,7 @@ def decision_line(key: str, label: str, *, note: str = "", annotator: str = "", 
     """
     if not isinstance(key, str) or not _KEY.fullmatch(key):
         raise SGIInputError(f"a row key must be {KEY_HEX_DIGITS} lowercase hex digits; got {key!r}",
-                            hint="Make keys with sgi_core.annotations.row_key")
+                            hint="Make keys with sgi_core.review.annotations.row_key")
     if label not in (*DECISIONS, RETRACT):
         raise SGIInputError(f"unknown decision {label!r}", hint=f"Use one of {', '.join((*DECISIONS, RETRACT))}")
     for name, text in (("note", note), ("annotator", annotator)):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import TripleTable
+from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.folds import question_groups
 from sgi_core.detectors.registry import FAMILIES, DetectorInputs, score_specs
 from sgi_core.embedding import EmbeddingCache, Encoder
@@ -74,7 +74,7 @@ def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
     -------
     scores : DataFrame
         Indexed like ``table.frame``: one column per judged score of each family, raw
-        (as the family writes it; :class:`~sgi_core.detectors.registry.DetectorScoreSpec`
+        (as the family writes it; :class:`~sgi_core.scores.ScoreSpec`
         says how to orient it); NaN where a row could not be scored.
     leaky : dict of str -> ndarray
         The cross-fitted scores under the leaky protocol.

@@ -1,6 +1,6 @@
 """Labels from elsewhere joined to a table of triples by row key, and combined with the file's own labels.
 
-A labels source is either an annotations file (:mod:`sgi_core.annotations`) or any
+A labels source is either an annotations file (:mod:`sgi_core.review.annotations`) or any
 table (CSV, TSV, Parquet, JSON Lines) with question, context, response and label
 columns, such as another tool's labelling export. Both become one label per row key
 (1.0 grounded, 0.0 hallucinated); :func:`join_labels` puts them on the rows of a table
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sgi_core.annotations import current_decisions, decision_line, read_decisions, row_keys
+from sgi_core.review.annotations import current_decisions, decision_line, read_decisions, row_keys
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -47,7 +47,7 @@ class LabelSet:
 
 
 def labels_from_annotations(raw: bytes, *, source: str = "<annotations>") -> LabelSet:
-    """The decisions in force of an annotations file (:func:`~sgi_core.annotations.current_decisions`)."""
+    """The decisions in force of an annotations file (:func:`~sgi_core.review.annotations.current_decisions`)."""
     current = current_decisions(read_decisions(raw, source=source))
     decided = current["value"].notna().to_numpy()
     return LabelSet(current.loc[decided, ["key", "value"]].reset_index(drop=True), source,
@@ -65,7 +65,7 @@ def labels_from_table(frame: pd.DataFrame, *, source: str = "<labels>", label_po
     SGIInputError
         No label column, or the columns or labels ``validate_triples`` refuses.
     """
-    from sgi_core.data import validate_triples
+    from sgi_core.io.triples import validate_triples
 
     table = validate_triples(frame, label_positive=label_positive, source=source)
     if table.mapping.label is None:
@@ -141,7 +141,7 @@ class LabelJoin(JsonResult):
 
 
 def join_labels(keys, labels: LabelSet, *, require_match: bool = True) -> LabelJoin:
-    """Put ``labels`` on the rows whose :func:`~sgi_core.annotations.row_key` is in ``keys``.
+    """Put ``labels`` on the rows whose :func:`~sgi_core.review.annotations.row_key` is in ``keys``.
 
     Raises
     ------
@@ -211,7 +211,7 @@ def combine_labels(file_label, annotation_label, *, source: str) -> CombinedLabe
 
 
 def decision_lines(labels: LabelSet, *, annotator: str) -> list[bytes]:
-    """The labels of a source as annotations lines (:func:`~sgi_core.annotations.decision_line`), for an import."""
+    """The labels of a source as annotations lines (:func:`~sgi_core.review.annotations.decision_line`), for an import."""
     names = {1.0: "grounded", 0.0: "hallucinated"}
     return [decision_line(key, names[value], annotator=annotator, note=f"imported from {labels.source}"[:200])
             for key, value in zip(labels.labels["key"].tolist(), labels.labels["value"].tolist())]
@@ -219,7 +219,7 @@ def decision_lines(labels: LabelSet, *, annotator: str) -> list[bytes]:
 
 def with_labels(table, source: str | os.PathLike | bytes, *, label_positive: str | None = None,
                 limits=None) -> tuple:
-    """A :class:`~sgi_core.data.TripleTable` whose ``label`` column holds the labels of ``source``, joined by row key.
+    """A :class:`~sgi_core.io.triples.TripleTable` whose ``label`` column holds the labels of ``source``, joined by row key.
 
     ``source`` is an annotations file or a labels table (:func:`read_label_source`);
     the table's own labels are replaced, and its rows without a label in ``source``

@@ -26,7 +26,7 @@ from sgi_core.frames import take_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import cell_to_text, read_table, source_name
-from sgi_core.labels import (
+from sgi_core.io.labels import (
     MISSING_WORDS,
     default_label_positive,
     label_warnings,
@@ -34,7 +34,7 @@ from sgi_core.labels import (
     rewritten_label_warning,
     unmapped_label_warnings,
 )
-from sgi_core.mapping import ColumnMapping, input_renames, resolve_mapping
+from sgi_core.io.mapping import ColumnMapping, input_renames, resolve_mapping
 
 #: The paper's protocol drops responses shorter than this; SGI is not validated on them.
 SHORT_RESPONSE_CHARS = 20
@@ -191,7 +191,7 @@ def validate_triples(
     frame : DataFrame
         Raw columns, e.g. from :func:`~sgi_core.io.reading.read_table`.
     mapping : ColumnMapping or dict, optional
-        Role -> column. Missing roles are detected from :data:`~sgi_core.mapping.COLUMN_ALIASES`.
+        Role -> column. Missing roles are detected from :data:`~sgi_core.io.mapping.COLUMN_ALIASES`.
     label_positive : {"grounded", "hallucinated"}, optional
         What 1/true/yes means in the label column; by default guessed from its name.
     source : str
@@ -204,7 +204,7 @@ def validate_triples(
         label class, no labels, context = question everywhere) are left to the
         caller, who sees the whole file (:func:`label_class_warnings`).
     label_map : dict, optional
-        Label value -> grounded / hallucinated / unlabelled (:func:`~sgi_core.labels.parse_labels`).
+        Label value -> grounded / hallucinated / unlabelled (:func:`~sgi_core.io.labels.parse_labels`).
 
     Raises
     ------

@@ -1,7 +1,7 @@
 """The local engine of ``score``: read, validate, score and write a file of any size in this process.
 
 :func:`read_chunks` yields a file as validated chunks of ``chunk_rows`` rows
-(:func:`sgi_core.io.chunks.raw_chunks` reads them, :func:`sgi_core.data.validate_triples`
+(:func:`sgi_core.io.chunks.raw_chunks` reads them, :func:`sgi_core.io.triples.validate_triples`
 checks each), with ``input_row`` and the row numbers in messages counted from the top
 of the file.
 
@@ -10,7 +10,7 @@ and appends it to one CSV file (escaped as :func:`sgi_core.io.export.to_csv_byte
 does) or Parquet file (:func:`sgi_core.io.export.table_writer`). Warnings come per chunk.
 With ``families`` each chunk also gets the columns of those per-row detector families
 (:mod:`sgi_core.detectors.registry`), from the same encoder and cache. It returns the
-:class:`~sgi_core.scoring.ScoreSummary` that the Ray engine (:mod:`sgi_core.ray_engine`)
+:class:`~sgi_core.scoring.ScoreSummary` that the Ray engine (:mod:`sgi_core.pipelines.ray_engine`)
 returns too.
 
 The embedding cache carries texts across chunks: a question in row 5 and again
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.columns import CONTEXT_IS_QUESTION_STATUS, STATUS_COLUMN
-from sgi_core.data import (
+from sgi_core.io.triples import (
     CONTEXT_IS_QUESTION_EVERYWHERE,
     ColumnMapping,
     TripleTable,
@@ -41,7 +41,7 @@ from sgi_core.errors import SGIInputError
 from sgi_core.io.chunks import raw_chunks
 from sgi_core.io.export import check_output_path, table_writer
 from sgi_core.io.formats import no_rows_error
-from sgi_core.labels import label_class_warnings
+from sgi_core.io.labels import label_class_warnings
 from sgi_core.scoring import ScoreSummary, score_table
 
 #: Rows per chunk. Scoring 10,000 HaluEval rows holds a few hundred MB (texts,
@@ -82,7 +82,7 @@ def read_chunks(
     chunk_rows : int
         Rows per chunk.
     mapping, label_positive, label_map
-        As in :func:`sgi_core.data.validate_triples`.
+        As in :func:`sgi_core.io.triples.validate_triples`.
 
     Returns
     -------
@@ -93,7 +93,7 @@ def read_chunks(
     ------
     SGIInputError
         Everything :func:`~sgi_core.io.reading.read_table` and
-        :func:`~sgi_core.data.validate_triples` refuse, with file row numbers.
+        :func:`~sgi_core.io.triples.validate_triples` refuse, with file row numbers.
 
     Examples
     --------
@@ -151,7 +151,7 @@ def score_to_file(
         keeps its ``sgi_status`` and gets NaN scores and 0 counts.
     scored_by : dict, optional
         ``{"model": ..., "precision": ...}`` recorded in a Parquet output's metadata
-        (:func:`sgi_core.io.scored_files.scored_with`).
+        (:func:`sgi_core.io.scored.scored_with`).
 
     Returns
     -------

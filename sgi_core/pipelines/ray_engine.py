@@ -12,7 +12,7 @@ that shard, as ``input_row`` of the single-process ``score``). Sorting the outpu
 by ``(input_shard, input_row)`` gives the input order. Each shard is read whole, in
 order, by one read task, which numbers its rows as it reads them; the row numbers
 are checked after the write (every shard must hold rows 1..n exactly once, a
-Parquet shard as many as its footer counts; :mod:`sgi_core.ray_rows`). Input
+Parquet shard as many as its footer counts; :mod:`sgi_core.pipelines.ray_rows`). Input
 columns named like the order key, or ``path``, keep their values.
 
 The dataset is written to a new folder of a unique name beside the output
@@ -20,7 +20,7 @@ The dataset is written to a new folder of a unique name beside the output
 binds its services to the loopback address (docs/SCALING.md).
 
 Scores equal those of :func:`sgi_core.scoring.score_table` on the same rows: each
-actor validates its rows with :func:`sgi_core.data.validate_triples` (unscorable
+actor validates its rows with :func:`sgi_core.io.triples.validate_triples` (unscorable
 rows are kept with ``sgi_status = "not scored: <reason>"``) and scores them with
 ``score_table``, which encodes each distinct text of the batch once.
 
@@ -41,14 +41,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sgi_core.data import validate_triples
+from sgi_core.io.triples import validate_triples
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.embedding.device import check_precision
 from sgi_core.errors import SGIInputError
 from sgi_core.io.decoding import decodes
 from sgi_core.io.shards import find_shards as find_shards  # part of this engine's interface
 from sgi_core.io.shards import shard_format
-from sgi_core.ray_rows import (
+from sgi_core.pipelines.ray_rows import (
     ORDER_KEY,
     PRIVATE_FILE,
     PRIVATE_KEY,
@@ -260,7 +260,7 @@ def score_with_ray(
     use_cache : bool
         Read and write each machine's embedding cache.
     label_positive : {"grounded", "hallucinated"}, optional
-        As in :func:`sgi_core.data.validate_triples`.
+        As in :func:`sgi_core.io.triples.validate_triples`.
     trust_model_code, backend
         As in :func:`sgi_core.embedding.load_encoder`.
 
