@@ -1,8 +1,10 @@
-"""``python -m sgi_core compare BASE NEW``: what got more or less grounded between two runs.
+"""``python -m sgi_core compare BASE NEW``: which run hallucinates less, by the labels, and how each score moved.
 
 Prints :func:`sgi_core.render.runs.comparison_text` of
-:func:`sgi_core.evaluation.run_comparison.compare_runs`; ``--json OUT`` writes the
-result. Files without SGI are scored first with ``--model``.
+:func:`sgi_core.evaluation.run_comparison.compare_runs`: the labels' verdict first, then
+each score's difference, worded only where the score is validated; ``--json OUT``
+writes the result. Files without SGI are scored first with ``--model``; ``--labels``
+(repeatable) joins labels of either run or both by their texts.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from sgi_core.commands.label_option import add_labels_option, labelled_run
+from sgi_core.commands.label_option import add_labels_option
 from sgi_core.commands.options import add_embedding_run_options, add_model_options, model_load_options, non_negative_int
 from sgi_core.embedding import DEFAULT_MODEL
 
@@ -41,30 +43,17 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _read(path, scorer, args):
-    from sgi_core.pipelines.runs import load_run
-
-    run_ = load_run(path, scorer=scorer, label_positive=args.label_positive, key=args.key,
-                    hallucinated_high=args.hallucinated_high)
-    for warning in run_.warnings:
-        print(f"warning: {run_.source}: {warning}", file=sys.stderr)
-    run_ = labelled_run(args, run_)
-    if run_.scored_here:
-        print(f"note: {run_.source} carries no SGI; scored here with {args.model}", file=sys.stderr)
-    return run_
-
-
 def run(args) -> int:
     import warnings
 
+    from sgi_core.commands.run_files import read_runs
     from sgi_core.evaluation.policy_file import load_policy
     from sgi_core.evaluation.run_comparison import compare_runs
-    from sgi_core.evaluation.run_matching import match_runs
     from sgi_core.io.export import atomic_output
-    from sgi_core.progress import EmbeddingProgress
-    from sgi_core.results import UndefinedStatisticWarning
-    from sgi_core.render.runs import comparison_text
     from sgi_core.pipelines.runs import model_scorer
+    from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.runs import comparison_text
+    from sgi_core.results import UndefinedStatisticWarning
 
     policy = load_policy(args.policy) if args.policy is not None else None
     scorer = model_scorer(args.model, load_options=model_load_options(args), batch_size=args.batch_size,
@@ -72,15 +61,12 @@ def run(args) -> int:
     threshold = None if policy is None else (policy.score_column, policy.threshold)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)
-        runs = [_read(path, scorer, args) for path in (args.base, args.new)]
-        if policy is not None and policy.model != args.model and any(r.scored_here for r in runs):
-            print(f"note: the policy's threshold is in {policy.model}'s units; the runs scored here use "
-                  f"{args.model} (pass --model {policy.model})", file=sys.stderr)
-        if runs[0].scored_here != runs[1].scored_here:
-            print(f"note: only one run was scored here: its SGI compares with the other's only if that one was "
-                  f"scored with {args.model} too", file=sys.stderr)
-        matched = match_runs(runs[0].frame, runs[1].frame, key=args.key, scores=runs[0].scores)
-        comparison = compare_runs(matched, threshold=threshold, n_boot=args.n_boot, seed=args.seed)
+        pair = read_runs(args, (args.base, args.new), scorer, args.model)
+        if policy is not None and policy.model != (pair.model or args.model):
+            print(f"note: the policy's threshold is in {policy.model}'s units; these runs were scored with "
+                  f"{pair.model or args.model} (pass --model {policy.model})", file=sys.stderr)
+        comparison = compare_runs(pair.matched, threshold=threshold, policy=policy, model=pair.model,
+                                  n_boot=args.n_boot, seed=args.seed)
     print(comparison_text(comparison))
     for note in dict.fromkeys(str(w.message) for w in caught):
         print(f"note: {note}", file=sys.stderr)

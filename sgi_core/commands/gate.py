@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sgi_core.commands import gate_baseline as baseline_gate
+from sgi_core.commands import gate_baseline
 from sgi_core.commands.label_option import add_labels_option, labelled_table
 from sgi_core.commands.options import (
     add_label_map_option,
@@ -47,7 +47,7 @@ def add_parser(subparsers) -> None:
     mode.add_argument("--policy", type=Path, help="policy JSON to hold the file to")
     mode.add_argument("--write-policy", type=Path, metavar="OUT", help="make a policy from this file and write it")
     mode.add_argument("--baseline", type=Path, metavar="BASE", help="fail when a score's mean dropped from this run")
-    baseline_gate.add_options(p)
+    gate_baseline.add_options(p)
     p.add_argument("--min-auroc", type=_fraction, default=None,
                    help="fail when the AUROC's lower 95%% bound is below this, in [0, 1] (default: the policy's "
                         "min_auroc); alone, without a policy, the only check")
@@ -264,7 +264,7 @@ def run(args) -> int:
     if args.write_policy is not None:
         return _write_policy(args)
     if args.baseline is not None:
-        return baseline_gate.run(args)
+        return gate_baseline.run(args)
     if args.policy is None:
         if args.min_auroc is None:
             raise SGIInputError("gate needs --policy FILE, --write-policy OUT or --min-auroc X",

@@ -30,6 +30,7 @@ from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.checks import as_labels, as_scores, check_fraction
 from sgi_core.evaluation.calibration import fit_calibrator
 from sgi_core.evaluation.policy_file import NOT_SCORE_COLUMNS, Policy
+from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.evaluation.thresholds import ThresholdMetrics, choose_threshold, threshold_metrics
 from sgi_core.results import JsonResult
 
@@ -47,6 +48,10 @@ def proportion_ci(successes: int, trials: int, *, confidence: float = 0.95) -> t
         return (math.nan, math.nan)
     ci = stats.binomtest(int(successes), int(trials)).proportion_ci(confidence_level=confidence, method="wilson")
     return (float(ci.low), float(ci.high))
+
+
+#: Bootstrap resamples of the held-out AUROC's interval a policy records.
+HELDOUT_N_BOOT = 1000
 
 
 def development_split(y_true, *, groups=None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -223,14 +228,17 @@ def make_policy(
     if holdout.heldout is None:
         raise SGIInputError(f"no threshold meets the '{method}' rule on the development half",
                             hint="Relax the target or use method 'youden'")
-    dev, _ = development_split(labels, groups=groups, seed=seed)
+    dev, heldout = development_split(labels, groups=groups, seed=seed)
     calibrator = fit_calibrator(scores[dev], labels[dev], method=calibration)
+    # The held-out AUROC is what validates the score for this model (sgi_core.evaluation.validation).
+    heldout_roc = roc_analysis(labels[heldout], scores[heldout], n_boot=HELDOUT_N_BOOT, seed=seed)
     policy = Policy(
         model=model, model_precision=model_precision, model_backend=model_backend, score_column=score_column,
         calibrator=calibrator.to_dict(),
         threshold=holdout.threshold,
         threshold_method=method, precision=holdout.heldout.precision, recall=holdout.heldout.recall,
         flag_rate=holdout.heldout.flag_rate, min_auroc=None if min_auroc is None else float(min_auroc),
+        heldout_auroc=heldout_roc.auroc, heldout_auroc_ci=tuple(heldout_roc.auroc_ci),
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
     return policy, holdout

@@ -19,7 +19,7 @@ from sgi_core.evaluation.thresholds import CHOICE_METHODS
 from sgi_core.results import JsonResult
 
 POLICY_SCHEMA = "sgi-workbench/policy"
-POLICY_VERSION = 3
+POLICY_VERSION = 4
 #: Columns that are never a score: the label (and its input copy) and the row number.
 NOT_SCORE_COLUMNS = ("label", "input_label", "input_row")
 #: Precisions an embedding model runs at (``sgi_core.embedding.device.PRECISIONS``).
@@ -56,6 +56,11 @@ class Policy(JsonResult):
         Held-out values at the threshold (hallucinated positive); NaN if undefined.
     min_auroc : float or None
         Lowest acceptable lower 95% bound of the AUROC, if any.
+    heldout_auroc, heldout_auroc_ci : float, (float, float)
+        The score's AUROC (grounded positive) on the held-out half with its 95% interval:
+        the record that validates the score for ``model``
+        (:func:`~sgi_core.evaluation.validation.validate_from_policy`); NaN in policies of
+        versions before 4.
     created : str
         ISO 8601 UTC time.
     schema, version : str, int
@@ -72,6 +77,8 @@ class Policy(JsonResult):
     recall: float
     flag_rate: float
     min_auroc: float | None
+    heldout_auroc: float
+    heldout_auroc_ci: tuple[float, float]
     created: str
     schema: str = POLICY_SCHEMA
     version: int = POLICY_VERSION
@@ -82,8 +89,11 @@ class Policy(JsonResult):
         if not isinstance(data, dict):
             raise SGIInputError("a policy must be a JSON object", source=source, hint=_HINT)
         version = check_schema(data, POLICY_SCHEMA, tuple(range(1, POLICY_VERSION + 1)), source=source, what="a policy")
-        # Version 1 recorded neither the model's precision nor its backend; version 2 no backend.
+        # Version 1 recorded neither the model's precision nor its backend; version 2 no backend; before version 4
+        # no held-out AUROC.
         unrecorded = {1: {"model_precision", "model_backend"}, 2: {"model_backend"}}.get(version, set())
+        if version < 4:
+            unrecorded |= {"heldout_auroc", "heldout_auroc_ci"}
         expected = {f.name for f in fields(cls)} - unrecorded
         check_fields(data, expected, source=source, what="the policy", hint=_HINT)
         for name in ("model", "score_column", "threshold_method", "created"):
@@ -101,6 +111,13 @@ class Policy(JsonResult):
         for name in ("precision", "recall", "flag_rate", "min_auroc"):
             value = data[name]
             _check(value is None or (is_number(value) and 0.0 <= value <= 1.0), name, "null or in [0, 1]", source)
+        auroc = data.get("heldout_auroc")
+        _check(auroc is None or (is_number(auroc) and 0.0 <= auroc <= 1.0), "heldout_auroc", "null or in [0, 1]",
+               source)
+        auroc_ci = data.get("heldout_auroc_ci", [None, None])
+        _check(isinstance(auroc_ci, list) and len(auroc_ci) == 2
+               and all(v is None or (is_number(v) and 0.0 <= v <= 1.0) for v in auroc_ci), "heldout_auroc_ci",
+               "a list of two bounds, each null or in [0, 1]", source)
         calibrator = read_calibrator(data["calibrator"], source=source, hint=_HINT)
         nan = math.nan
         return cls(
@@ -111,6 +128,8 @@ class Policy(JsonResult):
             recall=nan if data["recall"] is None else float(data["recall"]),
             flag_rate=nan if data["flag_rate"] is None else float(data["flag_rate"]),
             min_auroc=None if data["min_auroc"] is None else float(data["min_auroc"]),
+            heldout_auroc=nan if auroc is None else float(auroc),
+            heldout_auroc_ci=tuple(nan if v is None else float(v) for v in auroc_ci),
             created=data["created"],
         )
 

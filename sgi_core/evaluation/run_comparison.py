@@ -1,22 +1,24 @@
-"""What changed between two runs: paired differences per score, flags at a threshold, labels and AUROCs.
+"""What changed between two runs: the labels first, then each score's paired difference where the score is validated.
 
-Every score is oriented **higher = grounded**, and every difference is ``new - base``
-over the keys both runs answered (:func:`sgi_core.evaluation.run_matching.match_runs`):
-a difference is called a *regression* only when its whole interval lies below zero,
-an *improvement* when it lies above, and *no clear change* otherwise. For the
-hallucination rate, where higher is worse, the call is mirrored.
+The labels are the ground truth: each run's hallucination rate and their difference
+(:func:`sgi_core.evaluation.run_labels.label_shift`) lead. Every score is oriented
+**higher = grounded**, and every difference is ``new - base`` over the keys both runs
+answered (:func:`sgi_core.evaluation.run_matching.match_runs`). A score's difference
+earns a word only when the score is validated on the labels at hand (its AUROC's
+interval above 0.5 in both runs) or by a policy's held-out record
+(:mod:`sgi_core.evaluation.validation`): a *regression* when the whole interval lies
+below zero, an *improvement* above, *no clear change* otherwise; an unvalidated score
+keeps its numbers and says "not validated" with the reason.
 
 Methods: percentile bootstrap over keys (Efron & Tibshirani 1993) for the mean paired
 difference; Wilcoxon's signed-rank test (Wilcoxon 1945) with Holm's step-down
 correction across the scores (Holm 1979); McNemar's exact test (McNemar 1947) of the
-flags; DeLong, DeLong & Clarke-Pearson (1988) for the AUROCs, paired when both runs
-carry the same label on every key and unpaired otherwise.
+flags.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,9 +26,17 @@ from scipy import stats
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.checks import check_fraction, check_int
-from sgi_core.evaluation.paired import delong_components, delong_test, mcnemar_test
+from sgi_core.evaluation.paired import mcnemar_test
+from sgi_core.evaluation.run_labels import LabelShift, label_shift, run_aurocs
 from sgi_core.evaluation.run_matching import KeyMatch, MatchedRuns
-from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefined
+from sgi_core.evaluation.validation import (
+    RunAuroc,
+    best_validation,
+    validate_from_policy,
+    validate_on_labels,
+    verdict_word,
+)
+from sgi_core.results import JsonResult, warn_undefined
 
 #: Resampled values held in memory at once by the bootstrap (floats).
 _BATCH_VALUES = 2_000_000
@@ -91,24 +101,6 @@ def paired_bootstrap_ci(differences, *, n_boot: int = 2000, seed: int = 0,
     return (float(lo), float(hi))
 
 
-def verdict(ci, *, higher_is_better: bool = True) -> str:
-    """``"regression"``, ``"improvement"`` or ``"no clear change"`` from a difference's interval.
-
-    Examples
-    --------
-    >>> verdict((-0.3, -0.1)), verdict((-0.3, 0.1)), verdict((0.1, 0.2), higher_is_better=False)
-    ('regression', 'no clear change', 'regression')
-    """
-    lo, hi = ci
-    if not higher_is_better:
-        lo, hi = -hi, -lo
-    if hi < 0:
-        return "regression"
-    if lo > 0:
-        return "improvement"
-    return "no clear change"
-
-
 def wilcoxon_p(differences) -> float:
     """Two-sided Wilcoxon signed-rank p of paired differences (:func:`scipy.stats.wilcoxon`, zeros dropped).
 
@@ -137,7 +129,14 @@ class ScoreDelta(JsonResult):
     wilcoxon_p, holm_p : float
         Signed-rank p and its Holm adjustment across the compared scores.
     verdict : str
-        :func:`verdict` of ``ci``.
+        :func:`~sgi_core.evaluation.validation.verdict_word` of ``ci``: "improvement",
+        "regression" or "no clear change" when the score is validated, else "not validated".
+    validated : bool
+    validation : str
+        Why the score is validated, or why not (the reason shown beside "not validated").
+    auroc_base, auroc_new : float
+        The score's AUROC (grounded positive) on each run's labelled keys (NaN without labels).
+    auroc_base_ci, auroc_new_ci : (float, float)
     """
 
     score: str
@@ -149,6 +148,12 @@ class ScoreDelta(JsonResult):
     wilcoxon_p: float
     holm_p: float
     verdict: str
+    validated: bool
+    validation: str
+    auroc_base: float
+    auroc_base_ci: tuple[float, float]
+    auroc_new: float
+    auroc_new_ci: tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -170,38 +175,6 @@ class FlagShift(JsonResult):
 
 
 @dataclass(frozen=True)
-class AurocShift(JsonResult):
-    """A score's AUROC (grounded positive) in each run and DeLong's test of ``auroc_new - auroc_base``."""
-
-    score: str
-    auroc_base: float
-    auroc_new: float
-    difference: float
-    ci: tuple[float, float]
-    p_value: float
-    paired: bool
-
-
-@dataclass(frozen=True)
-class LabelShift(JsonResult):
-    """Hallucination rates (share of label 0) of each run over keys labelled in both.
-
-    ``difference = rate_new - rate_base``, its interval from the paired bootstrap;
-    ``verdict`` calls a *rise* a regression. ``paired`` says whether both runs carry
-    the same label on every such key (then DeLong's paired test applies).
-    """
-
-    n_keys: int
-    rate_base: float
-    rate_new: float
-    difference: float
-    ci: tuple[float, float]
-    verdict: str
-    paired: bool
-    auroc: tuple[AurocShift, ...]
-
-
-@dataclass(frozen=True)
 class RunComparison(JsonResult):
     """Everything :func:`compare_runs` finds; ``scores`` in the order given."""
 
@@ -212,67 +185,6 @@ class RunComparison(JsonResult):
     n_boot: int
     seed: int
     confidence: float
-
-
-def _unpaired_delong(score: str, labels_base, base, labels_new, new, confidence: float) -> AurocShift:
-    """DeLong's variance of each AUROC on its own rows; the runs are independent, so the variances add.
-
-    A run with fewer than 2 keys of a class has a NaN AUROC; the caller warns.
-
-    ``Var(A) = var(V10) / m + var(V01) / n`` (ddof=1) from each run's structural
-    components (:func:`~sgi_core.evaluation.paired.delong_components`), and
-    ``Var(A_new - A_base) = Var(A_new) + Var(A_base)``.
-    """
-    aurocs, variances = [], []
-    for labels, values in ((labels_base, base), (labels_new, new)):
-        keep = ~np.isnan(values)
-        pos, neg = values[keep & (labels == 1.0)], values[keep & (labels == 0.0)]
-        if len(pos) < 2 or len(neg) < 2:
-            aurocs.append(math.nan)
-            variances.append(math.nan)
-            continue
-        auroc, v10, v01 = delong_components(pos, neg)
-        aurocs.append(auroc)
-        variances.append(np.var(v10, ddof=1) / len(pos) + np.var(v01, ddof=1) / len(neg))
-    diff = aurocs[1] - aurocs[0]
-    se = math.sqrt(sum(variances))
-    if not se > 0:
-        return AurocShift(score, aurocs[0], aurocs[1], diff, (math.nan, math.nan), math.nan, False)
-    half = float(stats.norm.ppf(0.5 + confidence / 2.0)) * se
-    return AurocShift(score, aurocs[0], aurocs[1], diff, (diff - half, diff + half),
-                      float(2.0 * stats.norm.sf(abs(diff / se))), False)
-
-
-def _label_shift(matched: MatchedRuns, n_boot: int, seed: int, confidence: float) -> LabelShift | None:
-    if "label" not in matched.base or "label" not in matched.new:
-        return None
-    lab_base, lab_new = matched.base["label"].to_numpy(), matched.new["label"].to_numpy()
-    both = ~(np.isnan(lab_base) | np.isnan(lab_new))
-    if not both.any():
-        return None
-    halluc_base, halluc_new = 1.0 - lab_base[both], 1.0 - lab_new[both]
-    ci = paired_bootstrap_ci(halluc_new - halluc_base, n_boot=n_boot, seed=seed, confidence=confidence)
-    paired = bool(np.array_equal(lab_base[both], lab_new[both]))
-    shifts = []
-    with warnings.catch_warnings():
-        # One warning below names every score left undefined, instead of one per score and run.
-        warnings.simplefilter("ignore", UndefinedStatisticWarning)
-        for score in matched.scores:
-            base, new = matched.base[score].to_numpy()[both], matched.new[score].to_numpy()[both]
-            if paired:
-                res = delong_test(lab_base[both], new, base, confidence=confidence)
-                shifts.append(AurocShift(score, res.auroc_b, res.auroc_a, res.difference, res.ci, res.p_value, True))
-            else:
-                shifts.append(_unpaired_delong(score, lab_base[both], base, lab_new[both], new, confidence))
-    undefined = [a.score for a in shifts if math.isnan(a.p_value)]
-    if undefined:
-        counts = [f"{side} {int((lab[both] == 1).sum())} grounded / {int((lab[both] == 0).sum())} hallucinated"
-                  for side, lab in (("base", lab_base), ("new", lab_new))]
-        warn_undefined(f"DeLong's test is undefined for {', '.join(undefined)}: each run needs 2 keys of each class "
-                       f"and AUROCs that vary ({'; '.join(counts)} keys labelled in both)")
-    diff = float(halluc_new.mean() - halluc_base.mean())
-    return LabelShift(int(both.sum()), float(halluc_base.mean()), float(halluc_new.mean()), diff, ci,
-                      verdict(ci, higher_is_better=False), paired, tuple(shifts))
 
 
 def _flag_shift(matched: MatchedRuns, score: str, threshold: float) -> FlagShift:
@@ -287,9 +199,20 @@ def _flag_shift(matched: MatchedRuns, score: str, threshold: float) -> FlagShift
                      res.p_value)
 
 
-def compare_runs(matched: MatchedRuns, *, threshold: tuple[str, float] | None = None, n_boot: int = 2000,
-                 seed: int = 0, confidence: float = 0.95) -> RunComparison:
-    """Compare two matched runs score by score, and on their labels when both carry them.
+def _validation(matched: MatchedRuns, score: str, policy, model, labelled: bool, n_boot: int, seed: int):
+    """The score's per-run AUROCs and its validation: on the labels, else by the policy, else none."""
+    nan_run = RunAuroc("", math.nan, (math.nan, math.nan), 0, 0)
+    aurocs = run_aurocs(matched, score, n_boot=max(n_boot, 200), seed=seed) if labelled else (nan_run, nan_run)
+    checks = [validate_on_labels(score, aurocs if labelled else ())]
+    if policy is not None:
+        checks.append(validate_from_policy(score, policy, model=model))
+    return aurocs, best_validation(*checks)
+
+
+def compare_runs(matched: MatchedRuns, *, threshold: tuple[str, float] | None = None, policy=None,
+                 model: str | None = None, n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,
+                 prediction_powered: bool = True) -> RunComparison:
+    """Compare two matched runs on their labels, and score by score where a score is validated.
 
     Parameters
     ----------
@@ -298,8 +221,16 @@ def compare_runs(matched: MatchedRuns, *, threshold: tuple[str, float] | None = 
     threshold : (str, float), optional
         A policy's score column and threshold: keys with ``score < threshold`` are
         flagged in each run (on the per-key mean) and compared by McNemar's exact test.
+    policy : Policy, optional
+        A policy whose recorded held-out AUROC may validate its score
+        (:func:`~sgi_core.evaluation.validation.validate_from_policy`).
+    model : str, optional
+        The model that scored the runs, checked against the policy's.
     n_boot, seed, confidence
-        The paired bootstrap (:func:`paired_bootstrap_ci`).
+        The paired bootstrap (:func:`paired_bootstrap_ci`) and the AUROC intervals.
+    prediction_powered : bool, default True
+        Estimate the rate difference over every key when only some are labelled
+        (:func:`~sgi_core.evaluation.run_labels.label_shift`).
 
     Returns
     -------
@@ -314,8 +245,8 @@ def compare_runs(matched: MatchedRuns, *, threshold: tuple[str, float] | None = 
     >>> new = pd.DataFrame({"q": list("abcdef"), "sgi": [0.9, 0.8, 1.0, 0.9, 0.7, 1.0]})
     >>> res = compare_runs(match_runs(base, new, key="q", scores=["sgi"]), n_boot=500)
     >>> row = res.scores[0]
-    >>> round(row.difference, 3), row.verdict, round(row.wilcoxon_p, 4)
-    (-0.317, 'regression', 0.0312)
+    >>> round(row.difference, 3), row.verdict, row.validation, round(row.wilcoxon_p, 4)
+    (-0.317, 'not validated', 'no labels', 0.0312)
     """
     n_boot = check_int(n_boot, "n_boot", "compare_runs", minimum=0)
     confidence = check_fraction(confidence, "confidence", "compare_runs")
@@ -332,10 +263,15 @@ def compare_runs(matched: MatchedRuns, *, threshold: tuple[str, float] | None = 
         rows.append((score, int(keep.sum()), float(base[keep].mean()), float(new[keep].mean()), float(d.mean()),
                      ci, wilcoxon_p(d)))
     holm = holm_adjust([row[-1] for row in rows])
-    deltas = tuple(ScoreDelta(*row, float(h), verdict(row[5])) for row, h in zip(rows, holm))
+    labels = label_shift(matched, confidence=confidence, seed=seed, prediction_powered=prediction_powered)
+    deltas = []
+    for row, h in zip(rows, holm):
+        aurocs, validation = _validation(matched, row[0], policy, model, labels is not None, n_boot, seed)
+        deltas.append(ScoreDelta(*row, float(h), verdict_word(row[5], validation), validation.validated,
+                                 validation.reason, aurocs[0].auroc, aurocs[0].auroc_ci, aurocs[1].auroc,
+                                 aurocs[1].auroc_ci))
     if threshold is not None and threshold[0] not in matched.scores:
         raise SGIInputError(f"the policy's score column '{threshold[0]}' is not a score of both runs",
                             column=threshold[0], hint=f"Scores of both runs: {', '.join(matched.scores)}")
     flags = None if threshold is None else _flag_shift(matched, *threshold)
-    return RunComparison(matched.match, deltas, flags, _label_shift(matched, n_boot, seed, confidence), n_boot,
-                         seed, confidence)
+    return RunComparison(matched.match, tuple(deltas), flags, labels, n_boot, seed, confidence)

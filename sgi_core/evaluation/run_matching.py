@@ -10,6 +10,7 @@ such keys is reported), so that each key weighs the same in the paired statistic
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -18,6 +19,9 @@ import pandas as pd
 
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
+
+# A whole number written as text, with or without a zero fraction ("7", "7.0", "-7.00"); "007" stays an id of its own.
+_WHOLE_NUMBER = re.compile(r"([+-]?(?:0|[1-9]\d*))(?:\.0+)?")
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,14 @@ def _key_text(frame: pd.DataFrame, key: str, side: str) -> pd.Series:
 
 
 def _key_cell(value) -> str:
+    """The key as text: 7, 7.0, "7.0" and " 7" are all "7"; a missing value is ""."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return ""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
-    return str(value).strip()
+    text = str(value).strip()
+    whole = _WHOLE_NUMBER.fullmatch(text)
+    return str(int(whole.group(1))) if whole else text
 
 
 def _per_key(frame: pd.DataFrame, keys: pd.Series, scores: tuple[str, ...]) -> tuple[pd.DataFrame, pd.Series, int]:

@@ -1,7 +1,7 @@
 """A run comparison as tables and text: what ``compare`` and ``gate --baseline`` print, and the page's tables.
 
 Reads :class:`~sgi_core.evaluation.run_comparison.RunComparison` and
-:class:`~sgi_core.commands.gate_baseline.DropCheck` results; computes nothing.
+the checks of :mod:`sgi_core.evaluation.release_gate`; computes nothing.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ LISTED_KEYS = 10
 
 
 def deltas_frame(res: RunComparison) -> pd.DataFrame:
-    """One row per score: keys, mean in each run, ``new - base``, its interval, Wilcoxon and Holm p, verdict."""
+    """One row per score: keys, means, ``new - base`` and its interval, p-values, AUROC per run, verdict and why."""
     return pd.DataFrame([{
         "score": d.score, "keys": d.n_keys, "mean_base": d.mean_base, "mean_new": d.mean_new,
         "difference": d.difference, "ci_low": d.ci[0], "ci_high": d.ci[1], "wilcoxon_p": d.wilcoxon_p,
-        "holm_p": d.holm_p, "verdict": d.verdict,
+        "holm_p": d.holm_p, "auroc_base": d.auroc_base, "auroc_new": d.auroc_new, "verdict": d.verdict,
+        "validation": d.validation,
     } for d in res.scores])
 
 
@@ -43,13 +44,55 @@ def _p(value: float) -> str:
     return "" if math.isnan(value) else f"{value:.2g}"
 
 
+def _number(value: float, width: int) -> str:
+    return " " * width if math.isnan(value) else f"{value:>{width}.3f}"
+
+
 def _keys(keys: tuple[str, ...]) -> str:
     shown = ", ".join(repr(k[:60]) for k in keys[:LISTED_KEYS])
     return shown + (f" and {len(keys) - LISTED_KEYS} more" if len(keys) > LISTED_KEYS else "")
 
 
+def labels_headline(res: RunComparison) -> str:
+    """The labels' verdict in one sentence: each run's hallucination rate, the difference and how it was estimated."""
+    lab = res.labels
+    if lab is None:
+        return ("labels: none in either run, so nothing here says which run is more grounded; label a sample of "
+                "both runs (--labels FILE, or the Review page) to decide")
+    level = round(res.confidence * 100)
+    extra = ""
+    if lab.ci != lab.labels_only_ci:
+        extra = f"; labels alone {format_ci(lab.labels_only_ci, '+.3f')}"
+    counts = (f"{lab.n_keys} keys labelled in both runs" if lab.paired else
+              f"{lab.n_labelled_base} base and {lab.n_labelled_new} new keys labelled, none in both")
+    mcnemar = f", McNemar exact p {_p(lab.mcnemar_p)}" if lab.paired and not math.isnan(lab.mcnemar_p) else ""
+    if lab.method.startswith("prediction-powered"):
+        counts += ", every matched key through the score; valid if the labelled keys are a random sample"
+    return (f"hallucination rate (labels): base {lab.rate_base:.1%}, new {lab.rate_new:.1%}, new - base "
+            f"{lab.difference:+.3f} {format_ci(lab.ci, '+.3f')} ({level}%, {lab.method}{extra}; {counts}{mcnemar}): "
+            f"{lab.verdict}")
+
+
+def reconciliation(res: RunComparison) -> list[str]:
+    """Sentences that say how the scores' movements relate to the labels' verdict."""
+    unvalidated = [d for d in res.scores if not d.validated and (d.ci[1] < 0 or d.ci[0] > 0)]
+    validated = [d for d in res.scores if d.validated]
+    lines = []
+    if unvalidated:
+        names = ", ".join(d.score for d in unvalidated[:LISTED_KEYS])
+        lines.append(f"{len(unvalidated)} scores moved ({names}) but are not validated on these labels: their "
+                     "movement says nothing about grounding here (see each score's reason)")
+    if res.labels is not None:
+        clashing = [d.score for d in validated if d.verdict in ("improvement", "regression")
+                    and res.labels.verdict in ("improvement", "regression") and d.verdict != res.labels.verdict]
+        if clashing:
+            lines.append(f"validated scores that disagree with the labels ({', '.join(clashing)}): the labels decide; "
+                         "the scores measure something that moved the other way")
+    return lines
+
+
 def comparison_text(res: RunComparison) -> str:
-    """The comparison as plain text: matching, the table of deltas, flags, labels and AUROCs."""
+    """The comparison as plain text: matching, the labels' verdict, the table of scores, flags and AUROC shifts."""
     m = res.match
     lines = [f"matched {m.n_matched} keys on '{m.key}': base {m.n_rows_base} rows / {m.n_keys_base} keys, "
              f"new {m.n_rows_new} rows / {m.n_keys_new} keys"]
@@ -63,43 +106,75 @@ def comparison_text(res: RunComparison) -> str:
         if keyless:
             lines.append(f"{len(keyless)} {side} rows have an empty key and are left out: rows "
                          f"{', '.join(map(str, keyless[:LISTED_KEYS]))}")
+    lines.append("\n" + labels_headline(res))
     level = round(res.confidence * 100)
     lines.append(f"\nscores, higher = grounded; difference = new - base, {level}% interval over keys "
-                 f"({res.n_boot} bootstrap resamples); a regression is an interval below zero")
-    header = f"{'score':<28}{'keys':>6}{'base':>10}{'new':>10}{'new-base':>10}  {'interval':<20}{'Wilcoxon p':>11}" \
-             f"{'Holm p':>9}  verdict"
+                 f"({res.n_boot} bootstrap resamples); a score earns a verdict only where its AUROC's {level}% "
+                 "interval lies above 0.5 in both runs (or a policy records it)")
+    header = f"{'score':<28}{'keys':>6}{'base':>10}{'new':>10}{'new-base':>10}  {'interval':<20}{'Holm p':>9}" \
+             f"{'AUROC base':>11}{'AUROC new':>10}  verdict"
     lines.append(header)
     for d in res.scores:
+        reason = "" if d.validated else f" ({d.validation})"
+        aurocs = _number(d.auroc_base, 11) + _number(d.auroc_new, 10)
         lines.append(f"{d.score[:27]:<28}{d.n_keys:>6}{d.mean_base:>10.4g}{d.mean_new:>10.4g}{d.difference:>+10.4g}  "
-                     f"{format_ci(d.ci, '.4f'):<20}{_p(d.wilcoxon_p):>11}{_p(d.holm_p):>9}  {d.verdict}")
+                     f"{format_ci(d.ci, '.4f'):<20}{_p(d.holm_p):>9}{aurocs}  {d.verdict}{reason}")
+    lines.extend(reconciliation(res))
     if res.flags is not None:
         f = res.flags
         lines.append(f"\nflagged {f.score} < {f.threshold:.4g} (policy): base {f.share_base:.1%}, new "
                      f"{f.share_new:.1%} of {f.n_keys} keys; {f.flagged_base_only} flagged in base only, "
                      f"{f.flagged_new_only} in new only; McNemar exact p {_p(f.mcnemar_p) or 'undefined'}")
     if res.labels is not None:
-        lab = res.labels
-        lines.append(f"\nlabels ({lab.n_keys} keys labelled in both): hallucination rate base {lab.rate_base:.3f}, "
-                     f"new {lab.rate_new:.3f}, new - base {lab.difference:+.3f} {format_ci(lab.ci)}: {lab.verdict}")
-        defined = [a for a in lab.auroc if not math.isnan(a.difference)]
+        defined = [a for a in res.labels.auroc if not math.isnan(a.difference)]
         if not defined:
-            lines.append("AUROC: undefined for every score (each run needs keys of both classes)")
+            lines.append("\nAUROC change: undefined for every score (each run needs labelled keys of both classes)")
             return "\n".join(lines)
-        lines.append(f"AUROC (grounded positive), DeLong's {'paired' if lab.paired else 'unpaired'} test:")
-        for a in lab.auroc:
-            text = (f"{a.auroc_base:.3f} -> {a.auroc_new:.3f}, {a.difference:+.3f} {format_ci(a.ci)}, p {_p(a.p_value)}"
-                    if a in defined else "undefined")
+        lines.append(f"\nAUROC change (grounded positive), DeLong's test:")
+        for a in res.labels.auroc:
+            test = (f"{format_ci(a.ci)}, p {_p(a.p_value)} ({'paired' if a.paired else 'unpaired'})"
+                    if not math.isnan(a.p_value) else "no test (no variance)")
+            text = f"{a.auroc_base:.3f} -> {a.auroc_new:.3f}, {a.difference:+.3f} {test}" if a in defined else "undefined"
             lines.append(f"  {a.score:<26}{text}")
     return "\n".join(lines)
 
 
 def drop_check_line(check, confidence: float = 0.95) -> str:
-    """One :class:`sgi_core.commands.gate_baseline.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
+    """One :class:`sgi_core.evaluation.release_gate.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
     level = round(confidence * 100)
     about = (f"mean {check.mean_base:.4g} -> {check.mean_new:.4g}, new - base {check.difference:+.4g} "
              f"{format_ci(check.ci, '+.4f')} over {check.n_keys} keys")
+    if not check.validated:
+        about += f"; NOT VALIDATED on these labels ({check.validation}): the drop says nothing about grounding"
     verdict = "PASS" if check.passed else "FAIL"
     if math.isnan(check.ci[0]):
         return f"{verdict} {check.score}: no {level}% interval ({about}); the drop cannot be bounded"
     return (f"{verdict} {check.score}: lower {level}% bound {check.ci[0]:+.4g} {'>=' if check.passed else '<'} "
             f"-{check.max_drop:g} allowed ({about})")
+
+
+def gate_baseline_lines(coverage, rate, drops, floors, confidence: float = 0.95) -> list[str]:
+    """The checks of ``gate --baseline`` (:mod:`sgi_core.evaluation.release_gate`), one line each, ``PASS`` or ``FAIL`` first."""
+    level = round(confidence * 100)
+    lines = []
+    gaps = len(coverage.missing) + len(coverage.unscored)
+    if gaps:
+        what = (f"{len(coverage.missing)} of {coverage.n_keys_base} base keys are missing from the new run"
+                f"{': ' + _keys(coverage.missing) if coverage.missing else ''}; {len(coverage.unscored)} are unscored "
+                f"there{': ' + _keys(coverage.unscored) if coverage.unscored else ''}")
+        lines.append(f"{'PASS' if coverage.passed else 'FAIL'} keys: {what}"
+                     + (" (allowed by --allow-missing-keys)" if coverage.allowed else ""))
+    else:
+        lines.append(f"PASS keys: every one of the {coverage.n_keys_base} base keys is in the new run and scored")
+    if rate is not None:
+        verdict = "PASS" if rate.passed else "FAIL"
+        lines.append(f"{verdict} hallucination rate: upper {level}% bound of the increase {rate.ci[1]:+.3f} "
+                     f"{'<=' if rate.passed else '>'} {rate.max_increase:g} allowed (base {rate.rate_base:.1%}, new "
+                     f"{rate.rate_new:.1%}, new - base {rate.difference:+.3f} {format_ci(rate.ci, '+.3f')}, "
+                     f"{rate.method}, {rate.n_keys} keys labelled in both)")
+    lines.extend(drop_check_line(check, confidence) for check in drops)
+    for f in floors:
+        bound = "undefined" if math.isnan(f.auroc_ci[0]) else f"{f.auroc_ci[0]:.3f}"
+        lines.append(f"{'PASS' if f.passed else 'FAIL'} {f.score} AUROC in {f.run}: lower {level}% bound {bound} "
+                     f"{'>=' if f.passed else '<'} {f.min_auroc:g} (AUROC {f.auroc:.3f})")
+    return lines

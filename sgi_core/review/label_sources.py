@@ -162,6 +162,35 @@ def join_labels(keys, labels: LabelSet, *, require_match: bool = True) -> LabelJ
                      len(labels.conflicting_keys), labels.n_unsure, int((~np.isnan(label)).sum()))
 
 
+def join_label_sets(keys, label_sets) -> LabelJoin:
+    """Put the labels of several sources on the rows of one table; a row two sources label differently stays unlabelled.
+
+    Each source is joined by :func:`join_labels` without requiring a match (one source
+    may hold the rows of another run); the counts are summed over the sources, and the
+    rows the sources disagree on are added to ``n_conflicting``.
+
+    Examples
+    --------
+    >>> a = LabelSet(pd.DataFrame({"key": ["k1", "k2"], "value": [1.0, 0.0]}), "a")
+    >>> b = LabelSet(pd.DataFrame({"key": ["k2", "k3"], "value": [1.0, 0.0]}), "b")
+    >>> joined = join_label_sets(["k1", "k2", "k3", "k4"], [a, b])
+    >>> joined.label.tolist()[0], bool(np.isnan(joined.label[1])), joined.label.tolist()[2], joined.n_conflicting
+    (1.0, True, 0.0, 1)
+    """
+    joins = [join_labels(keys, labels, require_match=False) for labels in label_sets]
+    if not joins:
+        raise SGIInputError("no labels source given")
+    stacked = np.vstack([j.label for j in joins])
+    labelled = ~np.isnan(stacked)
+    first = np.where(labelled.any(axis=0), stacked[labelled.argmax(axis=0), np.arange(stacked.shape[1])], np.nan)
+    disagree = (labelled & (stacked != first)).any(axis=0)
+    label = np.where(disagree, np.nan, first)
+    return LabelJoin(label, ", ".join(j.source for j in joins), sum(j.n_labels for j in joins),
+                     sum(j.n_matched for j in joins), sum(j.n_unmatched for j in joins),
+                     sum(j.n_conflicting for j in joins) + int(disagree.sum()), sum(j.n_unsure for j in joins),
+                     int((~np.isnan(label)).sum()))
+
+
 @dataclass(frozen=True)
 class CombinedLabels(JsonResult):
     """The labels an evaluation uses, from the file's label column, the annotations, or both.

@@ -34,7 +34,7 @@ def _policy(threshold=1.0, precision=0.8, recall=0.7, min_auroc=None):
     return Policy(model="minilm", model_precision="fp32", model_backend="torch", score_column="sgi", calibrator={"method": "minmax", "knots_x": [0.0, 2.0],
                   "knots_y": [0.0, 1.0], "slope": None, "intercept": None}, threshold=threshold,
                   threshold_method="youden", precision=precision, recall=recall, flag_rate=0.5, min_auroc=min_auroc,
-                  created="2026-01-01T00:00:00+00:00")
+                  heldout_auroc=0.8, heldout_auroc_ci=(0.7, 0.9), created="2026-01-01T00:00:00+00:00")
 
 
 def test_run_gate_numbers_and_the_upper_bound_rule():

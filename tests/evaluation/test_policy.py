@@ -98,7 +98,9 @@ def _policy_dict():
         (lambda d: d.update(extra=1), "unknown fields extra"),
         (lambda d: d.pop("threshold"), "missing fields threshold"),
         (lambda d: d.update(schema="other"), "not a policy this tool reads"),
-        (lambda d: d.update(version=4), "not a policy this tool reads"),
+        (lambda d: d.update(version=5), "not a policy this tool reads"),
+        (lambda d: d.update(heldout_auroc=1.5), "policy field 'heldout_auroc' must be null or in"),
+        (lambda d: d.update(heldout_auroc_ci=[0.6]), "policy field 'heldout_auroc_ci' must be a list of two bounds"),
         (lambda d: d.update(version=True), "not a policy this tool reads"),
         (lambda d: d.update(threshold="0.9"), "policy field 'threshold' must be a number"),
         (lambda d: d.update(precision=1.5), "policy field 'precision' must be null or in"),
@@ -174,9 +176,9 @@ def test_a_grouped_half_with_one_label_class_says_so_and_what_to_do():
 
 def test_a_version_1_policy_reads_with_no_model_precision():
     data = _policy_dict()
-    assert data["version"] == 3 and data["model_precision"] is None and data["model_backend"] is None
-    data.pop("model_precision")
-    data.pop("model_backend")
+    assert data["version"] == 4 and data["model_precision"] is None and data["model_backend"] is None
+    for name in ("model_precision", "model_backend", "heldout_auroc", "heldout_auroc_ci"):
+        data.pop(name)
     data["version"] = 1
     assert policy_from_json(json.dumps(data)).model_precision is None
     data["model_precision"] = "fp32"  # version 1 had no such field
@@ -192,8 +194,11 @@ def test_make_policy_refuses_the_label_as_its_score():
 def test_a_version_2_policy_reads_with_no_backend_and_a_bad_backend_is_refused():
     data = _policy_dict()
     data.pop("model_backend")
+    data.pop("heldout_auroc")
+    data.pop("heldout_auroc_ci")
     data["version"] = 2
-    assert policy_from_json(json.dumps(data)).model_backend is None
+    old = policy_from_json(json.dumps(data))
+    assert old.model_backend is None and math.isnan(old.heldout_auroc)
     data.update(version=3, model_backend="tensorrt")
     with pytest.raises(SGIInputError, match="policy field 'model_backend' must be null or one of torch, onnx"):
         policy_from_json(json.dumps(data))

@@ -12,7 +12,8 @@ from sklearn.metrics import roc_auc_score
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import run_comparison
 from sgi_core.evaluation.paired import delong_test
-from sgi_core.evaluation.run_comparison import compare_runs, holm_adjust, paired_bootstrap_ci, verdict
+from sgi_core.evaluation.label_rates import paired_rate_difference
+from sgi_core.evaluation.run_comparison import compare_runs, holm_adjust, paired_bootstrap_ci
 from sgi_core.evaluation.run_matching import match_runs
 from sgi_core.results import UndefinedStatisticWarning
 
@@ -66,14 +67,6 @@ def test_holm_against_a_hand_computed_case():
     assert holm_adjust([0.02]).tolist() == [0.02]
 
 
-def test_verdict_calls_a_regression_only_when_the_interval_lies_below_zero():
-    assert verdict((-0.2, -0.01)) == "regression"
-    assert verdict((-0.2, 0.0)) == "no clear change"
-    assert verdict((0.01, 0.3)) == "improvement"
-    assert verdict((0.01, 0.3), higher_is_better=False) == "regression"
-    assert verdict((math.nan, math.nan)) == "no clear change"
-
-
 def runs_with_duplicates():
     base = pd.DataFrame({
         "id": ["k1", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "only_base"],
@@ -112,6 +105,14 @@ def test_numeric_and_text_ids_match_and_empty_keys_are_reported():
     assert (matched.match.keyless_rows_base, matched.match.keyless_rows_new) == ((3,), (3,))
 
 
+def test_ids_written_7_and_7_0_and_with_spaces_are_one_key_and_leading_zeros_are_kept():
+    base = pd.DataFrame({"id": [7, 8.0, "9", "007", "-3"], "sgi": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    new = pd.DataFrame({"id": ["7.0", " 8 ", 9.0, "7.5", "-3.00"], "sgi": [1.5, 1.0, 0.0, 2.0, 6.0]})
+    matched = match_runs(base, new, key="id", scores=["sgi"])
+    assert matched.keys.tolist() == ["7", "8", "9", "-3"]
+    assert matched.match.only_in_base == ("007",) and matched.match.only_in_new == ("7.5",)
+
+
 def test_matching_errors_name_the_column():
     base, new = runs_with_duplicates()
     with pytest.raises(SGIInputError, match="the new run has no column 'question'"):
@@ -133,7 +134,7 @@ def test_wilcoxon_and_holm_follow_scipy_on_the_per_key_means():
     assert (sgi.mean_base, sgi.mean_new) == pytest.approx((b["sgi"].mean(), n["sgi"].mean()))
     assert sgi.difference == pytest.approx((n["sgi"] - b["sgi"]).mean())
     assert sgi.ci == pytest.approx(paired_bootstrap_ci((n["sgi"] - b["sgi"]).to_numpy(), n_boot=200, seed=0))
-    assert sgi.verdict == verdict(sgi.ci) and sgi.n_keys == 7
+    assert sgi.verdict == "not validated" and sgi.n_keys == 7
 
 
 def test_flags_at_a_threshold_follow_an_exact_binomial_mcnemar():
@@ -157,7 +158,7 @@ def test_identical_runs_give_no_change_and_an_undefined_wilcoxon():
     with pytest.warns(UndefinedStatisticWarning, match="every paired difference is zero"):
         res = compare_runs(match_runs(base, base, key="q", scores=["sgi"]), n_boot=50)
     assert res.scores[0].ci == (0.0, 0.0) and math.isnan(res.scores[0].wilcoxon_p)
-    assert res.scores[0].verdict == "no clear change"
+    assert res.scores[0].verdict == "not validated" and res.scores[0].validation == "no labels"
 
 
 def labelled_runs(same_labels: bool):
@@ -179,7 +180,10 @@ def test_same_labels_give_deLongs_paired_test():
     assert shift.auroc_base == pytest.approx(roc_auc_score(base["label"], base["sgi"]))
     assert shift.auroc_new == pytest.approx(roc_auc_score(new["label"], new["sgi"]))
     assert (shift.difference, shift.p_value) == pytest.approx((oracle.difference, oracle.p_value))
-    assert (res.rate_base, res.rate_new, res.difference, res.ci) == (0.5, 0.5, 0.0, (0.0, 0.0))
+    assert (res.rate_base, res.rate_new, res.difference) == (0.5, 0.5, 0.0)
+    # No discordant key: Newcombe's paired interval still has a width (it is not the bootstrap's [0, 0]).
+    assert res.ci == paired_rate_difference(1 - base["label"], 1 - new["label"]).ci and res.ci[0] < 0 < res.ci[1]
+    assert (res.method, res.base_only, res.new_only) == ("labels (paired)", 0, 0) and math.isnan(res.mcnemar_p)
 
 
 def brute_force_auroc_variance(labels, scores):
@@ -194,7 +198,8 @@ def test_different_labels_give_an_unpaired_deLong_test_against_a_brute_force_var
     base, new = labelled_runs(same_labels=False)
     res = compare_runs(match_runs(base, new, key="q", scores=["sgi"]), n_boot=400, seed=2).labels
     (shift,) = res.auroc
-    assert not res.paired and not shift.paired
+    # Every key is labelled in both runs: the rates are paired; the labels differ, so DeLong's test is not.
+    assert res.paired and not shift.paired
     auc_base = roc_auc_score(base["label"], base["sgi"])
     auc_new = roc_auc_score(new["label"], new["sgi"])
     se = math.sqrt(brute_force_auroc_variance(base["label"].to_numpy(), base["sgi"].to_numpy())
@@ -204,8 +209,8 @@ def test_different_labels_give_an_unpaired_deLong_test_against_a_brute_force_var
     assert shift.ci == pytest.approx((auc_new - auc_base - 1.959964 * se, auc_new - auc_base + 1.959964 * se))
     rate_base, rate_new = 1 - base["label"].mean(), 1 - new["label"].mean()
     assert (res.rate_base, res.rate_new) == pytest.approx((rate_base, rate_new))
-    d = (1 - new["label"]) - (1 - base["label"])
-    assert res.ci == pytest.approx(paired_bootstrap_ci(d.to_numpy(), n_boot=400, seed=2))
+    expected = paired_rate_difference(1 - base["label"], 1 - new["label"])
+    assert res.ci == pytest.approx(expected.ci) and res.mcnemar_p == pytest.approx(expected.p_value)
 
 
 def test_one_class_per_run_leaves_the_auroc_undefined_and_rates_defined():
@@ -216,7 +221,7 @@ def test_one_class_per_run_leaves_the_auroc_undefined_and_rates_defined():
         res = compare_runs(match_runs(base, new, key="q", scores=["sgi"]), n_boot=100).labels
     messages = [str(w.message) for w in caught if issubclass(w.category, UndefinedStatisticWarning)]
     assert messages == ["DeLong's test is undefined for sgi: each run needs 2 keys of each class and AUROCs that vary "
-                        "(base 4 grounded / 0 hallucinated; new 0 grounded / 4 hallucinated keys labelled in both)"]
+                        "(base 4 grounded / 0 hallucinated; new 0 grounded / 4 hallucinated labelled keys)"]
     assert (res.rate_base, res.rate_new, res.difference, res.verdict) == (0.0, 1.0, 1.0, "regression")
     assert math.isnan(res.auroc[0].auroc_base) and math.isnan(res.auroc[0].p_value)
 

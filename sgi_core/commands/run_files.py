@@ -1,0 +1,43 @@
+"""The two run files of ``compare`` and ``gate --baseline``: read, scored where they carry no SGI, labelled and paired."""
+
+from __future__ import annotations
+
+import sys
+
+
+def made_by(path, run_, model: str, precision: str) -> dict | None:
+    """What scored a run's SGI: the record of a scored Parquet file, the model used here, or None."""
+    from sgi_core.io.scored import scored_with
+
+    if run_.scored_here:
+        return {"model": model, "precision": precision, "backend": None}
+    return scored_with(path)
+
+
+def read_runs(args, paths, scorer, model: str):
+    """Both runs (``paths``: base, new) read, labelled by ``--labels`` and paired; notes go to stderr.
+
+    Files without SGI are scored with ``scorer`` (``model``); runs scored with another
+    model, precision or backend are refused (:func:`sgi_core.pipelines.run_pair.pair_runs`).
+    """
+    from sgi_core.commands.label_option import check_every_source_matched, labelled_run, read_label_sets
+    from sgi_core.pipelines.run_pair import pair_runs
+    from sgi_core.pipelines.runs import load_run
+
+    label_sets = read_label_sets(args)
+    runs, recorded = [], []
+    for path in paths:
+        run_ = load_run(path, scorer=scorer, label_positive=args.label_positive, key=args.key,
+                        hallucinated_high=getattr(args, "hallucinated_high", ()))
+        for warning in run_.warnings:
+            print(f"warning: {run_.source}: {warning}", file=sys.stderr)
+        run_, _ = labelled_run(run_, label_sets)
+        if run_.scored_here:
+            print(f"note: {run_.source} carries no SGI; scored here with {model}", file=sys.stderr)
+        runs.append(run_)
+        recorded.append(made_by(path, run_, model, args.precision))
+    check_every_source_matched(label_sets, runs)
+    if runs[0].scored_here != runs[1].scored_here and None in recorded:
+        print(f"note: only one run was scored here: its SGI compares with the other's only if that one was "
+              f"scored with {model} too", file=sys.stderr)
+    return pair_runs(runs[0], runs[1], key=args.key, made_by=recorded)
