@@ -11,9 +11,11 @@ from sgi_core.scores import display_name
 #: Headers of the table of deltas (columns of :func:`sgi_core.render.runs.deltas_frame`).
 DELTA_COLUMNS = {"score": "score", "keys": "keys", "mean_base": "mean base", "mean_new": "mean new",
                  "difference": "new − base", "ci_low": "95% CI low", "ci_high": "95% CI high",
-                 "wilcoxon_p": "Wilcoxon p", "holm_p": "Holm p", "verdict": "verdict"}
+                 "wilcoxon_p": "Wilcoxon p", "holm_p": "Holm p", "auroc_base": "AUROC base", "auroc_new": "AUROC new",
+                 "verdict": "verdict", "validation": "why"}
 DELTA_FORMATS = {"mean base": "%.4g", "mean new": "%.4g", "new − base": "%+.4g", "95% CI low": "%+.4g",
-                 "95% CI high": "%+.4g", "Wilcoxon p": "%.2g", "Holm p": "%.2g"}
+                 "95% CI high": "%+.4g", "Wilcoxon p": "%.2g", "Holm p": "%.2g", "AUROC base": "%.3f",
+                 "AUROC new": "%.3f"}
 AUROC_COLUMNS = {"score": "score", "auroc_base": "AUROC base", "auroc_new": "AUROC new", "difference": "new − base",
                  "ci_low": "95% CI low", "ci_high": "95% CI high", "p_value": "DeLong p", "delong": "DeLong test"}
 #: Characters of a key (often a question) shown in hover labels and tables.
@@ -33,6 +35,16 @@ def delta_table(frame: pd.DataFrame) -> pd.DataFrame:
     shown = frame.assign(score=frame["score"].map(score_name)).rename(columns=DELTA_COLUMNS)
     st.dataframe(shown, hide_index=True, column_config=_formats(DELTA_FORMATS), key="compare.deltas")
     return shown
+
+
+def labels_metrics(labels) -> None:
+    """The labels' verdict as three metrics: each run's hallucination rate and the difference with its interval."""
+    cols = st.columns(3)
+    cols[0].metric("Hallucination rate, base", f"{labels.rate_base:.1%}")
+    cols[1].metric("Hallucination rate, new", f"{labels.rate_new:.1%}")
+    cols[2].metric(f"New − base: {labels.verdict}", f"{labels.difference:+.3f}",
+                   help=f"95% interval [{labels.ci[0]:+.3f}, {labels.ci[1]:+.3f}] ({labels.method})",
+                   delta=f"[{labels.ci[0]:+.3f}, {labels.ci[1]:+.3f}]", delta_color="off")
 
 
 def auroc_table(frame: pd.DataFrame) -> None:

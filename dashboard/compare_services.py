@@ -9,7 +9,9 @@ arguments starting with ``_`` are not hashed because those keys decide them.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -20,7 +22,9 @@ from sgi_core.evaluation.run_comparison import RunComparison, compare_runs
 from sgi_core.evaluation.run_matching import KeyChanges, MatchedRuns, largest_changes, match_runs
 from sgi_core.io.reading import read_table
 from sgi_core.results import UndefinedStatisticWarning
-from sgi_core.render.runs import auroc_frame, deltas_frame
+from sgi_core.render.runs import auroc_frame, deltas_frame, labels_headline, reconciliation
+from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
+from sgi_core.review.label_sources import combine_labels, join_labels, labels_from_annotations
 from sgi_core.pipelines.runs import Run, read_run
 from sgi_core.scoring import score_table
 
@@ -28,9 +32,12 @@ from sgi_core.scoring import score_table
 COMPARE_N_BOOT = 2000
 #: Keys listed among those that changed most.
 CHANGED_KEYS = 20
+#: Keys drawn at most per chart (a seeded sample above it; every statistic uses every key).
+CHART_KEYS = 20_000
 
-__all__ = ["CHANGED_KEYS", "COMPARE_N_BOOT", "auroc_frame", "changed_keys", "comparison", "deltas_frame",
-           "new_run", "paired_points", "run_of_current_file"]
+__all__ = ["CHANGED_KEYS", "CHART_KEYS", "COMPARE_N_BOOT", "auroc_frame", "changed_keys", "comparison",
+           "deltas_frame", "labels_headline", "new_run", "new_run_labelled", "paired_points", "reconciliation",
+           "run_of_current_file"]
 
 
 def _scorer(model_name: str):
@@ -63,6 +70,31 @@ def new_run(name: str, digest: str, model_name: str, device: str, backend: str, 
     return run, tuple(dict.fromkeys([*run.warnings, *(str(w.message) for w in caught)]))
 
 
+@st.cache_resource(show_spinner="Reading the new run's annotations...", max_entries=4)
+def _new_run_with_annotations(name: str, digest: str, version: str, _run: Run) -> tuple[Run, tuple[int, int, int]]:
+    store = AnnotationStore(annotations_path(name))
+    raw = store.path.read_bytes() if store.path.exists() else b""
+    annotated = labels_from_annotations(raw, source=str(store.path))
+    file_label = pd.to_numeric(_run.frame["label"], errors="coerce").to_numpy(dtype=float) \
+        if "label" in _run.frame else np.full(len(_run.frame), np.nan)
+    if not len(annotated.labels):
+        return _run, (int(np.count_nonzero(~np.isnan(file_label))), 0, 0)
+    joined = join_labels(row_keys(_run.frame), annotated, require_match=False)
+    combined = combine_labels(file_label, joined.label, source="both")
+    return replace(_run, frame=_run.frame.assign(label=combined.label)), (combined.n_file, combined.n_annotations,
+                                                                         combined.n_disagree)
+
+
+def new_run_labelled(name: str, digest: str, run: Run) -> tuple[Run, tuple[int, int, int]]:
+    """The new run with the Review page's annotations of a file of that name joined to its own labels.
+
+    Returns the run and ``(labelled in the file, annotated, disagreeing and left unlabelled)``.
+    """
+    store = AnnotationStore(annotations_path(name))
+    version = f"{store.path.stat().st_size}-{store.path.stat().st_mtime_ns}" if store.path.exists() else "empty"
+    return _new_run_with_annotations(name, digest, version, run)
+
+
 @st.cache_data(show_spinner="Comparing the runs...", max_entries=8)
 def comparison(base_key: state.DataKey, new_id: tuple, model_name: str, key_column: str, _base: Run,
                _new: Run) -> tuple[RunComparison, MatchedRuns, tuple[str, ...]]:
@@ -78,9 +110,12 @@ def comparison(base_key: state.DataKey, new_id: tuple, model_name: str, key_colu
 
 
 def paired_points(matched: MatchedRuns, score: str) -> pd.DataFrame:
-    """One row per matched key: the key and the score's per-key value in each run (for the paired plot)."""
-    return pd.DataFrame({"key": matched.keys, "base": matched.base[score].to_numpy(),
-                         "new": matched.new[score].to_numpy()})
+    """One row per matched key, at most :data:`CHART_KEYS` of them (a seeded sample): the key and the score in each run."""
+    rows = np.arange(len(matched.keys))
+    if len(rows) > CHART_KEYS:
+        rows = np.sort(np.random.default_rng(0).choice(rows, CHART_KEYS, replace=False))
+    return pd.DataFrame({"key": matched.keys[rows], "base": matched.base[score].to_numpy()[rows],
+                         "new": matched.new[score].to_numpy()[rows]})
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

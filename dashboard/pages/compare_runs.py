@@ -1,4 +1,4 @@
-"""Compare runs: the current file against a second run of the same inputs, score by score."""
+"""Compare runs: which of two runs of the same inputs hallucinates less, by the labels, and how each score moved."""
 
 import streamlit as st
 
@@ -29,8 +29,9 @@ def _open_path() -> None:
 st.title("Compare runs")
 st.write("Did a change (a prompt, a retriever, a model) make the answers less grounded? The **base** run is the "
          "file open on the Data page; the **new** run is a second file answering the same inputs. Rows are matched "
-         "by a key (the question by default), and every score reads **higher = grounded**: a difference is a "
-         "regression only when its whole 95% interval lies below zero.")
+         "by a key (the question by default). **The labels decide**: each run's hallucination rate from its labels "
+         "(the file's label column and the Review page's annotations of each file). A score's movement earns a word "
+         "(improvement, regression) only where the score is shown to track the labels in both runs.")
 data = page.scored_data()
 st.caption(f"Base run: {texts.plain(data.key.name)} · model **{data.model}** (scores the new run when it carries "
            "no SGI)")
@@ -58,6 +59,7 @@ new_id = (digest, device, backend)
 try:
     base, base_notes = compare_services.run_of_current_file(data.key, data.model, data.frame)
     new, new_notes = compare_services.new_run(name, digest, data.model, device, backend, raw)
+    new, (new_in_file, new_annotated, new_disagree) = compare_services.new_run_labelled(name, digest, new)
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
@@ -65,8 +67,8 @@ columns = [c for c in base.frame.columns if c in set(new.frame.columns) and c no
 st.selectbox("Match rows on", columns, index=columns.index("question") if "question" in columns else 0,
              key=KEY_COLUMN, help="An id both runs carry, or the question text (the default).")
 try:
-    result, matched, notes = compare_services.comparison(data.key, new_id, data.model, st.session_state[KEY_COLUMN],
-                                                         base, new)
+    result, matched, notes = compare_services.comparison(data.key, (*new_id, new_annotated, new_disagree), data.model,
+                                                         st.session_state[KEY_COLUMN], base, new)
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
@@ -86,26 +88,38 @@ if match.averaged_base or match.averaged_new:
 for note in dict.fromkeys([*(f"base run: {n}" for n in base_notes), *(f"new run: {n}" for n in new_notes), *notes]):
     st.caption(f"Note: {texts.plain(note)}")
 
-st.subheader("What changed")
+st.subheader("Which run hallucinates less: the labels")
+st.caption(f"New run labels: {new_in_file:,} in its file, {new_annotated:,} annotated on the Review page (open the new "
+           f"file there to label it){f', {new_disagree:,} disagreeing left unlabelled' if new_disagree else ''}. "
+           "Base run labels: as the Data page's caption says.")
+if result.labels is None:
+    st.warning("Neither run has labels on matched keys, so nothing here says which run is more grounded. Label a "
+               "random sample of both runs on the Review page (open each file there), then come back.")
+else:
+    compare_charts.labels_metrics(result.labels)
+    st.markdown(texts.plain(compare_services.labels_headline(result)))
+
+st.subheader("How each score moved")
 deltas = compare_services.deltas_frame(result)
 shown = compare_charts.delta_table(deltas)
 st.caption(f"new − base over the keys scored in both; interval: bootstrap over keys ({result.n_boot:,} resamples); "
-           "Wilcoxon signed-rank p, Holm-adjusted across the scores. Click a header to sort.")
+           "Wilcoxon signed-rank p, Holm-adjusted across the scores; AUROC of each score on each run's labelled "
+           "keys. A score says improvement or regression only when its AUROC's 95% interval lies above 0.5 in both "
+           "runs; otherwise *not validated*, with the reason.")
+for line in compare_services.reconciliation(result):
+    st.warning(texts.plain(line))
 st.download_button("Download the table (CSV)", services.csv_bytes(shown), file_name="run_comparison.csv",
                    mime="text/csv")
 if result.labels is not None:
-    lab = result.labels
-    st.markdown(f"**Labels** ({lab.n_keys:,} keys labelled in both runs): hallucination rate {lab.rate_base:.3f} → "
-                f"{lab.rate_new:.3f}, new − base {lab.difference:+.3f} [{lab.ci[0]:+.3f}, {lab.ci[1]:+.3f}]: "
-                f"**{lab.verdict}**.")
     aurocs = compare_services.auroc_frame(result)
     if aurocs["p_value"].notna().any():
+        st.caption("Did a score's AUROC change between the runs (DeLong's test)?")
         compare_charts.auroc_table(aurocs)
-    else:
-        st.caption("AUROC: undefined for every score here: each run needs keys of both labels to rank them.")
 
 st.subheader("Each key, base against new")
-st.caption("One point per matched key; under the dotted line the new run is less grounded on that key.")
+drawn = min(match.n_matched, compare_services.CHART_KEYS)
+st.caption(f"One point per matched key ({drawn:,} of {match.n_matched:,} drawn); under the dotted line the score is "
+           "lower in the new run on that key.")
 for pair in range(0, len(matched.scores), 2):
     for slot, score in zip(st.columns(2), matched.scores[pair:pair + 2]):
         slot.plotly_chart(compare_charts.paired_figure(compare_services.paired_points(matched, score), score),

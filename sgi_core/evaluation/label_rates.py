@@ -1,9 +1,8 @@
 """Hallucination rates of two runs from labels: their difference, its interval and test, and keys still needed.
 
-Labels here are **1 = hallucinated**, 0 = not hallucinated, NaN = unlabelled (the
-opposite of ``y_true`` elsewhere in the package, because a rate of hallucination is
-what is compared). The difference is always ``rate_new - rate_base``: positive when the
-new run hallucinates more.
+Labels here are **1 = hallucinated**, 0 = not, NaN = unlabelled (the opposite of ``y_true``
+elsewhere: a rate of hallucination is compared). The difference is always
+``rate_new - rate_base``: positive when the new run hallucinates more.
 
 Intervals: Wilson (1927) for one rate, Newcombe's (1998) hybrid score ("square-and-add")
 interval, built from the two Wilson intervals, for a difference.
@@ -63,8 +62,8 @@ class RateDifference(JsonResult):
     confidence: float
 
 
-def as_halluc(values, name: str) -> np.ndarray:
-    """Hallucination labels as float64 with values 1.0, 0.0 or NaN; anything else is an input error."""
+def as_halluc(values, name: str, *, base_length: int | None = None) -> np.ndarray:
+    """Labels (1 = hallucinated, 0, NaN) as float64, those of a second run on the same keys with ``base_length``."""
     try:
         labels = np.asarray(values, dtype=np.float64).ravel()
     except (TypeError, ValueError):
@@ -75,6 +74,9 @@ def as_halluc(values, name: str) -> np.ndarray:
         raise SGIInputError(f"'{name}' holds values other than 1 (hallucinated), 0 (not hallucinated) or NaN "
                             "(unlabelled)", column=name, rows=(np.flatnonzero(bad) + 1).tolist(),
                             hint="Here 1 means hallucinated: use 1 - y_true when the labels say 1 = grounded")
+    if base_length is not None and len(labels) != base_length:
+        raise SGIInputError(f"'{name}' has {len(labels)} values but 'halluc_base' has {base_length}", column=name,
+                            hint="Match the two runs on their keys first")
     return labels
 
 
@@ -192,10 +194,8 @@ def paired_rate_difference(halluc_base, halluc_new, *, confidence: float = 0.95)
     (7, -0.2857142857142857, 2, 0, 0.5)
     """
     confidence = check_fraction(confidence, "confidence", "paired_rate_difference")
-    base, new = as_halluc(halluc_base, "halluc_base"), as_halluc(halluc_new, "halluc_new")
-    if len(base) != len(new):
-        raise SGIInputError(f"'halluc_new' has {len(new)} values but 'halluc_base' has {len(base)}",
-                            column="halluc_new", hint="Match the two runs on their keys first")
+    base = as_halluc(halluc_base, "halluc_base")
+    new = as_halluc(halluc_new, "halluc_new", base_length=len(base))
     both = ~(np.isnan(base) | np.isnan(new))
     base, new = base[both] == 1.0, new[both] == 1.0
     n = len(base)
@@ -208,9 +208,7 @@ def paired_rate_difference(halluc_base, halluc_new, *, confidence: float = 0.95)
     base_only, new_only = table[1], table[2]
     if base_only + new_only == 0:
         warn_undefined("McNemar's test is undefined: no key is hallucinated in one run only")
-        p_value = math.nan
-    else:
-        p_value = float(stats.binomtest(new_only, base_only + new_only, 0.5).pvalue)
+    p_value = float(stats.binomtest(new_only, base_only + new_only, 0.5).pvalue) if base_only + new_only else math.nan
     rate_base, rate_new = float(base.mean()), float(new.mean())
     return RateDifference(n, n, n, rate_base, rate_new, (new_only - base_only) / n,
                           paired_difference_ci(*table, confidence=confidence), base_only, new_only, p_value, True,

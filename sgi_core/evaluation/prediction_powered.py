@@ -177,16 +177,16 @@ def cross_fitted_predictions(score_labelled, y_labelled, score_unlabelled, *, n_
     fold's median, then a normal-quantile map: :func:`~sgi_core.evaluation.crossval.normal_scores`)
     and a logistic regression, is fitted on the other folds and predicts the held-out
     rows; an unlabelled row gets the mean of the fold models' predictions. Folds are at
-    most the rows (or groups) of the smaller class; below 2 (with a warning), or where a
-    training fold holds one class, the prediction is the class share, a constant.
+    most the rows (or groups) of the smaller class. Below 2, or when no score varies on the
+    labelled rows (both with a warning), or in a fold that trains on one class, the
+    prediction is the labelled share: a constant, so PPI++ gets no spurious ``lam``.
 
     Parameters
     ----------
     score_labelled, score_unlabelled : array_like of shape (n,) or (n, k), (N,) or (N, k)
         One score or ``k`` features per row; the fit learns their signs.
     y_labelled : array_like of shape (n,) of 0 or 1
-    n_folds : int, default 5
-    seed : int, default 0
+    n_folds, seed : int, default 5, 0
     groups : array_like of shape (n,), optional
         Rows of one group (one question) share a fold.
 
@@ -219,9 +219,10 @@ def cross_fitted_predictions(score_labelled, y_labelled, score_unlabelled, *, n_
     n_splits = min(n_folds, int(y.sum()), int(len(y) - y.sum()), n_groups)
     share = float(y.mean()) if len(y) else math.nan
     pred_lab, pred_unlab = np.full(len(y), share), np.zeros(len(x_unlab))
-    if n_splits < 2:
-        warn_undefined(f"{func} cannot cross-fit with fewer than 2 labelled rows (or groups) of a class; the "
-                       "predictions are the labelled share, a constant")
+    columns = (column[~np.isnan(column)] for column in x_lab.T)
+    if n_splits < 2 or not any(column.size and column.min() < column.max() for column in columns):
+        warn_undefined(f"{func} fits nothing with fewer than 2 labelled rows (or groups) of a class or with scores "
+                       "that never vary; the predictions are the labelled share, a constant")
         return pred_lab, np.full(len(x_unlab), share), float(log_loss(y, pred_lab, labels=[0, 1])) if len(y) else share
     folds = fold_ids(y, n_splits=n_splits, seed=seed, groups=groups)
     for fold in range(n_splits):
@@ -328,12 +329,10 @@ def ppi_rate_difference(halluc_base, halluc_new, score_base, score_new, *, confi
     (60, 240, True)
     """
     confidence = check_fraction(confidence, "confidence", "ppi_rate_difference")
-    base, new = as_halluc(halluc_base, "halluc_base"), as_halluc(halluc_new, "halluc_new")
-    if len(base) != len(new):
-        raise SGIInputError(f"'halluc_new' has {len(new)} values but 'halluc_base' has {len(base)}",
-                            column="halluc_new", hint="Match the two runs on their keys first")
-    x_base = _as_features(score_base, "score_base", n=len(base))
-    x_new = _as_features(score_new, "score_new", n=len(base))
+    base = as_halluc(halluc_base, "halluc_base")
+    new = as_halluc(halluc_new, "halluc_new", base_length=len(base))
+    x_base, x_new = (_as_features(score, f"score_{run}", n=len(base))
+                     for score, run in ((score_base, "base"), (score_new, "new")))
     lab = ~(np.isnan(base) | np.isnan(new))
     groups_lab = None if groups is None else np.asarray(groups, dtype=object).ravel()[lab]
     method = "PPI++ on d = y_new - y_base, cross-fitted logistic predictions"

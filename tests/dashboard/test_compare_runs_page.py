@@ -47,26 +47,42 @@ def test_the_page_asks_for_a_second_run_first(app):
     assert any("Choose the new run" in info.value for info in app.info)
 
 
-def test_grounded_against_hallucinated_answers_shows_the_regression_and_one_plot_per_score(app):
+def test_grounded_against_hallucinated_answers_is_a_regression_by_the_labels_and_no_score_is_validated(app):
     open_compare(app, GROUNDED, HALLUCINATED)
     result, matched = expected_comparison(GROUNDED, HALLUCINATED)
     assert metric(app, "Keys matched") == "150" and metric(app, "Only in base") == "0"
     (table, *_) = [frame.value for frame in app.dataframe]
     sgi = table[table["score"] == "SGI"].iloc[0]
     expected = result.scores[0]
-    assert expected.score == "sgi" and expected.verdict == "regression"
+    # Each run holds one class: no score can be shown to track the labels, so none earns a word.
+    assert expected.score == "sgi" and expected.verdict == "not validated" and expected.ci[1] < 0
     assert (sgi["mean base"], sgi["mean new"], sgi["new − base"]) == pytest.approx(
         (expected.mean_base, expected.mean_new, expected.difference))
     assert (sgi["95% CI low"], sgi["95% CI high"]) == pytest.approx(expected.ci)
-    assert sgi["verdict"] == "regression"
-    assert table["score"].tolist()[:2] == ["SGI", "θ(r,q)"] and len(table) == len(matched.scores)
+    assert sgi["verdict"] == "not validated" and sgi["why"].startswith("no AUROC interval in base")
+    assert table["score"].tolist()[:2] == ["SGI", "θ(r,q) response-question"] and len(table) == len(matched.scores)
     plots = figures(app)
     assert len(plots) == len(matched.scores)
     first = plots[0]
     points = sum(len(array(trace["x"])) for trace in first["data"] if trace["mode"] == "markers")
     assert points == 150 and first["layout"]["title"]["text"] == "SGI"
-    assert any("hallucination rate 0.000 → 1.000" in md.value for md in app.markdown)
+    assert metric(app, "Hallucination rate, base") == "0.0%" and metric(app, "Hallucination rate, new") == "100.0%"
+    assert metric(app, "New − base: regression") == "+1.000"
+    headline = next(md.value for md in app.markdown if md.value.startswith("hallucination rate"))
+    assert "labels \\(paired\\)" in headline and headline.endswith("regression")
+    assert any("not validated on these labels" in w.value for w in app.warning)
     assert [b.label for b in app.get("download_button")] == ["Download the table (CSV)"]
+
+
+def test_the_new_runs_review_annotations_are_its_labels(app):
+    from sgi_core.review.annotations import annotations_path, append_lines, decision_line, row_key
+
+    unlabelled = HALLUCINATED.drop(columns=["label"])
+    keys = [row_key(r.question, r.context, r.response) for r in unlabelled.head(40).itertuples()]
+    append_lines(annotations_path("new.csv"), [decision_line(k, "hallucinated", annotator="t") for k in keys])
+    open_compare(app, GROUNDED, unlabelled)
+    assert any("New run labels: 0 in its file, 40 annotated on the Review page" in c.value for c in app.caption)
+    assert metric(app, "Hallucination rate, new") == "100.0%"
 
 
 def test_unmatched_and_duplicated_keys_are_counted(app):
