@@ -18,8 +18,12 @@ Status convention (column ``sgi_status``, one per row):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TEXT_COLUMNS = ("question", "context", "response")
 #: The roles a column can play; ``label`` is 1.0 grounded, 0.0 hallucinated, NaN unlabelled.
@@ -60,6 +64,7 @@ def one_label_column(frame: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
+    >>> import pandas as pd
     >>> f = pd.DataFrame({"input_label": ["yes", "no"], "label": [1.0, 0.0]})
     >>> one_label_column(f).columns.tolist()
     ['label']
@@ -107,6 +112,8 @@ def not_scored_status(reason: str) -> str:
 
 def _as_series(status) -> pd.Series:
     # A Series is compared as it is: a big file's status column stays Arrow-backed, never copied to objects.
+    import pandas as pd  # here: the command line's parser reads this module and must not import pandas
+
     return status if isinstance(status, pd.Series) else pd.Series(np.asarray(status, dtype=object))
 
 

@@ -74,8 +74,10 @@ def import_graph(root, packages=PACKAGES) -> dict[str, set[str]]:
 
     graph = {}
     for name, (path, is_package) in modules.items():
-        targets = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        # A package that exports its names lazily imports each module of its _EXPORTS table on first use.
+        targets = {known(module) for module in lazy_exports(tree).values()}
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 targets.update(known(alias.name) for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
@@ -86,6 +88,15 @@ def import_graph(root, packages=PACKAGES) -> dict[str, set[str]]:
                 targets.update(known(f"{base}.{alias.name}") for alias in node.names)
         graph[name] = {target for target in targets if target and target != name}
     return graph
+
+
+def lazy_exports(tree) -> dict[str, str]:
+    """The ``_EXPORTS = {"name": "module", ...}`` table of a lazily exporting package ``__init__``, else {}."""
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_EXPORTS"]
+                and isinstance(node.value, ast.Dict)):
+            return {k.value: v.value for k, v in zip(node.value.keys, node.value.values)}
+    return {}
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -181,6 +192,55 @@ def module_exists(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:  # a parent package is missing
         return False
+
+
+#: What ``import sgi_core.cli`` (every command's parser, so every ``--help``) must not import.
+HEAVY_FOR_THE_PARSER = ("scipy", "sklearn", "torch", "pyarrow", "pandas", "sentence_transformers", "onnxruntime",
+                        "httpx", "streamlit")
+
+
+def test_the_command_line_parser_imports_no_heavy_library():
+    import subprocess
+
+    code = ("import sys, sgi_core.cli; sgi_core.cli.build_parser(); "
+            f"print(','.join(m for m in {HEAVY_FOR_THE_PARSER!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == ""
+
+
+def command_line_code(root) -> dict[str, set[str]]:
+    """Library modules (outside the command line) that parse arguments or print: ``argparse`` imports, ``print`` calls."""
+    offenders = {}
+    for name, (path, _) in module_files(root, ("sgi_core",)).items():
+        if is_within(name, CLI_MODULES):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = {"argparse"} & {m.split(".")[0] for m in imported_modules(path)}
+        found |= {"print" for node in ast.walk(tree)
+                  if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print"}
+        if found:
+            offenders[name] = found
+    return offenders
+
+
+#: Modules directly in sgi_core/: the ground floor, what a score is, and the command line's entry; the rest is in
+#: packages named for what they do.
+MAX_TOP_LEVEL_MODULES = 16
+
+
+def test_the_top_of_the_library_stays_small():
+    top = sorted(path.stem for path in (REPO / "sgi_core").glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+
+
+def test_only_the_command_line_parses_arguments_and_prints():
+    assert command_line_code(REPO) == {}
+
+
+def test_lazy_packages_export_what_their_table_names():
+    for package in ("sgi_core.evaluation", "sgi_core.embedding", "sgi_core.judge", "sgi_core.detectors"):
+        module = importlib.import_module(package)
+        assert module.__all__ and all(getattr(module, name) is not None for name in module.__all__)
 
 
 def test_every_listed_encoding_module_exists():
@@ -295,6 +355,11 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
         "sgi_core/evaluation/ok.py": "import math\nimport numpy as np\nfrom sklearn.metrics import roc_auc_score\n"
                                      "from sgi_core.results import JsonResult\nfrom sgi_core.evaluation.ok import x\n",
         "sgi_core/evaluation/bad.py": "import torch\ndef f():\n    from sgi_core.scoring import score_table\n",
+        # A cycle through a lazily exporting package: its _EXPORTS table is an import.
+        "sgi_core/lazy/__init__.py": "_EXPORTS = {'f': 'sgi_core.lazy.f_module'}\n",
+        "sgi_core/lazy/f_module.py": "from sgi_core.lazy import g\n",
+        # Argument parsing and printing outside the command line.
+        "sgi_core/talks.py": "import argparse\ndef f():\n    print('x')\n",
         "sgi_core/long.py": "x = 1\n" * (MAX_MODULE_LINES + 1),
         "sgi_core/just_short.py": "x = 1\n" * MAX_MODULE_LINES,
         "dashboard/__init__.py": "",
@@ -303,7 +368,9 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
                                 "rows = np.random.default_rng(0).choice(9, 3)\nst.metric('n', n)\n",
     })
     graph = import_graph(tmp_path)
-    assert sorted(import_cycles(graph)) == [["sgi_core.a", "sgi_core.b"], ["sgi_core.io.c", "sgi_core.io.d"]]
+    assert sorted(import_cycles(graph)) == [["sgi_core.a", "sgi_core.b"], ["sgi_core.io.c", "sgi_core.io.d"],
+                                            ["sgi_core.lazy", "sgi_core.lazy.f_module"]]
+    assert command_line_code(tmp_path) == {"sgi_core.talks": {"argparse", "print"}}
     assert graph["sgi_core.e"] == {"sgi_core.a"} and graph["sgi_core.commands.run"] == {"sgi_core.e"}
     assert cli_importers(graph) == {"sgi_core.gate": {"sgi_core.cli"}}
     assert evaluation_outsiders(tmp_path) == {"sgi_core/evaluation/bad.py": {"torch", "sgi_core.scoring"}}

@@ -6,10 +6,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgi_core.commands.options import positive_int
 from sgi_core.judge.metrics import METRICS
-from sgi_core.judge.runner import JudgeProgress
+
+if TYPE_CHECKING:
+    from sgi_core.judge.runner import JudgeProgress
 
 #: Exit status of a run that judged no row fully (the output is still written).
 NOTHING_JUDGED = 1

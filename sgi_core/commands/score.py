@@ -16,7 +16,7 @@ from sgi_core.commands.options import (
 from sgi_core.detectors.registry import per_row_families
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
-from sgi_core.pipelines.local_engine import DEFAULT_CHUNK_ROWS
+from sgi_core.io.formats import DEFAULT_CHUNK_ROWS
 
 
 def add_parser(subparsers) -> None:

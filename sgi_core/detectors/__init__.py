@@ -3,29 +3,38 @@
 Each family is declared once in :mod:`sgi_core.detectors.registry`, which every face reads.
 """
 
-from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores, sentence_scores, split_pieces, split_sentences
-from sgi_core.detectors.folds import GROUP_COLUMNS, question_groups
-from sgi_core.evaluation.folds import crossfit_folds
-from sgi_core.detectors.reference import (
-    PROTOCOLS,
-    REFERENCE_DETECTORS,
-    ReferenceScores,
-    reference_scores,
-    reference_sets,
-)
+from __future__ import annotations
 
-__all__ = [
-    "CLAIM_COLUMNS",
-    "GROUP_COLUMNS",
-    "PROTOCOLS",
-    "REFERENCE_DETECTORS",
-    "ReferenceScores",
-    "claim_scores",
-    "crossfit_folds",
-    "question_groups",
-    "reference_scores",
-    "reference_sets",
-    "sentence_scores",
-    "split_pieces",
-    "split_sentences",
-]
+import importlib
+
+#: Each public name and the module that defines it; imported on first use, so that importing one module of
+#: the package does not import them all.
+_EXPORTS = {
+    "CLAIM_COLUMNS": "sgi_core.detectors.claims",
+    "claim_scores": "sgi_core.detectors.claims",
+    "sentence_scores": "sgi_core.detectors.claims",
+    "split_pieces": "sgi_core.detectors.claims",
+    "split_sentences": "sgi_core.detectors.claims",
+    "GROUP_COLUMNS": "sgi_core.detectors.folds",
+    "question_groups": "sgi_core.detectors.folds",
+    "crossfit_folds": "sgi_core.evaluation.folds",
+    "PROTOCOLS": "sgi_core.detectors.reference",
+    "REFERENCE_DETECTORS": "sgi_core.detectors.reference",
+    "ReferenceScores": "sgi_core.detectors.reference",
+    "reference_scores": "sgi_core.detectors.reference",
+    "reference_sets": "sgi_core.detectors.reference",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

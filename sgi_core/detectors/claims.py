@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.columns import TEXT_COLUMNS
+from sgi_core.detectors.columns import CLAIM_COLUMNS
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.checks import check_int
@@ -37,7 +38,6 @@ from sgi_core.geometry import l2_normalize, pairwise_angle, sgi_from_angles
 #: A sentence longer than this many words is cut into near-equal windows of at most as many.
 DEFAULT_MAX_WORDS = 64
 #: Columns returned by :func:`claim_scores`.
-CLAIM_COLUMNS = ("claim_min_support", "claim_mean_support", "claim_min_sgi", "claim_mean_sgi", "claim_n_sentences")
 
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof st jr sr vs etc e.g i.e cf al inc ltd co corp no nos mt ft gen col lt sgt capt "

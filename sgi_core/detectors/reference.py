@@ -23,18 +23,12 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.evaluation.folds import crossfit_folds
+from sgi_core.detectors.columns import REFERENCE_DETECTORS
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.checks import as_labels, check_choice, check_int
 from sgi_core.geometry import l2_normalize, pairwise_angle, triple_angles
 from sgi_core.results import JsonResult, warn_undefined
 
-REFERENCE_DETECTORS = (
-    "displacement_consistency",
-    "expected_response_deviation",
-    "displacement_magnitude",
-    "tangent_space_residual",
-    "lsgi",
-)
 PROTOCOLS = ("crossfit", "leaky")
 #: Principal directions of the neighbours' displacements that span the tangent space.
 DEFAULT_N_DIRECTIONS = 3

@@ -26,18 +26,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from sgi_core.io.triples import TripleTable
-from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores
-from sgi_core.detectors.reference import REFERENCE_DETECTORS, reference_scores
-from sgi_core.detectors.specifics import SPECIFICS_COLUMNS, specifics_scores
-from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
+from sgi_core.detectors.columns import CLAIM_COLUMNS, REFERENCE_DETECTORS, SPECIFICS_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.scores import SCORES, ScoreSpec
-from sgi_core.scoring import embed_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
+    from sgi_core.io.triples import TripleTable
 
 #: What a family may read: the three texts, their embeddings (a model), the labels, a reference set of
 #: labelled grounded rows.
@@ -105,7 +106,14 @@ class DetectorFamily:
         return "crossfit" if self.fitting == "cross-fitted" else "label-free"
 
 
+# The families' computations are imported when a family is computed: reading the registry (the CLI's help, the
+# pages' labels) must not import the embedding stack or scikit-learn.
 def _reference(inputs: DetectorInputs) -> FamilyScores:
+    import pandas as pd
+
+    from sgi_core.detectors.reference import reference_scores
+    from sgi_core.scoring import embed_table
+
     table = inputs.table
     q_emb, c_emb, r_emb, scorable = embed_table(table, inputs.encoder, cache=inputs.cache,
                                                 batch_size=inputs.batch_size, progress=inputs.progress)
@@ -123,8 +131,16 @@ def _reference(inputs: DetectorInputs) -> FamilyScores:
 
 
 def _claims(inputs: DetectorInputs) -> FamilyScores:
+    from sgi_core.detectors.claims import claim_scores
+
     return FamilyScores(claim_scores(inputs.table.frame, inputs.encoder, cache=inputs.cache,
                                      batch_size=inputs.batch_size, progress=inputs.progress))
+
+
+def _specifics(inputs: DetectorInputs) -> FamilyScores:
+    from sgi_core.detectors.specifics import specifics_scores
+
+    return FamilyScores(specifics_scores(inputs.table.frame))
 
 
 FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
@@ -165,7 +181,7 @@ FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
         fitting="per row",
         scores=(SCORES["specifics_unsupported_share"],),
         columns=SPECIFICS_COLUMNS,
-        compute=lambda inputs: FamilyScores(specifics_scores(inputs.table.frame)),
+        compute=_specifics,
     ),
 )}
 #: The out-of-fold combination of SGI, the angles, the trivial baselines and the computed scores.

@@ -41,11 +41,11 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.detectors.claims import split_sentences
+from sgi_core.detectors.columns import SPECIFICS_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import warn_undefined
 
 #: Columns returned by :func:`specifics_scores`.
-SPECIFICS_COLUMNS = ("specifics_unsupported_share", "specifics_n", "specifics_n_unsupported")
 
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _WORD = re.compile(r"[^\W\d_]+")

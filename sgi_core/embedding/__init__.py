@@ -1,43 +1,44 @@
 """Encoders, the model registry and the embedding cache."""
 
-from sgi_core.embedding.base import Encoder, HashingEncoder, ProgressCallback, backend_used, cache_key
-from sgi_core.embedding.cache import (
-    CacheWarning,
-    EmbeddingCache,
-    default_cache_dir,
-    encode_unique,
-)
-from sgi_core.embedding.device import DEVICES, PRECISIONS, resolve_device
-from sgi_core.embedding.onnx_runtime import BACKENDS
-from sgi_core.embedding.registry import (
-    DEFAULT_MODEL,
-    REGISTRY,
-    ModelAvailability,
-    ModelSpec,
-    load_encoder,
-    model_availability,
-    resolve_spec,
-)
+from __future__ import annotations
 
-__all__ = [
-    "BACKENDS",
-    "DEFAULT_MODEL",
-    "DEVICES",
-    "PRECISIONS",
-    "REGISTRY",
-    "CacheWarning",
-    "EmbeddingCache",
-    "Encoder",
-    "HashingEncoder",
-    "ModelAvailability",
-    "ModelSpec",
-    "ProgressCallback",
-    "backend_used",
-    "cache_key",
-    "default_cache_dir",
-    "encode_unique",
-    "load_encoder",
-    "model_availability",
-    "resolve_device",
-    "resolve_spec",
-]
+import importlib
+
+#: Each public name and the module that defines it; imported on first use, so that importing one module of
+#: the package does not import them all.
+_EXPORTS = {
+    "Encoder": "sgi_core.embedding.base",
+    "HashingEncoder": "sgi_core.embedding.base",
+    "ProgressCallback": "sgi_core.embedding.base",
+    "backend_used": "sgi_core.embedding.base",
+    "cache_key": "sgi_core.embedding.base",
+    "CacheWarning": "sgi_core.embedding.cache",
+    "EmbeddingCache": "sgi_core.embedding.cache",
+    "default_cache_dir": "sgi_core.embedding.cache",
+    "encode_unique": "sgi_core.embedding.cache",
+    "DEVICES": "sgi_core.embedding.device",
+    "PRECISIONS": "sgi_core.embedding.device",
+    "resolve_device": "sgi_core.embedding.device",
+    "BACKENDS": "sgi_core.embedding.onnx_runtime",
+    "DEFAULT_MODEL": "sgi_core.embedding.registry",
+    "REGISTRY": "sgi_core.embedding.registry",
+    "ModelAvailability": "sgi_core.embedding.registry",
+    "ModelSpec": "sgi_core.embedding.registry",
+    "load_encoder": "sgi_core.embedding.registry",
+    "model_availability": "sgi_core.embedding.registry",
+    "resolve_spec": "sgi_core.embedding.registry",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -7,151 +7,104 @@ threshold. Every result is a frozen dataclass whose ``to_dict()`` is JSON-safe a
 whose ``from_dict()`` reads it back.
 """
 
-from sgi_core.results import UndefinedStatisticWarning
-from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement
-from sgi_core.evaluation.baselines import (
-    BASELINE_DESCRIPTIONS,
-    LEXICAL_FLAG_BELOW,
-    BeyondLengthResult,
-    baseline_scores,
-    beyond_length,
-    lexical_groundedness,
-    response_length,
-)
-from sgi_core.evaluation.calibration import (
-    CalibrationResult,
-    Calibrator,
-    ReliabilityBins,
-    calibration_analysis,
-    expected_calibration_error,
-    fit_calibrator,
-    halluc_rate_by_quantile,
-    reliability_bins,
-)
-from sgi_core.evaluation.effect_size import (
-    AngleEffectsResult,
-    EffectSizeResult,
-    angle_effects,
-    cohens_d,
-    effect_size,
-    hedges_g,
-)
-from sgi_core.evaluation.groups import (
-    KEEP_TOGETHER,
-    MISSING_GROUP,
-    GroupAnalysis,
-    GroupConfound,
-    GroupResult,
-    group_analysis,
-    default_keep_together,
-    group_confound,
-)
-from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc, length_matching_weights
-from sgi_core.evaluation.paired import (
-    DeLongResult,
-    Disagreements,
-    McNemarResult,
-    delong_test,
-    disagreements,
-    mcnemar_test,
-)
-from sgi_core.evaluation.policy import HeldOutThreshold, development_split, holdout_threshold, make_policy, proportion_ci
-from sgi_core.evaluation.policy_file import Policy, load_policy, policy_from_json, policy_to_json, save_policy
-from sgi_core.evaluation.ranking import RocResult, auroc, roc_analysis, score_percentile
-from sgi_core.evaluation.report import BaselineResult, EvaluationReport, evaluate
-from sgi_core.evaluation.strata import StrataResult, StratumResult, length_strata, theta_qc_strata
-from sgi_core.evaluation.verdict import ScoreStanding, Verdict, file_verdict
-from sgi_core.evaluation.label_leaks import ColumnScreen, LabelLeak, describe_leak, label_leaks, screen_columns
-from sgi_core.evaluation.thresholds import (
-    ScoreRange,
-    ThresholdChoice,
-    ThresholdMetrics,
-    choose_threshold,
-    count_threshold_candidates,
-    threshold_metrics,
-    threshold_metrics_grid,
-    robust_range,
-    threshold_range,
-)
+from __future__ import annotations
 
-__all__ = [
-    "KEEP_TOGETHER",
-    "default_keep_together",
-    "ColumnScreen",
-    "LabelLeak",
-    "describe_leak",
-    "label_leaks",
-    "screen_columns",
-    "ScoreStanding",
-    "Verdict",
-    "file_verdict",
-    "AgreementResult",
-    "AngleEffectsResult",
-    "BASELINE_DESCRIPTIONS",
-    "BaselineResult",
-    "BeyondLengthResult",
-    "CalibrationResult",
-    "Calibrator",
-    "DeLongResult",
-    "Disagreements",
-    "EffectSizeResult",
-    "EvaluationReport",
-    "GroupAnalysis",
-    "GroupConfound",
-    "GroupResult",
-    "HeldOutThreshold",
-    "LEXICAL_FLAG_BELOW",
-    "LengthMatchedResult",
-    "MISSING_GROUP",
-    "McNemarResult",
-    "Policy",
-    "ReliabilityBins",
-    "RocResult",
-    "StrataResult",
-    "StratumResult",
-    "ThresholdChoice",
-    "ThresholdMetrics",
-    "UndefinedStatisticWarning",
-    "angle_effects",
-    "auroc",
-    "baseline_scores",
-    "beyond_length",
-    "calibration_analysis",
-    "choose_threshold",
-    "cohens_d",
-    "cross_model_agreement",
-    "delong_test",
-    "development_split",
-    "disagreements",
-    "effect_size",
-    "evaluate",
-    "expected_calibration_error",
-    "fit_calibrator",
-    "group_analysis",
-    "group_confound",
-    "halluc_rate_by_quantile",
-    "hedges_g",
-    "holdout_threshold",
-    "length_matched_auroc",
-    "length_matching_weights",
-    "length_strata",
-    "lexical_groundedness",
-    "load_policy",
-    "make_policy",
-    "mcnemar_test",
-    "policy_from_json",
-    "policy_to_json",
-    "proportion_ci",
-    "reliability_bins",
-    "response_length",
-    "roc_analysis",
-    "save_policy",
-    "score_percentile",
-    "theta_qc_strata",
-    "threshold_metrics",
-    "threshold_metrics_grid",
-    "count_threshold_candidates",
-    "threshold_range",
-    "robust_range",
-    "ScoreRange",
-]
+import importlib
+
+#: Each public name and the module that defines it; imported on first use, so that importing one module of
+#: the package does not import them all.
+_EXPORTS = {
+    "UndefinedStatisticWarning": "sgi_core.results",
+    "AgreementResult": "sgi_core.evaluation.agreement",
+    "cross_model_agreement": "sgi_core.evaluation.agreement",
+    "BASELINE_DESCRIPTIONS": "sgi_core.evaluation.baselines",
+    "LEXICAL_FLAG_BELOW": "sgi_core.evaluation.baselines",
+    "BeyondLengthResult": "sgi_core.evaluation.baselines",
+    "baseline_scores": "sgi_core.evaluation.baselines",
+    "beyond_length": "sgi_core.evaluation.baselines",
+    "lexical_groundedness": "sgi_core.evaluation.baselines",
+    "response_length": "sgi_core.evaluation.baselines",
+    "CalibrationResult": "sgi_core.evaluation.calibration",
+    "Calibrator": "sgi_core.evaluation.calibration",
+    "ReliabilityBins": "sgi_core.evaluation.calibration",
+    "calibration_analysis": "sgi_core.evaluation.calibration",
+    "expected_calibration_error": "sgi_core.evaluation.calibration",
+    "fit_calibrator": "sgi_core.evaluation.calibration",
+    "halluc_rate_by_quantile": "sgi_core.evaluation.calibration",
+    "reliability_bins": "sgi_core.evaluation.calibration",
+    "AngleEffectsResult": "sgi_core.evaluation.effect_size",
+    "EffectSizeResult": "sgi_core.evaluation.effect_size",
+    "angle_effects": "sgi_core.evaluation.effect_size",
+    "cohens_d": "sgi_core.evaluation.effect_size",
+    "effect_size": "sgi_core.evaluation.effect_size",
+    "hedges_g": "sgi_core.evaluation.effect_size",
+    "KEEP_TOGETHER": "sgi_core.evaluation.groups",
+    "MISSING_GROUP": "sgi_core.evaluation.groups",
+    "GroupAnalysis": "sgi_core.evaluation.groups",
+    "GroupConfound": "sgi_core.evaluation.groups",
+    "GroupResult": "sgi_core.evaluation.groups",
+    "group_analysis": "sgi_core.evaluation.groups",
+    "default_keep_together": "sgi_core.evaluation.groups",
+    "group_confound": "sgi_core.evaluation.groups",
+    "LengthMatchedResult": "sgi_core.evaluation.length_matched",
+    "length_matched_auroc": "sgi_core.evaluation.length_matched",
+    "length_matching_weights": "sgi_core.evaluation.length_matched",
+    "DeLongResult": "sgi_core.evaluation.paired",
+    "Disagreements": "sgi_core.evaluation.paired",
+    "McNemarResult": "sgi_core.evaluation.paired",
+    "delong_test": "sgi_core.evaluation.paired",
+    "disagreements": "sgi_core.evaluation.paired",
+    "mcnemar_test": "sgi_core.evaluation.paired",
+    "HeldOutThreshold": "sgi_core.evaluation.policy",
+    "development_split": "sgi_core.evaluation.policy",
+    "holdout_threshold": "sgi_core.evaluation.policy",
+    "make_policy": "sgi_core.evaluation.policy",
+    "proportion_ci": "sgi_core.evaluation.policy",
+    "Policy": "sgi_core.evaluation.policy_file",
+    "load_policy": "sgi_core.evaluation.policy_file",
+    "policy_from_json": "sgi_core.evaluation.policy_file",
+    "policy_to_json": "sgi_core.evaluation.policy_file",
+    "save_policy": "sgi_core.evaluation.policy_file",
+    "RocResult": "sgi_core.evaluation.ranking",
+    "auroc": "sgi_core.evaluation.ranking",
+    "roc_analysis": "sgi_core.evaluation.ranking",
+    "score_percentile": "sgi_core.evaluation.ranking",
+    "BaselineResult": "sgi_core.evaluation.report",
+    "EvaluationReport": "sgi_core.evaluation.report",
+    "evaluate": "sgi_core.evaluation.report",
+    "StrataResult": "sgi_core.evaluation.strata",
+    "StratumResult": "sgi_core.evaluation.strata",
+    "length_strata": "sgi_core.evaluation.strata",
+    "theta_qc_strata": "sgi_core.evaluation.strata",
+    "ScoreStanding": "sgi_core.evaluation.verdict",
+    "Verdict": "sgi_core.evaluation.verdict",
+    "file_verdict": "sgi_core.evaluation.verdict",
+    "ColumnScreen": "sgi_core.evaluation.label_leaks",
+    "LabelLeak": "sgi_core.evaluation.label_leaks",
+    "describe_leak": "sgi_core.evaluation.label_leaks",
+    "label_leaks": "sgi_core.evaluation.label_leaks",
+    "screen_columns": "sgi_core.evaluation.label_leaks",
+    "ScoreRange": "sgi_core.evaluation.thresholds",
+    "ThresholdChoice": "sgi_core.evaluation.thresholds",
+    "ThresholdMetrics": "sgi_core.evaluation.thresholds",
+    "choose_threshold": "sgi_core.evaluation.thresholds",
+    "count_threshold_candidates": "sgi_core.evaluation.thresholds",
+    "threshold_metrics": "sgi_core.evaluation.thresholds",
+    "threshold_metrics_grid": "sgi_core.evaluation.thresholds",
+    "robust_range": "sgi_core.evaluation.thresholds",
+    "threshold_range": "sgi_core.evaluation.thresholds",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

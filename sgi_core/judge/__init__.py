@@ -6,40 +6,44 @@ run with bounded concurrency (:mod:`sgi_core.judge.runner`). The ``judge_<metric
 columns are oriented higher = grounded, like SGI, and feed ``report --detector``.
 """
 
-from sgi_core.judge.cache import AnswerCache, judge_cache_dir
-from sgi_core.judge.client import JudgeClient
-from sgi_core.judge.metrics import METRICS, Metric
-from sgi_core.judge.output import BEYOND_MAX_ROWS, NOT_IN_SAMPLE, renamed_input_columns, with_judge_columns
-from sgi_core.judge.prompts import PROMPT_VERSION, TASKS
-from sgi_core.judge.runner import (
-    JudgeCacheWarning,
-    JudgeEstimate,
-    JudgePlan,
-    JudgeSummary,
-    estimate,
-    parse_metrics,
-    plan_judging,
-    run_judge,
-)
+from __future__ import annotations
 
-__all__ = [
-    "BEYOND_MAX_ROWS",
-    "METRICS",
-    "PROMPT_VERSION",
-    "TASKS",
-    "NOT_IN_SAMPLE",
-    "AnswerCache",
-    "JudgeCacheWarning",
-    "JudgeClient",
-    "JudgeEstimate",
-    "JudgePlan",
-    "JudgeSummary",
-    "Metric",
-    "estimate",
-    "judge_cache_dir",
-    "parse_metrics",
-    "plan_judging",
-    "renamed_input_columns",
-    "run_judge",
-    "with_judge_columns",
-]
+import importlib
+
+#: Each public name and the module that defines it; imported on first use, so that importing one module of
+#: the package does not import them all.
+_EXPORTS = {
+    "AnswerCache": "sgi_core.judge.cache",
+    "judge_cache_dir": "sgi_core.judge.cache",
+    "JudgeClient": "sgi_core.judge.client",
+    "METRICS": "sgi_core.judge.metrics",
+    "Metric": "sgi_core.judge.metrics",
+    "BEYOND_MAX_ROWS": "sgi_core.judge.output",
+    "NOT_IN_SAMPLE": "sgi_core.judge.output",
+    "renamed_input_columns": "sgi_core.judge.output",
+    "with_judge_columns": "sgi_core.judge.output",
+    "PROMPT_VERSION": "sgi_core.judge.prompts",
+    "TASKS": "sgi_core.judge.prompts",
+    "JudgeCacheWarning": "sgi_core.judge.runner",
+    "JudgeEstimate": "sgi_core.judge.runner",
+    "JudgePlan": "sgi_core.judge.runner",
+    "JudgeSummary": "sgi_core.judge.runner",
+    "estimate": "sgi_core.judge.runner",
+    "parse_metrics": "sgi_core.judge.runner",
+    "plan_judging": "sgi_core.judge.runner",
+    "run_judge": "sgi_core.judge.runner",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

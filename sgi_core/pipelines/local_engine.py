@@ -40,13 +40,9 @@ from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
 from sgi_core.errors import SGIInputError
 from sgi_core.io.chunks import raw_chunks
 from sgi_core.io.export import check_output_path, table_writer
-from sgi_core.io.formats import no_rows_error
+from sgi_core.io.formats import DEFAULT_CHUNK_ROWS, no_rows_error
 from sgi_core.io.labels import label_class_warnings
 from sgi_core.scoring import ScoreSummary, score_table
-
-#: Rows per chunk. Scoring 10,000 HaluEval rows holds a few hundred MB (texts,
-#: float32 embeddings, float64 angle work arrays); the model itself is separate.
-DEFAULT_CHUNK_ROWS = 10_000
 
 
 def _validated(raw: Iterator[pd.DataFrame], name: str, mapping, label_positive,

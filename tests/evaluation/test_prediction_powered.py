@@ -75,13 +75,14 @@ def test_labels_only_intervals():
     assert res.labels_only_ci == wilson_interval(int(y_bin.sum()), len(y_bin)) and res.labels_only_method == "Wilson"
 
 
-# (b) coverage. A 0/1 target at n = 40 gives any normal (Wald-type) interval a coverage near 0.93, not
-# 0.95 (Wald on the labels alone: 0.935 over 4,000 replications); PPI++ shares it.
+# (b) coverage. A 0/1 target at n = 40 gives any normal (Wald-type) interval a coverage near 0.93, not 0.95
+# (Wald on the labels alone at rate 0.3: 0.9299, summed exactly over Bin(40, 0.3)); PPI++ shares it
+# (0.928 over 20,000 replications with the useless predictor).
 N_LAB, N_UNLAB, RATE = 40, 400, 0.3
 
 
 def test_coverage_with_a_useless_predictor():
-    # 2,000 replications (0.5 s): at 400 the Monte Carlo error (0.013) is as large as the margin to 0.91.
+    # 2,000 replications (0.5 s): at 400 the Monte Carlo error (0.013) is about the margin from 0.928 to 0.91.
     rng = np.random.default_rng(0)
     covered, widths, lams = [], [], []
     for _ in range(2000):
