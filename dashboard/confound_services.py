@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import services, state
 from dashboard.services import baselines, numeric_columns, report
 from sgi_core import evaluation
+from sgi_core.embedding import backend_used
+from sgi_core.evaluation.verdict import standing_of
+from sgi_core.io.scored import scored_with as scored_with_record
+from sgi_core.pipelines.policies import write_refusal
 from sgi_core.io.triples import TripleTable
 from sgi_core.evaluation import detectors
 from sgi_core.io.labels import distinct_label_values
@@ -18,6 +24,8 @@ from sgi_core.io.labels import distinct_label_values
 LENGTH_MATCHED_BASELINES = ("theta_rq", "lexical_groundedness")
 #: Most distinct values a column may have to be offered as a grouping (more reads as an id).
 MAX_GROUPS = 50
+#: Bootstrap resamples of the AUROC interval that decides whether a policy is offered (``gate``'s default).
+POLICY_N_BOOT = 1000
 #: Most distinct label values offered in the Data page's value mapping.
 MAX_LABEL_VALUES = 50
 
@@ -83,11 +91,29 @@ def group_analysis(key: state.DataKey, model_name: str, column: str,
                                      column=column, degenerate=_frame["sgi_status"].str.startswith("degenerate"))
 
 
+def scored_with(key: state.DataKey, model_name: str) -> tuple[str, str | None, str | None]:
+    """``(model, precision, backend)`` that made the file's SGI: a scored file's record when its scores were read, else the app's model."""
+    raw = state.raw_file()[1]
+    if services.file_scores(key, raw, services.input_limits()) is not None:
+        recorded = scored_with_record(raw) if isinstance(raw, Path) else None
+        return (recorded["model"], recorded["precision"], recorded["backend"]) if recorded else (model_name, None, None)
+    return model_name, "fp32", backend_used(services.model_encoder(model_name))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def policy_refusal(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> str | None:
+    """Why no policy should be offered for SGI on this file (its AUROC near chance or inverted), as ``gate --write-policy`` refuses it."""
+    roc = evaluation.roc_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), n_boot=POLICY_N_BOOT, seed=0)
+    return write_refusal(standing_of(roc.auroc_ci), "sgi")
+
+
 @st.cache_data(show_spinner="Choosing the threshold on the development half...", max_entries=32)
-def holdout_policy(key: state.DataKey, model_name: str, group_column: str, calibration: str, method: str,
-                   target: float | None, cost_ratio: float | None,
+def holdout_policy(key: state.DataKey, model_name: str, made_by: tuple, group_column: str, calibration: str,
+                   method: str, target: float | None, cost_ratio: float | None,
                    _frame: pd.DataFrame) -> tuple[evaluation.Policy, evaluation.HeldOutThreshold]:
     """Threshold and calibrator fitted on a development half (whole ``group_column`` groups on one side).
+
+    ``made_by`` is ``(model, precision, backend)`` of the scores (:func:`scored_with`), recorded in the policy.
 
     Raises
     ------
@@ -95,9 +121,10 @@ def holdout_policy(key: state.DataKey, model_name: str, group_column: str, calib
         When the halves cannot be formed or no threshold meets the rule.
     """
     groups = _frame[group_column].fillna(evaluation.MISSING_GROUP).astype(str).to_numpy()
-    return evaluation.make_policy(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), model=model_name,
-                                  calibration=calibration, method=method, target=target, cost_ratio=cost_ratio,
-                                  groups=groups)
+    model, precision, backend = made_by
+    return evaluation.make_policy(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), model=model,
+                                  model_precision=precision, model_backend=backend, calibration=calibration,
+                                  method=method, target=target, cost_ratio=cost_ratio, groups=groups)
 
 
 def policy_json(policy: evaluation.Policy) -> str:

@@ -16,7 +16,7 @@ HOLDOUT_GROUPS = "calibration.holdout_groups"
 HOLDOUT_RULE = "calibration.holdout_rule"
 HOLDOUT_TARGET = "calibration.holdout_target"
 HOLDOUT_COST = "calibration.holdout_cost"
-POLICY_DOWNLOAD = "calibration.policy_download"
+POLICY_DOWNLOAD, POLICY_FORCE = "calibration.policy_download", "calibration.policy_force"
 
 
 def number(value: float) -> str:
@@ -180,8 +180,9 @@ if rule.startswith("target"):
 elif rule == "cost":
     cost = value_col.number_input("cost ratio", 0.1, 100.0, 5.0, 0.5, key=HOLDOUT_COST, **state.PERSIST)
 try:
-    policy, holdout = confound_services.holdout_policy(data.key, data.model, group_column, active.calibrator.method, rule,
-                                              target, cost, data.frame)
+    made_by = confound_services.scored_with(data.key, data.model)
+    policy, holdout = confound_services.holdout_policy(data.key, data.model, made_by, group_column,
+                                                       active.calibrator.method, rule, target, cost, data.frame)
 except page.SGIInputError as err:
     page.show_error(err)
     st.info("Keeping whole groups of a column with few groups on one side can leave a half with one label only: "
@@ -201,9 +202,13 @@ st.caption(f"Flag SGI < {holdout.threshold:.4f}: chosen on {holdout.n_dev:,} dev
            f"{tables.interval(holdout.recall_ci, in_text=True)}, flag rate {tables.interval(holdout.flag_rate_ci, in_text=True)}. On the development half: "
            f"precision {number(holdout.dev.precision)}, recall {number(holdout.dev.recall)}, flag rate "
            f"{number(holdout.dev.flag_rate)}.")
-st.download_button("Download the policy (JSON)", data=confound_services.policy_json(policy),
-                   file_name=page.download_name(data, "policy.json"), mime="application/json", on_click="ignore",
-                   key=POLICY_DOWNLOAD)
+refusal = confound_services.policy_refusal(data.key, data.model, data.frame)
+if refusal:
+    st.warning(f"No policy is offered: {refusal}. `gate --write-policy` refuses it too (unless `--force`).")
+if not refusal or st.checkbox("Offer the policy anyway (a coin-flip threshold)", key=POLICY_FORCE):
+    st.download_button("Download the policy (JSON)", data=confound_services.policy_json(policy),
+                       file_name=page.download_name(data, "policy.json"), mime="application/json", on_click="ignore",
+                       key=POLICY_DOWNLOAD)
 st.markdown(f"The policy holds this threshold, a {policy.calibrator['method']} calibrator fitted on the development "
             "half and the held-out precision and recall. In a CI pipeline, `python -m sgi_core gate FILE --policy "
             "policy.json` exits 1 when a new labelled file's precision or recall falls short of them by more than its "

@@ -35,9 +35,6 @@ from sgi_core.embedding import DEFAULT_MODEL, backend_used
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.gate import run_gate
 
-#: Largest ``hashing-<dim>`` test encoder a policy may name without ``--trust-policy-model``.
-MAX_TEST_ENCODER_DIM = 4096
-
 
 def add_parser(subparsers) -> None:
     """Register ``gate`` on the CLI's subparsers."""
@@ -189,7 +186,7 @@ def _groups(args, table):
 
 def _write_policy(args) -> int:
     from sgi_core.evaluation.policy import make_policy
-    from sgi_core.evaluation.policy_file import save_policy
+    from sgi_core.pipelines.policies import save_policy, write_refusal
     from sgi_core.io.output_paths import check_output_file
     from sgi_core.render.lines import policy_lines
 
@@ -202,12 +199,10 @@ def _write_policy(args) -> int:
               "known model", file=sys.stderr)
     line, standing = _auroc_line(labels, scores, args.n_boot, args.seed)
     print(line)
-    if standing in ("near chance", "inverted") and not args.force:
-        raise SGIInputError(
-            f"the AUROC of '{args.score_column}' on this file is {standing} (its 95% interval "
-            f"{'holds 0.5' if standing == 'near chance' else 'lies below 0.5'}): a threshold on it flags rows "
-            "no better than a coin flip", source=table.source,
-            hint="Use a score that separates the labels here, or pass --force to write the policy anyway")
+    refusal = write_refusal(standing, args.score_column)
+    if refusal and not args.force:
+        raise SGIInputError(refusal, source=table.source,
+                            hint="Use a score that separates the labels here, or pass --force to write the policy anyway")
     groups = _groups(args, table)
     policy, holdout = make_policy(
         labels, scores, model=made_by["model"] if made_by else args.model or DEFAULT_MODEL,
@@ -223,43 +218,9 @@ def _write_policy(args) -> int:
     return 0
 
 
-def _check_policy_model(policy, source: str, trust: bool) -> None:
-    """Refuse a policy model outside the registry (an API model, a huge test encoder) unless trusted."""
-    from sgi_core.embedding.registry import resolve_spec
-
-    name = policy.model
-    dim = name.partition("-")[2] if name.startswith("hashing-") else "256" if name == "hashing" else ""
-    test_encoder = dim.isdigit() and 0 < int(dim) <= MAX_TEST_ENCODER_DIM
-    if not (trust or resolve_spec(name) is not None or test_encoder):
-        raise SGIInputError(
-            f"the policy names model '{name}', which is not a registered model: loading it could send this file "
-            "to an API or take any amount of memory", source=source,
-            hint="Write the policy with a registered model (python -m sgi_core models), or pass "
-                 "--trust-policy-model if you trust this policy file")
-
-
-def _check_made_by(policy, made_by, args) -> None:
-    """Refuse scores made by another model, precision or backend than the policy's."""
-    if made_by is None:
-        return
-    if made_by["model"] != policy.model:
-        raise SGIInputError(
-            f"the file's sgi column was made by model '{made_by['model']}', the policy by '{policy.model}': "
-            "its threshold is in that model's SGI units", source=str(args.input),
-            hint=f"Score the file again with --model {policy.model}, or write a policy for '{made_by['model']}'")
-    if policy.model_precision is not None and made_by["precision"] != policy.model_precision:
-        raise SGIInputError(
-            f"the scores were made at precision {made_by['precision']}, the policy's at {policy.model_precision}: "
-            "a different precision moves SGI", source=str(args.input),
-            hint=f"Pass --precision {policy.model_precision}")
-    if policy.model_backend is not None and made_by["backend"] != policy.model_backend:
-        raise SGIInputError(
-            f"the scores were made with backend {made_by['backend']}, the policy's with {policy.model_backend}: "
-            "int8 weights move SGI", source=str(args.input), hint=f"Pass --backend {policy.model_backend}")
-
-
 def run(args) -> int:
     from sgi_core.evaluation.policy_file import load_policy
+    from sgi_core.pipelines.policies import check_made_by, check_policy_model
 
     if args.write_policy is not None:
         return _write_policy(args)
@@ -273,7 +234,7 @@ def run(args) -> int:
                                             rescore=args.model is not None)
         return _report(run_gate(labels, scores, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed))
     policy = load_policy(args.policy)
-    _check_policy_model(policy, str(args.policy), args.trust_policy_model)
+    check_policy_model(policy, str(args.policy), trust=args.trust_policy_model)
     if args.model is not None and args.model != policy.model:
         raise SGIInputError(f"the policy was made with model '{policy.model}', not '{args.model}': its threshold "
                             "is in that model's SGI units", source=str(args.policy),
@@ -281,7 +242,7 @@ def run(args) -> int:
     _, labels, scores, made_by = _file_scores(args, policy.score_column, args.model or policy.model,
                                               rescore=args.model is not None)
     if policy.score_column == "sgi":
-        _check_made_by(policy, made_by, args)
+        check_made_by(policy, made_by, str(args.input))
     return _report(run_gate(labels, scores, policy, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed))
 
 

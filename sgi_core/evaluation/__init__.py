@@ -10,6 +10,8 @@ whose ``from_dict()`` reads it back.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 #: Each public name and the module that defines it; imported on first use, so that importing one module of
 #: the package does not import them all.
@@ -64,7 +66,6 @@ _EXPORTS = {
     "load_policy": "sgi_core.evaluation.policy_file",
     "policy_from_json": "sgi_core.evaluation.policy_file",
     "policy_to_json": "sgi_core.evaluation.policy_file",
-    "save_policy": "sgi_core.evaluation.policy_file",
     "RocResult": "sgi_core.evaluation.ranking",
     "auroc": "sgi_core.evaluation.ranking",
     "roc_analysis": "sgi_core.evaluation.ranking",
@@ -108,3 +109,20 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(types.ModuleType):
+    """The package module, which keeps an exported function named like its module (``effect_size``, ``label_leaks``).
+
+    Importing a submodule binds it on its package under its name; here that would hide the
+    function of the same name, so such a binding is skipped (the submodule stays in
+    :data:`sys.modules`).
+    """
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

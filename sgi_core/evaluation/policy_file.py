@@ -149,10 +149,6 @@ def policy_from_json(text: str | bytes, *, source: str = "<policy>") -> Policy:
     return Policy.from_dict(read_json_object(text, source=source, what="the policy", hint=_HINT), source=source)
 
 
-def save_policy(policy: Policy, path) -> None:
-    Path(path).write_text(policy_to_json(policy) + "\n", encoding="utf-8")
-
-
 def load_policy(path) -> Policy:
     path = Path(path)
     try:

@@ -66,11 +66,13 @@ def labels_headline(res: RunComparison) -> str:
     counts = (f"{lab.n_keys} keys labelled in both runs" if lab.paired else
               f"{lab.n_labelled_base} base and {lab.n_labelled_new} new keys labelled, none in both")
     mcnemar = f", McNemar exact p {_p(lab.mcnemar_p)}" if lab.paired and not math.isnan(lab.mcnemar_p) else ""
-    if lab.method.startswith("prediction-powered"):
-        counts += ", every matched key through the score; valid if the labelled keys are a random sample"
-    return (f"hallucination rate (labels): base {lab.rate_base:.1%}, new {lab.rate_new:.1%}, new - base "
+    line = (f"hallucination rate (labels): base {lab.rate_base:.1%}, new {lab.rate_new:.1%}, new - base "
             f"{lab.difference:+.3f} {format_ci(lab.ci, '+.3f')} ({level}%, {lab.method}{extra}; {counts}{mcnemar}): "
             f"{lab.verdict}")
+    if lab.method.startswith("prediction-powered"):
+        line += (f"\n  every matched key enters through the score's mapping to P(hallucinated), fitted out of fold "
+                 "on the labels; valid when the labelled keys are a random sample of the matched keys")
+    return line
 
 
 def reconciliation(res: RunComparison) -> list[str]:

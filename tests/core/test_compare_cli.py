@@ -8,7 +8,7 @@ import pytest
 
 from sgi_core.cli import main
 from sgi_core.evaluation.policy import make_policy
-from sgi_core.evaluation.policy_file import save_policy
+from sgi_core.pipelines.policies import save_policy
 from sgi_core.evaluation.run_comparison import RunComparison, paired_bootstrap_ci
 from tests.conftest import SAMPLE_CSV
 

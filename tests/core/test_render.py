@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from sgi_core.commands.gate_baseline import DropCheck
+from sgi_core.evaluation.release_gate import DropCheck
 from sgi_core.evaluation.gate import GateCheck, GateResult
 from sgi_core.projection import TripleProjection
 from sgi_core.render.lines import gate_check_line, projection_note, score_summary_lines
@@ -21,13 +21,16 @@ def test_one_interval_format_with_a_word_for_an_undefined_one():
 
 def test_drop_check_lines_pass_fail_and_unbounded():
     def check(lo, passed):
-        return DropCheck("sgi", 40, 1.10, 1.08, -0.02, (lo, 0.01), 0.05, passed)
+        return DropCheck("sgi", 40, 1.10, 1.08, -0.02, (lo, 0.01), 0.05, passed, True, "AUROC above 0.5")
 
     assert drop_check_line(check(-0.04, True)) == (
         "PASS sgi: lower 95% bound -0.04 >= -0.05 allowed (mean 1.1 -> 1.08, new - base -0.02 "
         "[-0.0400, +0.0100] over 40 keys)")
     assert drop_check_line(check(-0.09, False)).startswith("FAIL sgi: lower 95% bound -0.09 < -0.05 allowed")
     assert drop_check_line(check(math.nan, False)).startswith("FAIL sgi: no 95% interval (mean 1.1 -> 1.08")
+    unvalidated = DropCheck("sgi", 40, 1.10, 1.08, -0.02, (-0.04, 0.01), 0.05, True, False, "no labels")
+    assert drop_check_line(unvalidated).endswith("over 40 keys; NOT VALIDATED on these labels (no labels): the drop "
+                                                 "says nothing about grounding)")
 
 
 def test_gate_lines_name_the_bound_each_check_is_held_to():

@@ -123,3 +123,27 @@ def test_threshold_reaches_the_overview_histogram(page):
     goto(page, "overview")
     shapes = figures(page)[0]["layout"]["shapes"]
     assert [s["x0"] for s in shapes] == [1.1]
+
+
+def test_no_policy_is_offered_for_a_score_near_chance_unless_asked(app):
+    import io
+
+    import pandas as pd
+
+    from tests.conftest import SAMPLE_CSV
+    from tests.dashboard.conftest import upload
+
+    frame = pd.read_csv(SAMPLE_CSV)
+    # Labels drawn at random: SGI cannot separate them, so its AUROC's interval holds 0.5.
+    frame["label"] = np.random.default_rng(0).permutation(frame["label"].to_numpy())
+    buffer = io.StringIO()
+    frame.to_csv(buffer, index=False)
+    upload(app, "coin.csv", buffer.getvalue().encode())
+    page = goto(app, "calibration")
+    assert_clean(page)
+    (warning,) = [w.value for w in page.warning if w.value.startswith("No policy is offered")]
+    assert "the AUROC of 'sgi' on this file is near chance (its 95% interval holds 0.5)" in warning
+    labels = [b.proto.label for b in page.get("download_button")]
+    assert "Download the policy (JSON)" not in labels
+    page.checkbox(key="calibration.policy_force").check().run()
+    assert "Download the policy (JSON)" in [b.proto.label for b in page.get("download_button")]

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import app_test
 from dashboard import charts
 from dashboard.texts import plain
 from sgi_core import evaluation
+from sgi_core.embedding import backend_used, load_encoder
 from sgi_core.retrieval import DIAGNOSES
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import (
@@ -151,7 +152,10 @@ def test_threshold_that_holds_and_its_policy(app, sample_scores, media):
     (button,) = [b for b in page.get("download_button") if b.proto.label == "Download the policy (JSON)"]
     raw = media[PurePosixPath(button.proto.url).stem]
     shown = evaluation.policy_from_json(raw.decode())
-    assert {**shown.to_dict(), "created": None} == {**policy.to_dict(), "created": None}
+    # The policy records what made the scores: the app's model at fp32 on the backend that ran it.
+    assert (shown.model_precision, shown.model_backend) == ("fp32", backend_used(load_encoder(MODEL)))
+    unrecorded = {"created": None, "model_precision": None, "model_backend": None}
+    assert {**shown.to_dict(), **unrecorded} == {**policy.to_dict(), **unrecorded}
     assert shown.threshold == holdout.threshold and shown.model == MODEL
 
 

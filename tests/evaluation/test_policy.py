@@ -7,7 +7,8 @@ import pytest
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.calibration import fit_calibrator
 from sgi_core.evaluation.policy import HeldOutThreshold, development_split, holdout_threshold, make_policy, proportion_ci
-from sgi_core.evaluation.policy_file import POLICY_SCHEMA, load_policy, policy_from_json, policy_to_json, save_policy
+from sgi_core.evaluation.policy_file import POLICY_SCHEMA, load_policy, policy_from_json, policy_to_json
+from sgi_core.pipelines.policies import save_policy
 from sgi_core.evaluation.thresholds import choose_threshold, threshold_metrics
 from sgi_core.results import UndefinedStatisticWarning
 
