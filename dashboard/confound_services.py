@@ -141,7 +141,10 @@ def file_verdict(key: state.DataKey, model_name: str, specs: tuple, _table: Trip
                    for column, higher_is in specs})
     per_row = baselines(key, model_name, _frame)
     trivial = {} if per_row is None else {name: per_row[name].to_numpy(dtype=np.float64) for name in per_row.columns}
-    return evaluation.file_verdict(_frame["label"].to_numpy(), scores, trivial)
+    # SGI's and the baselines' ROC analyses are the report's judgements, not computed a second time.
+    judged = report(key, model_name, _frame)
+    rocs = {"SGI": judged.roc, **{base.name: base.roc for base in judged.baselines}}
+    return evaluation.file_verdict(_frame["label"].to_numpy(), scores, trivial, rocs=rocs)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

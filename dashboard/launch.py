@@ -1,10 +1,12 @@
 """``python -m dashboard.launch`` (``make run``): the app behind a fresh access token, its URL printed.
 
 127.0.0.1 is reachable by every account and container on the machine, so each launch
-makes a random token (as Jupyter does), starts ``streamlit run dashboard/app.py`` with it
+makes a random token (as Jupyter does), starts ``streamlit run dashboard/serve.py`` with it
 in :data:`TOKEN_ENV`, and once the app answers prints the one URL that opens it,
-``http://127.0.0.1:<port>/?token=<token>``. The app shows nothing to a browser session
-without it (:mod:`dashboard.access`). Extra arguments go to ``streamlit run``.
+``http://127.0.0.1:<port>/?token=<token>``. :mod:`dashboard.serve` puts
+:class:`dashboard.guard.TokenGuard` in front of every Streamlit route: without the token
+(then its cookie) a client gets no page, websocket, upload, media or metrics, only the
+health check's ``ok``. Extra arguments go to ``streamlit run``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pathlib import Path
 
 #: Environment variable holding the launch's token; the app asks for it when it is set.
 TOKEN_ENV = "SGI_APP_TOKEN"
-APP = Path(__file__).resolve().parent / "app.py"
+#: The app behind the token guard (``dashboard/app.py`` inside it).
+SERVED_APP = Path(__file__).resolve().parent / "serve.py"
 #: Seconds to wait for the app to answer before giving up.
 START_SECONDS = 120
 
@@ -61,7 +64,7 @@ def main(arguments: list[str] | None = None) -> int:
     if _option(arguments, "--server.port") is None:
         arguments += ["--server.port", str(port)]
     host = _option(arguments, "--server.address") or "127.0.0.1"
-    child = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(APP), *arguments],
+    child = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(SERVED_APP), *arguments],
                              env={**os.environ, TOKEN_ENV: token})
     try:
         deadline = time.monotonic() + START_SECONDS
@@ -71,7 +74,7 @@ def main(arguments: list[str] | None = None) -> int:
                 return child.wait() or 1
             time.sleep(0.3)
         print(f"\n  Open the SGI Workbench at  http://{host}:{port}/?token={token}\n"
-              "  (the token is new at every launch; without it the app shows nothing)\n", flush=True)
+              "  (the token is new at every launch; without it the app answers nothing)\n", flush=True)
         return child.wait()
     except KeyboardInterrupt:  # the terminal sent Ctrl-C to the app too; let it stop
         return child.wait()

@@ -16,10 +16,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from sgi_core.evaluation.checks import as_scores
-from sgi_core.evaluation.effect_size import effect_size
-from sgi_core.evaluation.length_matched import length_matched_auroc
-from sgi_core.evaluation.ranking import roc_analysis
+from sgi_core.evaluation.effect_size import EffectSizeResult, effect_size
+from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
+from sgi_core.evaluation.ranking import RocResult, roc_analysis
 from sgi_core.results import JsonResult
 
 #: How a judged score was obtained: label-free per row, cross-fitted on question-group folds, or the
@@ -45,6 +47,12 @@ class ScoreJudgement(JsonResult):
         row); NaN for scores that need no reference set.
     length_matched_auroc, length_matched_auroc_ci : float, (float, float)
         AUROC after coarsened exact matching on response length.
+    roc : RocResult
+        The whole ROC analysis (curve, interval, method), kept so that nothing computes it again.
+    effect : EffectSizeResult
+        The whole effect-size result (means, d, g, Welch's test).
+    length_matched : LengthMatchedResult or None
+        The whole length-matched analysis; None without lengths.
     """
 
     protocol: str
@@ -55,10 +63,13 @@ class ScoreJudgement(JsonResult):
     auroc_leaky: float
     length_matched_auroc: float
     length_matched_auroc_ci: tuple[float, float]
+    roc: RocResult
+    effect: EffectSizeResult
+    length_matched: LengthMatchedResult | None = None
 
 
 def judge_score(y_true, y_score, *, lengths, protocol: str = "label-free", leaky_score=None, n_boot: int = 1000,
-                seed: int = 0) -> ScoreJudgement:
+                seed: int = 0, degenerate=None) -> ScoreJudgement:
     """Judge one oriented score against the labels.
 
     Parameters
@@ -73,6 +84,9 @@ def judge_score(y_true, y_score, *, lengths, protocol: str = "label-free", leaky
         Recorded as is (:data:`PROTOCOLS`).
     leaky_score : array_like of shape (n,), optional
         The score under the leaky reference-set protocol; its AUROC (no interval).
+    degenerate : array_like of bool, shape (n,), optional
+        Rows whose geometry is degenerate (SGI's ``sgi_status``): left out of the means
+        and Cohen's d, kept in the AUROCs.
     n_boot, seed : int
         Bootstrap settings of the three intervals (0: no intervals). Above
         :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the
@@ -91,11 +105,13 @@ def judge_score(y_true, y_score, *, lengths, protocol: str = "label-free", leaky
     """
     values = as_scores(y_score, name="y_score")
     roc = roc_analysis(y_true, values, n_boot=n_boot, seed=seed)
-    es = effect_size(y_true, values, n_boot=n_boot, seed=seed)
+    effect_values = values if degenerate is None else np.where(np.asarray(degenerate, dtype=bool), np.nan, values)
+    es = effect_size(y_true, effect_values, n_boot=n_boot, seed=seed)
+    matched = None
     matched_auroc, matched_ci = math.nan, (math.nan, math.nan)
     if lengths is not None:
         matched = length_matched_auroc(y_true, values, lengths, n_boot=n_boot, seed=seed)
         matched_auroc, matched_ci = matched.auroc, matched.auroc_ci
     leaky = roc_analysis(y_true, leaky_score, n_boot=0).auroc if leaky_score is not None else math.nan
     return ScoreJudgement(protocol, roc.auroc, roc.auroc_ci, es.cohens_d, es.cohens_d_ci, leaky, matched_auroc,
-                          matched_ci)
+                          matched_ci, roc, es, matched)

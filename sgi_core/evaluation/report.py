@@ -23,10 +23,10 @@ from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.checks import as_labels, as_scores, inputs_checked, validates_inputs
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
 from sgi_core.evaluation.baselines import BASELINE_DESCRIPTIONS, BeyondLengthResult, baseline_scores, beyond_length, response_length
-from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects, effect_size
+from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects
 from sgi_core.evaluation.judgement import judge_score
-from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
-from sgi_core.evaluation.ranking import RocResult, roc_analysis
+from sgi_core.evaluation.length_matched import LengthMatchedResult
+from sgi_core.evaluation.ranking import RocResult
 from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_strata
 
 #: Texts whose character lengths are stratified, in the paper's Table 3 order.
@@ -40,7 +40,7 @@ class BaselineResult(JsonResult):
     """A baseline score (higher = grounded) judged by :func:`~sgi_core.evaluation.judgement.judge_score`.
 
     ``auroc``, ``auroc_ci``, ``cohens_d`` and ``cohens_d_ci`` are its judgement; ``roc``
-    holds its curve (no interval: the judgement has it).
+    is the judgement's ROC analysis (curve and interval), computed once.
     """
 
     name: str
@@ -133,7 +133,7 @@ def _baselines(scores: pd.DataFrame, labels: np.ndarray, *, n_boot: int, seed: i
         values = scores[name].to_numpy(dtype=np.float64)
         judged = judge_score(labels, values, lengths=None, n_boot=n_boot, seed=seed)
         out.append(BaselineResult(name, BASELINE_DESCRIPTIONS[name], judged.auroc, judged.auroc_ci, judged.cohens_d,
-                                  judged.cohens_d_ci, roc_analysis(labels, values, n_boot=0)))
+                                  judged.cohens_d_ci, judged.roc))
     return tuple(out)
 
 
@@ -194,8 +194,11 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
 
     with warnings.catch_warnings(record=True) as caught, inputs_checked():
         warnings.simplefilter("always", UndefinedStatisticWarning)
-        es = effect_size(labels, np.where(degenerate, np.nan, scores), n_boot=n_boot, seed=seed)
-        roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
+        # The score is judged as every score is (judge_score): AUROC, d and the length-matched AUROC at once.
+        lengths_of_responses = response_length(scored_frame["response"]) if "response" in has else None
+        judged = judge_score(labels, scores, lengths=lengths_of_responses, degenerate=degenerate, n_boot=n_boot,
+                             seed=seed)
+        es, roc, matched = judged.effect, judged.roc, judged.length_matched
         qc = (theta_qc_strata(angles_of["theta_qc"], labels, scores, degenerate=degenerate)
               if "theta_qc" in angles_of else None)
         lengths = tuple(
@@ -210,10 +213,6 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
                                    n_boot=n_boot, seed=seed)
         else:
             baselines = ()
-        matched = None
-        if "response" in has:
-            matched = length_matched_auroc(labels, scores, response_length(scored_frame["response"]), seed=seed,
-                                           n_boot=n_boot)
         beyond = (
             beyond_length(
                 response_length(scored_frame["response"]), scores, labels, seed=seed,

@@ -140,7 +140,8 @@ def _outcome(ci: tuple[float, float]) -> str:
     return "loses" if ci[1] < 0.0 else "no clear difference"
 
 
-def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, seed: int = 0) -> Verdict:
+def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, seed: int = 0,
+                 rocs: dict | None = None) -> Verdict:
     """Judge each detector against chance and against the best trivial score of this file.
 
     Parameters
@@ -155,6 +156,10 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
         direction separates better here.
     n_boot, seed
         Resamples of the AUROC intervals (:func:`~sgi_core.evaluation.ranking.roc_analysis`).
+    rocs : dict of str to RocResult, optional
+        Scores already judged (a :class:`~sgi_core.evaluation.judgement.ScoreJudgement`'s
+        ``roc``, of the same values as stated and the same ``n_boot`` and ``seed``): their
+        ROC analysis is taken as it is, not computed again.
 
     Returns
     -------
@@ -170,18 +175,23 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
     ('length', True, 1.0)
     """
     labels = as_labels(y_true)
+    rocs = rocs or {}
+
+    def roc_of(name, values):
+        return rocs[name] if name in rocs else roc_analysis(labels, values, n_boot=n_boot, seed=seed)
+
     oriented = {}
     standings = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
         for name, values in detectors.items():
             oriented[name] = as_scores(values, name=name, n=len(labels))
-            roc = roc_analysis(labels, oriented[name], n_boot=n_boot, seed=seed)
+            roc = roc_of(name, oriented[name])
             standings.append(ScoreStanding(name, roc.auroc, roc.auroc_ci, roc.ci_method, standing_of(roc.auroc_ci),
                                            False, False))
         for name, values in trivial.items():
             stated = as_scores(values, name=name, n=len(labels))
-            roc = roc_analysis(labels, stated, n_boot=n_boot, seed=seed)
+            roc = roc_of(name, stated)
             flipped = bool(roc.auroc < 0.5)
             # AUROC(-s) = 1 - AUROC(s), ties counting 1/2; the same resamples give the mirrored interval.
             auc, ci = (1.0 - roc.auroc, (1.0 - roc.auroc_ci[1], 1.0 - roc.auroc_ci[0])) if flipped else (

@@ -17,15 +17,20 @@ from sgi_core.columns import ADDED_COLUMNS, ROLES, TEXT_COLUMNS, input_name
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
-#: Accepted column names for each role, in order of preference (compared lower-cased).
+#: Accepted column names for each role, in order of preference (compared lower-cased). They include
+#: the names RAG evaluation tools write: RAGAS (``user_input``, ``retrieved_contexts``, ``response``;
+#: its ``reference`` answer is kept as an extra column when the contexts are present) and DeepEval
+#: (``input``, ``retrieval_context``, ``actual_output``). What the model retrieved comes first, so
+#: DeepEval's ``retrieval_context`` is the context beside its ``context`` (the ideal one, kept as
+#: ``input_context``). List cells become passages (:mod:`sgi_core.io.passages`).
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "question": ("question", "query", "q", "prompt", "user_input", "input", "instruction", "user_query"),
     "context": (
-        "context", "knowledge", "passage", "passages", "documents", "document", "contexts",
-        "retrieved_context", "retrieved_contexts", "reference", "evidence", "source_text", "c",
+        "retrieval_context", "retrieved_contexts", "retrieved_context", "context", "knowledge", "passage",
+        "passages", "documents", "document", "contexts", "reference", "evidence", "source_text", "c",
     ),
     "response": (
-        "response", "answer", "output", "generation", "completion", "generated_answer",
+        "response", "answer", "output", "actual_output", "generation", "completion", "generated_answer",
         "prediction", "model_answer", "r",
     ),
     "label": (

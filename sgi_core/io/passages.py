@@ -16,8 +16,9 @@ passages joined by a blank line, :data:`PASSAGE_SEPARATOR`::
 
 so a file of lists scores exactly like the plain file holding that joined text. A list
 is never embedded as its JSON text. An array holding anything but strings is refused;
-a text cell that looks like an array (``[`` ... ``]``) but is not a JSON array of
-strings (a Python list in single quotes, a cut-off array) is kept as text, with a warning.
+a text cell that looks like an array (it opens with ``["``, ``['`` or ``[]``, or opens
+with ``[`` and ends with ``]``) but is not JSON (a Python list in single quotes, an array
+cut off by a spreadsheet) is kept as text, with a warning.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from sgi_core.jsonio import loads_json
 PASSAGE_SEPARATOR = "\n\n"
 
 _OPENS_ARRAY = re.compile(r"[ \t\r\n\f\v]*\[")
+# A text that opens an array of strings (``["``, ``['``, ``[]``) or closes one: an array that did not parse.
+# A citation such as "[1] Smith (2020) ..." is neither, so it stays text without a warning.
+_ARRAY_OF_STRINGS_START = re.compile(r"[ \t\r\n\f\v]*\[[ \t\r\n\f\v]*[\"'\]]")
 _CLOSES_ARRAY = re.compile(r"\][ \t\r\n\f\v]*\Z")
 _PASSAGES_HINT = ('Give each row\'s passages as a list of strings, e.g. ["first passage", "second passage"] '
                   "(in a CSV cell: that JSON text, with double quotes), or map another column as the context")
@@ -81,7 +85,7 @@ def _cell_items(cell):
     try:
         parsed = loads_json(cell)
     except SGIInputError:
-        return None, _CLOSES_ARRAY.search(cell) is not None
+        return None, bool(_ARRAY_OF_STRINGS_START.match(cell) or _CLOSES_ARRAY.search(cell))
     return (parsed, True) if isinstance(parsed, list) else (None, True)
 
 
@@ -107,8 +111,8 @@ def context_passages(
         ``None`` when no cell is a list (a plain-text column, read as before);
         otherwise every row's passages and joined text.
     warnings : list of str
-        Text cells that look like an array (start with ``[``, end with ``]``) but are
-        not a JSON array; they are kept as text.
+        Text cells that look like an array of strings but are not JSON; they are kept
+        as text.
 
     Raises
     ------
@@ -142,15 +146,15 @@ def context_passages(
     if not_text:
         rows = list(not_text)
         raise SGIInputError(
-            f"the context holds lists whose passages are not all text (in row {rows[0]} a passage is "
-            f"{_describe(not_text[rows[0]])})", source=source, column=column_name, rows=rows, hint=_PASSAGES_HINT,
+            f"the context lists hold passages that are not strings; the first, in row {rows[0]}, is "
+            f"{_describe(not_text[rows[0]])}", source=source, column=column_name, rows=rows, hint=_PASSAGES_HINT,
         )
     warnings = []
     if unparsed:
         warnings.append(
-            f"the context in column '{column_name}' starts with '[' and ends with ']' but is not a JSON array of "
-            f"strings in {format_rows(unparsed)}: it is scored as that text. To score it as passages, write it as a "
-            'JSON array with double quotes, e.g. ["first passage", "second passage"]'
+            f"the context in column '{column_name}' looks like a list but is not a JSON array in "
+            f"{format_rows(unparsed)}: it is scored as that text. To score it as passages, write it as a JSON "
+            'array of strings in double quotes, e.g. ["first passage", "second passage"]'
         )
     if not lists:
         return None, warnings

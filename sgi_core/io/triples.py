@@ -4,7 +4,8 @@
 :func:`validate_triples`, which finds the question, context, response and label
 columns, normalises the labels and builds a :class:`TripleTable`. Extra columns are
 kept untouched (an input ``label`` column as ``input_label``) and rows keep their order; a row that cannot be scored is kept and
-marked, never dropped. Input that is valid but degenerate (context equal to the
+marked, never dropped. A context column of lists becomes passages, joined by a blank line
+(:mod:`sgi_core.io.passages`). Input that is valid but degenerate (context equal to the
 question, one label class, very short responses, ...) is accepted with a warning.
 
 Label convention: ``label`` is 1 for grounded / valid / faithful responses and 0 for
@@ -35,6 +36,7 @@ from sgi_core.io.labels import (
     unmapped_label_warnings,
 )
 from sgi_core.io.mapping import ColumnMapping, input_renames, resolve_mapping
+from sgi_core.io.passages import context_passages
 
 #: The paper's protocol drops responses shorter than this; SGI is not validated on them.
 SHORT_RESPONSE_CHARS = 20
@@ -65,6 +67,12 @@ class TripleTable:
     renamed : dict
         Input column -> its name in ``frame``, for the input columns renamed with an
         ``input_`` prefix (``{"label": "input_label"}`` when the label column is ``label``).
+    passages : tuple of tuple of str, or None
+        The context's passages, one tuple per row of ``frame``, when the context column
+        holds lists (:mod:`sgi_core.io.passages`): a list cell gives its strings, a
+        text cell ``(text,)``, an empty cell ``()``. ``frame["context"]`` is then
+        ``"\\n\\n".join(passages[i])``, and an input column of another name keeps its cells. ``None`` when
+        every context is plain text: each row is then one passage, its context.
     """
 
     frame: pd.DataFrame
@@ -74,6 +82,7 @@ class TripleTable:
     unscorable: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
     renamed: dict = field(default_factory=dict)
+    passages: tuple | None = None
 
     @property
     def has_labels(self) -> bool:
@@ -95,7 +104,8 @@ class TripleTable:
     def subset(self, positions) -> TripleTable:
         """The rows at 0-based ``positions`` of :attr:`frame`, as a table of their own (order kept).
 
-        ``unscorable`` is renumbered to the new positions; ``input_row`` still names file rows.
+        ``unscorable`` is renumbered to the new positions and ``passages`` taken at them;
+        ``input_row`` still names file rows.
         Warnings are left out: they speak of the whole table.
 
         Examples
@@ -110,8 +120,9 @@ class TripleTable:
         new_position = {int(old): new for new, old in enumerate(positions, start=1)}
         unscorable = {new_position[old - 1]: reason for old, reason in self.unscorable.items()
                       if old - 1 in new_position}
+        passages = None if self.passages is None else tuple(self.passages[int(p)] for p in positions)
         return TripleTable(take_rows(self.frame, positions).reset_index(drop=True), self.source, self.mapping,
-                           self.label_positive, unscorable, [], self.renamed)
+                           self.label_positive, unscorable, [], self.renamed, passages)
 
     def chunks(self, chunk_rows: int) -> Iterator[TripleTable]:
         """Consecutive sub-tables of at most ``chunk_rows`` rows (:meth:`subset`), in order."""
@@ -220,9 +231,12 @@ def validate_triples(
     out = frame.reset_index(drop=True).rename(columns=renames)
     source_cols = {role: renames.get(col, col) for role, col in col_map.to_dict().items() if col is not None}
 
+    found, passage_warnings = context_passages(out[source_cols["context"]], source=source,
+                                               column_name=col_map.context, first_row=first_row)
     unscorable: dict[int, str] = {}
     for role in TEXT_COLUMNS:
-        text = as_text(out[source_cols[role]])
+        cells = out[source_cols[role]]
+        text = as_text(pd.Series(found.text, index=out.index) if role == "context" and found else cells)
         for position in np.flatnonzero((text.str.strip() == "").to_numpy()) + 1:
             unscorable.setdefault(int(position), f"empty {role}")
         out[role] = text
@@ -239,6 +253,7 @@ def validate_triples(
     renamed = {old: new for old, new in renames.items() if old != col_map.label}
     if renamed:
         warnings.append(f"input columns {', '.join(renamed)} were renamed to {', '.join(renamed.values())}")
+    warnings += passage_warnings
     if col_map.label in renames:
         warnings += rewritten_label_warning(out[source_cols["label"]], out["label"].to_numpy(), renames[col_map.label],
                                              first_row)
@@ -250,7 +265,8 @@ def validate_triples(
     if col_map.label is not None:
         warnings += unmapped_label_warnings(out[source_cols["label"]], label_map, positive, first_row)
     warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
-    return TripleTable(out, source, col_map, positive, unscorable, warnings, renames)
+    return TripleTable(out, source, col_map, positive, unscorable, warnings, renames,
+                       found.passages if found else None)
 
 
 def load_triples(

@@ -12,8 +12,14 @@ from sgi_core.embedding import EmbeddingCache, ProgressCallback, load_encoder
 from sgi_core.results import JsonResult
 from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement
 from sgi_core.long_context import TruncationResult, truncation_report
+from sgi_core.evaluation.baselines import baseline_scores
 from sgi_core.evaluation.report import EvaluationReport, evaluate
+from sgi_core.evaluation.verdict import Verdict, file_verdict
 from sgi_core.scoring import score_table
+
+
+#: Parts of a judgement left out of the report JSON (the curve and the full results behind its headline numbers).
+JUDGEMENT_DETAILS = ("roc", "effect", "length_matched")
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,9 @@ class ModelComparison(JsonResult):
         Per-row SGI correlations; None with one model.
     detectors : dict of str -> DetectorReport
         Each model's other detectors, when asked for.
+    verdicts : dict of str -> Verdict
+        Each model's SGI against the file's best trivial score
+        (:func:`~sgi_core.evaluation.verdict.file_verdict`, reusing the report's judgements).
     """
 
     source: str
@@ -37,6 +46,7 @@ class ModelComparison(JsonResult):
     truncation: dict[str, TruncationResult]
     agreement: AgreementResult | None
     detectors: dict[str, DetectorReport]
+    verdicts: dict[str, Verdict]
 
     def to_report_json(self) -> dict:
         """``{"source", "models": {name: {headline numbers..., "truncation", "report"}}, "baselines", "agreement"}``."""
@@ -52,8 +62,12 @@ class ModelComparison(JsonResult):
                 "truncation": self.truncation[name].to_dict(),
                 "report": rep.to_dict(),
             }
+            models[name]["verdict"] = self.verdicts[name].to_dict()
             if name in self.detectors:
-                models[name]["detectors"] = self.detectors[name].to_dict()["detectors"]
+                # Each judgement's headline numbers; its curves and full results are in the page's objects.
+                models[name]["detectors"] = {
+                    score: {k: v for k, v in judged.items() if k not in JUDGEMENT_DETAILS}
+                    for score, judged in self.detectors[name].to_dict()["detectors"].items()}
             for base in rep.baselines:
                 key = f"theta_rq_{name}" if base.name == "theta_rq" else base.name
                 baselines.setdefault(key, {k: v for k, v in base.to_dict().items() if k != "roc"})  # curves: in "report"
@@ -105,13 +119,18 @@ def compare_models(
     scored : dict of str -> DataFrame
         Each model's scored frame.
     """
-    reports, truncation, scored, detectors = {}, {}, {}, {}
+    reports, truncation, scored, detectors, verdicts = {}, {}, {}, {}, {}
     for name in models:
         encoder = load_encoder(name, **(load_options or {}))
         cache = EmbeddingCache(encoder.model_id) if use_cache else None
         progress: ProgressCallback | None = progress_for(name) if progress_for else None
         scored[name] = score_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)
-        reports[name] = evaluate(scored[name], n_boot=n_boot, seed=seed)
+        trivial = baseline_scores(scored[name])
+        reports[name] = evaluate(scored[name], n_boot=n_boot, seed=seed, baselines=trivial)
+        rocs = {"SGI": reports[name].roc, **{base.name: base.roc for base in reports[name].baselines}}
+        verdicts[name] = file_verdict(scored[name]["label"].to_numpy(), {"SGI": scored[name]["sgi"].to_numpy()},
+                                      {column: trivial[column].to_numpy(dtype=float) for column in trivial.columns},
+                                      n_boot=n_boot, seed=seed, rocs=rocs)
         truncation[name] = truncation_report(encoder, table.frame["context"])
         if detector_kinds:
             detectors[name], per_row = detector_report(table, scored[name], encoder, model=name, kinds=detector_kinds,
@@ -120,4 +139,4 @@ def compare_models(
     degenerate = {n: f["sgi_status"].astype(str).str.startswith("degenerate").to_numpy() for n, f in scored.items()}
     agreement = (cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}, degenerate=degenerate)
                  if len(models) > 1 else None)
-    return ModelComparison(table.source, reports, truncation, agreement, detectors), scored
+    return ModelComparison(table.source, reports, truncation, agreement, detectors, verdicts), scored

@@ -12,6 +12,7 @@ import pandas as pd
 
 from sgi_core.render.numbers import format_ci, frame_text
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
+from sgi_core.render.verdict import verdict_text
 
 if TYPE_CHECKING:
     from sgi_core.pipelines.model_comparison import ModelComparison
@@ -50,6 +51,13 @@ def comparison_text(comparison: ModelComparison) -> str:
     for name, rep in reports.items():
         verdict = rep.beyond_length.verdict if rep.beyond_length else "not computed (no response column)"
         parts.append(f"  {name}: {verdict}")
+    parts += ["", "Verdict: does a detector beat the best trivial score of this file? (as the Overview words it)"]
+    for name, verdict in comparison.verdicts.items():
+        if verdict.best_trivial is None:
+            parts.append(f"  {name}: no trivial score is defined on this file (labels of both classes needed)")
+            continue
+        _, headline, notes = verdict_text(verdict)
+        parts += [f"  {name}: {headline}", *(f"    {note}" for note in notes)]
     parts += ["", "SGI's AUROC with the classes matched on response length (coarsened exact matching)"]
     for name, matched in ((name, rep.length_matched) for name, rep in reports.items()):
         parts.append(f"  {name}: {matched.auroc:.3f} {format_ci(matched.auroc_ci)} against {matched.plain_auroc:.3f} "

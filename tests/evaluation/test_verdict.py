@@ -77,3 +77,21 @@ def test_a_flipped_trivial_score_has_the_interval_of_the_score_negated():
     flipped = v.standing("neg_response_length")
     assert flipped.flipped and flipped.auroc == pytest.approx(direct.auroc)
     assert flipped.auroc_ci == pytest.approx(direct.auroc_ci)
+
+
+def test_a_verdict_reuses_the_judgements_it_is_given_and_equals_one_computed_from_scratch():
+    from sgi_core.evaluation.judgement import judge_score
+
+    rng = np.random.default_rng(4)
+    y = (np.arange(120) % 2).astype(float)
+    sgi = y * 0.4 + rng.normal(0, 0.5, 120)
+    length = -(y * 10 + rng.normal(30, 8, 120))
+    judged = {name: judge_score(y, values, lengths=None, n_boot=300, seed=0)
+              for name, values in (("SGI", sgi), ("neg_response_length", length))}
+    fresh = file_verdict(y, {"SGI": sgi}, {"neg_response_length": length}, n_boot=300)
+    reused = file_verdict(y, {"SGI": sgi}, {"neg_response_length": length}, n_boot=300,
+                          rocs={name: j.roc for name, j in judged.items()})
+    assert reused == fresh
+    # What is given is taken as it is: a different ROC result shows in the verdict.
+    other = judge_score(y, -sgi, lengths=None, n_boot=300, seed=0).roc
+    assert file_verdict(y, {"SGI": sgi}, {}, n_boot=300, rocs={"SGI": other}).standing("SGI").auroc == other.auroc
