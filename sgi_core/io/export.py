@@ -22,6 +22,7 @@ work (:mod:`sgi_core.io.output_paths`); ``-`` writes CSV to standard output.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import socket
@@ -32,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
@@ -78,6 +80,9 @@ def escape_formula_cell(value):
 
 
 def _csv_cell(value):
+    # A list cell (a Parquet file's passages) is written as the JSON array it is read back from.
+    if isinstance(value, (list, tuple, np.ndarray)):
+        value = json.dumps(np.asarray(value, dtype=object).tolist(), ensure_ascii=False, default=str)
     if isinstance(value, str) and "\x00" in value:
         value = value.replace("\x00", NUL_REPLACEMENT)
     return escape_formula_cell(value)

@@ -19,7 +19,7 @@ from sgi_core.results import JsonResult
 
 #: Accepted column names for each role, in order of preference (compared lower-cased). They include
 #: the names RAG evaluation tools write: RAGAS (``user_input``, ``retrieved_contexts``, ``response``;
-#: its ``reference`` answer is kept as an extra column when the contexts are present) and DeepEval
+#: its ``reference`` is a reference answer, never a context, and stays an extra column) and DeepEval
 #: (``input``, ``retrieval_context``, ``actual_output``). What the model retrieved comes first, so
 #: DeepEval's ``retrieval_context`` is the context beside its ``context`` (the ideal one, kept as
 #: ``input_context``). List cells become passages (:mod:`sgi_core.io.passages`).
@@ -27,7 +27,7 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "question": ("question", "query", "q", "prompt", "user_input", "input", "instruction", "user_query"),
     "context": (
         "retrieval_context", "retrieved_contexts", "retrieved_context", "context", "knowledge", "passage",
-        "passages", "documents", "document", "contexts", "reference", "evidence", "source_text", "c",
+        "passages", "documents", "document", "contexts", "evidence", "source_text", "c",
     ),
     "response": (
         "response", "answer", "output", "actual_output", "generation", "completion", "generated_answer",

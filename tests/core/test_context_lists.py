@@ -239,3 +239,13 @@ def test_an_existing_plain_csv_reads_as_before():
     assert table.passages is None
     assert table.frame["context"].tolist() == raw["context"].tolist()
     assert table.mapping.context == "context" and not [w for w in table.warnings if "list" in w]
+
+
+def test_a_scored_csv_of_a_parquet_with_passages_writes_them_as_the_json_array_it_reads_back(tmp_path):
+    from sgi_core.io.export import write_table
+
+    frame = pd.DataFrame({"question": ["q?"], "context": [np.array(["first passage", "second"], dtype=object)],
+                          "response": ["an answer"]})
+    write_table(frame, tmp_path / "out.csv")
+    written = pd.read_csv(tmp_path / "out.csv")
+    assert json.loads(written["context"].iloc[0]) == ["first passage", "second"]
