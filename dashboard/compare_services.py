@@ -36,7 +36,7 @@ CHANGED_KEYS = 20
 CHART_KEYS = 20_000
 
 __all__ = ["CHANGED_KEYS", "CHART_KEYS", "COMPARE_N_BOOT", "auroc_frame", "changed_keys", "comparison",
-           "deltas_frame", "labels_headline", "new_run", "new_run_labelled", "paired_points", "reconciliation",
+           "deltas_frame", "labels_headline", "matched_runs", "new_run", "new_run_labelled", "paired_points", "reconciliation",
            "run_of_current_file"]
 
 
@@ -107,6 +107,13 @@ def comparison(base_key: state.DataKey, new_id: tuple, model_name: str, key_colu
         matched = match_runs(_base.frame, _new.frame, key=key_column, scores=_base.scores)
         result = compare_runs(matched, n_boot=COMPARE_N_BOOT, seed=0)
     return result, matched, tuple(dict.fromkeys(str(w.message) for w in caught))
+
+
+def matched_runs(base: Run, new: Run, key_column: str) -> MatchedRuns:
+    """The two runs matched on ``key_column`` (the empty-key warning is the comparison's to show)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return match_runs(base.frame, new.frame, key=key_column, scores=base.scores)
 
 
 def paired_points(matched: MatchedRuns, score: str) -> pd.DataFrame:

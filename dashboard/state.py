@@ -244,3 +244,11 @@ REVIEW_NOTE = "review.note"
 #: Rows put before the reviewer ahead of the queue (rows where two raters disagree), and how many are done.
 REVIEW_FOCUS = "review.focus"
 REVIEW_HALF_WIDTH = "review.half_width"
+#: Review page: one file, or the two runs of the Compare runs page side by side; the effect the paired
+#: estimate should be able to decide.
+REVIEW_MODE = "review.mode"
+REVIEW_PAIR_EFFECT = "review.pair_effect"
+#: Compare runs page: the new run (its name and bytes or path) and the column matching the runs' rows.
+COMPARE_NEW_NAME = "compare.new_name"
+COMPARE_NEW_RAW = "compare.new_raw"
+COMPARE_KEY = "compare.key"

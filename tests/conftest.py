@@ -11,9 +11,10 @@ SAMPLE_CSV = REPO / "sample_data" / "halueval_qa_sample.csv"
 
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path, monkeypatch):
-    """Every test gets its own embedding cache folder."""
+    """Every test gets its own embedding cache folder and its own data folder (annotations): never the user's."""
     folder = tmp_path / "emb-cache"
     monkeypatch.setenv("SGI_CACHE_DIR", str(folder))
+    monkeypatch.setenv("SGI_DATA_DIR", str(tmp_path / "sgi-data"))
     return folder
 
 

@@ -5,8 +5,8 @@ import streamlit as st
 from dashboard import compare_charts, compare_services, local_files, page, services, state, texts
 
 UPLOAD, PATH, PATH_ERROR = "compare.upload", "compare.path", "compare.path_error"
-NEW_NAME, NEW_RAW = "compare.new_name", "compare.new_raw"
-KEY_COLUMN, SCORE, TABLE, ROW = "compare.key", "compare.score", "compare.changed_table", "compare.row"
+NEW_NAME, NEW_RAW, KEY_COLUMN = state.COMPARE_NEW_NAME, state.COMPARE_NEW_RAW, state.COMPARE_KEY
+SCORE, TABLE, ROW = "compare.score", "compare.changed_table", "compare.row"
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
 
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import page, review_services, review_views, state
+from dashboard import page, paired_review_views, review_services, review_views, state
 
 st.title("Review")
 st.write("Label your own rows: every page then measures the detectors on them. Rows come one at a time from the "
@@ -11,6 +11,12 @@ st.write("Label your own rows: every page then measures the detectors on them. R
          "texts, so the same rows in CSV or Parquet, in any order, find them again.")
 
 data = page.scored_data()
+mode = st.radio("Review", ["one file", "two runs"], key=state.REVIEW_MODE, horizontal=True, **state.PERSIST,
+                format_func={"one file": "this file's rows",
+                             "two runs": "two runs side by side (this file and the Compare runs page's new run)"}.get)
+if mode == "two runs":
+    paired_review_views.paired_mode(data)
+    st.stop()
 labels = review_services.label_state(data.key)
 store = review_services.annotation_store(data.key)
 

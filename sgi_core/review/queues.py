@@ -188,3 +188,31 @@ def row_profile(columns: dict, position: int) -> RowProfile:
         percentiles[name] = float("nan") if np.isnan(value) or not len(finite) else float(
             percentileofscore(finite, value, kind="weak"))
     return RowProfile(values, percentiles)
+
+
+def paired_queue(decided_base, decided_new, *, seed: int) -> np.ndarray:
+    """Matched keys of two runs in a seeded random order, those decided in both runs left out.
+
+    The order is :func:`numpy.random.default_rng` ``(seed).permutation`` of the keys, as the
+    ``random`` queue orders rows, so that the keys labelled in both runs form a random
+    sample of the matched keys: what a paired estimate, and a prediction-powered one,
+    assume. A key decided in one run only stays, so that its other answer gets labelled.
+
+    Parameters
+    ----------
+    decided_base, decided_new : array_like of bool, shape (k,)
+        Whether each matched key has a decision in force in each run.
+    seed : int
+
+    Examples
+    --------
+    >>> paired_queue([True, False, True, False], [True, False, False, False], seed=0).tolist()
+    [2, 1, 3]
+    """
+    decided_base = np.asarray(decided_base, dtype=bool)
+    decided_new = np.asarray(decided_new, dtype=bool)
+    if decided_base.shape != decided_new.shape:
+        raise SGIInputError(f"the two runs' decisions cover {len(decided_base)} and {len(decided_new)} keys",
+                            hint="Give one flag per matched key for each run")
+    order = np.random.default_rng(seed).permutation(len(decided_base))
+    return order[~(decided_base & decided_new)[order]]

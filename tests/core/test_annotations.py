@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import os
 import signal
 import stat
@@ -198,3 +199,9 @@ def test_combined_labels_drop_disagreements_only_when_both():
     np.testing.assert_array_equal(combine_labels(file_label, annotated, source="annotations").label, annotated)
     with pytest.raises(SGIInputError, match="unknown label source 'mine'"):
         combine_labels(file_label, annotated, source="mine")
+
+
+def test_every_test_keeps_annotations_in_its_own_folder_never_the_users():
+    from sgi_core.review.annotations import data_dir
+
+    assert Path.home() / ".local" not in data_dir().parents

@@ -1,0 +1,92 @@
+"""The Review page's two-runs mode: one matched key, the base and the new answer side by side, one label each."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import page, paired_review, state, texts
+from dashboard.review_views import LABEL_ICONS
+
+#: Differences of hallucination rate the estimate can be asked to decide.
+EFFECTS = (0.02, 0.05, 0.1, 0.15, 0.2)
+
+
+def _label(store, key: str, label: str) -> None:
+    """Button callback: append the decision to the store of the run that gave the answer."""
+    store.add(key, label, note="two-runs review", annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""))
+
+
+def _answer(column, title: str, store, key: str, text: str, decided: str | None, slot: str) -> None:
+    with column:
+        st.markdown(f"**{title}**" + (f" (labelled {decided})" if decided else ""))
+        st.text(text)
+        buttons = st.columns(3)
+        for button, label in zip(buttons, ("grounded", "hallucinated", "unsure")):
+            button.button(label.capitalize(), key=f"review.pair.{slot}.{label}", on_click=_label,
+                          args=(store, key, label), icon=LABEL_ICONS[label], width="stretch",
+                          type="primary" if decided == label else "secondary")
+
+
+def _estimate(shift, n_left: int) -> None:
+    st.markdown("**What the labels say so far**")
+    if shift is None:
+        st.caption("Label both answers to a few keys: the paired estimate appears once both runs have labels.")
+        return
+    cells = st.columns(3)
+    cells[0].metric("Hallucination rate, base", f"{shift.rate_base:.1%}")
+    cells[1].metric("Hallucination rate, new", f"{shift.rate_new:.1%}")
+    cells[2].metric(f"New − base: {shift.verdict}", f"{shift.difference:+.3f}",
+                    delta=f"[{shift.ci[0]:+.3f}, {shift.ci[1]:+.3f}]", delta_color="off",
+                    help=f"95% interval ({shift.method}); labels alone [{shift.labels_only_ci[0]:+.3f}, "
+                         f"{shift.labels_only_ci[1]:+.3f}]")
+    st.caption(f"{shift.n_keys:,} keys labelled in both runs; {shift.base_only:,} hallucinated in the base run only, "
+               f"{shift.new_only:,} in the new run only.")
+    effect = st.select_slider("Difference of hallucination rate to decide", EFFECTS, value=0.1,
+                              key=state.REVIEW_PAIR_EFFECT, format_func=lambda e: f"{e:.0%}")
+    needed = paired_review.keys_needed(shift, effect, n_left)
+    if needed is not None and needed.n_more >= 0:
+        capped = " (every key left: more cannot be labelled)" if needed.capped else ""
+        st.caption(f"About {needed.n_more:,} more keys labelled in both runs{capped} would let McNemar's test "
+                   f"detect a difference of {effect:.0%} (power {needed.power:.0%}, from the discordance seen so "
+                   f"far, {needed.discordance:.0%} of keys; Connor 1987).")
+
+
+def paired_mode(data) -> None:
+    """Label the base and the new run's answers to one key at a time, in a seeded random order."""
+    try:
+        pair = paired_review.open_pair(data)
+    except page.SGIInputError as err:
+        page.show_error(err)
+        return
+    if pair is None:
+        st.info("Open the new run on the Compare runs page first: this mode labels its answers beside this file's.")
+        return
+    labels = paired_review.pair_labels(pair)
+    seed = int(st.number_input("Seed of the random order", min_value=0, value=0, step=1, key=state.REVIEW_SEED,
+                               **state.PERSIST))
+    left = paired_review.order(pair, labels, seed)
+    st.caption(f"Base: this file; new: {texts.plain(pair.new_name)}. Keys in a random order (seed {seed}), so the "
+               "keys labelled in both runs are a random sample, as the estimates assume. Labels go to each file's "
+               f"own annotations; {len(left):,} of {len(pair.matched.keys):,} matched keys left.")
+    _estimate(paired_review.estimate(pair, labels), len(left))
+    if not len(left):
+        st.success("Both answers to every matched key are labelled.")
+        return
+    at = int(left[0])
+    names = {1.0: "grounded", 0.0: "hallucinated"}
+    base_row = page.take_rows(pair.base_frame, [pair.matched.first_row_base[at]]).iloc[0]
+    new_row = page.take_rows(pair.new_frame, [pair.matched.first_row_new[at]]).iloc[0]
+    st.subheader(f"Key {texts.plain(str(pair.matched.keys[at])[:120])}")
+    st.markdown("**Question**")
+    st.text(base_row["question"])
+    with st.expander("Context of each run"):
+        st.text(base_row["context"])
+        if new_row["context"] != base_row["context"]:
+            st.markdown("**New run's context**")
+            st.text(new_row["context"])
+    base_col, new_col = st.columns(2)
+    decided = [labels["decided_base"][at], labels["decided_new"][at]]
+    shown = [names.get(labels["label_base"][at], "unsure") if decided[0] else None,
+             names.get(labels["label_new"][at], "unsure") if decided[1] else None]
+    _answer(base_col, "Base run's answer", pair.base_store, pair.base_keys[at], base_row["response"], shown[0], "base")
+    _answer(new_col, "New run's answer", pair.new_store, pair.new_keys[at], new_row["response"], shown[1], "new")

@@ -1,0 +1,62 @@
+"""Review page, two runs: both answers to a key side by side, each label in its own file's store, the paired estimate."""
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.evaluation.label_rates import keys_to_decide, paired_rate_difference
+from sgi_core.review.annotations import AnnotationStore, annotations_path, row_key
+from sgi_core.review.queues import paired_queue
+from tests.dashboard.conftest import assert_clean, goto, metric
+from tests.dashboard.test_compare_runs_page import GROUNDED, HALLUCINATED, csv_bytes, open_compare
+
+N = 40
+
+
+def runs():
+    """The base run answers the first 40 questions right; the new run answers the odd ones wrong."""
+    base = GROUNDED.head(N).drop(columns=["label"]).reset_index(drop=True)
+    new = pd.concat([HALLUCINATED.head(N).iloc[i:i + 1] if i % 2 else GROUNDED.head(N).iloc[i:i + 1]
+                     for i in range(N)], ignore_index=True).drop(columns=["label"])
+    return base, new
+
+
+def two_runs_mode(app):
+    base, new = runs()
+    open_compare(app, base, new)
+    page = goto(app, "review")
+    page.radio(key="review.mode").set_value("two runs").run()
+    assert_clean(page)
+    return page, base, new
+
+
+def test_the_mode_asks_for_the_new_run_first(app):
+    page = goto(app, "review")
+    page.radio(key="review.mode").set_value("two runs").run()
+    assert_clean(page)
+    assert any("Open the new run on the Compare runs page first" in i.value for i in page.info)
+
+
+def test_labels_go_to_each_files_store_in_the_seeded_random_order_and_the_estimate_follows(app):
+    page, base, new = two_runs_mode(app)
+    order = paired_queue(np.zeros(N, bool), np.zeros(N, bool), seed=0)
+    first = int(order[0])
+    shown = [t.value for t in page.text]
+    assert base["response"].iloc[first] in shown and new["response"].iloc[first] in shown
+    truth_new = ["hallucinated" if i % 2 else "grounded" for i in range(N)]
+    for position in order[:12]:
+        page.button(key="review.pair.base.grounded").click().run()
+        page.button(key=f"review.pair.new.{truth_new[position]}").click().run()
+    assert_clean(page)
+    base_store = AnnotationStore(annotations_path("base.csv")).current()
+    new_store = AnnotationStore(annotations_path("new.csv")).current()
+    labelled = order[:12]
+    assert set(base_store["key"]) == {row_key(*base.iloc[i][["question", "context", "response"]]) for i in labelled}
+    assert set(new_store["key"]) == {row_key(*new.iloc[i][["question", "context", "response"]]) for i in labelled}
+    halluc_new = np.array([truth_new[i] == "hallucinated" for i in labelled], dtype=float)
+    expected = paired_rate_difference(np.zeros(12), halluc_new)
+    assert metric(page, "Hallucination rate, base") == "0.0%"
+    assert metric(page, "Hallucination rate, new") == f"{expected.rate_new:.1%}"
+    assert any(f"{N - 12:,} of {N:,} matched keys left" in c.value for c in page.caption)
+    needed = keys_to_decide(expected.base_only, expected.new_only, 12, effect=0.1, n_left=N - 12)
+    assert any(f"About {needed.n_more:,} more keys" in c.value for c in page.caption)
+    assert needed.n_more <= N - 12
