@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.charts import WEBGL_POINTS
+from dashboard.tables import UNDEFINED
 from sgi_core.scores import display_name
 #: Headers of the table of deltas (columns of :func:`sgi_core.render.runs.deltas_frame`).
 DELTA_COLUMNS = {"score": "score", "keys": "keys", "mean_base": "mean base", "mean_new": "mean new",
@@ -33,7 +34,8 @@ def _formats(formats: dict) -> dict:
 def delta_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The deltas of :func:`sgi_core.render.runs.deltas_frame` with display names; drawn sortable."""
     shown = frame.assign(score=frame["score"].map(score_name)).rename(columns=DELTA_COLUMNS)
-    st.dataframe(shown, hide_index=True, column_config=_formats(DELTA_FORMATS), key="compare.deltas")
+    st.dataframe(shown, hide_index=True, column_config=_formats(DELTA_FORMATS), key="compare.deltas",
+                 placeholder=UNDEFINED)
     return shown
 
 
@@ -51,7 +53,7 @@ def auroc_table(frame: pd.DataFrame) -> None:
     shown = frame.assign(score=frame["score"].map(score_name)).rename(columns=AUROC_COLUMNS)
     formats = {"AUROC base": "%.3f", "AUROC new": "%.3f", "new − base": "%+.3f", "95% CI low": "%+.3f",
                "95% CI high": "%+.3f", "DeLong p": "%.2g"}
-    st.dataframe(shown, hide_index=True, column_config=_formats(formats))
+    st.dataframe(shown, hide_index=True, column_config=_formats(formats), placeholder=UNDEFINED)
 
 
 def paired_figure(points: pd.DataFrame, score: str) -> go.Figure:

@@ -46,9 +46,9 @@ def cookie_name(token: str) -> str:
     return "sgi_workbench_" + hashlib.sha256(token.encode()).hexdigest()[:16]
 
 
-def holds(presented: str | None, token: str) -> bool:
-    """Whether ``presented`` is the token, compared in constant time."""
-    return presented is not None and hmac.compare_digest(presented.encode(), token.encode())
+def holds(presented: object, token: str) -> bool:
+    """Whether ``presented`` is the token, compared in constant time; anything but a string is not."""
+    return isinstance(presented, str) and hmac.compare_digest(presented.encode(), token.encode())
 
 
 class TokenGuard:

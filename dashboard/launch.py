@@ -74,7 +74,7 @@ def main(arguments: list[str] | None = None) -> int:
                 return child.wait() or 1
             time.sleep(0.3)
         print(f"\n  Open the SGI Workbench at  http://{host}:{port}/?token={token}\n"
-              "  (the token is new at every launch; without it the app answers nothing)\n", flush=True)
+              "  (the token is new at every launch; without it the app refuses all but its health check)\n", flush=True)
         return child.wait()
     except KeyboardInterrupt:  # the terminal sent Ctrl-C to the app too; let it stop
         return child.wait()

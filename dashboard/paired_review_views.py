@@ -76,7 +76,8 @@ def paired_mode(data) -> None:
     names = {1.0: "grounded", 0.0: "hallucinated"}
     base_row = page.take_rows(pair.base_frame, [pair.matched.first_row_base[at]]).iloc[0]
     new_row = page.take_rows(pair.new_frame, [pair.matched.first_row_new[at]]).iloc[0]
-    st.subheader(f"Key {texts.plain(str(pair.matched.keys[at])[:120])}")
+    st.subheader("One question, two answers")
+    st.caption(f"Matched on {texts.plain(pair.matched.match.key)}: {texts.plain(str(pair.matched.keys[at])[:120])}")
     st.markdown("**Question**")
     st.text(base_row["question"])
     with st.expander("Context of each run"):

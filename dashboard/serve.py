@@ -1,4 +1,4 @@
-"""The app as ``python -m dashboard.launch`` serves it: ``dashboard/app.py`` behind :class:`~dashboard.guard.TokenGuard`.
+"""The app as ``python -m dashboard.launch`` serves it: ``dashboard/app.py`` behind the token guard.
 
 ``streamlit run dashboard/serve.py`` finds the ``st.App`` below and serves it through Streamlit's own ASGI
 server, with the guard as the outermost middleware, so no Streamlit route answers before the token is checked.

@@ -3,10 +3,12 @@ by clients without the token (pages, metrics, websocket, upload, ``clear_cache``
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -100,15 +102,14 @@ def send(ws: ClientConnection, **field) -> None:
     ws.send(message.SerializeToString())
 
 
-def run_script(ws: ClientConnection) -> list[str]:
-    """Run the app's script in this session; the kinds of message it sent, up to the end of the run."""
+def run_script(ws: ClientConnection) -> list[ForwardMsg]:
+    """Run the app's script in this session; the messages it sent, up to the end of the run."""
     send(ws, rerun_script="")
-    kinds = []
-    while kinds[-1:] != ["script_finished"]:
-        message = ForwardMsg()
-        message.ParseFromString(ws.recv(timeout=SCRIPT_SECONDS))
-        kinds.append(message.WhichOneof("type"))
-    return kinds
+    messages = []
+    while not messages or messages[-1].WhichOneof("type") != "script_finished":
+        messages.append(ForwardMsg())
+        messages[-1].ParseFromString(ws.recv(timeout=SCRIPT_SECONDS))
+    return messages
 
 
 def session(base: str, cookie: str) -> ClientConnection:
@@ -175,7 +176,7 @@ def test_a_websocket_without_the_token_opens_no_session(base, app, cookie):
 
 def test_with_the_cookie_a_session_runs_the_app(base, cookie):
     with session(base, cookie) as ws:
-        kinds = run_script(ws)
+        kinds = [message.WhichOneof("type") for message in run_script(ws)]
     assert kinds[0] == "new_session" and "delta" in kinds
 
 
@@ -198,10 +199,7 @@ def test_clear_cache_without_the_token_clears_nothing(base, app, cookie):
 
 def test_an_upload_without_the_token_is_refused(base, cookie):
     with session(base, cookie) as ws, httpx.Client(base_url=base) as client:
-        send(ws, rerun_script="")
-        message = ForwardMsg()
-        message.ParseFromString(ws.recv(timeout=SCRIPT_SECONDS))
-        session_id = message.new_session.initialize.session_id
+        session_id = run_script(ws)[0].new_session.initialize.session_id
         client.get("/_stcore/health")  # Streamlit's XSRF cookie, so that only the token is missing
         xsrf = client.cookies["_streamlit_xsrf"]
         url = f"/_stcore/upload_file/{session_id}/file-1"
@@ -227,6 +225,19 @@ def test_a_page_from_another_origin_cannot_use_the_cookie(base, app, cookie):
     assert ws_status(port, origin=base, headers={"Cookie": cookie}) == 101
 
 
+def test_behind_the_guard_the_websocket_still_opens_only_for_loopback_hosts(app, cookie):
+    # A DNS-rebinding page would not have the cookie; with it, Streamlit's own Host check still holds.
+    port = app[0]
+    for host, status in ((f"evil.example:{port}", 403), (f"localhost:{port}", 101)):
+        key = base64.b64encode(os.urandom(16)).decode()
+        request = (f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nCookie: {cookie}\r\n"
+                   "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Protocol: streamlit\r\n\r\n")
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(request.encode())
+            assert int(sock.recv(256).decode("latin-1").split()[1]) == status, host
+
+
 def test_the_guard_needs_a_real_token():
     for token in ("", "short", "a" * 15, "with space and more than sixteen", "semi;colon-0123456789"):
         with pytest.raises(ValueError, match=r"^The launch token must be at least 16 characters"):
@@ -249,6 +260,8 @@ def test_in_a_browser_only_the_printed_url_opens_the_app(chromium, base, app):  
         browser = playwright.chromium.launch(executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page()
         page.set_default_timeout(60_000)
+        refusals = []
+        page.on("response", lambda response: response.status == 403 and refusals.append(response.url))
         page.goto(base + "/")
         page.get_by_text(REFUSAL).wait_for()
         page.goto(f"{base}/?token={token}")
@@ -259,4 +272,5 @@ def test_in_a_browser_only_the_printed_url_opens_the_app(chromium, base, app):  
         page.wait_for_url(re.compile(r"/overview$"))
         page.reload()  # the cookie opens the page again
         page.get_by_role("heading", name="Overview").first.wait_for()
+        assert refusals == [base + "/"]  # after the printed URL, every script, font and call carried the cookie
         browser.close()
