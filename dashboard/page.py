@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import model_services, review_services, services, state, texts
+from dashboard import services, state
+from dashboard.services import model_services, review_services
+from dashboard.views import texts
 from sgi_core.io.triples import TripleTable
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows

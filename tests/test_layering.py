@@ -297,11 +297,12 @@ def test_every_dashboard_name_a_page_uses_exists():
     missing = []
     for path in sorted((REPO / "dashboard" / "pages").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                    and node.module == "dashboard" for alias in node.names}
+        imported = {alias.asname or alias.name: f"{node.module}.{alias.name}" for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and is_within(node.module or "", ("dashboard",))
+                    for alias in node.names}
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in imported:
-                if not hasattr(importlib.import_module(f"dashboard.{node.value.id}"), node.attr):
+                if not hasattr(importlib.import_module(imported[node.value.id]), node.attr):
                     missing.append(f"{path.name}: {node.value.id}.{node.attr}")
     assert missing == []
 
@@ -380,7 +381,8 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
 
 def unimported_modules(root) -> list[str]:
     """``page: module`` for each dashboard module a page uses by name (``services.x``) without importing it."""
-    modules = {path.stem for path in (root / "dashboard").glob("*.py")}
+    files = [path for path in (root / "dashboard").rglob("*.py") if "pages" not in path.relative_to(root).parts]
+    modules = {path.parent.name if path.stem == "__init__" else path.stem for path in files} - {"dashboard"}
     missing = []
     for path in sorted((root / "dashboard" / "pages").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -392,11 +394,35 @@ def unimported_modules(root) -> list[str]:
     return missing
 
 
+def view_service_calls(root) -> dict[str, set[str]]:
+    """Drawing modules (``dashboard/views``) that import anything of the dashboard outside the views."""
+    offenders = {}
+    for path in sorted((root / "dashboard" / "views").rglob("*.py")):
+        outside = {m for m in imported_modules(path) if is_within(m, ("dashboard",)) and m != "dashboard"
+                   and not is_within(m, ("dashboard.views",))}
+        outside |= {f"dashboard.{alias.name}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.ImportFrom) and node.module == "dashboard" for alias in node.names
+                    if alias.name != "views"}
+        if outside:
+            offenders[str(path.relative_to(root))] = outside
+    return offenders
+
+
+def test_drawing_code_calls_no_service():
+    assert view_service_calls(REPO) == {}
+
+
+def test_drawing_code_calling_a_service_is_found(tmp_path):
+    plant(tmp_path, {"dashboard/views/ok.py": "from dashboard.views.charts import x\n",
+                     "dashboard/views/bad.py": "from dashboard import services\nfrom dashboard.services.a import b\n"})
+    assert view_service_calls(tmp_path) == {"dashboard/views/bad.py": {"dashboard.services", "dashboard.services.a"}}
+
+
 def test_every_dashboard_module_a_page_uses_is_imported():
     assert unimported_modules(REPO) == []
 
 
 def test_a_page_using_a_module_it_does_not_import_is_found(tmp_path):
-    plant(tmp_path, {"dashboard/services.py": "", "dashboard/charts.py": "",
+    plant(tmp_path, {"dashboard/services/__init__.py": "", "dashboard/views/charts.py": "",
                      "dashboard/pages/p.py": "from dashboard import charts\ncharts.draw()\nservices.csv_bytes(1)\n"})
     assert unimported_modules(tmp_path) == ["p.py: services"]

@@ -5,7 +5,9 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, confound_services, page, services, state, tables, texts
+from dashboard import page, services, state
+from dashboard.services import confound_services
+from dashboard.views import charts, tables, texts
 
 PRESETS = {"youden": "Youden's J (best recall - false-flag rate)", "target_recall": "reach a recall",
            "target_precision": "reach a precision", "cost": "cost of a missed hallucination"}

@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from dashboard import compare_charts, compare_services, local_files, page, services, state, texts
+from dashboard import local_files, page, services, state
+from dashboard.services import compare_services
+from dashboard.views import compare_charts, texts
 
 UPLOAD, PATH, PATH_ERROR = "compare.upload", "compare.path", "compare.path_error"
 NEW_NAME, NEW_RAW, KEY_COLUMN = state.COMPARE_NEW_NAME, state.COMPARE_NEW_RAW, state.COMPARE_KEY

@@ -3,7 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, confound_services, local_files, page, services, state, texts
+from dashboard import local_files, page, services, state
+from dashboard.services import confound_services
+from dashboard.views import charts, texts
 
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
 #: Rows of a table listed on this page; the rest are in every statistic and download.

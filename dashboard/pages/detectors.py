@@ -3,7 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, confound_services, detector_charts, detector_services, page, services, state, tables, texts
+from dashboard import page, services, state
+from dashboard.services import confound_services, detector_services
+from dashboard.views import charts, detector_charts, tables, texts
 
 st.title("Detectors")
 st.write("Other detectors beside SGI, judged the same way: the registered detector families (the seed's geometric "

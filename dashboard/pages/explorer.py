@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from dashboard import charts, page, services, state
+from dashboard import page, services, state
+from dashboard.views import charts
 
 st.title("Explorer")
 st.write("Pick a row of the data (or click a point on the Geometry page), or type your own triple. "

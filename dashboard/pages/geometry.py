@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from dashboard import charts, geometry_charts, geometry_services, page, state
+from dashboard import page, state
+from dashboard.services import geometry_services
+from dashboard.views import charts, geometry_charts
 
 st.title("Geometry")
 st.write("Two views of the same triples. **Canonical triangle**: each triple drawn exactly from its three angles, "

@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from dashboard import judging, page, state, texts
+from dashboard import page, state
+from dashboard.services import judging
+from dashboard.views import texts
 
 #: One line per metric of ``sgi_core.judge.METRICS``; every score is in [0, 1], higher = grounded.
 METRIC_TEXT = {

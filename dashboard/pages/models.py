@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from dashboard import charts, model_services, page, services, tables, texts
+from dashboard import page, services
+from dashboard.services import model_services
+from dashboard.views import charts, tables, texts
 
 st.title("Models")
 data = page.scored_data()

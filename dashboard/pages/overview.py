@@ -4,7 +4,9 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, confound_services, page, services, state, tables, texts
+from dashboard import page, services, state
+from dashboard.services import confound_services
+from dashboard.views import charts, tables, texts
 
 LENGTH_MATCHED = "AUROC, length-matched"
 LENGTH_MATCHED_HELP = ("AUROC after giving grounded and hallucinated rows the same response-length distribution "

@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from dashboard import charts, page, services, state, tables
+from dashboard import page, services, state
+from dashboard.views import charts, tables
 
 st.title("Retrieval")
 st.write("Your file lists the retrieved document ids (ranked) and the relevant ids of each row, so retrieval and "

@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from dashboard import page, paired_review_views, review_services, review_views, state
+from dashboard import page, paired_review_panel, review_panel, state
+from dashboard.services import review_services
 
 st.title("Review")
 st.write("Label your own rows: every page then measures the detectors on them. Rows come one at a time from the "
@@ -15,7 +16,7 @@ mode = st.radio("Review", ["one file", "two runs"], key=state.REVIEW_MODE, horiz
                 format_func={"one file": "this file's rows",
                              "two runs": "two runs side by side (this file and the Compare runs page's new run)"}.get)
 if mode == "two runs":
-    paired_review_views.paired_mode(data)
+    paired_review_panel.paired_mode(data)
     st.stop()
 labels = review_services.label_state(data.key)
 store = review_services.annotation_store(data.key)
@@ -37,14 +38,14 @@ with label_tab:
     scores = review_services.queue_scores(data.key, data.model, data.table, data.frame)
     controls = st.columns(4)
     strategy = controls[0].selectbox("Queue", review_services.STRATEGIES, key=state.REVIEW_STRATEGY, **state.PERSIST,
-                                     format_func=review_views.QUEUE_NAMES.get)
+                                     format_func=review_panel.QUEUE_NAMES.get)
     score = controls[1].selectbox("Score the queue follows", list(scores), key=state.REVIEW_SCORE, **state.PERSIST)
     second = controls[2].selectbox("Second score (disagreement queue)", [s for s in scores if s != score],
                                    key=state.REVIEW_SECOND_SCORE, disabled=strategy != "disagreement")
     seed = int(controls[3].number_input("Seed", min_value=0, value=0, step=1, key=state.REVIEW_SEED, **state.PERSIST))
     people = st.columns(2)
     people[0].text_input("Annotator (optional)", key=state.REVIEW_ANNOTATOR, **state.PERSIST,
-                         max_chars=review_views.MAX_NOTE_CHARS)
+                         max_chars=review_panel.MAX_NOTE_CHARS)
     target = int(people[1].number_input("Target number of labels", min_value=1, value=100, step=10,
                                         key=state.REVIEW_TARGET, **state.PERSIST))
     n_done = labels.n_annotated
@@ -84,16 +85,16 @@ with label_tab:
             st.success("Every row this queue holds is labelled." if len(order.rows) else "This queue holds no row.")
         else:
             position = int(remaining[0])
-            st.caption(f"Queue: {review_views.QUEUE_NAMES[strategy]}, seed {seed}: {len(remaining):,} rows left"
+            st.caption(f"Queue: {review_panel.QUEUE_NAMES[strategy]}, seed {seed}: {len(remaining):,} rows left"
                        + (f"; {order.n_left_out:,} rows without the label it needs." if order.n_left_out else "."))
     if position is not None:
-        review_views.row_panel(data, labels, store, position)
+        review_panel.row_panel(data, labels, store, position)
 
 with agreement_tab:
     st.subheader("The file's labels against the annotations")
     version = labels.path + review_services.store_version(store)
     result = review_services.kappa(data.key, "file", version, labels.file_label, labels.annotations.label)
-    review_views.disagreements(data, result, ("file label", "annotation"), labels.file_label,
+    review_panel.disagreements(data, result, ("file label", "annotation"), labels.file_label,
                                labels.annotations.label, "the file's labels and the annotations")
     st.subheader("A judge's verdicts against the annotations")
     verdicts = review_services.judge_verdict_columns(data.table)
@@ -104,7 +105,7 @@ with agreement_tab:
         column = st.selectbox("Judge verdict column (1 = grounded)", verdicts, key="review.judge_column")
         judged = review_services.verdict_labels(data.table, column)
         result = review_services.kappa(data.key, column, version, judged, labels.annotations.label)
-        review_views.disagreements(data, result, ("judge", "annotation"), judged, labels.annotations.label,
+        review_panel.disagreements(data, result, ("judge", "annotation"), judged, labels.annotations.label,
                                    f"the judge's {column} and the annotations")
     st.subheader("How many more labels")
     half_width = st.number_input("Wanted half-width of the AUROC's 95% interval", min_value=0.005, max_value=0.5,

@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from dashboard import charts, confound_services, page, state, tables, texts
+from dashboard import page, state
+from dashboard.services import confound_services
+from dashboard.views import charts, tables, texts
 
 GROUP_COLUMN = "strata.group_column"
 

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts, devices, page, services, texts
+from dashboard import devices, page, services
+from dashboard.views import charts, texts
 from sgi_core import evaluation
 from sgi_core.evaluation import bootstrap
 from sgi_core.io.triples import load_triples

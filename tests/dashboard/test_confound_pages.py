@@ -9,8 +9,8 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import app_test
 
-from dashboard import charts
-from dashboard.texts import plain
+from dashboard.views import charts
+from dashboard.views.texts import plain
 from sgi_core import evaluation
 from sgi_core.embedding import backend_used, load_encoder
 from sgi_core.retrieval import DIAGNOSES

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from dashboard.detector_services import DETECTOR_NAMES, DISAGREEMENT_ROWS
+from dashboard.services.detector_services import DETECTOR_NAMES, DISAGREEMENT_ROWS
 from sgi_core.io.triples import load_triples
 from sgi_core.detectors.report import detector_report
 from sgi_core.detectors.registry import FAMILIES

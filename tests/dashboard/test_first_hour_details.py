@@ -5,7 +5,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard import model_services
+from dashboard.services import model_services
 from sgi_core import evaluation
 from sgi_core.embedding import load_encoder
 from sgi_core.long_context import truncation_report

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import judging, texts
+from dashboard.services import judging
+from dashboard.views import texts
 from sgi_core.io.triples import load_triples
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import roc_analysis

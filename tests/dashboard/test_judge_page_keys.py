@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import judging, texts
+from dashboard.services import judging
+from dashboard.views import texts
 from sgi_core.projection import sample_rows
 from tests.dashboard.conftest import assert_clean, goto
 from tests.dashboard.test_judge_page import SECRET, judge_app, judge_cache, point_at, server  # noqa: F401 - fixtures

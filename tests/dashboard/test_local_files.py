@@ -4,7 +4,8 @@ import os
 
 import pytest
 
-from dashboard import local_files, texts
+from dashboard import local_files
+from dashboard.views import texts
 from sgi_core.errors import SGIInputError
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import assert_clean, goto, metric

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.texts import plain
+from dashboard.views.texts import plain
 from sgi_core import evaluation
 from sgi_core.io.session import new_session, session_to_json
 from tests.conftest import SAMPLE_CSV

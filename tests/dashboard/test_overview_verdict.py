@@ -82,7 +82,7 @@ def test_an_inverted_sgi_is_said_to_be_inverted(app):
 
 
 def test_an_inverted_detector_column_is_named_with_where_to_fix_its_direction():
-    from dashboard import texts
+    from dashboard.views import texts
 
     rng = np.random.default_rng(7)
     y = np.tile([1.0, 0.0], 200)

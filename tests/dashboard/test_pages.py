@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts
+from dashboard.views import charts
 from sgi_core import evaluation
 from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dashboard.detector_services import DETECTOR_NAMES
+from dashboard.services.detector_services import DETECTOR_NAMES
 from sgi_core.io.triples import load_triples
 from sgi_core.detectors.report import detector_report
 from sgi_core.detectors.registry import FAMILIES

@@ -4,7 +4,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard.texts import plain
+from dashboard.views.texts import plain
 from tests.conftest import REPO
 from tests.reliability.hostile_files import REFUSED, TRIPLE, csv_lines
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.charts import BASELINE_NAMES
+from dashboard.views.charts import BASELINE_NAMES
 from sgi_core.render import tables
 from sgi_core.render.numbers import format_ci
 

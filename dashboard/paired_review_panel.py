@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import page, paired_review, state, texts
-from dashboard.review_views import LABEL_ICONS
+from dashboard import page, state
+from dashboard.review_panel import LABEL_ICONS
+from dashboard.services import paired_review
+from dashboard.views import texts
 
 #: Differences of hallucination rate the estimate can be asked to decide.
 EFFECTS = (0.02, 0.05, 0.1, 0.15, 0.2)

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard.charts import label_names
-from dashboard.detector_services import DETECTOR_NAMES
+from dashboard.views.charts import label_names
 from sgi_core.detectors.registry import PROTOCOL_LABELS
-from sgi_core.render.numbers import format_ci
 from sgi_core.frames import take_rows
+from sgi_core.render.numbers import format_ci
+from sgi_core.scores import display_name
 
 #: Number format of the detector table's numeric columns.
 DETECTOR_FORMATS = {"AUROC": "%.3f", "Cohen's d": "%+.2f", "AUROC leaky (not a result)": "%.3f",
@@ -32,7 +32,7 @@ def detector_frame(report, sgi_report) -> pd.DataFrame:
              "AUROC 95% CI": format_ci(sgi_report.roc.auroc_ci), "Cohen's d": sgi_report.effect_size.cohens_d,
              "AUROC leaky (not a result)": np.nan, "length-matched AUROC": sgi_matched.auroc,
              "length-matched 95% CI": format_ci(sgi_matched.auroc_ci)}]
-    rows += [{"detector": DETECTOR_NAMES[name], "protocol": PROTOCOL_LABELS[s.protocol], "AUROC": s.auroc,
+    rows += [{"detector": display_name(name), "protocol": PROTOCOL_LABELS[s.protocol], "AUROC": s.auroc,
               "AUROC 95% CI": format_ci(s.auroc_ci), "Cohen's d": s.cohens_d,
               "AUROC leaky (not a result)": s.auroc_leaky,
               "length-matched AUROC": s.length_matched_auroc,

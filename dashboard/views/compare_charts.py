@@ -6,8 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.charts import WEBGL_POINTS
-from dashboard.tables import UNDEFINED
+from dashboard.views.charts import WEBGL_POINTS
+from dashboard.views.tables import UNDEFINED
 from sgi_core.scores import display_name
 #: Headers of the table of deltas (columns of :func:`sgi_core.render.runs.deltas_frame`).
 DELTA_COLUMNS = {"score": "score", "keys": "keys", "mean_base": "mean base", "mean_new": "mean new",

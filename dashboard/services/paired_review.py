@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import compare_services, review_services, services, state
+from dashboard import services, state
+from dashboard.services import compare_services, review_services
 from sgi_core.evaluation.label_rates import KeysToDecide, keys_to_decide
 from sgi_core.evaluation.run_labels import LabelShift, label_shift
 from sgi_core.evaluation.run_matching import MatchedRuns

@@ -1,7 +1,7 @@
 """Cached calls into sgi_core: reading, scoring, statistics and models.
 
-With :mod:`dashboard.confound_services`, :mod:`dashboard.detector_services`,
-:mod:`dashboard.geometry_services` and :mod:`dashboard.judging`, the only modules with
+With :mod:`dashboard.services.confound_services`, :mod:`dashboard.services.detector_services`,
+:mod:`dashboard.services.geometry_services` and :mod:`dashboard.services.judging`, the only modules with
 ``st.cache_*`` and heavy library calls; pages call them and draw.
 
 Computed frames are cached keyed on the :class:`~dashboard.state.DataKey` and the model

@@ -2,7 +2,7 @@
 
 Text from the data is drawn with ``st.text`` or inside a dataframe, never as Markdown
 or HTML; every number comes from an sgi_core result through
-:mod:`dashboard.review_services`.
+:mod:`dashboard.services.review_services`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import devices, geometry_charts, geometry_services, page, review_services, state, texts
+from dashboard import devices, page, state
+from dashboard.services import geometry_services, review_services
+from dashboard.views import geometry_charts, texts
 from sgi_core.review.annotations import MAX_NOTE_CHARS
 from sgi_core.columns import is_ordinary
 

@@ -227,7 +227,7 @@ def judge_statements(row, model: str) -> tuple | None:
     Looked up under the endpoint the Judge page names (the operator's by default) and
     the row's ``judge_model``.
     """
-    from dashboard.judging import default_endpoint
+    from dashboard.services.judging import default_endpoint
 
     endpoint = st.session_state.get(state.JUDGE_ENDPOINT) or default_endpoint()
     cache = AnswerCache()
