@@ -86,7 +86,7 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _file_scores(args, score_column: str, model: str, *, rescore: bool):
+def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabelled_ok: bool = False):
     """Labels and scores of the file, and what made the scores.
 
     A file's ``sgi`` column is used unless ``rescore`` (``--model`` was given); its maker
@@ -104,9 +104,10 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
                                               label_map=label_map_option(args)))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    if not table.has_labels:
+    if not (table.has_labels or unlabelled_ok):
         raise SGIInputError("gate needs a labelled file", source=table.source,
-                            hint="Add a label column (1 = grounded, 0 = hallucinated)")
+                            hint="Add a label column (1 = grounded, 0 = hallucinated), or pass --labels FILE; with "
+                                 "--policy an unlabelled file is held to the policy's flag rate")
     frame = table.frame
     # load_triples keeps input columns named like the ones it adds (sgi, ...) under an input_ prefix.
     present = next((c for c in (f"input_{score_column}", score_column) if c in frame.columns), None)
@@ -131,7 +132,8 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool):
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
     labels = frame["label"].to_numpy(dtype=np.float64)
-    _check_both_classes(labels, scores, table.source, score_column)
+    if table.has_labels:
+        _check_both_classes(labels, scores, table.source, score_column)
     return table, labels, scores, made_by
 
 
@@ -239,11 +241,32 @@ def run(args) -> int:
         raise SGIInputError(f"the policy was made with model '{policy.model}', not '{args.model}': its threshold "
                             "is in that model's SGI units", source=str(args.policy),
                             hint=f"Drop --model, or write a new policy with --model {args.model}")
-    _, labels, scores, made_by = _file_scores(args, policy.score_column, args.model or policy.model,
-                                              rescore=args.model is not None)
+    table, labels, scores, made_by = _file_scores(args, policy.score_column, args.model or policy.model,
+                                                  rescore=args.model is not None, unlabelled_ok=True)
     if policy.score_column == "sgi":
         check_made_by(policy, made_by, str(args.input))
+    if not table.has_labels:
+        return _report(_unlabelled_gate(args, policy, scores, made_by))
     return _report(run_gate(labels, scores, policy, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed))
+
+
+def _unlabelled_gate(args, policy, scores, made_by):
+    """An unlabelled file held to the policy's flag rate, once the policy is shown to validate its score."""
+    from sgi_core.evaluation.gate import run_unlabelled_gate
+    from sgi_core.evaluation.validation import validate_from_policy
+
+    if args.min_auroc is not None:
+        raise SGIInputError("--min-auroc needs labels: this file has none, so no AUROC can be computed",
+                            source=str(args.input), hint="Drop --min-auroc, or pass --labels FILE")
+    validation = validate_from_policy(policy.score_column, policy, model=(made_by or {}).get("model"))
+    if not validation.validated:
+        raise SGIInputError(f"the file has no labels and the policy does not validate '{policy.score_column}' "
+                            f"({validation.reason}), so its flags say nothing about grounding",
+                            source=str(args.policy),
+                            hint="Write the policy again with this version (it records a held-out AUROC), or label "
+                                 "the file")
+    print(f"note: no labels: the policy's {validation.reason}; the flag rate is checked", file=sys.stderr)
+    return run_unlabelled_gate(scores, policy)
 
 
 def _report(result) -> int:

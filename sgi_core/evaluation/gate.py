@@ -11,6 +11,14 @@ Checks (:func:`sgi_core.render.lines.gate_lines` words them, one line each), exi
   than the policy by more than the file's own sampling error. A point-against-point
   rule would fail half of all files drawn from the very same distribution.
 
+* **flag rate**, on a file without labels (the next release's output): the share of rows
+  the policy flags, with its Wilson 95% interval, fails when even its lower bound is above
+  the flag rate the policy recorded on its held-out half, i.e. when the new run is flagged
+  more than the policy's own data by more than the file's sampling error. It is a word
+  about grounding only because the policy records a held-out validation of its score
+  (:func:`~sgi_core.evaluation.validation.validate_from_policy`); the command refuses a
+  policy without one.
+
 The command itself (reading the file, ``--write-policy``) is :mod:`sgi_core.commands.gate`.
 """
 
@@ -92,6 +100,32 @@ def _rate_check(name: str, successes: int, trials: int, recorded: float) -> Gate
     ci = proportion_ci(successes, trials)
     passed = not math.isnan(value) and bool(ci[1] >= recorded)
     return GateCheck(name, passed, value, recorded, value, ci)
+
+
+def run_unlabelled_gate(score, policy) -> GateResult:
+    """Hold an unlabelled file's flag rate at the policy's threshold to the policy's held-out flag rate.
+
+    The check fails when the lower bound of the Wilson 95% interval of the share of rows
+    flagged (``score < policy.threshold``, rows without a score left out) is above the
+    policy's recorded ``flag_rate``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> policy = SimpleNamespace(threshold=0.5, flag_rate=0.2, score_column="sgi")
+    >>> run_unlabelled_gate([0.1] * 50 + [0.9] * 50, policy).passed
+    False
+    """
+    from sgi_core.evaluation.policy import proportion_ci
+
+    scores = np.asarray(score, dtype=np.float64)
+    scored = ~np.isnan(scores)
+    flagged, n = int(np.count_nonzero(scores[scored] < policy.threshold)), int(scored.sum())
+    value = flagged / n if n else math.nan
+    ci = proportion_ci(flagged, n)
+    passed = not math.isnan(value) and bool(ci[0] <= policy.flag_rate)
+    check = GateCheck("flag rate", passed, value, float(policy.flag_rate), value, ci)
+    return GateResult((check,), passed, policy.score_column, float(policy.threshold), 0, 0)
 
 
 def run_gate(y_true, score, policy=None, *, min_auroc: float | None = None, n_boot: int = 1000,

@@ -56,6 +56,10 @@ def gate_check_line(check: GateCheck, result: GateResult) -> str:
         return (f"{verdict} auroc: lower 95% bound {check.value:.3f} {'>=' if check.passed else '<'} minimum "
                 f"{check.bound:.3f} ({about})")
     where = f"flagging {result.score_column} < {result.threshold:.4g}"
+    if check.name == "flag rate" and not math.isnan(check.value):
+        return (f"{verdict} flag rate: {check.value:.3f} {format_ci(check.ci, undefined=NAN_INTERVAL)} of the rows "
+                f"{where} (no labels: precision and recall unchecked); lower bound "
+                f"{'does not exceed' if check.passed else 'is above'} the policy's held-out {check.bound:.3f}")
     if math.isnan(check.value):
         return f"{verdict} {check.name}: undefined {where} (zero denominator)"
     return (f"{verdict} {check.name}: {check.value:.3f} {format_ci(check.ci, undefined=NAN_INTERVAL)} {where}; "

@@ -106,7 +106,8 @@ def test_gate_cli_input_errors(tmp_path, capsys):
     assert "the policy was made with model 'minilm', not 'mpnet'" in capsys.readouterr().err
     unlabelled = tmp_path / "unlabelled.csv"
     frame.drop(columns="label").to_csv(unlabelled, index=False)
-    assert main(["gate", str(unlabelled), "--policy", str(policy_path)]) == 2
+    # With a policy an unlabelled file is held to its flag rate (test_gate_rules); with --min-auroc alone it is refused.
+    assert main(["gate", str(unlabelled), "--min-auroc", "0.7"]) == 2
     assert "gate needs a labelled file" in capsys.readouterr().err
     broken = tmp_path / "broken.json"
     broken.write_text(policy_path.read_text().replace('"threshold"', '"limit"'))

@@ -145,3 +145,29 @@ def test_gate_reads_a_label_map(tmp_path, capsys):
     assert "unknown label values 'Entailment'" in capsys.readouterr().err
     assert main(["gate", str(path), "--min-auroc", "0.5", "--n-boot", "200",
                  "--label-map", "Entailment=grounded,Hallucination=hallucinated"]) == 0
+
+
+def test_an_unlabelled_new_run_is_held_to_the_policy_flag_rate(tmp_path, capsys):
+    path = tmp_path / "labelled.csv"
+    _scored_file(path, signal=0.4)
+    policy = tmp_path / "policy.json"
+    assert main(["gate", str(path), "--write-policy", str(policy), "--n-boot", "200"]) == 0
+    written = json.loads(policy.read_text())
+    assert written["heldout_auroc_ci"][0] > 0.5
+    capsys.readouterr()
+    frame = pd.read_csv(path)
+    same, worse = tmp_path / "same.csv", tmp_path / "worse.csv"
+    frame.drop(columns=["label"]).to_csv(same, index=False)
+    frame.drop(columns=["label"]).assign(sgi=frame["sgi"] - 1.0).to_csv(worse, index=False)
+    assert main(["gate", str(same), "--policy", str(policy)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("PASS flag rate: ") and "no labels: precision and recall unchecked" in out.out
+    assert main(["gate", str(worse), "--policy", str(policy)]) == 1
+    assert capsys.readouterr().out.startswith("FAIL flag rate: 1.000")
+    assert main(["gate", str(same), "--policy", str(policy), "--min-auroc", "0.6"]) == 2
+    assert "--min-auroc needs labels" in capsys.readouterr().err
+    # A policy whose held-out record does not validate the score gates nothing without labels.
+    written.update(heldout_auroc=0.55, heldout_auroc_ci=[0.45, 0.65])
+    policy.write_text(json.dumps(written))
+    assert main(["gate", str(same), "--policy", str(policy)]) == 2
+    assert "the policy does not validate 'sgi' (AUROC 0.55 [0.45, 0.65] holds 0.5" in capsys.readouterr().err
