@@ -57,7 +57,7 @@ from sgi_core.io.session import CalibrationSession, apply_session, data_fingerpr
 
 pa.set_memory_pool(pa.system_memory_pool())
 
-SAMPLE_CSV = Path(__file__).resolve().parents[1] / "sample_data" / "halueval_qa_sample.csv"
+SAMPLE_CSV = Path(__file__).resolve().parents[2] / "sample_data" / "halueval_qa_sample.csv"
 
 #: Environment variable naming the model scored on first open (tests use "hashing").
 MODEL_ENV = "SGI_DASHBOARD_MODEL"

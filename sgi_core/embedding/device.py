@@ -28,7 +28,27 @@ PRECISIONS = ("fp32", "fp16", "bf16")
 DEFAULT_TOKEN_BUDGET = 32_768
 
 
+def _no_accelerator_possible(kind: str) -> bool:
+    """True when ``kind`` cannot be present, known without importing torch (which takes seconds).
+
+    CUDA needs a torch build for it (a ``+cpu`` build has none) and, on Linux, the NVIDIA
+    driver's device nodes; MPS exists only on macOS.
+    """
+    import importlib.metadata
+    import platform
+
+    if kind == "mps":
+        return platform.system() != "Darwin"
+    try:
+        cpu_build = importlib.metadata.version("torch").endswith("+cpu")
+    except importlib.metadata.PackageNotFoundError:
+        return True
+    return cpu_build or (platform.system() == "Linux" and not os.path.exists("/dev/nvidiactl"))
+
+
 def _torch_sees(kind: str) -> bool:
+    if _no_accelerator_possible(kind):
+        return False
     import torch
 
     if kind == "cuda":

@@ -46,7 +46,8 @@ QUANTIZATION = {
     "arm64": {"per_channel": True, "reduce_range": False},
 }
 _OPSET = 17
-_MODEL_FILE = "model.onnx"
+#: The export's file name in its folder (beside ``model.onnx.sha256``).
+MODEL_FILE = "model.onnx"
 
 
 def resolve_backend(backend: str, *, device: str = "cpu", precision: str = "fp32") -> str:
@@ -151,8 +152,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _is_intact(folder: Path) -> bool:
-    model, stamp = folder / _MODEL_FILE, folder / f"{_MODEL_FILE}.sha256"
+def is_intact(folder: Path) -> bool:
+    """Whether ``folder`` holds an export whose SHA-256 matches the one recorded beside it."""
+    model, stamp = folder / MODEL_FILE, folder / f"{MODEL_FILE}.sha256"
     try:
         return model.is_file() and stamp.read_text().strip() == _sha256(model)
     except OSError:
@@ -199,14 +201,14 @@ def ensure_export(st_model, folder: Path, backend: str) -> Path:
         :func:`export_folder` of the model's weights and the backend.
     backend : {"onnx", "onnx-int8"}
     """
-    if _is_intact(folder):
-        return folder / _MODEL_FILE
+    if is_intact(folder):
+        return folder / MODEL_FILE
     shutil.rmtree(folder, ignore_errors=True)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
     try:
         _export_fp32(st_model, staging / "fp32.onnx")
-        model = staging / _MODEL_FILE
+        model = staging / MODEL_FILE
         if backend == "onnx-int8":
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -222,15 +224,15 @@ def ensure_export(st_model, folder: Path, backend: str) -> Path:
             (staging / "fp32.onnx").unlink()
         else:
             (staging / "fp32.onnx").rename(model)
-        (staging / f"{_MODEL_FILE}.sha256").write_text(_sha256(model))
+        (staging / f"{MODEL_FILE}.sha256").write_text(_sha256(model))
         try:
             os.rename(staging, folder)
         except OSError:  # another process finished the same export first
-            if not _is_intact(folder):
+            if not is_intact(folder):
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return folder / _MODEL_FILE
+    return folder / MODEL_FILE
 
 
 class OnnxTransformer:

@@ -94,6 +94,20 @@ class _Source:
     fingerprint: str
 
 
+def _torch_free(model_id: str, source, fingerprint: str, *, device: str, precision: str, backend: str):
+    """The torch-free encoder (:mod:`sgi_core.embedding.onnx_encoder`) when the backend is an ONNX one and its export exists."""
+    from sgi_core.embedding.cache import default_cache_dir
+    from sgi_core.embedding.onnx_encoder import torch_free_encoder
+    from sgi_core.embedding.onnx_runtime import check_backend, resolve_backend
+
+    resolved = resolve_backend(backend, device=device, precision=precision)
+    if resolved == "torch":
+        return None
+    check_backend(resolved, device=device, precision=precision)
+    return torch_free_encoder(model_id, source, fingerprint=fingerprint, backend=resolved,
+                              export_dir=default_cache_dir())
+
+
 def _offline_source(spec: ModelSpec, *, unpack: bool) -> _Source | None:
     """Where a registered model loads from without the hub, or ``None``.
 
@@ -245,6 +259,9 @@ def load_encoder(
             )
         model_id, source, fingerprint = name, name, f"hub:{name}"
     check_model_code(source if Path(source).is_dir() else _hub_configs(source), trust_model_code=trust_model_code)
+    fast = _torch_free(model_id, source, fingerprint, device=device, precision=precision, backend=backend)
+    if fast is not None:
+        return fast
     try:
         return SentenceTransformerEncoder(
             model_id, source, device=device, precision=precision, token_budget=token_budget,
