@@ -144,14 +144,14 @@ BASELINE_LABELS = {name: ("θ(r,q) alone" if name == "theta_rq" else SCORES[name
 
 
 def column_spec(column: str, *, higher_is: str = "grounded") -> ScoreSpec:
-    """The spec of a file's own numeric column (``judge_*`` columns are the LLM judge's, higher = grounded).
+    """The spec of a file's own numeric column (``judge_*`` columns are the LLM judge's, higher = grounded, unless given otherwise).
 
     Examples
     --------
     >>> column_spec("my_detector", higher_is="hallucinated").oriented_name
     'neg_my_detector'
     """
-    if column.startswith(JUDGE_PREFIX):
+    if column.startswith(JUDGE_PREFIX) and higher_is == "grounded":
         return ScoreSpec(column, f"judge: {column.removeprefix(JUDGE_PREFIX).replace('_', ' ')}", "grounded",
                          "an LLM judge's score in [0, 1]", ("an LLM judge",), "judge")
     suffix = ", negated" if higher_is == "hallucinated" else ""

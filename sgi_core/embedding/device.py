@@ -14,6 +14,7 @@ batches and long ones in small batches of about the same cost.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -47,7 +48,8 @@ def _no_accelerator_possible(kind: str) -> bool:
 
 
 def _torch_sees(kind: str) -> bool:
-    if _no_accelerator_possible(kind):
+    # Once torch is loaded, asking it costs nothing; before, a device that cannot exist is not worth its import.
+    if "torch" not in sys.modules and _no_accelerator_possible(kind):
         return False
     import torch
 

@@ -32,11 +32,6 @@ from sgi_core.evaluation.paired import delong_test
 from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
 
-#: Standings of a score's AUROC against chance.
-STANDINGS = ("separates", "near chance", "inverted", "undefined")
-#: Outcomes of a detector against the best trivial score.
-OUTCOMES = ("beats", "no clear difference", "loses", "undefined")
-
 
 @dataclass(frozen=True)
 class ScoreStanding(JsonResult):

@@ -201,7 +201,7 @@ def test_minilm_encode_order_matches_single_calls(minilm):
 
 
 @pytest.mark.slow
-def test_minilm_token_sorted_batches_equal_sentence_transformers(minilm):
+def test_minilm_token_sorted_batches_equal_sentence_transformers(minilm, minilm_torch):
     """Batching by token count changes which texts share a batch, not the vectors."""
     import pandas as pd
 
@@ -212,7 +212,7 @@ def test_minilm_token_sorted_batches_equal_sentence_transformers(minilm):
     texts.append("a context far longer than the model reads " * 60)
     calls = []
     ours = minilm.encode(texts, batch_size=16, progress=lambda done, total: calls.append((done, total)))
-    reference = minilm.model.encode(texts, batch_size=16, convert_to_numpy=True)
+    reference = minilm_torch.model.encode(texts, batch_size=16, convert_to_numpy=True)
     assert ours.dtype == np.float32
     np.testing.assert_allclose(ours, reference, atol=1e-5)
     assert calls[-1] == (len(texts), len(texts))

@@ -45,7 +45,7 @@ def test_detector_table_and_roc_match_sgi_core(app, rag_sample, sample_scores):
     assert any(expected.verdict == block.value for block in [*app.success, *app.info])
     names = [trace["name"] for trace in figures(app)[0]["data"]]
     assert f"judge_halluc (AUROC {expected.roc[1].auroc:.3f})" in names
-    app.selectbox(key="detectors.compare_b").set_value("judge_halluc (file column)").run()
+    app.selectbox(key="detectors.compare_b").set_value("judge_halluc (file column), negated").run()
     assert_clean(app)
     delong = delong_test(sample_scores["label"].to_numpy(), sample_scores["sgi"].to_numpy(), judge)
     assert metric(app, "AUROC B") == f"{expected.roc[1].auroc:.3f}"

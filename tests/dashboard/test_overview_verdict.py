@@ -93,4 +93,4 @@ def test_an_inverted_detector_column_is_named_with_where_to_fix_its_direction():
     assert level == "success" and headline.startswith("Beats the best trivial score on this file, θ(r,q) alone")
     assert notes == [f"judge is inverted here: its interval lies below 0.5, so its high values go with hallucinated "
                      f"rows (AUROC {judge.auroc:.3f} [{judge.auroc_ci[0]:.3f}, {judge.auroc_ci[1]:.3f}]). Check "
-                     "what its high values mean on the Detectors page."]
+                     "what its high values mean (the Detectors page, or --detector COLUMN:hallucinated)."]

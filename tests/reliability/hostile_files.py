@@ -211,7 +211,8 @@ SCORED = [
            b'{"question": "%s", "context": ["%s", "Lyon is not."], "response": "%s", "score": 0.25}\n'
            b'{"question": "%s", "context": "%s", "response": null, "score": 3}\n' % (Q.encode(), C.encode(), R.encode(),
                                                                                    Q.encode(), C.encode()),
-           _rows((Q, json.dumps([C, "Lyon is not."]), R), (Q, C, ""), extra={"score": ["0.25", "3"]}),
+           # A list of passages is joined by a blank line, never embedded as JSON text.
+           _rows((Q, f"{C}\n\nLyon is not.", R), (Q, C, ""), extra={"score": ["0.25", "3"]}),
            ["ok", "not scored: empty response"],
            ["the question, context or response is empty in row 2: those rows are kept with no score"]),
     Scored("JSON array of objects", "rows.json", json.dumps([dict(zip(("question", "context", "response"), TRIPLE))]).encode(),

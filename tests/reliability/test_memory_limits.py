@@ -136,7 +136,7 @@ def test_one_cell_of_fifty_million_characters_is_refused_by_score_before_any_enc
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["prose", "whitespace before the words"])
-def test_cutting_a_long_text_before_tokenising_leaves_its_embedding_unchanged(minilm, case):
+def test_cutting_a_long_text_before_tokenising_leaves_its_embedding_unchanged(minilm, minilm_torch, case):
     from sgi_core.embedding.window import CHARS_PER_TOKEN, LongTextWarning, cut_to_window
 
     words = " ".join(f"{C} Word number {i}." for i in range(2_000))
@@ -154,7 +154,7 @@ def test_cutting_a_long_text_before_tokenising_leaves_its_embedding_unchanged(mi
 
     assert tokens(cut) == tokens(text)
     # The oracle: sentence-transformers' own encode of the whole text, which truncates after tokenising it all.
-    reference = minilm.model.encode([text], convert_to_numpy=True)
+    reference = minilm_torch.model.encode([text], convert_to_numpy=True)
     with pytest.warns(LongTextWarning):
         ours = minilm.encode([text])
     np.testing.assert_allclose(ours, reference, rtol=0, atol=1e-6)
