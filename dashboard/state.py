@@ -251,3 +251,6 @@ REVIEW_PAIR_EFFECT = "review.pair_effect"
 COMPARE_NEW_NAME = "compare.new_name"
 COMPARE_NEW_RAW = "compare.new_raw"
 COMPARE_KEY = "compare.key"
+#: The HTML report downloads of the Overview and Compare runs pages.
+OVERVIEW_REPORT = "overview.report_download"
+COMPARE_REPORT = "compare.report_download"

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dashboard import local_files, page, services, state
-from dashboard.services import compare_services
+from dashboard.services import compare_services, report_services
 from dashboard.views import compare_charts, texts
 
 UPLOAD, PATH, PATH_ERROR = "compare.upload", "compare.path", "compare.path_error"
@@ -110,8 +110,12 @@ st.caption(f"new − base over the keys scored in both; interval: bootstrap over
            "runs; otherwise *not validated*, with the reason.")
 for line in compare_services.reconciliation(result):
     st.warning(texts.plain(line))
-st.download_button("Download the table (CSV)", services.csv_bytes(shown), file_name="run_comparison.csv",
-                   mime="text/csv")
+downloads = st.columns(2)
+downloads[0].download_button("Download the table (CSV)", services.csv_bytes(shown), file_name="run_comparison.csv",
+                             mime="text/csv")
+downloads[1].download_button("Download the report (HTML)", report_services.comparison_report(data, name, result, matched),
+                             file_name="run_comparison.html", mime="text/html", on_click="ignore",
+                             key=state.COMPARE_REPORT)
 if result.labels is not None:
     aurocs = compare_services.auroc_frame(result)
     if aurocs["p_value"].notna().any():

@@ -5,10 +5,11 @@ import math
 import streamlit as st
 
 from dashboard import page, services, state
-from dashboard.services import confound_services
+from dashboard.services import confound_services, report_services
 from dashboard.views import charts, tables, texts
 
 LENGTH_MATCHED = "AUROC, length-matched"
+REPORT_DOWNLOAD = state.OVERVIEW_REPORT
 LENGTH_MATCHED_HELP = ("AUROC after giving grounded and hallucinated rows the same response-length distribution "
                        "(coarsened exact matching on length bins): the length confound controlled. 0.5 = SGI "
                        "separates nothing that length does not.")
@@ -119,6 +120,11 @@ if labelled is None:
                    f"folds, {report.beyond_length.n:,} labelled rows): {texts.plain(report.beyond_length.verdict)} "
                    "These AUROCs are of out-of-fold predictions, so they differ a little from the table's AUROCs of "
                    "the raw scores.")
+
+st.download_button("Download the report (HTML)", report_services.file_report(data),
+                   file_name=page.download_name(data, "report.html"), mime="text/html", on_click="ignore",
+                   key=REPORT_DOWNLOAD, help="One self-contained file: these numbers, the verdict and the charts, "
+                                             "opening offline in any browser.")
 
 if report.notes:
     with st.expander(f"{len(report.notes)} caveat{'s' * (len(report.notes) != 1)} from the statistics"):

@@ -26,6 +26,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--key", default="question",
                    help="column matching the rows of the two runs (default: the question text)")
     p.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the comparison as JSON here")
+    p.add_argument("--html", type=Path, default=None, metavar="OUT",
+                   help="also write a self-contained HTML report of the comparison here")
     p.add_argument("--policy", type=Path, default=None,
                    help="policy JSON (from `gate --write-policy`): compare the keys flagged at its threshold")
     p.add_argument("--hallucinated-high", action="append", default=[], metavar="COLUMN",
@@ -74,4 +76,24 @@ def run(args) -> int:
         with atomic_output(args.json) as handle:
             handle.write((json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n").encode("utf-8"))
         print(f"wrote {args.json}", file=sys.stderr)
+    if args.html:
+        with atomic_output(args.html) as handle:
+            handle.write(_html(args, pair, comparison).encode("utf-8"))
+        print(f"wrote {args.html}", file=sys.stderr)
     return 0
+
+
+def _html(args, pair, comparison) -> str:
+    """The comparison as one HTML file, drawn as the Compare runs page draws it."""
+    # The dashboard's drawing layer (figures, no Streamlit state): the one place figures are made.
+    from dashboard.views.html_report import comparison_report
+    from sgi_core.render.provenance import file_fingerprint, provenance
+
+    made = [m or {} for m in pair.made_by]
+    facts = provenance(base=pair.base.source, base_fingerprint=file_fingerprint(args.base), new=pair.new.source,
+                       new_fingerprint=file_fingerprint(args.new), matched_keys=comparison.match.n_matched,
+                       key=comparison.match.key, model=made[0].get("model") or args.model,
+                       backend=made[0].get("backend") or made[1].get("backend"),
+                       precision=made[0].get("precision") or args.precision,
+                       labels=", ".join(path.name for path in args.labels) if args.labels else "the files' label columns")
+    return comparison_report(comparison, pair.matched, facts)

@@ -25,6 +25,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("input", type=Path)
     p.add_argument("--models", default=DEFAULT_MODEL, help=f"comma-separated model names (default {DEFAULT_MODEL})")
     p.add_argument("--json", type=Path, default=None, help="also write the full report as JSON here")
+    p.add_argument("--html", type=Path, default=None, metavar="OUT",
+                   help="also write a self-contained HTML report (the first model's, as the Overview shows it) here")
     p.add_argument("--n-boot", type=non_negative_int, default=1000,
                    help="bootstrap resamples for the 95%% intervals (0: no intervals)")
     p.add_argument("--seed", type=int, default=0)
@@ -58,8 +60,9 @@ def run(args) -> int:
     from sgi_core.io.output_paths import check_output_file
     from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
 
-    if args.json:  # before any work: a path that cannot be written costs nothing
-        check_output_file(args.json, inputs=[args.input], what="report JSON")
+    for path, what in ((args.json, "report JSON"), (args.html, "HTML report")):
+        if path:  # before any work: a path that cannot be written costs nothing
+            check_output_file(path, inputs=[args.input], what=what)
     table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive,
                                               label_map=label_map_option(args)))
     for warning in table.warnings:
@@ -86,7 +89,26 @@ def run(args) -> int:
     if args.json:
         write_text_output(json.dumps(report_json, indent=2), args.json, inputs=[args.input], what="report JSON")
         print(f"wrote {args.json}", file=sys.stderr)
+    if args.html:
+        write_text_output(_html(args, table, comparison, scored[models[0]], models[0]), args.html,
+                          inputs=[args.input], what="HTML report")
+        print(f"wrote {args.html}", file=sys.stderr)
     return 0
+
+
+def _html(args, table, comparison, frame, model: str) -> str:
+    """The first model's report as one HTML file, drawn as the Overview draws it."""
+    # The dashboard's drawing layer (figures, no Streamlit state): the one place figures are made.
+    from dashboard.views.html_report import file_report
+    from sgi_core.render.provenance import file_fingerprint, provenance
+    from sgi_core.scores import BASELINE_LABELS
+
+    rep = comparison.reports[model]
+    curves = {"SGI": rep.roc, **{BASELINE_LABELS.get(b.name, b.name): b.roc for b in rep.baselines}}
+    labels = ", ".join(path.name for path in args.labels) if args.labels else "the file's label column"
+    facts = provenance(file=table.source, fingerprint=file_fingerprint(args.input), rows=table.n_rows, model=model,
+                       backend=comparison.backends[model], precision=args.precision, labels=labels)
+    return file_report(rep, comparison.verdicts[model], frame, curves, {"sgi": rep.length_matched}, facts)
 
 
 def _parse_detector(spec: str) -> tuple[str, str]:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.report import DetectorReport, detector_report
-from sgi_core.embedding import EmbeddingCache, ProgressCallback, load_encoder
+from sgi_core.embedding import EmbeddingCache, ProgressCallback, backend_used, load_encoder
 from sgi_core.results import JsonResult
 from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement
 from sgi_core.long_context import TruncationResult, truncation_report
@@ -39,6 +39,8 @@ class ModelComparison(JsonResult):
     verdicts : dict of str -> Verdict
         Each model's SGI against the file's best trivial score
         (:func:`~sgi_core.evaluation.verdict.file_verdict`, reusing the report's judgements).
+    backends : dict of str -> str
+        What ran each model (:func:`~sgi_core.embedding.backend_used`).
     """
 
     source: str
@@ -47,6 +49,7 @@ class ModelComparison(JsonResult):
     agreement: AgreementResult | None
     detectors: dict[str, DetectorReport]
     verdicts: dict[str, Verdict]
+    backends: dict[str, str]
 
     def to_report_json(self) -> dict:
         """``{"source", "models": {name: {headline numbers..., "truncation", "report"}}, "baselines", "agreement"}``."""
@@ -119,9 +122,10 @@ def compare_models(
     scored : dict of str -> DataFrame
         Each model's scored frame.
     """
-    reports, truncation, scored, detectors, verdicts = {}, {}, {}, {}, {}
+    reports, truncation, scored, detectors, verdicts, backends = {}, {}, {}, {}, {}, {}
     for name in models:
         encoder = load_encoder(name, **(load_options or {}))
+        backends[name] = backend_used(encoder)
         cache = EmbeddingCache(encoder.model_id) if use_cache else None
         progress: ProgressCallback | None = progress_for(name) if progress_for else None
         scored[name] = score_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)
@@ -139,4 +143,4 @@ def compare_models(
     degenerate = {n: f["sgi_status"].astype(str).str.startswith("degenerate").to_numpy() for n, f in scored.items()}
     agreement = (cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}, degenerate=degenerate)
                  if len(models) > 1 else None)
-    return ModelComparison(table.source, reports, truncation, agreement, detectors, verdicts), scored
+    return ModelComparison(table.source, reports, truncation, agreement, detectors, verdicts, backends), scored

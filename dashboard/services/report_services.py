@@ -1,0 +1,38 @@
+"""The HTML reports the Overview and Compare runs pages offer: built when the download is clicked, from cached results."""
+
+from __future__ import annotations
+
+from dashboard import services, state
+from dashboard.services import confound_services, review_services
+from dashboard.views import html_report
+from sgi_core.embedding import backend_used
+from sgi_core.render.provenance import provenance
+from sgi_core.scores import BASELINE_LABELS
+
+
+def _facts(data, **more) -> dict:
+    return provenance(file=data.key.name, fingerprint=f"sha256:{data.key.digest[:16]}", rows=data.table.n_rows,
+                      model=data.model, backend=backend_used(services.model_encoder(data.model)),
+                      labels=review_services.label_source_line(data), **more)
+
+
+def file_report(data):
+    """A callable that builds the Overview's report of ``data`` (for ``st.download_button``'s deferred data)."""
+    def build() -> str:
+        report = services.report(data.key, data.model, data.frame)
+        verdict = confound_services.file_verdict(data.key, data.model, state.detector_specs(), data.table, data.frame)
+        curves = {"SGI": report.roc, **{BASELINE_LABELS.get(b.name, b.name): b.roc for b in report.baselines}}
+        matched = confound_services.length_matched(data.key, data.model, data.frame)
+        return html_report.file_report(report, verdict, data.frame, curves, matched, _facts(data))
+
+    return build
+
+
+def comparison_report(data, new_name: str, result, matched):
+    """A callable that builds the Compare runs page's report (base: ``data``; new: ``new_name``)."""
+    def build() -> str:
+        facts = _facts(data, new=new_name, matched_keys=result.match.n_matched, key=result.match.key)
+        facts["base"] = facts.pop("file")
+        return html_report.comparison_report(result, matched, facts)
+
+    return build
