@@ -5,7 +5,7 @@ Each family is declared once in :mod:`sgi_core.detectors.registry`, which every 
 
 from __future__ import annotations
 
-import importlib
+from sgi_core import lazy_package
 
 #: Each public name and the module that defines it; imported on first use, so that importing one module of
 #: the package does not import them all.
@@ -25,16 +25,4 @@ _EXPORTS = {
     "reference_sets": "sgi_core.detectors.reference",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+lazy_package(__name__, _EXPORTS)

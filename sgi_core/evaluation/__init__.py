@@ -9,9 +9,7 @@ whose ``from_dict()`` reads it back.
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
+from sgi_core import lazy_package
 
 #: Each public name and the module that defines it; imported on first use, so that importing one module of
 #: the package does not import them all.
@@ -96,33 +94,4 @@ _EXPORTS = {
     "threshold_range": "sgi_core.evaluation.thresholds",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
-
-class _Package(types.ModuleType):
-    """The package module, which keeps an exported function named like its module (``effect_size``, ``label_leaks``).
-
-    Importing a submodule binds it on its package under its name; here that would hide the
-    function of the same name, so such a binding is skipped (the submodule stays in
-    :data:`sys.modules`).
-    """
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in _EXPORTS and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+lazy_package(__name__, _EXPORTS)

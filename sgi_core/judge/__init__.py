@@ -8,7 +8,7 @@ columns are oriented higher = grounded, like SGI, and feed ``report --detector``
 
 from __future__ import annotations
 
-import importlib
+from sgi_core import lazy_package
 
 #: Each public name and the module that defines it; imported on first use, so that importing one module of
 #: the package does not import them all.
@@ -34,16 +34,4 @@ _EXPORTS = {
     "run_judge": "sgi_core.judge.runner",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+lazy_package(__name__, _EXPORTS)
