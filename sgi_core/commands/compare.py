@@ -23,8 +23,9 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("compare", help="compare two runs (scored, judged or plain files) score by score")
     p.add_argument("base", type=Path, help="the baseline run")
     p.add_argument("new", type=Path, help="the run to compare with it")
-    p.add_argument("--key", default="question",
-                   help="column matching the rows of the two runs (default: the question text)")
+    p.add_argument("--key", default=None,
+                   help="column matching the rows of the two runs (default: trace_id when both runs carry it with "
+                        "values in common, as converted trace exports of the same traces do; else the question text)")
     p.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the comparison as JSON here")
     p.add_argument("--html", type=Path, default=None, metavar="OUT",
                    help="also write a self-contained HTML report of the comparison here")
@@ -57,6 +58,12 @@ def run(args) -> int:
     from sgi_core.render.runs import comparison_text
     from sgi_core.results import UndefinedStatisticWarning
 
+    if args.key is None:
+        from sgi_core.io.trace_ids import default_run_key
+
+        args.key, note = default_run_key(args.base, args.new)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     policy = load_policy(args.policy) if args.policy is not None else None
     scorer = model_scorer(args.model, load_options=model_load_options(args), batch_size=args.batch_size,
                           use_cache=not args.no_cache, progress=EmbeddingProgress(args.model))

@@ -11,6 +11,10 @@ hallucinated rows (:func:`~sgi_core.evaluation.ranking.delong_ci`). At a fixed s
 labelled rows, assuming the new labels come from the same rows as the old ones (same
 class balance, same score distributions). The structural components' variances are
 estimated on the labels so far, so a small first sample gives a rough answer.
+
+No more rows can be asked for than are left to label: with ``n_left`` rows left the
+answer is capped there, and the half-width all of them would give, ``w(n + n_left)``,
+is reported beside it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from sgi_core.evaluation.checks import check_fraction, labelled_groups
+from sgi_core.evaluation.checks import check_fraction, check_int, labelled_groups
 from sgi_core.evaluation.paired import delong_components
 from sgi_core.results import JsonResult, warn_undefined
 
@@ -40,8 +44,15 @@ class LabelsNeeded(JsonResult):
     n_needed : int
         ``N*``; -1 when it cannot be estimated (NaN statistics).
     n_more : int
-        ``max(N* - n_labelled, 0)``; -1 when it cannot be estimated.
+        ``min(max(N* - n_labelled, 0), n_left)``; -1 when it cannot be estimated.
     confidence : float
+    n_left : int
+        Rows left to label; -1 when not given (no cap).
+    capped : bool
+        ``N* - n_labelled`` is more than the rows left: labelling every one of them
+        falls short of the target.
+    half_width_all : float
+        The half-width with every row left labelled, ``w(n_labelled + n_left)``; NaN without ``n_left``.
     """
 
     auroc: float
@@ -53,10 +64,16 @@ class LabelsNeeded(JsonResult):
     n_needed: int
     n_more: int
     confidence: float = 0.95
+    n_left: int = -1
+    capped: bool = False
+    half_width_all: float = float("nan")
 
 
-def labels_needed(y_true, y_score, *, target_half_width: float = 0.05, confidence: float = 0.95) -> LabelsNeeded:
+def labels_needed(y_true, y_score, *, target_half_width: float = 0.05, confidence: float = 0.95,
+                  n_left: int | None = None) -> LabelsNeeded:
     """Labelled rows needed for an AUROC interval of half-width ``target_half_width`` (see the module).
+
+    ``n_left``, the rows left to label, caps ``n_more`` (see the module); ``None`` sets no cap.
 
     Each class needs at least 2 labelled rows with a score; otherwise the counts are
     -1 and the statistics NaN, with a warning. When every grounded row outranks every
@@ -69,15 +86,19 @@ def labels_needed(y_true, y_score, *, target_half_width: float = 0.05, confidenc
     >>> r = labels_needed(y, rng.normal(y, 1.0), target_half_width=0.03)
     >>> r.n_labelled, r.n_needed > r.n_labelled
     (200, True)
+    >>> capped = labels_needed(y, rng.normal(y, 1.0), target_half_width=0.01, n_left=50)
+    >>> capped.n_more, capped.capped, capped.half_width_all < capped.half_width
+    (50, True, True)
     """
     target = check_fraction(target_half_width, "target_half_width", "labels_needed")
     confidence = check_fraction(confidence, "confidence", "labels_needed")
+    left = -1 if n_left is None else check_int(n_left, "n_left", "labels_needed", minimum=0)
     valid, halluc, _ = labelled_groups(y_true, y_score)
     m, n = len(valid), len(halluc)
     nan = float("nan")
     if m < 2 or n < 2:
         warn_undefined(f"the labels needed need 2 labelled rows of each class; got {m} grounded and {n} hallucinated")
-        return LabelsNeeded(nan, nan, target, m + n, m, n, -1, -1, confidence)
+        return LabelsNeeded(nan, nan, target, m + n, m, n, -1, -1, confidence, left)
     auc, v10, v01 = delong_components(valid, halluc)
     total = m + n
     share = m / total
@@ -85,4 +106,8 @@ def labels_needed(y_true, y_score, *, target_half_width: float = 0.05, confidenc
     z = float(stats.norm.ppf((1.0 + confidence) / 2.0))
     half_width = z * math.sqrt(per_row / total)
     needed = int(math.ceil(z * z * per_row / (target * target)))
-    return LabelsNeeded(auc, half_width, target, total, m, n, needed, max(needed - total, 0), confidence)
+    more = max(needed - total, 0)
+    if left < 0:
+        return LabelsNeeded(auc, half_width, target, total, m, n, needed, more, confidence)
+    return LabelsNeeded(auc, half_width, target, total, m, n, needed, min(more, left), confidence, left, more > left,
+                        z * math.sqrt(per_row / (total + left)))

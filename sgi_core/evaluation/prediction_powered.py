@@ -25,7 +25,7 @@ from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.checks import as_scores, check_fraction, check_int
 from sgi_core.evaluation.crossval import fold_ids, mapped_in_blocks, normal_scores
 from sgi_core.evaluation.label_rates import as_halluc, paired_difference_ci, wilson_interval
-from sgi_core.results import JsonResult, frozen_array, same_fields, warn_undefined
+from sgi_core.results import JsonResult, warn_undefined
 
 
 @dataclass(frozen=True)
@@ -236,63 +236,6 @@ def cross_fitted_predictions(score_labelled, y_labelled, score_unlabelled, *, n_
         if len(x_unlab):
             pred_unlab += model.predict_proba(mapped_in_blocks(mapping, x_unlab))[:, 1] / n_splits
     return pred_lab, pred_unlab, float(log_loss(y, pred_lab, labels=[0, 1]))
-
-
-@dataclass(frozen=True, eq=False)
-class PredictorChoice(JsonResult):
-    """The candidate score whose cross-fitted predictions have the lowest out-of-fold log loss.
-
-    Attributes
-    ----------
-    name : str
-    pred_labelled, pred_unlabelled : numpy.ndarray of float
-        Its :func:`cross_fitted_predictions`.
-    log_losses : dict of str to float
-        Every candidate's out-of-fold log loss.
-    """
-
-    name: str
-    pred_labelled: np.ndarray
-    pred_unlabelled: np.ndarray
-    log_losses: dict[str, float]
-
-    def __eq__(self, other):
-        return same_fields(self, other) if type(other) is type(self) else NotImplemented
-
-
-def choose_predictor(candidates: dict, y_labelled, *, n_folds: int = 5, seed: int = 0,
-                     groups=None) -> PredictorChoice:
-    """Cross-fit every candidate score and keep the one with the lowest out-of-fold log loss.
-
-    Every candidate is fitted on the same folds. Choosing by the labels uses them a second
-    time, mildly with a few candidates: PPI++'s guarantee is for a predictor fixed in advance.
-
-    Parameters
-    ----------
-    candidates : dict of str to (score_labelled, score_unlabelled)
-        Scores (1-D or 2-D, as :func:`cross_fitted_predictions` takes them) per name.
-    y_labelled, n_folds, seed, groups : as :func:`cross_fitted_predictions`
-
-    Returns
-    -------
-    PredictorChoice
-        Ties go to the first candidate.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> y = np.r_[np.ones(20), np.zeros(20)]
-    >>> good, noise = (y + rng.normal(0, 0.5, 40), rng.normal(0, 1, 60)), (rng.normal(0, 1, 40), rng.normal(0, 1, 60))
-    >>> choose_predictor({"noise": noise, "good": good}, y).name
-    'good'
-    """
-    if not isinstance(candidates, dict) or not candidates:
-        raise SGIInputError("choose_predictor needs a non-empty dict of name -> (score_labelled, score_unlabelled)")
-    fits = {str(name): cross_fitted_predictions(lab, y_labelled, unlab, n_folds=n_folds, seed=seed, groups=groups)
-            for name, (lab, unlab) in candidates.items()}
-    best = min(fits, key=lambda name: fits[name][2])
-    return PredictorChoice(best, frozen_array(fits[best][0]), frozen_array(fits[best][1]),
-                           {name: fit[2] for name, fit in fits.items()})
 
 
 def ppi_rate_difference(halluc_base, halluc_new, score_base, score_new, *, confidence: float = 0.95,

@@ -11,9 +11,9 @@ hallucinated per key:
   (:func:`~sgi_core.evaluation.label_rates.unpaired_rate_difference`);
 * when only a sample of the matched keys is labelled in both runs, the difference is
   also estimated on every matched key by prediction-powered inference
-  (:func:`~sgi_core.evaluation.prediction_powered.ppi_rate_difference`, PPI++ with a
-  score's mapping to P(hallucinated) cross-fitted on the labels): its interval is
-  ``ci``, the labels-only one ``labels_only_ci``.
+  (:func:`~sgi_core.evaluation.prediction_powered.ppi_rate_difference`, PPI++ with the
+  compared scores' mapping to P(hallucinated) cross-fitted on the labels): its interval
+  is ``ci``, the labels-only one ``labels_only_ci``.
 
 ``difference = rate_new - rate_base`` (a rise is a regression); every interval is at
 ``confidence``. Each score's AUROC (grounded positive) on each run's labelled keys
@@ -78,13 +78,13 @@ class LabelShift(JsonResult):
     paired : bool
         Whether the labels-only difference is paired.
     method : str
-        ``"labels (paired)"``, ``"labels (unpaired)"`` or ``"prediction-powered (<score>)"``.
+        ``"labels (paired)"``, ``"labels (unpaired)"`` or ``"prediction-powered (cross-fitted logistic on N scores)"``.
     mcnemar_p : float
         Exact McNemar p of the paired keys (NaN unpaired or without discordant keys).
     base_only, new_only : int
         Paired keys hallucinated in the base run only, in the new run only (-1 unpaired).
     predictor_loss : dict of str -> float
-        Out-of-fold log loss of each candidate predictor of the prediction-powered estimate.
+        Out-of-fold log loss of each run's predictor of the prediction-powered estimate (``base``, ``new``).
     auroc : tuple of AurocShift
     """
 
@@ -200,30 +200,30 @@ def _prediction_powered(matched: MatchedRuns, halluc_base, halluc_new, confidenc
                         seed: int) -> _PredictionPowered | None:
     """PPI++ estimates over every matched key, or None when every key is labelled in both runs (or too few are).
 
-    The predictor is the score whose cross-fitted mapping to P(hallucinated) has the
-    lowest out-of-fold log loss on the keys labelled in both runs, summed over the two
-    runs. Each run's rate is estimated from its own labelled keys, the difference from
-    the keys labelled in both (:func:`~sgi_core.evaluation.prediction_powered.ppi_rate_difference`).
+    The predictor of each run is one logistic model of P(hallucinated) on every compared
+    score of that run, cross-fitted on the labels (each labelled key predicted by the model
+    of the folds it is not in): nothing is chosen outside the folds, so the interval holds
+    whatever the scores are worth. Each run's rate is estimated from its own labelled keys,
+    the difference from the keys labelled in both
+    (:func:`~sgi_core.evaluation.prediction_powered.ppi_rate_difference`).
     """
     both = ~(np.isnan(halluc_base) | np.isnan(halluc_new))
     if both.sum() < MIN_PPI_KEYS or both.all() or not matched.scores:
         return None
-    losses = {}
+    features = {side: np.column_stack([frame[score].to_numpy(dtype=np.float64) for score in matched.scores])
+                for side, frame in (("base", matched.base), ("new", matched.new))}
+    rates, losses = [], {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
-        for score in matched.scores:
-            losses[score] = sum(
-                cross_fitted_predictions(x[both], y[both], x[~both], seed=seed)[2]
-                for x, y in ((matched.base[score].to_numpy(), halluc_base), (matched.new[score].to_numpy(), halluc_new)))
-    best = min(losses, key=lambda name: (np.nan_to_num(losses[name], nan=np.inf), name))
-    score_base, score_new = matched.base[best].to_numpy(), matched.new[best].to_numpy()
-    rates = []
-    for y, x in ((halluc_base, score_base), (halluc_new, score_new)):
-        lab = ~np.isnan(y)
-        pred_lab, pred_unlab, _ = cross_fitted_predictions(x[lab], y[lab], x[~lab], seed=seed)
-        rates.append(ppi_mean(y[lab], pred_lab, pred_unlab, confidence=confidence).estimate)
-    diff = ppi_rate_difference(halluc_base, halluc_new, score_base, score_new, confidence=confidence, seed=seed)
-    return _PredictionPowered(rates[0], rates[1], diff.estimate, diff.ci, f"prediction-powered ({best})", losses)
+        for side, y in (("base", halluc_base), ("new", halluc_new)):
+            lab = ~np.isnan(y)
+            pred_lab, pred_unlab, losses[side] = cross_fitted_predictions(features[side][lab], y[lab],
+                                                                          features[side][~lab], seed=seed)
+            rates.append(ppi_mean(y[lab], pred_lab, pred_unlab, confidence=confidence).estimate)
+        diff = ppi_rate_difference(halluc_base, halluc_new, features["base"], features["new"], confidence=confidence,
+                                   seed=seed)
+    method = f"prediction-powered (cross-fitted logistic on {len(matched.scores)} scores)"
+    return _PredictionPowered(rates[0], rates[1], diff.estimate, diff.ci, method, losses)
 
 
 def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0,

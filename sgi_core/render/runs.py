@@ -70,7 +70,7 @@ def labels_headline(res: RunComparison) -> str:
             f"{lab.difference:+.3f} {format_ci(lab.ci, '+.3f')} ({level}%, {lab.method}{extra}; {counts}{mcnemar}): "
             f"{lab.verdict}")
     if lab.method.startswith("prediction-powered"):
-        line += (f"\n  every matched key enters through the score's mapping to P(hallucinated), fitted out of fold "
+        line += ("\n  every matched key enters through the scores' mapping to P(hallucinated), fitted out of fold "
                  "on the labels; valid when the labelled keys are a random sample of the matched keys")
     return line
 
@@ -132,7 +132,7 @@ def comparison_text(res: RunComparison) -> str:
         if not defined:
             lines.append("\nAUROC change: undefined for every score (each run needs labelled keys of both classes)")
             return "\n".join(lines)
-        lines.append(f"\nAUROC change (grounded positive), DeLong's test:")
+        lines.append("\nAUROC change (grounded positive), DeLong's test:")
         for a in res.labels.auroc:
             test = (f"{format_ci(a.ci)}, p {_p(a.p_value)} ({'paired' if a.paired else 'unpaired'})"
                     if not math.isnan(a.p_value) else "no test (no variance)")

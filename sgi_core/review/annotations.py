@@ -1,32 +1,32 @@
 """Labels given by people, stored as an append-only JSON Lines file keyed by a stable row key.
 
-One line per decision::
-
-    {"key": "<row key>", "label": "grounded", "note": "", "annotator": "ann", "time": "2026-11-24T07:00:00+00:00"}
-
-``label`` is ``grounded``, ``hallucinated``, ``unsure`` or ``retract``. A ``retract``
-line undoes the latest decision on its key that is not undone yet, so undoing twice
-goes back two decisions; otherwise the latest decision on a key wins. Nothing is ever
-rewritten: every decision stays in the file, in the order it was given.
+The lines are described in :mod:`sgi_core.review.decision_log`: one decision each, with
+a random id, a ``retract`` line naming the id it undoes. Nothing is ever rewritten:
+every decision stays in the file, in the order it was given.
 
 Appends are atomic between processes (two browser tabs, the app and a script): the
 file is opened with ``O_APPEND``, locked with ``flock`` for the write, written in one
 ``write`` call and ``fsync``-ed. A writer killed in the middle of a line leaves a
 damaged last line; the next append starts on a new line, and reading skips the
 damaged line with a warning naming its line number, keeping every other decision.
+
+Reading takes in only the bytes appended since the last read: the parsed lines and the
+decisions in force are kept per file, with the byte offset read up to, and checked
+against the file's inode and size (a file replaced or shortened is read whole again).
+The file is opened without following a symbolic link, must be a regular file, and is
+read only up to the size ``--labels`` reads (:func:`sgi_core.io.reading.max_input_bytes`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import os
 import re
+import threading
 import unicodedata
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -34,35 +34,44 @@ import pandas as pd
 
 from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.errors import SGIInputError
-from sgi_core.jsonio import loads_json
+from sgi_core.io.reading import max_input_bytes
+from sgi_core.review.decision_log import (
+    DECISIONS,
+    FIELDS,
+    ID_HEX_DIGITS,
+    KEY_HEX_DIGITS,
+    LABEL_VALUE,
+    MAX_LINE_BYTES,
+    MAX_NOTE_CHARS,
+    RETRACT,
+    AnnotationFileWarning,
+    DecisionLog,
+    current_decisions,
+    decision_line,
+    new_decision_id,
+    parse_line,
+    read_decisions,
+)
+from sgi_core.review.store_files import append_locked, fcntl, opened, read_range, read_regular_file, too_large
 
-try:  # POSIX; elsewhere O_APPEND alone keeps single writes whole
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+__all__ = ["DECISIONS", "FIELDS", "ID_HEX_DIGITS", "KEY_HEX_DIGITS", "LABEL_VALUE", "MAX_LINE_BYTES",
+           "MAX_NOTE_CHARS", "RETRACT", "AnnotationFileWarning", "AnnotationStore", "annotations_path",
+           "append_lines", "current_decisions", "data_dir", "decision_line", "new_decision_id", "normalise_text",
+           "read_decisions", "row_key", "row_keys"]
 
-#: Labels a person can give; ``unsure`` is stored but counts as unlabelled in every statistic.
-DECISIONS = ("grounded", "hallucinated", "unsure")
-#: The label of an undo line.
-RETRACT = "retract"
-#: The numeric label of each decision (1.0 grounded, 0.0 hallucinated, NaN unsure), as ``label`` columns hold it.
-LABEL_VALUE = {"grounded": 1.0, "hallucinated": 0.0, "unsure": np.nan}
 #: Environment variable naming the app's data folder (default ``~/.local/share/sgi_workbench``).
 DATA_DIR_ENV = "SGI_DATA_DIR"
-#: Hexadecimal digits kept of the SHA-256 row key (128 bits).
-KEY_HEX_DIGITS = 32
-#: Longest note or annotator name kept, in characters.
-MAX_NOTE_CHARS = 2_000
-#: Longest line read back, in bytes: a longer line is damaged, not a decision.
-MAX_LINE_BYTES = 16_384
+#: Longest file name most file systems take, in bytes; a longer annotations file name is shortened with a hash.
+NAME_MAX_BYTES = 255
+#: Characters of a long data set name kept in its annotations file name, before the hash.
+SHORT_STEM_CHARS = 200
+#: Annotations files whose parsed lines are kept in memory at once.
+MAX_CACHED_FILES = 16
+#: What messages call the file.
+WHAT = "annotations file"
 
-_KEY = re.compile(rf"[0-9a-f]{{{KEY_HEX_DIGITS}}}")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-_FIELDS = ("key", "label", "note", "annotator", "time")
-
-
-class AnnotationFileWarning(UserWarning):
-    """A line of an annotations file that could not be read and was skipped."""
+_SHARED = fcntl.LOCK_SH if fcntl is not None else None
 
 
 def normalise_text(text) -> str:
@@ -131,49 +140,20 @@ def annotations_path(dataset: str) -> Path:
 
     The file name's stem is used (``qa.csv`` and ``qa.parquet`` share one file), with
     characters other than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``.
+    A stem too long for a file name (over :data:`NAME_MAX_BYTES` bytes with the
+    suffix) keeps its first :data:`SHORT_STEM_CHARS` characters and a hash of the whole.
 
     Examples
     --------
     >>> annotations_path("/tmp/my data.parquet").name
     'my_data.jsonl'
+    >>> len(annotations_path("q" * 251 + ".csv").name)
+    223
     """
     stem = _UNSAFE_NAME.sub("_", Path(str(dataset)).stem).strip("._") or "data"
+    if len(stem) + len(".jsonl") > NAME_MAX_BYTES:  # the stem is ASCII: one byte a character
+        stem = f"{stem[:SHORT_STEM_CHARS]}-{hashlib.sha256(stem.encode()).hexdigest()[:16]}"
     return data_dir() / "annotations" / f"{stem}.jsonl"
-
-
-def decision_line(key: str, label: str, *, note: str = "", annotator: str = "", time: str | None = None) -> bytes:
-    """One decision as its JSON line (with the newline), after checking it.
-
-    Raises
-    ------
-    SGIInputError
-        A key that is not 32 lowercase hex digits, a label outside :data:`DECISIONS`
-        and ``retract``, or a note or annotator name over :data:`MAX_NOTE_CHARS`.
-    """
-    if not isinstance(key, str) or not _KEY.fullmatch(key):
-        raise SGIInputError(f"a row key must be {KEY_HEX_DIGITS} lowercase hex digits; got {key!r}",
-                            hint="Make keys with sgi_core.review.annotations.row_key")
-    if label not in (*DECISIONS, RETRACT):
-        raise SGIInputError(f"unknown decision {label!r}", hint=f"Use one of {', '.join((*DECISIONS, RETRACT))}")
-    for name, text in (("note", note), ("annotator", annotator)):
-        if len(str(text)) > MAX_NOTE_CHARS:
-            raise SGIInputError(f"the {name} is {len(str(text)):,} characters long, over {MAX_NOTE_CHARS:,}",
-                                hint=f"Shorten the {name}")
-    record = {"key": key, "label": label, "note": str(note), "annotator": str(annotator),
-              "time": time or datetime.now(timezone.utc).isoformat(timespec="milliseconds")}
-    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-@contextlib.contextmanager
-def _locked_for_append(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield fd
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def append_lines(path: str | os.PathLike, lines: list[bytes]) -> None:
@@ -181,17 +161,71 @@ def append_lines(path: str | os.PathLike, lines: list[bytes]) -> None:
 
     When a writer died in the middle of a line the file does not end with a newline;
     the write then starts with one, so the damaged line stays one damaged line.
+
+    Raises
+    ------
+    SGIInputError
+        A symbolic link or something other than a regular file at ``path``, or a file
+        that would grow past :func:`~sgi_core.io.reading.max_input_bytes`.
     """
-    if not lines:
-        return
-    with _locked_for_append(Path(path)) as fd:
-        size = os.fstat(fd).st_size
-        lead = b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
-        payload = lead + b"".join(lines)
-        written = 0
-        while written < len(payload):
-            written += os.write(fd, payload[written:])
-        os.fsync(fd)
+    if lines:
+        append_locked(path, b"".join(lines), limit=max_input_bytes(), what=WHAT)
+
+
+@dataclass
+class _Read:
+    """How far one file has been read: its identity, the bytes taken in and what they said."""
+
+    device: int
+    inode: int
+    log: DecisionLog
+    offset: int = 0
+    #: The last line taken in had no newline yet (a line a writer other than this module left unterminated).
+    mid_line: bool = False
+
+
+_reads: OrderedDict[str, _Read] = OrderedDict()
+_reads_lock = threading.Lock()
+
+
+def _catch_up(entry: _Read, fd: int, size: int) -> tuple[int, str] | None:
+    """Take in the bytes appended since ``entry.offset``; returns a damaged unfinished last line, left for later."""
+    chunk = read_range(fd, entry.offset, size)
+    if entry.mid_line and chunk:
+        entry.offset, entry.mid_line, chunk = entry.offset + 1, False, chunk[1:]
+    end = chunk.rfind(b"\n") + 1
+    entry.log.feed(chunk[:end])
+    entry.offset += end
+    tail = chunk[end:]
+    if not tail.strip():
+        return None
+    record, problem = parse_line(tail)
+    if problem:  # perhaps a line still being written by a writer that takes no lock: read again next time
+        return entry.log.n_lines + 1, problem
+    entry.log.feed(tail)
+    entry.offset, entry.mid_line = entry.offset + len(tail), True
+    return None
+
+
+def _read_file(path: Path, what: str) -> tuple[pd.DataFrame | None, str | None]:
+    """The decisions (``what="decisions"``) or the decisions in force (``"current"``) of a file, and its warning."""
+    limit = max_input_bytes()
+    with opened(path, os.O_RDONLY, what=WHAT, lock=_SHARED) as fd:
+        info = os.fstat(fd)
+        if info.st_size > limit:
+            raise too_large(info.st_size, limit, what=WHAT, source=str(path))
+        with _reads_lock:
+            entry = _reads.pop(str(path), None)
+            if (entry is None or (entry.device, entry.inode) != (info.st_dev, info.st_ino)
+                    or info.st_size < entry.offset
+                    or (entry.mid_line and read_range(fd, entry.offset, entry.offset + 1) not in (b"", b"\n"))):
+                entry = _Read(info.st_dev, info.st_ino, DecisionLog(str(path)))
+            damaged_tail = _catch_up(entry, fd, info.st_size)
+            _reads[str(path)] = entry
+            while len(_reads) > MAX_CACHED_FILES:
+                _reads.popitem(last=False)
+            frame = entry.log.decisions() if what == "decisions" else entry.log.current()
+            return frame, entry.log.warning(damaged_tail)
 
 
 @dataclass(frozen=True)
@@ -200,97 +234,48 @@ class AnnotationStore:
 
     path: Path
 
-    def add(self, key: str, label: str, *, note: str = "", annotator: str = "") -> None:
-        """Append one decision (``label`` in :data:`DECISIONS`)."""
+    def add(self, key: str, label: str, *, note: str = "", annotator: str = "") -> str:
+        """Append one decision (``label`` in :data:`DECISIONS`); returns its id, which :meth:`retract` takes."""
         if label == RETRACT:
-            raise SGIInputError("undo with AnnotationStore.undo, not a 'retract' label")
-        append_lines(self.path, [decision_line(key, label, note=note, annotator=annotator)])
+            raise SGIInputError("undo with AnnotationStore.retract, not a 'retract' label")
+        decision_id = new_decision_id()
+        append_lines(self.path, [decision_line(key, label, note=note, annotator=annotator, decision_id=decision_id)])
+        return decision_id
 
-    def undo(self, key: str, *, annotator: str = "") -> None:
-        """Append a retraction: the latest decision on ``key`` not yet undone no longer counts."""
-        append_lines(self.path, [decision_line(key, RETRACT, annotator=annotator)])
+    def retract(self, key: str, decision_id: str, *, annotator: str = "") -> None:
+        """Append a retraction of the decision ``decision_id`` on ``key``: that decision, and no other, no longer counts."""
+        append_lines(self.path, [decision_line(key, RETRACT, annotator=annotator, retracts=decision_id)])
+
+    def _read(self, what: str) -> pd.DataFrame | None:
+        try:
+            frame, message = _read_file(self.path, what)
+        except FileNotFoundError:
+            return None
+        if message:
+            warnings.warn(message, AnnotationFileWarning, stacklevel=3)
+        return frame
 
     def read(self) -> pd.DataFrame:
-        """Every line as read by :func:`read_decisions` (empty when the file does not exist yet)."""
-        if not self.path.exists():
-            return empty_decisions()
-        return read_decisions(self.path.read_bytes(), source=str(self.path))
+        """Every line as :func:`read_decisions` reads it (no line when the file does not exist yet).
+
+        Damaged lines are skipped with one :class:`AnnotationFileWarning`.
+
+        Raises
+        ------
+        SGIInputError
+            The path is a symbolic link or not a regular file, or the file is larger
+            than :func:`~sgi_core.io.reading.max_input_bytes`.
+        """
+        frame = self._read("decisions")
+        return DecisionLog().decisions() if frame is None else frame
 
     def current(self) -> pd.DataFrame:
-        """The decision in force on each key (:func:`current_decisions`)."""
-        return current_decisions(self.read())
+        """The decision in force on each key (:func:`current_decisions`); raises as :meth:`read` does."""
+        frame = self._read("current")
+        return DecisionLog().current() if frame is None else frame
 
-
-def empty_decisions() -> pd.DataFrame:
-    return pd.DataFrame({name: pd.Series(dtype=object) for name in _FIELDS})
-
-
-def _parse_line(text: bytes):
-    """The record of one line, or the reason it is damaged."""
-    try:
-        record = loads_json(text, max_depth=4)
-    except SGIInputError as err:
-        return None, err.message[:160]
-    if not isinstance(record, dict):
-        return None, "not a JSON object"
-    if not isinstance(record.get("key"), str) or not _KEY.fullmatch(record["key"]):
-        return None, "no row key"
-    if record.get("label") not in (*DECISIONS, RETRACT):
-        return None, f"unknown decision {str(record.get('label'))[:40]!r}"
-    return {name: "" if record.get(name) is None else str(record.get(name))[:MAX_NOTE_CHARS]
-            for name in _FIELDS}, None
-
-
-def read_decisions(raw: bytes, *, source: str = "<annotations>") -> pd.DataFrame:
-    """Every decision line of an annotations file, in file order, with its 1-based ``line`` number.
-
-    Each line is read by :func:`sgi_core.jsonio.loads_json`. A damaged line (cut
-    short, not JSON, not UTF-8, no row key, unknown decision, longer than
-    :data:`MAX_LINE_BYTES`) is skipped with an
-    :class:`AnnotationFileWarning` naming the file and its line number; blank lines
-    are ignored. The other lines are always kept.
-    """
-    records, lines = [], []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        if len(line) > MAX_LINE_BYTES:
-            problem = f"longer than {MAX_LINE_BYTES:,} bytes"
-        else:
-            record, problem = _parse_line(line)
-        if problem:
-            warnings.warn(f"{source}: line {number} skipped: {problem}", AnnotationFileWarning, stacklevel=2)
-            continue
-        records.append(record)
-        lines.append(number)
-    if not records:
-        return empty_decisions().assign(line=pd.Series(dtype=np.int64))
-    return pd.DataFrame.from_records(records, columns=list(_FIELDS)).assign(line=np.asarray(lines, dtype=np.int64))
-
-
-def current_decisions(decisions: pd.DataFrame) -> pd.DataFrame:
-    """The decision in force on each key: the latest one, after the retractions have undone theirs.
-
-    Returns one row per key that still has a decision, with ``key``, ``label``,
-    ``note``, ``annotator``, ``time`` and ``value`` (:data:`LABEL_VALUE`), in the
-    order the keys were first decided.
-
-    Examples
-    --------
-    >>> lines = pd.DataFrame({"key": ["a", "a", "a", "b", "b"],
-    ...                       "label": ["grounded", "hallucinated", "retract", "unsure", "retract"],
-    ...                       "note": "", "annotator": "", "time": ""})
-    >>> current_decisions(lines)[["key", "label"]].values.tolist()
-    [['a', 'grounded']]
-    """
-    stacks: dict[str, list[int]] = {}
-    for position, (key, label) in enumerate(zip(decisions["key"].tolist(), decisions["label"].tolist())):
-        stack = stacks.setdefault(key, [])
-        if label == RETRACT:
-            if stack:
-                stack.pop()
-        else:
-            stack.append(position)
-    kept = [stack[-1] for stack in stacks.values() if stack]
-    current = decisions.iloc[kept][list(_FIELDS)].reset_index(drop=True)
-    return current.assign(value=current["label"].map(LABEL_VALUE).astype(np.float64))
+    def raw(self) -> bytes:
+        """The file's bytes (empty when it does not exist yet), for an export; raises as :meth:`read` does."""
+        if not os.path.lexists(self.path):
+            return b""
+        return read_regular_file(self.path, limit=max_input_bytes(), what=WHAT)

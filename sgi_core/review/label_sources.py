@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sgi_core.review.annotations import current_decisions, decision_line, read_decisions, row_keys
+from sgi_core.review.annotations import current_decisions, read_decisions, row_keys
+from sgi_core.review.store_files import read_regular_file
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -48,7 +48,11 @@ class LabelSet:
 
 def labels_from_annotations(raw: bytes, *, source: str = "<annotations>") -> LabelSet:
     """The decisions in force of an annotations file (:func:`~sgi_core.review.annotations.current_decisions`)."""
-    current = current_decisions(read_decisions(raw, source=source))
+    return labels_from_decisions(current_decisions(read_decisions(raw, source=source)), source=source)
+
+
+def labels_from_decisions(current: pd.DataFrame, *, source: str = "<annotations>") -> LabelSet:
+    """The labels of the decisions in force (``key`` and ``value``, as :meth:`AnnotationStore.current` gives them)."""
     decided = current["value"].notna().to_numpy()
     return LabelSet(current.loc[decided, ["key", "value"]].reset_index(drop=True), source,
                     n_unsure=int((~decided).sum()))
@@ -90,19 +94,22 @@ def looks_like_annotations(raw: bytes) -> bool:
 
 def read_label_source(source: str | os.PathLike | bytes, *, name: str | None = None,
                       label_positive: str | None = None, limits=None) -> LabelSet:
-    """An annotations file or a labels table, told apart by content, as a :class:`LabelSet`."""
+    """An annotations file or a labels table, told apart by content, as a :class:`LabelSet`.
+
+    A path is opened without following a symbolic link and must be a regular file of at
+    most :func:`~sgi_core.io.reading.max_input_bytes` bytes.
+    """
     from sgi_core.io.reading import max_input_bytes, read_table, source_name
 
     name = name or source_name(source)
-    if not isinstance(source, bytes):
-        path = Path(source)
-        if not path.is_file():
-            raise SGIInputError("no labels file at this path", source=str(path),
+    if isinstance(source, bytes):
+        raw = source
+    else:
+        if not os.path.lexists(source):
+            raise SGIInputError("no labels file at this path", source=str(source),
                                 hint="Give an annotations file or a table with question, context, response and label")
-        if path.stat().st_size > max_input_bytes():
-            raise SGIInputError(f"the labels file is larger than {max_input_bytes() // 2**20:,} MB", source=name,
-                                hint="Raise SGI_MAX_INPUT_MB to read it")
-    raw = source if isinstance(source, bytes) else path.read_bytes()
+        # Not followed if a link, refused unless a regular file, never read past the cap (a link to /dev/zero).
+        raw = read_regular_file(source, limit=max_input_bytes(), what="labels file")
     if looks_like_annotations(raw):
         return labels_from_annotations(raw, source=name)
     frame = read_table(raw, name=name, limits=limits)
@@ -237,13 +244,6 @@ def combine_labels(file_label, annotation_label, *, source: str) -> CombinedLabe
         label[disagree] = np.nan
     return CombinedLabels(label, source, int(in_file.sum()), int(annotated.sum()), int(both.sum()),
                           int(disagree.sum()))
-
-
-def decision_lines(labels: LabelSet, *, annotator: str) -> list[bytes]:
-    """The labels of a source as annotations lines (:func:`~sgi_core.review.annotations.decision_line`), for an import."""
-    names = {1.0: "grounded", 0.0: "hallucinated"}
-    return [decision_line(key, names[value], annotator=annotator, note=f"imported from {labels.source}"[:200])
-            for key, value in zip(labels.labels["key"].tolist(), labels.labels["value"].tolist())]
 
 
 def with_labels(table, source: str | os.PathLike | bytes, *, label_positive: str | None = None,

@@ -32,8 +32,8 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 def too_large(size: int, limit: int, *, what: str, source: str) -> SGIInputError:
     """The error for a file of ``size`` bytes over ``limit``."""
-    return SGIInputError(f"the {what} is {size / _MB:.1f} MB, larger than the {limit / _MB:g} MB that can be read "
-                         "at once", source=source,
+    return SGIInputError(f"the {what} is larger than {limit / _MB:g} MB ({size / _MB:.1f} MB), more than can be "
+                         "read at once", source=source,
                          hint="Move it aside (its labels can be imported back in parts), or raise the limit with "
                               "SGI_MAX_INPUT_MB if this machine has several times its size in free memory")
 

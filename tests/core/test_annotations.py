@@ -61,16 +61,16 @@ def test_row_key_normalisation_is_whitespace_and_nfc_only():
     assert len(row_key("q", "c", "r")) == 32
 
 
-def test_latest_decision_wins_and_undo_goes_back_one_decision(tmp_path):
+def test_latest_decision_wins_and_a_retraction_takes_back_its_own_decision(tmp_path):
     store = AnnotationStore(tmp_path / "a.jsonl")
-    store.add(KEY_A, "grounded", annotator="ann")
-    store.add(KEY_A, "hallucinated", note="wrong year")
+    first = store.add(KEY_A, "grounded", annotator="ann")
+    second = store.add(KEY_A, "hallucinated", note="wrong year")
     store.add(KEY_B, "unsure")
     assert store.current().set_index("key")["label"].to_dict() == {KEY_A: "hallucinated", KEY_B: "unsure"}
-    store.undo(KEY_A)
+    store.retract(KEY_A, second)
     assert store.current().set_index("key")["label"].to_dict() == {KEY_A: "grounded", KEY_B: "unsure"}
-    store.undo(KEY_A)
-    store.undo(KEY_A)  # nothing left to undo: ignored
+    store.retract(KEY_A, first)
+    store.retract(KEY_A, first)  # already undone: ignored
     assert store.current()["key"].tolist() == [KEY_B]
     assert len(store.read()) == 6  # every decision kept
     assert stat.S_IMODE(os.stat(store.path).st_mode) == 0o600
@@ -90,10 +90,10 @@ def test_damaged_lines_are_skipped_by_line_number_and_the_rest_kept(tmp_path):
     raw = good[0] + b'{"key": "' + KEY_C.encode() + b'", "lab\n' + b"\xff\xfe\n" + b"[1, 2]\n" + good[1]
     with pytest.warns(AnnotationFileWarning) as caught:
         read = read_decisions(raw, source="a.jsonl")
-    messages = [str(w.message) for w in caught]
-    assert messages[0].startswith("a.jsonl: line 2 skipped: invalid JSON: Unterminated string")
-    assert messages[1:] == ["a.jsonl: line 3 skipped: not valid UTF-8 (byte 1)",
-                            "a.jsonl: line 4 skipped: not a JSON object"]
+    (message,) = [str(w.message) for w in caught]  # one warning for all of them
+    assert message.startswith("a.jsonl: 3 damaged lines skipped, every other decision kept: line 2 (invalid JSON: "
+                              "Unterminated string")
+    assert message.endswith("line 3 (not valid UTF-8 (byte 1)), line 4 (not a JSON object)")
     assert read["key"].tolist() == [KEY_A, KEY_B]
     assert read["line"].tolist() == [1, 5]
 

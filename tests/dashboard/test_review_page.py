@@ -128,25 +128,30 @@ def test_damaged_lines_and_other_data_are_reported(review):
     assert any("None of the 1 labelled rows in the annotations file is in this file" in w for w in warnings)
 
 
-def test_import_of_a_shuffled_labels_table(review):
+def test_import_keeps_this_files_rows_only_and_importing_twice_adds_nothing(review):
     sample = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False)
     part = sample.sample(n=20, random_state=1)
     stranger = pd.DataFrame({"question": ["q"], "context": ["c"], "response": ["r"], "label": ["1"]})
+    upload = ("labels.csv", pd.concat([part, stranger]).to_csv(index=False).encode(), "text/csv")
     at = review
-    at.file_uploader(key="review.import").set_value(("labels.csv", pd.concat([part, stranger]).to_csv(index=False)
-                                                     .encode(), "text/csv")).run()
+    at.file_uploader(key="review.import").set_value(upload).run()
     at.button(key="review.import_button").click().run()
-    assert [s.value for s in at.success] == ["20 of 21 labels matched rows of this file; 1 did not, 0 conflicting "
-                                             "were left out, 0 unsure."]
+    assert [s.value for s in at.success] == ["20 of 21 labels matched rows of this file: 20 added (0 replacing "
+                                             "another label), 0 already in force. Left out: 1 of other data, 0 "
+                                             "conflicting, 0 unsure."]
     current = store().current()
     table = load_triples(SAMPLE_CSV)
-    assert set(current["key"]) == set(row_keys(table.frame.iloc[part.index])) | set(row_keys(stranger))
+    assert set(current["key"]) == set(row_keys(table.frame.iloc[part.index]))  # not the stranger's
     assert set(current["annotator"]) == {"import: labels.csv"}
+    lines = len(store().read())
+    at.button(key="review.import_button").click().run()
+    assert "20 of 21 labels matched rows of this file: 0 added" in at.success[0].value
+    assert len(store().read()) == lines
     at.file_uploader(key="review.import").set_value(("other.csv", stranger.to_csv(index=False).encode(),
                                                      "text/csv")).run()
     at.button(key="review.import_button").click().run()
     assert any("the labels come from other data" in e.value for e in at.error)
-    assert len(store().current()) == 21
+    assert len(store().current()) == 20
 
 
 def test_a_judge_verdict_column_against_the_annotations(review, tmp_path, monkeypatch):

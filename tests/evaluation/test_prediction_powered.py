@@ -13,8 +13,6 @@ from sgi_core.evaluation.crossval import fold_ids, normal_scores
 from sgi_core.evaluation.label_rates import paired_rate_difference, wilson_interval
 from sgi_core.evaluation.prediction_powered import (
     PPIEstimate,
-    PredictorChoice,
-    choose_predictor,
     cross_fitted_predictions,
     ppi_mean,
     ppi_rate_difference,
@@ -185,23 +183,6 @@ def test_cross_fitting_errors():
         cross_fitted_predictions([0.1, 0.2, 0.3], [0, 1, 1], [0.5], groups=[1, 2])
     with pytest.raises(SGIInputError, match="The 'n_folds' parameter of cross_fitted_predictions must be an int >= 2"):
         cross_fitted_predictions([0.1, 0.2, 0.3], [0, 1, 1], [0.5], n_folds=1)
-
-
-def test_choose_predictor_keeps_the_lowest_log_loss():
-    rng = np.random.default_rng(8)
-    y = rng.binomial(1, 0.3, 60).astype(float)
-    unlabelled_y = rng.binomial(1, 0.3, 200)
-    candidates = {"noise": (rng.normal(size=60), rng.normal(size=200)),
-                  "good": (2 * y + rng.normal(size=60), 2 * unlabelled_y + rng.normal(size=200))}
-    choice = choose_predictor(candidates, y)
-    assert choice.name == "good" and set(choice.log_losses) == {"noise", "good"}
-    assert choice.log_losses["good"] == min(choice.log_losses.values())
-    pred_lab, pred_unlab, loss = cross_fitted_predictions(*candidates["good"][:1], y, candidates["good"][1])
-    np.testing.assert_array_equal(choice.pred_labelled, pred_lab)
-    assert loss == choice.log_losses["good"]
-    assert PredictorChoice.from_dict(json.loads(json.dumps(choice.to_dict()))) == choice
-    with pytest.raises(SGIInputError, match="non-empty dict"):
-        choose_predictor({}, y)
 
 
 def _two_runs(seed, n_keys=300, n_labelled=60):
