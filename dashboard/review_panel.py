@@ -8,6 +8,7 @@ or HTML; every number comes from an sgi_core result through
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ import streamlit as st
 from dashboard import devices, page, state
 from dashboard.services import geometry_services, review_services
 from dashboard.views import geometry_charts, texts
-from sgi_core.review.annotations import MAX_NOTE_CHARS
+from sgi_core.review.annotations import MAX_NOTE_CHARS, AnnotationStore
 from sgi_core.columns import is_ordinary
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",
@@ -26,8 +27,6 @@ QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the s
                "missed_hallucinations": "worst misses: labelled hallucinated, highest score"}
 LABEL_WORDS = {1.0: "grounded", 0.0: "hallucinated"}
 LABEL_ICONS = {"grounded": ":material/check_circle:", "hallucinated": ":material/report:", "unsure": ":material/help:"}
-#: Session-state key of the keys decided in this session, newest last, for undo.
-HISTORY = "review.history"
 
 
 def _support_colour(support: float) -> str:
@@ -115,21 +114,26 @@ def profile(data, position: int) -> None:
 
 
 def decide(store, key: str, label: str) -> None:
-    """Button callback: append the decision with the note and annotator, and move on."""
-    store.add(key, label, note=st.session_state.get(state.REVIEW_NOTE, ""),
-              annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""))
-    st.session_state.setdefault(HISTORY, []).append(key)
+    """Button callback: append the decision with the note and annotator, remember its id and store, and move on."""
+    decision_id = store.add(key, label, note=st.session_state.get(state.REVIEW_NOTE, ""),
+                            annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""))
+    st.session_state.setdefault(state.REVIEW_HISTORY, []).append((str(store.path), key, decision_id))
     st.session_state[state.REVIEW_NOTE] = ""
     focus = st.session_state.get(state.REVIEW_FOCUS)
     if focus is not None:
         focus["done"] += 1
 
 
-def undo(store) -> None:
-    """Button callback: retract this session's latest decision."""
-    history = st.session_state.get(HISTORY) or []
+def undo() -> None:
+    """Button callback: retract this session's latest decision by its id, in the store it was written to.
+
+    Decisions given since by others (another tab, another annotator) on the same row stay.
+    """
+    history = st.session_state.get(state.REVIEW_HISTORY) or []
     if history:
-        store.undo(history.pop(), annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""))
+        path, key, decision_id = history.pop()
+        AnnotationStore(Path(path)).retract(key, decision_id, annotator=st.session_state.get(state.REVIEW_ANNOTATOR,
+                                                                                             ""))
         focus = st.session_state.get(state.REVIEW_FOCUS)
         if focus is not None and focus["done"]:
             focus["done"] -= 1
@@ -142,8 +146,12 @@ def buttons(store, key: str) -> None:
     for column, label in zip(columns, ("grounded", "hallucinated", "unsure")):
         column.button(label.capitalize(), key=f"review.{label}", on_click=decide, args=(store, key, label),
                       icon=LABEL_ICONS[label], width="stretch")
-    columns[3].button("Undo my last label", key="review.undo", on_click=undo, args=(store,),
-                      disabled=not st.session_state.get(HISTORY), width="stretch")
+    history = st.session_state.get(state.REVIEW_HISTORY)
+    elsewhere = bool(history) and history[-1][0] != str(store.path)
+    columns[3].button("Undo my last label", key="review.undo", on_click=undo, disabled=not history, width="stretch",
+                      help=f"Your last label was given in another file's annotations ({Path(history[-1][0]).name}); "
+                           "undo takes it back there." if elsewhere else
+                           "Takes back the last label you gave in this session, and nothing anyone else gave.")
 
 
 def row_panel(data, labels, store, position: int) -> None:
@@ -151,6 +159,9 @@ def row_panel(data, labels, store, position: int) -> None:
     row = page.take_rows(data.frame, [position]).iloc[0]
     key = review_services.key_of_row(row)
     st.subheader(f"Row {int(row['input_row']):,} of the file")
+    own_id = review_services.row_id(data.table, position)
+    if own_id is not None:
+        st.text(f"{own_id[0]}: {own_id[1]}")  # the file's own id, as literal text
     decided = labels.decisions[labels.decisions["key"] == key]
     if len(decided):
         st.caption(f"Labelled {decided['label'].iloc[0]} before; a new label replaces it.")

@@ -243,6 +243,11 @@ REVIEW_NOTE = "review.note"
 #: Rows put before the reviewer ahead of the queue (rows where two raters disagree), and how many are done.
 REVIEW_FOCUS = "review.focus"
 REVIEW_HALF_WIDTH = "review.half_width"
+#: The decisions given in this session, newest last, as (annotations file, row key, decision id): what undo takes back.
+REVIEW_HISTORY = "review.history"
+#: The Review page's downloads: the annotations file as it is, and the readable table of this file's annotated rows.
+REVIEW_EXPORT = "review.export"
+REVIEW_EXPORT_TABLE = "review.export_table"
 #: Review page: one file, or the two runs of the Compare runs page side by side; the effect the paired
 #: estimate should be able to decide.
 REVIEW_MODE = "review.mode"

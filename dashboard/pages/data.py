@@ -100,7 +100,9 @@ upload_col, sample_col = st.columns([3, 1])
 upload_col.file_uploader("Upload CSV, TSV, Parquet or JSON Lines", type=FILE_TYPES, key=state.DATA_UPLOAD,
                          on_change=_on_upload)
 upload_col.caption(f"Up to {st.get_option('server.maxUploadSize')} MB per file: the limit is "
-                   "`server.maxUploadSize` in `.streamlit/config.toml`; raise it there and restart for bigger files.")
+                   "`server.maxUploadSize` in `.streamlit/config.toml`; raise it there and restart for bigger files. "
+                   "A Phoenix, Langfuse or OpenTelemetry trace export opens as one row per trace: its `trace_id`, "
+                   "question, retrieved passages and answer.")
 sample_col.button("Use the bundled sample", on_click=_use_sample, width="stretch")
 _path_box()
 with st.expander("Limits on the file read"):

@@ -40,6 +40,7 @@ def computed_families() -> tuple:
         page.show_error(err)
         return ()
     detector_charts.detector_table(computed, report)
+    combined_note = detector_charts.combined_interval_note(computed.detectors["combined"].roc)
     explained = " ".join(f"{families[kind].label}: {families[kind].explanation}." for kind in kinds)
     st.caption(
         "Scores oriented so that higher = grounded; d = grounded minus hallucinated (ddof=1); intervals are "
@@ -50,8 +51,8 @@ def computed_families() -> tuple:
         "it). **Leaky**: the same detector with the scored row in its reference set, the protocol behind the "
         "method's published near-perfect numbers; shown only to see how much of that number is leakage, never a "
         "result. Combined: a logistic model over "
-        f"{', '.join(computed.combined_features)}, predicted out of fold on the same folds. Length-matched: AUROC "
-        "after matching the two classes' response lengths (coarsened exact matching).")
+        f"{', '.join(computed.combined_features)}, predicted out of fold on the same folds; {combined_note} "
+        "Length-matched: AUROC after matching the two classes' response lengths (coarsened exact matching).")
     st.plotly_chart(charts.roc_figure({"SGI": report.roc, **curves}), key="detectors.families_roc")
     return kinds
 
@@ -114,7 +115,11 @@ def file_columns() -> None:
 
 
 def compare(kinds: tuple) -> None:
-    """Two scores on the same rows: DeLong, McNemar at Youden thresholds, and the rows they disagree on most."""
+    """Two scores on the same rows: the AUROC difference, McNemar at Youden thresholds, the rows they disagree on most.
+
+    The difference is tested by DeLong's test between fixed scores, by the refit bootstrap against the combined
+    detector (fitted on these labels), as :func:`dashboard.services.detector_services.paired_comparison` chooses.
+    """
     st.subheader("Compare two scores")
     specs = state.detector_specs()
     try:
@@ -132,20 +137,18 @@ def compare(kinds: tuple) -> None:
     if name_a == name_b:
         st.info("Choose two different scores.")
         return
-    delong, youden, mcnemar, disagreements = detector_services.paired_comparison(
-        (data.key, data.model, specs, kinds), name_a, name_b, data.frame["label"].to_numpy(), scores)
-    cols = st.columns(5)
-    cols[0].metric("AUROC A", f"{delong.auroc_a:.3f}")
-    cols[1].metric("AUROC B", f"{delong.auroc_b:.3f}")
-    cols[2].metric("AUROC A − B", f"{delong.difference:+.3f}")
-    cols[3].metric("DeLong z", f"{delong.z:+.2f}")
-    cols[4].metric("p (two-sided)", f"{delong.p_value:.3g}")
-    st.caption(f"DeLong's test of the AUROC difference, 95% CI {tables.interval(delong.ci, '+.3f', in_text=True)}, on the "
-               f"{delong.n_pos:,} grounded and {delong.n_neg:,} hallucinated rows both scores cover "
-               f"({delong.n_excluded:,} rows left out: unlabelled or missing one of the scores).")
+    test, youden, mcnemar, disagreements = detector_services.paired_comparison(
+        data.key, data.model, specs, kinds, name_a, name_b, data.table, data.frame)
+    metrics, caption = detector_charts.difference_metrics(test)
+    for col, (label, value) in zip(st.columns(len(metrics)), metrics):
+        col.metric(label, value)
+    st.caption(caption)
 
     st.markdown("**McNemar's test at each score's Youden threshold**")
-    if mcnemar is None:
+    if detector_services.COMBINED_LABEL in (name_a, name_b):
+        st.info("McNemar's test is not run with the combined detector: its model and its threshold would both be "
+                "fitted on the labels that test them.")
+    elif mcnemar is None:
         st.info("One of the two scores has no Youden threshold here, so McNemar's test cannot be run.")
     else:
         left, right = st.columns([1, 2])

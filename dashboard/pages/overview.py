@@ -69,7 +69,7 @@ if labelled is None:
                f"{es.welch_p:.2g}." + ASYMPTOTIC_NOTE * (roc.ci_method == "DeLong"))
     st.caption(length_matched_sentence(sgi_matched))
 else:
-    st.info(labelled)
+    st.info(labelled + " Or label rows yourself on the **Review** page, one at a time: every page then uses them.")
 
 threshold = st.session_state.get(state.CALIBRATION_THRESHOLD)
 shown, shown_note = page.drawn(charts.plottable(data.frame))

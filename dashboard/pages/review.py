@@ -4,6 +4,7 @@ import streamlit as st
 
 from dashboard import page, paired_review_panel, review_panel, state
 from dashboard.services import review_services
+from dashboard.views import texts
 
 st.title("Review")
 st.write("Label your own rows: every page then measures the detectors on them. Rows come one at a time from the "
@@ -27,7 +28,7 @@ st.radio("Labels every page uses", review_services.LABEL_SOURCES, key=state.LABE
                                        "both": "both, where they agree"}.get)
 st.caption(review_services.label_source_line(data).capitalize())
 for message in labels.damaged:
-    st.warning(message, icon=":material/warning:")
+    st.warning(texts.plain(message), icon=":material/warning:")
 if labels.annotations.n_labels and not labels.annotations.n_matched:
     st.warning(f"None of the {labels.annotations.n_labels:,} labelled rows in the annotations file is in this file: "
                "it holds labels of other data.")
@@ -48,8 +49,9 @@ with label_tab:
                          max_chars=review_panel.MAX_NOTE_CHARS)
     target = int(people[1].number_input("Target number of labels", min_value=1, value=100, step=10,
                                         key=state.REVIEW_TARGET, **state.PERSIST))
-    n_done = labels.n_annotated
-    st.progress(min(n_done / target, 1.0), text=f"{n_done:,} of {target:,} rows labelled")
+    n_done = labels.n_labelled
+    st.progress(min(n_done / target, 1.0), text=f"{n_done:,} of {target:,} rows labelled" + (
+        f" ({labels.n_unsure:,} more marked unsure: no label, not counted)" if labels.n_unsure else ""))
 
     focus = st.session_state.get(state.REVIEW_FOCUS)
     position = None
@@ -111,7 +113,7 @@ with agreement_tab:
     half_width = st.number_input("Wanted half-width of the AUROC's 95% interval", min_value=0.005, max_value=0.5,
                                  value=0.05, step=0.005, format="%.3f", key=state.REVIEW_HALF_WIDTH, **state.PERSIST)
     more_score = st.selectbox("Score", list(scores), key="review.more_score")
-    more = review_services.more_labels(data.key, data.model, more_score, float(half_width),
+    more = review_services.more_labels(data.key, data.model, more_score, float(half_width), labels.n_left,
                                        data.frame["label"].to_numpy(), scores[more_score])
     if more.n_needed < 0:
         st.info("Needs at least 2 labelled rows of each class to estimate.")
@@ -122,20 +124,36 @@ with agreement_tab:
         cells[2].metric("More labels needed", f"{more.n_more:,}")
         st.caption(f"From DeLong's variance on the {more.n_labelled:,} labelled rows so far ({more.n_grounded:,} "
                    f"grounded, {more.n_hallucinated:,} hallucinated): variance ∝ 1/n at this class balance. An "
-                   "estimate: new rows must resemble the ones labelled.")
+                   "estimate: new rows must resemble the ones labelled. Rows marked unsure count as unlabelled.")
+        if more.capped:
+            st.info(f"Only {more.n_left:,} rows are left to label, fewer than the target needs: labelling all of them "
+                    f"would give about ±{more.half_width_all:.3f}, not ±{more.target_half_width:.3f}.")
 
 with files_tab:
     st.write(f"Annotations of this file are kept in `{labels.path}` (readable by you only), one line per decision.")
-    st.download_button("Export the annotations (JSON Lines)", data=store.path.read_bytes() if store.path.exists()
-                       else b"", file_name=store.path.name, disabled=not store.path.exists(), key="review.export")
+    # Both downloads are built only when clicked (a callable), not on every run of the page.
+    exports = st.columns(2)
+    exports[0].download_button("Export the annotations (JSON Lines)", data=review_services.export_jsonl(store),
+                               file_name=store.path.name, mime="application/x-ndjson",
+                               disabled=not review_services.has_annotations(store),
+                               key=state.REVIEW_EXPORT, on_click="ignore",
+                               help="Every decision as it was given, undos included: imports back here.")
+    exports[1].download_button("Export this file's labelled rows (CSV)", mime="text/csv", on_click="ignore",
+                               data=review_services.export_table(labels, data.table, store),
+                               file_name=f"{store.path.stem}_labels.csv", disabled=not labels.n_annotated,
+                               key=state.REVIEW_EXPORT_TABLE,
+                               help="key, the file's id column, question, context, response, label, note, annotator "
+                                    "and time of each row with a label in force (unsure: an empty label). Reads in any "
+                                    "spreadsheet; imports back here or with --labels.")
     upload = st.file_uploader("Import labels: an annotations file, or a table (CSV, Parquet, JSON Lines) with "
                               "question, context, response and label columns", key="review.import",
                               type=["jsonl", "csv", "tsv", "parquet", "json"])
     if upload is not None and st.button("Import these labels", key="review.import_button"):
         try:
-            joined = review_services.import_labels(data.key, data.table, upload.name, upload.getvalue())
-            st.success(f"{joined.n_matched:,} of {joined.n_labels:,} labels matched rows of this file; "
-                       f"{joined.n_unmatched:,} did not, {joined.n_conflicting:,} conflicting were left out, "
-                       f"{joined.n_unsure:,} unsure.")
+            done = review_services.import_labels(data.key, data.table, upload.name, upload.getvalue())
+            st.success(f"{done.n_matched:,} of {done.n_labels:,} labels matched rows of this file: {done.n_added:,} "
+                       f"added ({done.n_replaced:,} replacing another label), {done.n_already:,} already in force. "
+                       f"Left out: {done.n_unmatched:,} of other data, {done.n_conflicting:,} conflicting, "
+                       f"{done.n_unsure:,} unsure.")
         except page.SGIInputError as err:
             page.show_error(err)

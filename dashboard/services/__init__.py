@@ -35,7 +35,8 @@ from dashboard import state
 from dashboard.devices import chosen_backend, chosen_device
 from sgi_core import evaluation
 from sgi_core.columns import is_ordinary, one_label_column
-from sgi_core.io.triples import TripleTable, read_table, validate_triples
+from sgi_core.io.conversion import read_input
+from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.detectors.folds import question_groups
 from sgi_core.embedding import (
     DEFAULT_MODEL,
@@ -113,8 +114,11 @@ def input_limits() -> InputLimits:
 
 @st.cache_resource(show_spinner="Reading the file...", max_entries=2)
 def raw_frame(name: str, digest: str, _raw, limits: InputLimits | None = None) -> pd.DataFrame:
-    """The file's raw columns, read under ``limits`` (default: the environment's); shared, not copied."""
-    return read_table(_raw, name=name, limits=limits or InputLimits.from_env())
+    """The file's raw columns, read under ``limits`` (default: the environment's); shared, not copied.
+
+    A trace export (Phoenix, Langfuse, OpenTelemetry) opens as its triples (:func:`~sgi_core.io.conversion.read_input`).
+    """
+    return read_input(_raw, name=name, limits=limits or InputLimits.from_env())
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)

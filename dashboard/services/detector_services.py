@@ -16,7 +16,7 @@ from dashboard import state
 from dashboard.services import baselines, disk_cache, model_encoder
 from sgi_core import evaluation
 from sgi_core.io.triples import TripleTable
-from sgi_core.detectors.report import DetectorReport, detector_report
+from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
 from sgi_core.detectors.registry import FAMILIES, score_specs
 from sgi_core.evaluation import detectors
 from sgi_core.scores import SCORES, column_spec
@@ -29,9 +29,11 @@ DISAGREEMENT_ROWS = 20
 LENGTH_LABEL = SCORES["neg_response_length"].label
 #: Display name of each computed score (every one oriented higher = grounded), from the registry.
 DETECTOR_NAMES = {name: spec.label for name, spec in score_specs().items()}
+#: Display name of the combined detector, the one score fitted on the labels it is compared on.
+COMBINED_LABEL = DETECTOR_NAMES["combined"]
 
-__all__ = ["DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "LENGTH_LABEL", "comparable_scores", "embedding_detector_curves",
-           "embedding_detectors", "paired_comparison"]
+__all__ = ["COMBINED_LABEL", "DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "LENGTH_LABEL", "comparable_scores",
+           "embedding_detector_curves", "embedding_detectors", "paired_comparison"]
 
 
 @st.cache_resource(show_spinner="Computing the detectors from the embeddings...", max_entries=16)
@@ -82,18 +84,32 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
 
 
 @st.cache_data(show_spinner="Comparing the two scores...", max_entries=64)
-def paired_comparison(scores_key: tuple, name_a: str, name_b: str, _labels: np.ndarray, _scores: dict) -> tuple:
+def paired_comparison(key: state.DataKey, model_name: str, specs: tuple, kinds: tuple, name_a: str, name_b: str,
+                      _table: TripleTable, _frame: pd.DataFrame) -> tuple:
     """Two scores of :func:`comparable_scores` on the same rows.
 
-    ``scores_key`` is what decides ``_scores`` (the arguments of :func:`comparable_scores`).
-    Returns DeLong's test of the AUROC difference, each score's Youden threshold (two
-    ``ThresholdChoice``), McNemar's test at those thresholds (None when a threshold is
-    undefined) and the :data:`DISAGREEMENT_ROWS` rows whose percentile ranks differ most.
+    Returns the test of the AUROC difference, each score's Youden threshold (two
+    ``ThresholdChoice``), McNemar's test at those thresholds and the
+    :data:`DISAGREEMENT_ROWS` rows whose percentile ranks differ most. Between two
+    fixed scores the test is DeLong's (``DeLongResult``). The combined detector was
+    fitted on these labels, so against it the test is the refit bootstrap of
+    :func:`sgi_core.detectors.report.compare_with_combined` (``RefitComparison``) and
+    McNemar's test, whose thresholds would be fitted on the same labels too, is not
+    run (None, as when a threshold is undefined).
     """
-    a, b = _scores[name_a], _scores[name_b]
-    delong = evaluation.delong_test(_labels, a, b)
-    youden = (evaluation.choose_threshold(_labels, a, method="youden"),
-              evaluation.choose_threshold(_labels, b, method="youden"))
-    defined = all(np.isfinite(choice.threshold) for choice in youden)
-    mcnemar = evaluation.mcnemar_test(_labels, a, b, youden[0].threshold, youden[1].threshold) if defined else None
-    return delong, youden, mcnemar, evaluation.disagreements(None, a, b, n=DISAGREEMENT_ROWS)
+    scores = comparable_scores(key, model_name, specs, kinds, _table, _frame)
+    labels = _frame["label"].to_numpy()
+    a, b = scores[name_a], scores[name_b]
+    youden = (evaluation.choose_threshold(labels, a, method="youden"),
+              evaluation.choose_threshold(labels, b, method="youden"))
+    if COMBINED_LABEL in (name_a, name_b):
+        report, computed = embedding_detectors(key, model_name, kinds, _table, _frame)
+        refitted = "a" if name_a == COMBINED_LABEL else "b"
+        test = compare_with_combined(_table, _frame, computed, b if refitted == "a" else a, refitted=refitted,
+                                     n_folds=report.n_folds, seed=0)
+        mcnemar = None
+    else:
+        test = evaluation.delong_test(labels, a, b)
+        defined = all(np.isfinite(choice.threshold) for choice in youden)
+        mcnemar = evaluation.mcnemar_test(labels, a, b, youden[0].threshold, youden[1].threshold) if defined else None
+    return test, youden, mcnemar, evaluation.disagreements(None, a, b, n=DISAGREEMENT_ROWS)

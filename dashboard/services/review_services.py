@@ -11,6 +11,7 @@ statistic is computed again on the new labels and on nothing else.
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, replace
 
@@ -20,6 +21,7 @@ import streamlit as st
 
 from dashboard import services, state
 from sgi_core.review.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
+from sgi_core.review.label_exchange import LabelImport, annotation_table, id_column, import_lines
 from sgi_core.columns import ANGLE_COLUMNS
 from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.claims import sentence_scores
@@ -35,17 +37,17 @@ from sgi_core.review.label_sources import (
     CombinedLabels,
     LabelJoin,
     combine_labels,
-    decision_lines,
     join_labels,
-    labels_from_annotations,
+    labels_from_decisions,
     read_label_source,
 )
 from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
 from sgi_core.scores import SCORES
 
-__all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "import_labels",
-           "judge_statements", "judge_verdict_columns", "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
-           "queue_scores", "row_triangle", "sentence_support", "verdict_labels"]
+__all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "export_jsonl",
+           "export_table", "has_annotations", "import_labels", "judge_statements", "judge_verdict_columns", "key_of_row",
+           "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue", "queue_scores", "row_id",
+           "row_triangle", "sentence_support", "verdict_labels"]
 
 #: How each label source is named on screen.
 SOURCE_NAMES = {"file": "the file's label column", "annotations": "the annotations made on the Review page",
@@ -57,11 +59,17 @@ def annotation_store(key: state.DataKey) -> AnnotationStore:
 
 
 def store_version(store: AnnotationStore) -> str:
-    """Size and modification time of the annotations file: changes with every decision appended."""
-    if not store.path.exists():
+    """Inode, size and modification time of the annotations file: changes with every decision appended."""
+    try:
+        info = os.lstat(store.path)  # a link is not followed; reading it is refused with the reason
+    except FileNotFoundError:
         return "empty"
-    info = store.path.stat()
-    return f"{info.st_size}-{info.st_mtime_ns}"
+    return f"{info.st_ino}-{info.st_size}-{info.st_mtime_ns}"
+
+
+def has_annotations(store: AnnotationStore) -> bool:
+    """Whether the annotations file exists (it may hold only undone decisions)."""
+    return store_version(store) != "empty"
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -76,7 +84,7 @@ class LabelState:
 
     ``keys`` holds every row's key once the file has annotations, else nothing;
     ``annotated`` marks the rows with a decision in force (``unsure`` included), which
-    the queues skip; ``damaged`` holds the warnings about skipped lines of the file.
+    the queues skip; ``damaged`` holds the warning about skipped lines of the file.
     """
 
     keys: np.ndarray
@@ -90,8 +98,23 @@ class LabelState:
 
     @property
     def n_annotated(self) -> int:
-        """Rows with a decision in force."""
+        """Rows with a decision in force, ``unsure`` included."""
         return int(np.count_nonzero(self.annotated))
+
+    @property
+    def n_labelled(self) -> int:
+        """Rows annotated grounded or hallucinated: ``unsure`` is no label."""
+        return self.annotations.n_rows_labelled
+
+    @property
+    def n_unsure(self) -> int:
+        """Rows whose decision in force is ``unsure``."""
+        return int(np.count_nonzero(self.annotated & np.isnan(self.annotations.label)))
+
+    @property
+    def n_left(self) -> int:
+        """Rows neither labelled (by the source the pages use) nor annotated (``unsure`` included): those left to label."""
+        return int(np.count_nonzero(np.isnan(self.combined.label) & ~self.annotated))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -99,9 +122,8 @@ def _label_state(key: state.DataKey, version: str, source: str, path: str, _tabl
     store = AnnotationStore(annotations_path(key.name))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        raw = store.path.read_bytes() if store.path.exists() else b""
-        annotated = labels_from_annotations(raw, source=path)
         decisions = store.current()
+    annotated = labels_from_decisions(decisions, source=path)
     # Hashing every row's texts costs seconds on millions of rows: done only once there are annotations to join.
     keys = table_keys(key, _table) if len(decisions) or len(annotated.labels) else np.array([], dtype=object)
     joined = join_labels(keys, annotated, require_match=False) if len(keys) else LabelJoin(
@@ -263,15 +285,16 @@ def kappa(key: state.DataKey, what: str, version: str, _a: np.ndarray, _b: np.nd
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def more_labels(key: state.DataKey, model_name: str, score: str, half_width: float, _labels: np.ndarray,
+def more_labels(key: state.DataKey, model_name: str, score: str, half_width: float, n_left: int, _labels: np.ndarray,
                 _score: np.ndarray) -> LabelsNeeded:
+    """Labels needed for the half-width, never more than the ``n_left`` rows left to label."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return labels_needed(_labels, _score, target_half_width=half_width)
+        return labels_needed(_labels, _score, target_half_width=half_width, n_left=n_left)
 
 
-def import_labels(key: state.DataKey, table: TripleTable, name: str, raw: bytes) -> LabelJoin:
-    """Append the labels of an uploaded annotations file or labels table to this file's annotations.
+def import_labels(key: state.DataKey, table: TripleTable, name: str, raw: bytes) -> LabelImport:
+    """Append to this file's annotations the labels of an upload that are about its rows and not already in force.
 
     Raises
     ------
@@ -279,6 +302,35 @@ def import_labels(key: state.DataKey, table: TripleTable, name: str, raw: bytes)
         When the upload cannot be read, or none of its rows is in this file.
     """
     labels = read_label_source(raw, name=name, limits=services.input_limits())
-    joined = join_labels(table_keys(key._replace(labels="file"), table), labels)
-    append_lines(annotation_store(key).path, decision_lines(labels, annotator=f"import: {name}"))
-    return joined
+    store = annotation_store(key)
+    lines, done = import_lines(labels, table_keys(key._replace(labels="file"), table), store.current(),
+                               annotator=f"import: {name}")
+    append_lines(store.path, lines)
+    return done
+
+
+def row_id(table: TripleTable, position: int) -> tuple[str, str] | None:
+    """The file's own id column (request_id, trace_id, id, ...) and its cell on row ``position``; None without one."""
+    column = id_column(table.frame.columns)
+    if column is None:
+        return None
+    return column, str(table.frame[column].iloc[position])
+
+
+def export_jsonl(store: AnnotationStore):
+    """A callable giving the annotations file's bytes: read only when the download is asked for."""
+    return store.raw
+
+
+def export_table(labels: LabelState, table: TripleTable, store: AnnotationStore):
+    """A callable giving the readable export (CSV) of this file's annotated rows, built only when downloaded."""
+    frame, keys = table.frame, labels.keys
+
+    def build() -> bytes:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the page shows the damaged lines already
+            current = store.current()
+        rows = keys if len(keys) else row_keys(frame)
+        return annotation_table(frame, rows, current).to_csv(index=False).encode("utf-8")
+
+    return build

@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dashboard.views import tables
 from dashboard.views.charts import label_names
 from sgi_core.detectors.registry import PROTOCOL_LABELS
+from sgi_core.evaluation.refit import HELD_FIXED, REFIT_CI_NAME, REFIT_MAX_ROWS, RefitComparison
 from sgi_core.frames import take_rows
 from sgi_core.render.numbers import format_ci
 from sgi_core.scores import display_name
@@ -15,6 +17,8 @@ from sgi_core.scores import display_name
 #: Number format of the detector table's numeric columns.
 DETECTOR_FORMATS = {"AUROC": "%.3f", "Cohen's d": "%+.2f", "AUROC leaky (not a result)": "%.3f",
                     "length-matched AUROC": "%.3f"}
+#: How each row's AUROC interval was made, in the table's words (``RocResult.ci_method``; others as they are).
+INTERVAL_NAMES = {"percentile bootstrap": "bootstrap", "refit percentile bootstrap": "bootstrap refitting the model"}
 
 
 def _formats(formats: dict) -> dict:
@@ -29,11 +33,14 @@ def detector_frame(report, sgi_report) -> pd.DataFrame:
     """
     sgi_matched = sgi_report.length_matched
     rows = [{"detector": "SGI", "protocol": "label-free", "AUROC": sgi_report.roc.auroc,
-             "AUROC 95% CI": format_ci(sgi_report.roc.auroc_ci), "Cohen's d": sgi_report.effect_size.cohens_d,
+             "AUROC 95% CI": format_ci(sgi_report.roc.auroc_ci),
+             "interval": INTERVAL_NAMES.get(sgi_report.roc.ci_method, sgi_report.roc.ci_method),
+             "Cohen's d": sgi_report.effect_size.cohens_d,
              "AUROC leaky (not a result)": np.nan, "length-matched AUROC": sgi_matched.auroc,
              "length-matched 95% CI": format_ci(sgi_matched.auroc_ci)}]
     rows += [{"detector": display_name(name), "protocol": PROTOCOL_LABELS[s.protocol], "AUROC": s.auroc,
-              "AUROC 95% CI": format_ci(s.auroc_ci), "Cohen's d": s.cohens_d,
+              "AUROC 95% CI": format_ci(s.auroc_ci), "interval": INTERVAL_NAMES.get(s.roc.ci_method, s.roc.ci_method),
+              "Cohen's d": s.cohens_d,
               "AUROC leaky (not a result)": s.auroc_leaky,
               "length-matched AUROC": s.length_matched_auroc,
               "length-matched 95% CI": format_ci(s.length_matched_auroc_ci)}
@@ -45,6 +52,35 @@ def detector_table(report, sgi_report) -> None:
     """:func:`detector_frame` on screen."""
     st.dataframe(detector_frame(report, sgi_report), hide_index=True,
                  column_config=_formats(DETECTOR_FORMATS))
+
+
+def combined_interval_note(roc) -> str:
+    """How the combined detector's intervals were made, from its ``RocResult``, as one sentence."""
+    if roc.ci_method == REFIT_CI_NAME:
+        return (f"since it was fitted on these labels, its intervals refit the model in each of {roc.n_boot:,} "
+                "bootstrap resamples of the question groups.")
+    if roc.ci_method.endswith(HELD_FIXED):
+        return (f"its intervals hold the fitted model fixed ({roc.ci_method}): above {REFIT_MAX_ROWS:,} labelled "
+                "rows fitting adds little spread.")
+    return "no interval was computed for it."
+
+
+def difference_metrics(test) -> tuple[list[tuple[str, str]], str]:
+    """The metrics and caption of a paired AUROC test: a ``DeLongResult`` or a ``RefitComparison``."""
+    ci = tables.interval(test.ci, "+.3f", in_text=True)
+    rows = (f"{test.n_pos:,} grounded and {test.n_neg:,} hallucinated rows both scores cover ({test.n_excluded:,} rows "
+            "left out: unlabelled or missing one of the scores)")
+    metrics = [("AUROC A", f"{test.auroc_a:.3f}"), ("AUROC B", f"{test.auroc_b:.3f}"),
+               ("AUROC A − B", f"{test.difference:+.3f}")]
+    if not isinstance(test, RefitComparison):
+        return (metrics + [("DeLong z", f"{test.z:+.2f}"), ("p (two-sided)", f"{test.p_value:.3g}")],
+                f"DeLong's test of the AUROC difference, 95% CI {ci}, on the {rows}.")
+    combined = "A" if test.refitted == "a" else "B"
+    how = (f"each of {test.n_boot:,} bootstrap resamples of the question groups refits it out of fold"
+           if test.n_boot else "above the refit's row limit its probabilities are held fixed (DeLong)")
+    return (metrics + [("resamples", f"{test.n_boot:,}"), ("p (two-sided)", f"{test.p_value:.3g}")],
+            f"{combined} is the combined detector, fitted on these labels, so DeLong's test (which holds both scores "
+            f"fixed) would overstate it: {how}. 95% CI {ci} ({test.ci_method}), on the {rows}.")
 
 
 def mcnemar_frame(result) -> pd.DataFrame:

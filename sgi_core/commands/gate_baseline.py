@@ -26,7 +26,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="with --max-drop: gate on a score even when the labels do not show it tracks grounding")
     p.add_argument("--allow-missing-keys", action="store_true",
                    help="with --baseline: pass even when keys of the baseline are missing or unscored in the new run")
-    p.add_argument("--key", default="question", help="with --baseline: the column matching rows (default question)")
+    p.add_argument("--key", default=None,
+                   help="with --baseline: the column matching rows (default: as `compare` chooses it, trace_id when both "
+                        "runs share its values, else the question)")
 
 
 def _checked_options(args) -> list[str]:
@@ -59,6 +61,12 @@ def run(args) -> int:
     from sgi_core.results import UndefinedStatisticWarning
 
     scores = _checked_options(args)
+    if args.key is None:
+        from sgi_core.io.trace_ids import default_run_key
+
+        args.key, note = default_run_key(args.baseline, args.input)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     model = args.model or DEFAULT_MODEL
     scorer = model_scorer(model, load_options=model_load_options(args), batch_size=args.batch_size,
                           use_cache=not args.no_cache, progress=EmbeddingProgress(model))

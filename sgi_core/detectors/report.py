@@ -8,6 +8,11 @@ intervals and the length-matched AUROC. A ``combined`` detector is a logistic mo
 over SGI, the three angles, the computed scores, response length and lexical
 groundedness, predicted out of fold on the same question-group folds as the
 cross-fitted families, so a user sees what the geometry adds to trivial features.
+Its intervals, and its paired comparison with any other score
+(:func:`compare_with_combined`), refit the combination in every bootstrap resample
+(:mod:`sgi_core.evaluation.refit`): it was fitted on the labels it is judged on. The
+cross-fitted families' scores enter it as computed; their own reference sets are not
+rebuilt in the resamples.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from sgi_core.evaluation.baselines import response_length, word_overlap
 from sgi_core.evaluation.crossval import out_of_fold_probability
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
+from sgi_core.evaluation.refit import REFIT_N_BOOT, RefitComparison, judge_combined, refit_auroc_difference
 from sgi_core.results import JsonResult, warn_undefined
 
 #: Features of the combined detector besides the computed detectors.
@@ -102,8 +108,13 @@ def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
 
 def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, *, model: str,
                     kinds=tuple(FAMILIES), cache: EmbeddingCache | None = None, batch_size: int = 64,
-                    n_folds: int = 5, n_boot: int = 1000, seed: int = 0) -> tuple[DetectorReport, pd.DataFrame]:
+                    n_folds: int = 5, n_boot: int = 1000, n_refit: int = REFIT_N_BOOT,
+                    seed: int = 0) -> tuple[DetectorReport, pd.DataFrame]:
     """Compute the families ``kinds`` and judge each score, and their combination, against the labels.
+
+    Each score's intervals come from ``n_boot`` resamples; the combination's refit its
+    logistic model in each of ``n_refit`` resamples (:func:`~sgi_core.evaluation.refit.judge_combined`),
+    since it was fitted on the labels it is judged on.
 
     Returns
     -------
@@ -124,12 +135,7 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
         results[name] = judge_score(labels, spec.oriented(scores[name]), lengths=lengths, protocol=protocols[name],
                                     leaky_score=spec.oriented(leaky[name]) if name in leaky else None,
                                     n_boot=n_boot, seed=seed)
-    features = pd.DataFrame({
-        "sgi": scored["sgi"].to_numpy(dtype=np.float64), "theta_qc": scored["theta_qc"].to_numpy(dtype=np.float64),
-        "theta_rq": scored["theta_rq"].to_numpy(dtype=np.float64),
-        "theta_rc": scored["theta_rc"].to_numpy(dtype=np.float64), "response_length": lengths,
-        "lexical_groundedness": word_overlap(scored),
-    }, index=scores.index).join(scores)
+    features = combination_features(table, scored, scores)
     usable = ~np.isnan(labels) & (folds >= 0) & scored["sgi"].notna().to_numpy()
     combined = np.full(len(labels), np.nan)
     if len(np.unique(labels[usable])) == 2 and len(np.unique(folds[usable])) > 1:
@@ -138,7 +144,34 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
     else:
         warn_undefined("the combined detector needs labelled rows of both classes in two or more folds")
     scores["combined"] = combined
-    results["combined"] = judge_score(labels, combined, lengths=lengths, protocol="combined (out of fold)",
-                                      n_boot=n_boot, seed=seed)
+    results["combined"] = judge_combined(labels, combined, features.to_numpy(), lengths=lengths,
+                                         groups=question_groups(table.frame), n_splits=n_folds, n_boot=n_boot,
+                                         n_refit=n_refit, seed=seed)
     report = DetectorReport(model, tuple(kinds), n_folds, results, tuple(features.columns))
     return report, scores
+
+
+def combination_features(table: TripleTable, scored: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """What ``combined`` is fitted on: :data:`BASE_FEATURES` from the scored table, then the computed scores (raw)."""
+    return pd.DataFrame({
+        "sgi": scored["sgi"].to_numpy(dtype=np.float64), "theta_qc": scored["theta_qc"].to_numpy(dtype=np.float64),
+        "theta_rq": scored["theta_rq"].to_numpy(dtype=np.float64),
+        "theta_rc": scored["theta_rc"].to_numpy(dtype=np.float64),
+        "response_length": response_length(table.frame["response"]), "lexical_groundedness": word_overlap(scored),
+    }, index=scores.index).join(scores.drop(columns="combined", errors="ignore"))
+
+
+def compare_with_combined(table: TripleTable, scored: pd.DataFrame, scores: pd.DataFrame, other, *,
+                          refitted: str = "a", n_folds: int = 5, n_boot: int = REFIT_N_BOOT,
+                          seed: int = 0) -> RefitComparison:
+    """``combined`` (a column of ``scores`` from :func:`detector_report`) against another oriented score.
+
+    The combination was fitted on these labels, so DeLong's test, which holds both
+    scores fixed, does not apply: :func:`~sgi_core.evaluation.refit.refit_auroc_difference`
+    refits it in every resample, on the question groups and with the folds of
+    :func:`detector_report` (``refitted`` says whether it is score A or B).
+    """
+    features = combination_features(table, scored, scores)
+    return refit_auroc_difference(table.frame["label"].to_numpy(dtype=np.float64), scores["combined"].to_numpy(),
+                                  features.to_numpy(), other, refitted=refitted, groups=question_groups(table.frame),
+                                  n_splits=n_folds, n_boot=n_boot, seed=seed)

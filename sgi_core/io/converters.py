@@ -91,6 +91,7 @@ class InputFormat:
     options: tuple[str, ...] = field(default=())
 
     def recognises(self, keys) -> bool:
+        """Whether ``keys`` (a file's columns or first record's keys) hold every key of one signature."""
         return any(signature <= set(keys) for signature in self.signatures)
 
 

@@ -27,15 +27,19 @@ def _id_values(path) -> dict[str, set[str]]:
     from sgi_core.io.parquet import is_parquet_path
     from sgi_core.io.reading import cell_to_text, read_table, source_name
 
+    frame = None
     if is_parquet_path(path):
         import pyarrow.parquet as pq
 
-        present = [key for key in ID_KEYS if key in pq.read_schema(path).names]
-        frame = pq.read_table(path, columns=present).to_pandas() if present else None
-    else:
-        frame = read_table(path, name=source_name(path))
+        try:  # only the id columns; a file pyarrow cannot read is read whole below, which names what is wrong
+            present = [key for key in ID_KEYS if key in pq.read_schema(path).names]
+            if not present:
+                return {}
+            frame = pq.read_table(path, columns=present).to_pandas()
+        except Exception:
+            frame = None
     if frame is None:
-        return {}
+        frame = read_table(path, name=source_name(path))
     return {key: {text for text in (cell_to_text(v).strip() for v in frame[key].tolist()) if text}
             for key in ID_KEYS if key in frame.columns}
 

@@ -112,11 +112,9 @@ def _plain(value):
 
 
 def _first_line_is_record(text: str) -> bool:
-    first = text.lstrip().split("\n", 1)[0]
-    try:
-        return isinstance(json.loads(first), dict)
-    except ValueError:
-        return False
+    """Whether the first line holds a whole object (JSON Lines), not the opening of a pretty-printed document."""
+    first = text.lstrip().split("\n", 1)[0].strip()
+    return first.startswith("{") and first.endswith("}")
 
 
 def load_records(raw: bytes, name: str) -> list[tuple[int, dict]]:
@@ -168,7 +166,7 @@ def first_record_keys(raw: bytes, name: str) -> set[str] | None:
         if text[:1] == "[":
             text = text[1:].lstrip()
         record, _ = json.JSONDecoder().raw_decode(text)
-    except (SGIInputError, ValueError):
+    except (SGIInputError, ValueError, RecursionError):  # not JSON: recognised as nothing, its reader says why
         return None
     return set(record) | set(flatten(record)) if isinstance(record, dict) else None
 
