@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import page, state
-from dashboard.review_panel import LABEL_ICONS
+from dashboard import page, review_panel, state
 from dashboard.services import paired_review
 from dashboard.views import texts
 
@@ -14,8 +13,10 @@ EFFECTS = (0.02, 0.05, 0.1, 0.15, 0.2)
 
 
 def _label(store, key: str, label: str) -> None:
-    """Button callback: append the decision to the store of the run that gave the answer."""
-    store.add(key, label, note="two-runs review", annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""))
+    """Button callback: append the decision to the store of the run that gave the answer, and remember it for undo."""
+    decision_id = store.add(key, label, note="two-runs review", queue="random",
+                            annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""))
+    st.session_state.setdefault(state.REVIEW_HISTORY, []).append((str(store.path), key, decision_id))
 
 
 def _answer(column, title: str, store, key: str, text: str, decided: str | None, slot: str) -> None:
@@ -25,7 +26,7 @@ def _answer(column, title: str, store, key: str, text: str, decided: str | None,
         buttons = st.columns(3)
         for button, label in zip(buttons, ("grounded", "hallucinated", "unsure")):
             button.button(label.capitalize(), key=f"review.pair.{slot}.{label}", on_click=_label,
-                          args=(store, key, label), icon=LABEL_ICONS[label], width="stretch",
+                          args=(store, key, label), icon=review_panel.LABEL_ICONS[label], width="stretch",
                           type="primary" if decided == label else "secondary")
 
 
@@ -93,3 +94,6 @@ def paired_mode(data) -> None:
              names.get(labels["label_new"][at], "unsure") if decided[1] else None]
     _answer(base_col, "Base run's answer", pair.base_store, pair.base_keys[at], base_row["response"], shown[0], "base")
     _answer(new_col, "New run's answer", pair.new_store, pair.new_keys[at], new_row["response"], shown[1], "new")
+    st.button("Undo my last label", key="review.pair.undo", on_click=review_panel.undo,
+              disabled=not st.session_state.get(state.REVIEW_HISTORY),
+              help="Takes back the last label you gave in this session, in the run's file it went to.")

@@ -115,11 +115,13 @@ def profile(data, position: int) -> None:
 
 def decide(store, key: str, label: str) -> None:
     """Button callback: append the decision with the note and annotator, remember its id and store, and move on."""
+    # The queue is recorded so that labels from a targeted queue are never taken for a random sample.
+    focus = st.session_state.get(state.REVIEW_FOCUS)
+    queue = "disagreement" if focus is not None else st.session_state.get(state.REVIEW_STRATEGY, "")
     decision_id = store.add(key, label, note=st.session_state.get(state.REVIEW_NOTE, ""),
-                            annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""))
+                            annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""), queue=queue)
     st.session_state.setdefault(state.REVIEW_HISTORY, []).append((str(store.path), key, decision_id))
     st.session_state[state.REVIEW_NOTE] = ""
-    focus = st.session_state.get(state.REVIEW_FOCUS)
     if focus is not None:
         focus["done"] += 1
 
@@ -147,10 +149,10 @@ def buttons(store, key: str) -> None:
         column.button(label.capitalize(), key=f"review.{label}", on_click=decide, args=(store, key, label),
                       icon=LABEL_ICONS[label], width="stretch")
     history = st.session_state.get(state.REVIEW_HISTORY)
-    elsewhere = bool(history) and history[-1][0] != str(store.path)
+    elsewhere = texts.plain(Path(history[-1][0]).name) if history and history[-1][0] != str(store.path) else None
     columns[3].button("Undo my last label", key="review.undo", on_click=undo, disabled=not history, width="stretch",
-                      help=f"Your last label was given in another file's annotations ({Path(history[-1][0]).name}); "
-                           "undo takes it back there." if elsewhere else
+                      help=f"Your last label was given in another file's annotations ({elsewhere}); undo takes it "
+                           "back there." if elsewhere else
                            "Takes back the last label you gave in this session, and nothing anyone else gave.")
 
 
@@ -161,7 +163,7 @@ def row_panel(data, labels, store, position: int) -> None:
     st.subheader(f"Row {int(row['input_row']):,} of the file")
     own_id = review_services.row_id(data.table, position)
     if own_id is not None:
-        st.text(f"{own_id[0]}: {own_id[1]}")  # the file's own id, as literal text
+        st.caption(f"{texts.plain(own_id[0])}: {texts.plain(own_id[1])} (the file's own id column)")
     decided = labels.decisions[labels.decisions["key"] == key]
     if len(decided):
         st.caption(f"Labelled {decided['label'].iloc[0]} before; a new label replaces it.")

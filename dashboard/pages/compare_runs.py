@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dashboard import local_files, page, services, state
-from dashboard.services import compare_services, report_services
+from dashboard.services import compare_services, report_services, review_services
 from dashboard.views import compare_charts, texts
 
 UPLOAD, PATH, PATH_ERROR = "compare.upload", "compare.path", "compare.path_error"
@@ -61,7 +61,8 @@ new_id = (digest, device, backend)
 try:
     base, base_notes = compare_services.run_of_current_file(data.key, data.model, data.frame)
     new, new_notes = compare_services.new_run(name, digest, data.model, device, backend, raw)
-    new, (new_in_file, new_annotated, new_disagree) = compare_services.new_run_labelled(name, digest, new)
+    new, (new_in_file, new_annotated, new_disagree, new_targeted) = compare_services.new_run_labelled(name, digest,
+                                                                                                     new)
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
@@ -69,8 +70,9 @@ columns = [c for c in base.frame.columns if c in set(new.frame.columns) and c no
 st.selectbox("Match rows on", columns, index=columns.index("question") if "question" in columns else 0,
              key=KEY_COLUMN, help="An id both runs carry, or the question text (the default).")
 try:
+    targeted = new_targeted + review_services.label_state(data.key).n_targeted
     result, matched, notes = compare_services.comparison(data.key, (*new_id, new_annotated, new_disagree), data.model,
-                                                         st.session_state[KEY_COLUMN], base, new)
+                                                         st.session_state[KEY_COLUMN], not targeted, base, new)
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
@@ -94,6 +96,10 @@ st.subheader("Which run hallucinates less: the labels")
 st.caption(f"New run labels: {new_in_file:,} in its file, {new_annotated:,} annotated on the Review page (open the new "
            f"file there to label it){f', {new_disagree:,} disagreeing left unlabelled' if new_disagree else ''}. "
            "Base run labels: as the Data page's caption says.")
+if targeted:
+    st.caption(f"{targeted:,} labelled rows come from a Review queue that is not a random order (most uncertain, "
+               "disagreement, ...): the labels are compared as they are, and no prediction-powered estimate is made, "
+               "since it needs a random sample. The two-runs mode of the Review page labels in a random order.")
 if result.labels is None:
     st.warning("Neither run has labels on matched keys, so nothing here says which run is more grounded. Label a "
                "random sample of both runs on the Review page (open each file there), then come back.")

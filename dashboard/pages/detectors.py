@@ -87,7 +87,8 @@ def file_columns() -> None:
     st.caption(f"Scores oriented so that higher = grounded. Cross-validated AUROC: a logistic model on each score "
                f"alone and on all together, {comparison.n_splits} folds over the {comparison.n:,} labelled rows every "
                "score covers (out-of-fold predictions, same folds for all, a question's rows always in one fold). A "
-               "low Spearman correlation with a useful AUROC means the signals are complementary.")
+               "low Spearman correlation with a useful AUROC means the signals are complementary. For the combination, "
+               f"{detector_charts.combined_interval_note(comparison.combined_roc)}")
     page.verdict(comparison.level, comparison.verdict)
     curves = dict(zip(comparison.names, comparison.roc))
     curves["combined (out of fold)"] = comparison.combined_roc

@@ -44,6 +44,10 @@ with label_tab:
     second = controls[2].selectbox("Second score (disagreement queue)", [s for s in scores if s != score],
                                    key=state.REVIEW_SECOND_SCORE, disabled=strategy != "disagreement")
     seed = int(controls[3].number_input("Seed", min_value=0, value=0, step=1, key=state.REVIEW_SEED, **state.PERSIST))
+    if strategy != "random":
+        st.caption("This queue is not a random order: the labels it gives are saved with its name, and the Compare "
+                   "runs page and `compare` make no prediction-powered estimate from them (it needs a random sample). "
+                   "Every other statistic uses them.")
     people = st.columns(2)
     people[0].text_input("Annotator (optional)", key=state.REVIEW_ANNOTATOR, **state.PERSIST,
                          max_chars=review_panel.MAX_NOTE_CHARS)

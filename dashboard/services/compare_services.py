@@ -24,7 +24,7 @@ from sgi_core.io.reading import read_table
 from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.render.runs import auroc_frame, deltas_frame, labels_headline, reconciliation
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
-from sgi_core.review.label_sources import combine_labels, join_labels, labels_from_annotations
+from sgi_core.review.label_sources import combine_labels, join_labels, labels_from_decisions
 from sgi_core.pipelines.runs import Run, read_run
 from sgi_core.scoring import score_table
 
@@ -71,24 +71,26 @@ def new_run(name: str, digest: str, model_name: str, device: str, backend: str, 
 
 
 @st.cache_resource(show_spinner="Reading the new run's annotations...", max_entries=4)
-def _new_run_with_annotations(name: str, digest: str, version: str, _run: Run) -> tuple[Run, tuple[int, int, int]]:
+def _new_run_with_annotations(name: str, digest: str, version: str, _run: Run) -> tuple[Run, tuple[int, int, int, int]]:
     store = AnnotationStore(annotations_path(name))
-    raw = store.path.read_bytes() if store.path.exists() else b""
-    annotated = labels_from_annotations(raw, source=str(store.path))
+    annotated = labels_from_decisions(store.current(), source=str(store.path))
     file_label = pd.to_numeric(_run.frame["label"], errors="coerce").to_numpy(dtype=float) \
         if "label" in _run.frame else np.full(len(_run.frame), np.nan)
     if not len(annotated.labels):
-        return _run, (int(np.count_nonzero(~np.isnan(file_label))), 0, 0)
-    joined = join_labels(row_keys(_run.frame), annotated, require_match=False)
+        return _run, (int(np.count_nonzero(~np.isnan(file_label))), 0, 0, 0)
+    keys = row_keys(_run.frame)
+    joined = join_labels(keys, annotated, require_match=False)
     combined = combine_labels(file_label, joined.label, source="both")
+    targeted = int(pd.Index(keys).isin(list(annotated.targeted_keys)).sum())
     return replace(_run, frame=_run.frame.assign(label=combined.label)), (combined.n_file, combined.n_annotations,
-                                                                         combined.n_disagree)
+                                                                         combined.n_disagree, targeted)
 
 
-def new_run_labelled(name: str, digest: str, run: Run) -> tuple[Run, tuple[int, int, int]]:
+def new_run_labelled(name: str, digest: str, run: Run) -> tuple[Run, tuple[int, int, int, int]]:
     """The new run with the Review page's annotations of a file of that name joined to its own labels.
 
-    Returns the run and ``(labelled in the file, annotated, disagreeing and left unlabelled)``.
+    Returns the run and ``(labelled in the file, annotated, disagreeing and left unlabelled,
+    annotated from a queue that is not a random order)``.
     """
     store = AnnotationStore(annotations_path(name))
     version = f"{store.path.stat().st_size}-{store.path.stat().st_mtime_ns}" if store.path.exists() else "empty"
@@ -96,16 +98,17 @@ def new_run_labelled(name: str, digest: str, run: Run) -> tuple[Run, tuple[int, 
 
 
 @st.cache_data(show_spinner="Comparing the runs...", max_entries=8)
-def comparison(base_key: state.DataKey, new_id: tuple, model_name: str, key_column: str, _base: Run,
-               _new: Run) -> tuple[RunComparison, MatchedRuns, tuple[str, ...]]:
+def comparison(base_key: state.DataKey, new_id: tuple, model_name: str, key_column: str, prediction_powered: bool,
+               _base: Run, _new: Run) -> tuple[RunComparison, MatchedRuns, tuple[str, ...]]:
     """The two runs matched on ``key_column`` and compared, with the warnings the statistics raised.
 
     ``new_id`` (the new file's digest, device, backend) and the other keys decide ``_base`` and ``_new``.
+    ``prediction_powered`` is False when some labels come from a Review queue that is not a random order.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         matched = match_runs(_base.frame, _new.frame, key=key_column, scores=_base.scores)
-        result = compare_runs(matched, n_boot=COMPARE_N_BOOT, seed=0)
+        result = compare_runs(matched, n_boot=COMPARE_N_BOOT, seed=0, prediction_powered=prediction_powered)
     return result, matched, tuple(dict.fromkeys(str(w.message) for w in caught))
 
 

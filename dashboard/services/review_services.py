@@ -45,9 +45,9 @@ from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_q
 from sgi_core.scores import SCORES
 
 __all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "export_jsonl",
-           "export_table", "has_annotations", "import_labels", "judge_statements", "judge_verdict_columns", "key_of_row",
-           "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue", "queue_scores", "row_id",
-           "row_triangle", "sentence_support", "verdict_labels"]
+           "export_table", "has_annotations", "import_labels", "judge_statements", "judge_verdict_columns",
+           "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
+           "queue_scores", "row_id", "row_triangle", "sentence_support", "verdict_labels"]
 
 #: How each label source is named on screen.
 SOURCE_NAMES = {"file": "the file's label column", "annotations": "the annotations made on the Review page",
@@ -95,6 +95,8 @@ class LabelState:
     annotated: np.ndarray
     damaged: tuple
     path: str
+    #: Rows labelled from a Review queue that is not a random order (no prediction-powered estimate uses them).
+    n_targeted: int = 0
 
     @property
     def n_annotated(self) -> int:
@@ -113,7 +115,7 @@ class LabelState:
 
     @property
     def n_left(self) -> int:
-        """Rows neither labelled (by the source the pages use) nor annotated (``unsure`` included): those left to label."""
+        """Rows neither labelled (by the pages' label source) nor annotated (``unsure`` included): left to label."""
         return int(np.count_nonzero(np.isnan(self.combined.label) & ~self.annotated))
 
 
@@ -129,9 +131,10 @@ def _label_state(key: state.DataKey, version: str, source: str, path: str, _tabl
     joined = join_labels(keys, annotated, require_match=False) if len(keys) else LabelJoin(
         np.full(_table.n_rows, np.nan), path, 0, 0, 0, 0, 0, 0)
     file_label = _table.frame["label"].to_numpy(dtype=np.float64)
+    targeted = int(pd.Index(keys).isin(list(annotated.targeted_keys)).sum()) if len(keys) else 0
     return LabelState(keys, file_label, joined, combine_labels(file_label, joined.label, source=source), decisions,
                       pd.Index(keys).isin(decisions["key"]) if len(keys) else np.zeros(_table.n_rows, dtype=bool),
-                      tuple(dict.fromkeys(str(w.message) for w in caught)), path)
+                      tuple(dict.fromkeys(str(w.message) for w in caught)), path, targeted)
 
 
 def label_state(key: state.DataKey) -> LabelState:

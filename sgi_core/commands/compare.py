@@ -75,7 +75,7 @@ def run(args) -> int:
             print(f"note: the policy's threshold is in {policy.model}'s units; these runs were scored with "
                   f"{pair.model or args.model} (pass --model {policy.model})", file=sys.stderr)
         comparison = compare_runs(pair.matched, threshold=threshold, policy=policy, model=pair.model,
-                                  n_boot=args.n_boot, seed=args.seed)
+                                  n_boot=args.n_boot, seed=args.seed, prediction_powered=not pair.targeted_labels)
     print(comparison_text(comparison))
     for note in dict.fromkeys(str(w.message) for w in caught):
         print(f"note: {note}", file=sys.stderr)

@@ -40,4 +40,12 @@ def read_runs(args, paths, scorer, model: str):
     if runs[0].scored_here != runs[1].scored_here and None in recorded:
         print(f"note: only one run was scored here: its SGI compares with the other's only if that one was "
               f"scored with {model} too", file=sys.stderr)
-    return pair_runs(runs[0], runs[1], key=args.key, made_by=recorded)
+    from sgi_core.review.annotations import row_keys
+
+    targeted = frozenset().union(*(labels.targeted_keys for labels in label_sets))
+    n_targeted = sum(sum(key in targeted for key in row_keys(run_.frame)) for run_ in runs) if targeted else 0
+    if n_targeted:
+        print(f"note: {n_targeted} labelled rows come from a Review queue that is not a random order (most "
+              "uncertain, disagreement, ...): the labels are compared as they are, with no prediction-powered "
+              "estimate, which needs a random sample", file=sys.stderr)
+    return pair_runs(runs[0], runs[1], key=args.key, made_by=recorded, targeted_labels=n_targeted)

@@ -19,6 +19,14 @@ letter or digit, or glued to a capitalised word (``"century.First"``, as HaluEva
 joined paragraphs have it), and at line breaks; not after common abbreviations
 (``Dr.``, ``e.g.``) or initials (``J.``, ``U.S.``). A sentence that ends on an
 initial (``... vitamin C. It ...``) is not cut.
+
+A piece that carries no words is not a sentence: scored alone, ``"1."`` or
+``"(Passage 1)"`` has a low support that says nothing about grounding, and the
+weakest sentence of a list would be its numbering. Such pieces are kept with a
+neighbour (:func:`split_sentences`): a list marker (``-``, ``*``, a bullet,
+``1.``, ``2)``, ``(a)``, ``iv.``) with the sentence after it, a bracketed citation
+(``(Passage 1)``, ``[2]``, ``[Source 1, 3]``) or bare punctuation or numbers with the
+sentence before it.
 """
 
 from __future__ import annotations
@@ -48,6 +56,12 @@ _CUT = re.compile(
     r"|(?<=[a-z0-9)])[.!?]+(?=[A-Z][a-z])"
 )
 _INITIALS = re.compile(r"(?:[A-Z]\.)+")
+#: A list marker: bullets and dashes, or numbering such as ``1.``, ``2)``, ``(3)``, ``a.``, ``iv)``.
+_MARKER = re.compile(r"[-*+>#\u2022\u2023\u2043\u25aa\u25cf\u25e6\u2013\u2014]+"
+                     r"|\(?(?:\d{1,3}|[A-Za-z]|[ivx]{1,4}|[IVX]{1,4})[.)]\)?")
+#: One or more bracketed citations, ``(Passage 1)``, ``[2]``, ``[Source 1, 3]``, ``(Docs 2-4)``, and a closing stop.
+_CITATION = re.compile(r"(?:[(\[]\s*(?:[^\W\d_]+\.?\s*)?\d+(?:\s*(?:[,;&\u2013-]|and)\s*\d+)*\s*[)\]]\s*)+[.,;:]?")
+_LETTER = re.compile(r"[^\W\d_]")
 _GLUED = re.compile(r"(?<=[a-z0-9)][.!?])(?=[A-Z])")
 
 
@@ -61,11 +75,41 @@ def _keeps_going(before: str) -> bool:
     return bool(_INITIALS.fullmatch(last)) or last.rstrip(".").lower() in _ABBREVIATIONS
 
 
+def _with_neighbours(pieces: list[str]) -> list[str]:
+    """Each piece without words joined to a neighbour: a list marker to the next piece, anything else to the last.
+
+    With no neighbour on that side the other one is taken; a text with no words at
+    all stays one piece. A citation that opens a piece goes to the sentence before.
+    """
+    sentences, waiting = [], []
+    for piece in pieces:
+        cited = _CITATION.match(piece)
+        if cited and sentences and not waiting and cited.end() < len(piece):
+            # "Text. (Passage 1) Next text.": the cut falls before the citation, which cites the sentence before.
+            sentences[-1] = f"{sentences[-1]} {piece[:cited.end()].strip()}"
+            piece = piece[cited.end():].strip()
+        if _MARKER.fullmatch(piece):
+            waiting.append(piece)
+        elif _LETTER.search(piece) and not _CITATION.fullmatch(piece):
+            sentences.append(" ".join([*waiting, piece]))
+            waiting = []
+        elif sentences and not waiting:
+            sentences[-1] = f"{sentences[-1]} {piece}"
+        else:
+            waiting.append(piece)
+    if waiting and sentences:
+        sentences[-1] = " ".join([sentences[-1], *waiting])
+    elif waiting:
+        sentences.append(" ".join(waiting))
+    return sentences
+
+
 def split_sentences(text: str) -> list[str]:
     """Split a text into sentences with a regular expression (see the module notes).
 
     Whitespace inside a sentence is collapsed to single spaces; empty pieces are
-    dropped, so an empty or blank text gives ``[]``.
+    dropped, so an empty or blank text gives ``[]``. Pieces without words (list
+    markers, citations, bare punctuation) are joined to a neighbouring sentence.
 
     Examples
     --------
@@ -73,16 +117,18 @@ def split_sentences(text: str) -> list[str]:
     ['Dr. Smith left at 3.30 p.m. on Monday.', 'He was late!', 'Not really.']
     >>> split_sentences("It was in the 19th century.First for Women came later.")
     ['It was in the 19th century.', 'First for Women came later.']
+    >>> split_sentences("1. Paris is the capital. (Passage 1)\\n2. It is large. [2]")
+    ['1. Paris is the capital. (Passage 1)', '2. It is large. [2]']
     """
-    sentences = []
+    pieces = []
     for line in str(text).splitlines():
         cuts = [m.end() for m in _CUT.finditer(line) if not _keeps_going(line[: m.end()])]
         bounds = [0, *cuts, len(line)]
         for start, end in zip(bounds[:-1], bounds[1:]):
-            sentence = " ".join(line[start:end].split())
-            if sentence:
-                sentences.append(sentence)
-    return sentences
+            piece = " ".join(line[start:end].split())
+            if piece:
+                pieces.append(piece)
+    return _with_neighbours(pieces)
 
 
 def split_pieces(text: str, *, max_words: int = DEFAULT_MAX_WORDS) -> list[str]:

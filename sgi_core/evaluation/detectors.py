@@ -12,13 +12,16 @@ training fold so that SGI's rare huge values (response = context) do not dominat
 Its AUROC is measured out of fold on folds that never split a question group
 (:func:`sgi_core.detectors.folds.crossfit_folds`, the folds of the cross-fitted
 detectors), the same folds as each score alone through the same pipeline, so the
-comparison is like for like.
+comparison is like for like. Having been fitted on the labels it is judged on, the
+combination gets intervals that refit it in every bootstrap resample
+(:mod:`sgi_core.evaluation.refit`): its AUROC's, and that of its gain over the best
+detector alone, which must leave out 0 before the verdict calls it a gain.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -31,7 +34,10 @@ from sgi_core.evaluation.crossval import out_of_fold_probabilities
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.evaluation.paired import delong_test
 from sgi_core.evaluation.ranking import RocResult, roc_analysis
+from sgi_core.evaluation.refit import (HELD_FIXED, REFIT_CI_NAME, REFIT_MAX_ROWS, REFIT_N_BOOT, percentile_interval,
+                                       rank_auroc, refit_replicates)
 
 DIRECTIONS = ("grounded", "hallucinated")
 
@@ -129,13 +135,19 @@ class DetectorComparison(JsonResult):
     cv_auroc_combined : float
         Out-of-fold AUROC of the pipeline on all detectors together.
     combined_roc : RocResult
-        ROC of the out-of-fold combined probability.
+        ROC of the out-of-fold combined probability; its interval refits the
+        combination in each resample (``ci_method`` says how it was made).
     gain_over_best : float
         ``cv_auroc_combined - max(cv_auroc_alone)``.
     level : {"gain", "none", "undefined"}
         The verdict as data: ``"gain"`` when the combination beats the best single
-        detector by at least :data:`NEGLIGIBLE_COMBINED_GAIN`.
+        detector by at least :data:`NEGLIGIBLE_COMBINED_GAIN` and ``gain_ci`` (when
+        computed) leaves out 0.
     verdict : str
+    gain_ci : (float, float)
+        Interval of ``gain_over_best``, every model refitted in each resample (above
+        :data:`~sgi_core.evaluation.refit.REFIT_MAX_ROWS` rows: DeLong's, the fits held
+        fixed); NaN without resamples (``n_boot=0``).
     """
 
     names: tuple[str, ...]
@@ -150,6 +162,7 @@ class DetectorComparison(JsonResult):
     level: str
     verdict: str
     judged: tuple[ScoreJudgement, ...]
+    gain_ci: tuple[float, float] = (math.nan, math.nan)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per detector, then the combination."""
@@ -175,14 +188,34 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(spearmanr(a[both], b[both]).statistic)
 
 
-def _verdict(names, alone, combined) -> str:
+def _verdict(names, alone, combined, gain_ci) -> str:
     best = int(np.nanargmax(alone))
     gain = combined - alone[best]
     numbers = ", ".join(f"{n} {a:.3f}" for n, a in zip(names, alone))
     head = (f"Combined AUROC {combined:.3f} against {numbers} alone (out of fold)")
     if gain < NEGLIGIBLE_COMBINED_GAIN:
         return f"{head}: the combination does not beat {names[best]} alone."
+    if gain_ci[0] <= 0:
+        return (f"{head}: the gain of {gain:+.3f} over {names[best]} is not shown; its interval refitting the models, "
+                f"[{gain_ci[0]:+.3f}, {gain_ci[1]:+.3f}], holds 0.")
     return f"{head}: the combination beats every detector alone by {gain:+.3f} over {names[best]}."
+
+
+def _refit_intervals(features, y, groups, combined_prob, alone_probs, *, n_boot: int, n_splits: int, seed: int):
+    """The combination's ROC with its refit interval, and the refit interval of its gain over the best model alone."""
+    if n_boot == 0:
+        return roc_analysis(y, combined_prob, n_boot=0), (math.nan, math.nan)
+    if len(y) > REFIT_MAX_ROWS:
+        roc = roc_analysis(y, combined_prob, n_boot=n_boot, seed=seed)
+        best = int(np.argmax([roc_auc_score(y, prob) for prob in alone_probs]))
+        return replace(roc, ci_method=roc.ci_method + HELD_FIXED), delong_test(y, combined_prob, alone_probs[best]).ci
+    k = features.shape[1]
+    replicates = refit_replicates(features, y, groups=groups, column_sets=[*([j] for j in range(k)), range(k)],
+                                  n_splits=n_splits, n_boot=min(n_boot, REFIT_N_BOOT), seed=seed)
+    aurocs = np.array([[rank_auroc(y[rows], prob) for prob in probs] for rows, probs in replicates]).reshape(-1, k + 1)
+    roc = replace(roc_analysis(y, combined_prob, n_boot=0), auroc_ci=percentile_interval(aurocs[:, -1]),
+                  ci_method=REFIT_CI_NAME, n_boot=len(replicates))
+    return roc, percentile_interval(aurocs[:, -1] - aurocs[:, :-1].max(axis=1))
 
 
 @validates_inputs
@@ -199,6 +232,8 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
         1 = grounded, 0 = hallucinated, NaN = unlabelled.
     n_splits : int, default 5
     n_boot : int, default 1000
+        Resamples of each interval; the combination's refit at most
+        :data:`~sgi_core.evaluation.refit.REFIT_N_BOOT` of them.
     lengths : array_like of shape (n,), optional
         Response lengths: each detector then also gets its length-matched AUROC.
     groups : array_like of shape (n,), optional
@@ -252,7 +287,9 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
         features, y, folds, [*([j] for j in range(len(names))), range(len(names))], seed=seed)
     alone = np.array([roc_auc_score(y, prob) for prob in alone_probs])
     combined = float(roc_auc_score(y, combined_prob))
-    combined_roc = roc_analysis(y, combined_prob, n_boot=n_boot, seed=seed)
+    combined_roc, gain_ci = _refit_intervals(features, y, group_ids[keep], combined_prob, alone_probs, n_boot=n_boot,
+                                             n_splits=n_splits, seed=seed)
+    gain = float(combined - alone.max())
     return DetectorComparison(
         names=names,
         n=len(y),
@@ -262,8 +299,9 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
         cv_auroc_alone=tuple(float(a) for a in alone),
         cv_auroc_combined=combined,
         combined_roc=combined_roc,
-        gain_over_best=float(combined - alone.max()),
-        level="gain" if combined - alone.max() >= NEGLIGIBLE_COMBINED_GAIN else "none",
-        verdict=_verdict(names, alone, combined),
+        gain_over_best=gain,
+        level="gain" if gain >= NEGLIGIBLE_COMBINED_GAIN and not gain_ci[0] <= 0 else "none",
+        verdict=_verdict(names, alone, combined, gain_ci),
         judged=judged,
+        gain_ci=gain_ci,
     )

@@ -33,12 +33,17 @@ class RunPair:
     made_by : (dict or None, dict or None)
         What scored each run's SGI (``model``, ``precision``, ``backend``; a field is
         None where unknown), None where nothing is known.
+    targeted_labels : int
+        Labelled rows of either run whose label came from a Review queue that is not a
+        random order: with any, the labels are not a random sample and no
+        prediction-powered estimate is made.
     """
 
     base: Run
     new: Run
     matched: MatchedRuns
     made_by: tuple[dict | None, dict | None]
+    targeted_labels: int = 0
 
     @property
     def model(self) -> str | None:
@@ -72,7 +77,7 @@ def check_same_scorer(made_by_base: dict | None, made_by_new: dict | None, *, so
                 hint="Score both runs with the same model, precision and backend (python -m sgi_core score)")
 
 
-def pair_runs(base: Run, new: Run, *, key: str, made_by=(None, None)) -> RunPair:
+def pair_runs(base: Run, new: Run, *, key: str, made_by=(None, None), targeted_labels: int = 0) -> RunPair:
     """Check that the runs were scored alike and match their keys.
 
     Parameters
@@ -91,4 +96,4 @@ def pair_runs(base: Run, new: Run, *, key: str, made_by=(None, None)) -> RunPair
     """
     check_same_scorer(*made_by, sources=(base.source, new.source))
     matched = match_runs(base.frame, new.frame, key=key, scores=base.scores)
-    return RunPair(base, new, matched, tuple(made_by))
+    return RunPair(base, new, matched, tuple(made_by), targeted_labels)

@@ -182,6 +182,8 @@ class _Read:
     offset: int = 0
     #: The last line taken in had no newline yet (a line a writer other than this module left unterminated).
     mid_line: bool = False
+    #: The last bytes taken in, to tell a file rewritten in place (or a new file on a reused inode) from a longer one.
+    seen_end: bytes = b""
 
 
 _reads: OrderedDict[str, _Read] = OrderedDict()
@@ -199,12 +201,21 @@ def _catch_up(entry: _Read, fd: int, size: int) -> tuple[int, str] | None:
     tail = chunk[end:]
     if not tail.strip():
         return None
-    record, problem = parse_line(tail)
+    _, problem = parse_line(tail)
     if problem:  # perhaps a line still being written by a writer that takes no lock: read again next time
         return entry.log.n_lines + 1, problem
     entry.log.feed(tail)
     entry.offset, entry.mid_line = entry.offset + len(tail), True
     return None
+
+
+def _still_valid(entry: _Read | None, fd: int, info: os.stat_result) -> bool:
+    """Whether the file is the one ``entry`` read, only longer: same inode, not shorter, the same last bytes read."""
+    if entry is None or (entry.device, entry.inode) != (info.st_dev, info.st_ino) or info.st_size < entry.offset:
+        return False
+    if read_range(fd, entry.offset - len(entry.seen_end), entry.offset) != entry.seen_end:
+        return False
+    return not entry.mid_line or read_range(fd, entry.offset, entry.offset + 1) in (b"", b"\n")
 
 
 def _read_file(path: Path, what: str) -> tuple[pd.DataFrame | None, str | None]:
@@ -216,11 +227,10 @@ def _read_file(path: Path, what: str) -> tuple[pd.DataFrame | None, str | None]:
             raise too_large(info.st_size, limit, what=WHAT, source=str(path))
         with _reads_lock:
             entry = _reads.pop(str(path), None)
-            if (entry is None or (entry.device, entry.inode) != (info.st_dev, info.st_ino)
-                    or info.st_size < entry.offset
-                    or (entry.mid_line and read_range(fd, entry.offset, entry.offset + 1) not in (b"", b"\n"))):
+            if not _still_valid(entry, fd, info):
                 entry = _Read(info.st_dev, info.st_ino, DecisionLog(str(path)))
             damaged_tail = _catch_up(entry, fd, info.st_size)
+            entry.seen_end = read_range(fd, max(entry.offset - 64, 0), entry.offset)
             _reads[str(path)] = entry
             while len(_reads) > MAX_CACHED_FILES:
                 _reads.popitem(last=False)
@@ -234,16 +244,17 @@ class AnnotationStore:
 
     path: Path
 
-    def add(self, key: str, label: str, *, note: str = "", annotator: str = "") -> str:
-        """Append one decision (``label`` in :data:`DECISIONS`); returns its id, which :meth:`retract` takes."""
+    def add(self, key: str, label: str, *, note: str = "", annotator: str = "", queue: str = "") -> str:
+        """Append one decision (``label`` in :data:`DECISIONS`) from the Review ``queue``; returns its id (:meth:`retract`)."""
         if label == RETRACT:
             raise SGIInputError("undo with AnnotationStore.retract, not a 'retract' label")
         decision_id = new_decision_id()
-        append_lines(self.path, [decision_line(key, label, note=note, annotator=annotator, decision_id=decision_id)])
+        append_lines(self.path, [decision_line(key, label, note=note, annotator=annotator, decision_id=decision_id,
+                                               queue=queue)])
         return decision_id
 
     def retract(self, key: str, decision_id: str, *, annotator: str = "") -> None:
-        """Append a retraction of the decision ``decision_id`` on ``key``: that decision, and no other, no longer counts."""
+        """Append a retraction of the decision ``decision_id`` on ``key``: it, and no other, stops counting."""
         append_lines(self.path, [decision_line(key, RETRACT, annotator=annotator, retracts=decision_id)])
 
     def _read(self, what: str) -> pd.DataFrame | None:

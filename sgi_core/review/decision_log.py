@@ -51,8 +51,22 @@ DAMAGED_NAMED = 5
 KEY_PATTERN = re.compile(rf"[0-9a-f]{{{KEY_HEX_DIGITS}}}")
 _ID = re.compile(rf"[0-9a-f]{{{ID_HEX_DIGITS}}}")
 #: What each decision holds, in the order of the frames returned.
-FIELDS = ("key", "label", "note", "annotator", "time", "id")
-_TEXT_FIELDS = ("note", "annotator", "time")
+FIELDS = ("key", "label", "note", "annotator", "time", "id", "queue")
+_TEXT_FIELDS = ("note", "annotator", "time", "queue")
+#: Queues whose order is a seeded random permutation: the labels they give are a random sample of the rows, as a
+#: prediction-powered estimate assumes. A decision with no queue recorded (older files, imports) is of unknown origin.
+RANDOM_QUEUES = ("random",)
+
+
+def is_targeted(queue: str) -> bool:
+    """Whether a decision came from a queue that is not a random order (most uncertain, disagreement, ...).
+
+    Examples
+    --------
+    >>> is_targeted("uncertain"), is_targeted("random"), is_targeted("")
+    (True, False, False)
+    """
+    return bool(queue) and queue not in RANDOM_QUEUES
 
 
 class AnnotationFileWarning(UserWarning):
@@ -65,11 +79,12 @@ def new_decision_id() -> str:
 
 
 def decision_line(key: str, label: str, *, note: str = "", annotator: str = "", time: str | None = None,
-                  decision_id: str | None = None, retracts: str | None = None) -> bytes:
+                  decision_id: str | None = None, retracts: str | None = None, queue: str = "") -> bytes:
     """One decision as its JSON line (with the newline), after checking it.
 
     ``decision_id`` is made by :func:`new_decision_id` when not given; ``retracts``,
-    for a ``retract`` line only, is the id of the decision it undoes.
+    for a ``retract`` line only, is the id of the decision it undoes; ``queue`` names the
+    Review queue the row came from (``random``, ``uncertain``, ...; empty when unknown).
 
     Raises
     ------
@@ -95,13 +110,15 @@ def decision_line(key: str, label: str, *, note: str = "", annotator: str = "", 
                                 hint=f"Shorten the {name}")
     record = {"key": key, "label": label, "note": str(note), "annotator": str(annotator),
               "time": time or datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "id": decision_id}
+    if queue:
+        record["queue"] = str(queue)[:MAX_NOTE_CHARS]
     if retracts is not None:
         record["retracts"] = retracts
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def parse_line(text: bytes):
-    """``(record, None)`` for a decision line (:data:`FIELDS` and ``retracts``), ``(None, reason)`` for a damaged one."""
+    """``(record, None)`` for a decision line (:data:`FIELDS`, ``retracts``), ``(None, reason)`` for a damaged one."""
     if len(text) > MAX_LINE_BYTES:
         return None, f"longer than {MAX_LINE_BYTES:,} bytes"
     try:
@@ -215,7 +232,7 @@ class DecisionLog:
         return self._frames["all"].copy()
 
     def current(self) -> pd.DataFrame:
-        """The decision in force on each key: :data:`FIELDS` and ``value`` (:data:`LABEL_VALUE`), keys in first-seen order."""
+        """The decision in force on each key: :data:`FIELDS` and ``value`` (:data:`LABEL_VALUE`), keys as first seen."""
         if "current" not in self._frames:
             kept = np.fromiter((stack[-1] for stack in self._stacks.values() if stack), dtype=np.int64)
             frame = pd.DataFrame({name: self._array(name)[kept] for name in FIELDS}, dtype=object)
@@ -226,7 +243,7 @@ class DecisionLog:
         return self._frames["current"].copy()
 
     def warning(self, extra: tuple[int, str] | None = None) -> str | None:
-        """The one message about the damaged lines (and ``extra``, a damaged line not taken in); None when there is none."""
+        """The one message about the damaged lines (and ``extra``, a damaged line not taken in); None without any."""
         damaged = [*self.damaged, *([extra] if extra else [])]
         count = self.n_damaged + bool(extra)
         if not count:

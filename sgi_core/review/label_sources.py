@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from sgi_core.review.annotations import current_decisions, read_decisions, row_keys
-from sgi_core.review.store_files import read_regular_file
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
+from sgi_core.review.annotations import current_decisions, read_decisions, row_keys
+from sgi_core.review.decision_log import is_targeted
+from sgi_core.review.store_files import read_regular_file
 
 #: What the pages and commands may take their labels from.
 LABEL_SOURCES = ("file", "annotations", "both")
@@ -38,12 +39,16 @@ class LabelSet:
         Keys marked unsure (annotations) or with an empty label cell (tables): not in ``labels``.
     conflicting_keys : tuple of str
         Keys a table labels both grounded and hallucinated: not in ``labels``.
+    targeted_keys : frozenset of str
+        Labelled keys whose decision came from a Review queue that is not a random order
+        (:func:`~sgi_core.review.decision_log.is_targeted`): not a random sample of the rows.
     """
 
     labels: pd.DataFrame
     source: str
     n_unsure: int = 0
     conflicting_keys: tuple = ()
+    targeted_keys: frozenset = frozenset()
 
 
 def labels_from_annotations(raw: bytes, *, source: str = "<annotations>") -> LabelSet:
@@ -54,8 +59,10 @@ def labels_from_annotations(raw: bytes, *, source: str = "<annotations>") -> Lab
 def labels_from_decisions(current: pd.DataFrame, *, source: str = "<annotations>") -> LabelSet:
     """The labels of the decisions in force (``key`` and ``value``, as :meth:`AnnotationStore.current` gives them)."""
     decided = current["value"].notna().to_numpy()
+    queues = current["queue"] if "queue" in current else pd.Series([""] * len(current), index=current.index)
+    targeted = frozenset(current.loc[decided & queues.map(is_targeted).to_numpy(dtype=bool), "key"])
     return LabelSet(current.loc[decided, ["key", "value"]].reset_index(drop=True), source,
-                    n_unsure=int((~decided).sum()))
+                    n_unsure=int((~decided).sum()), targeted_keys=targeted)
 
 
 def labels_from_table(frame: pd.DataFrame, *, source: str = "<labels>", label_positive: str | None = None) -> LabelSet:

@@ -136,6 +136,9 @@ def test_a_replaced_or_shortened_file_is_read_whole_again(tmp_path):
     with store.path.open("r+b") as handle:  # the same inode, shortened
         handle.truncate(len(decision_line(KEYS[0], "hallucinated")))
     assert in_force(store) == {KEYS[0]: "hallucinated"}
+    rewritten = store.path.read_bytes().replace(b"hallucinated", b"grounded\", \"x\": \"")
+    store.path.write_bytes(rewritten)  # the same inode, rewritten in place and longer
+    assert in_force(store) == {KEYS[0]: "grounded"}
 
 
 def test_a_last_line_without_its_newline_counts_and_the_next_append_keeps_the_numbering(tmp_path):

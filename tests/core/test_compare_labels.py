@@ -73,3 +73,20 @@ def test_a_labelled_sample_gets_a_prediction_powered_interval_beside_the_labels_
     width = res["ci"][1] - res["ci"][0]
     assert width <= (expected.ci[1] - expected.ci[0]) * 1.05
     assert "prediction-powered" in capsys.readouterr().out
+
+
+def test_labels_from_a_targeted_review_queue_are_compared_but_never_prediction_powered(two_runs, capsys):
+    from sgi_core.review.annotations import AnnotationStore, row_key
+
+    folder, runs = two_runs
+    for name in ("base", "new"):
+        store = AnnotationStore(folder / f"{name}_annotations.jsonl")
+        for row in runs[name].head(40).itertuples():
+            store.add(row_key(row.question, row.context, row.response),
+                      "grounded" if row.label == 1.0 else "hallucinated", queue="random" if name == "base" else
+                      "uncertain")
+    args = [str(folder / "base.csv"), str(folder / "new.csv"), "--labels", str(folder / "base_annotations.jsonl"),
+            "--labels", str(folder / "new_annotations.jsonl")]
+    res = compare_json(folder, "targeted", *args)["labels"]
+    assert res["method"] == "labels (paired)" and res["ci"] == res["labels_only_ci"]
+    assert "40 labelled rows come from a Review queue that is not a random order" in capsys.readouterr().err

@@ -71,7 +71,7 @@ def test_grounded_against_hallucinated_answers_is_a_regression_by_the_labels_and
     headline = next(md.value for md in app.markdown if md.value.startswith("hallucination rate"))
     assert "labels \\(paired\\)" in headline and headline.endswith("regression")
     assert any("not validated on these labels" in w.value for w in app.warning)
-    assert [b.label for b in app.get("download_button")] == ["Download the table (CSV)"]
+    assert [b.label for b in app.get("download_button")] == ["Download the table (CSV)", "Download the report (HTML)"]
 
 
 def test_the_new_runs_review_annotations_are_its_labels(app):

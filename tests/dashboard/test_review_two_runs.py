@@ -60,3 +60,14 @@ def test_labels_go_to_each_files_store_in_the_seeded_random_order_and_the_estima
     needed = keys_to_decide(expected.base_only, expected.new_only, 12, effect=0.1, n_left=N - 12)
     assert any(f"About {needed.n_more:,} more keys" in c.value for c in page.caption)
     assert needed.n_more <= N - 12
+
+
+def test_undo_in_the_two_runs_mode_takes_back_the_last_label_in_the_store_it_went_to(app):
+    page, base, new = two_runs_mode(app)
+    page.button(key="review.pair.base.grounded").click().run()
+    page.button(key="review.pair.new.hallucinated").click().run()
+    assert len(AnnotationStore(annotations_path("new.csv")).current()) == 1
+    page.button(key="review.pair.undo").click().run()
+    assert_clean(page)
+    assert len(AnnotationStore(annotations_path("new.csv")).current()) == 0
+    assert len(AnnotationStore(annotations_path("base.csv")).current()) == 1

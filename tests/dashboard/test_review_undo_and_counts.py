@@ -7,6 +7,7 @@ import io
 import pandas as pd
 
 from dashboard.services import review_services
+from dashboard.views import texts
 from sgi_core.io.triples import load_triples
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
 from tests.conftest import SAMPLE_CSV
@@ -38,11 +39,12 @@ def test_undo_after_switching_files_goes_to_the_store_the_label_was_written_to(r
     other = SAMPLE.head(80).to_csv(index=False).encode()  # the same rows under another name: the same keys
     upload(at, "other.csv", other)
     goto(at, "review")
-    assert "another file's annotations (halueval_qa_sample.jsonl)" in at.button(key="review.undo").help
+    explained = at.button(key="review.undo").help
     at.button(key="review.undo").click().run()
     assert_clean(at)
     assert KEYS[row - 1] not in in_force()
     assert not annotations_path("other.csv").exists()
+    assert f"another file's annotations ({texts.plain('halueval_qa_sample.jsonl')})" in explained
 
 
 def test_unsure_is_not_counted_as_a_labelled_row(review):
@@ -56,7 +58,8 @@ def test_unsure_is_not_counted_as_a_labelled_row(review):
 def test_the_row_shows_the_files_own_id_column(review):
     at = review
     row = shown_row(at)
-    assert at.text[0].value == f"id: {SAMPLE['id'].iloc[row - 1]}"
+    assert f"id: {texts.plain(SAMPLE['id'].iloc[row - 1])} (the file's own id column)" in [c.value for c in at.caption]
+    assert at.text[0].value == SAMPLE["question"].iloc[row - 1]  # the texts come first, as before
 
 
 def test_more_labels_never_asks_for_more_rows_than_are_left(review):
