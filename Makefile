@@ -19,8 +19,9 @@ setup: $(VENV)/.installed
 
 setup-dev: $(VENV)/.installed-dev
 
+# Options go to Streamlit: make run ARGS="--server.port 8600"
 run: setup
-	$(PY) -m dashboard.launch
+	$(PY) -m dashboard.launch $(ARGS)
 
 test: setup-dev
 	$(PY) -m pytest

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -66,6 +67,8 @@ def main(arguments: list[str] | None = None) -> int:
     host = _option(arguments, "--server.address") or "127.0.0.1"
     child = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(SERVED_APP), *arguments],
                              env={**os.environ, TOKEN_ENV: token})
+    # Stopped by a service manager or `kill` (SIGTERM), the launcher stops the app it started, not only itself.
+    signal.signal(signal.SIGTERM, lambda signum, frame: child.terminate())
     try:
         deadline = time.monotonic() + START_SECONDS
         while not _healthy(port):

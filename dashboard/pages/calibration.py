@@ -82,8 +82,7 @@ def _load_session(key, frame, models: list) -> None:
     if upload is None:
         return
     try:
-        session = services.read_session(upload.getvalue(), fingerprint=services.fingerprint(key, frame),
-                                        source=upload.name)
+        session = services.read_session(upload.getvalue(), source=upload.name)
         if session.model not in models:
             raise page.SGIInputError(f"the session was tuned on scores of model '{session.model}'",
                                 source=upload.name, hint="Add that model on the Data page, then load it again")
@@ -94,9 +93,13 @@ def _load_session(key, frame, models: list) -> None:
     st.session_state[state.CALIBRATION_METHOD] = session.calibrator["method"]
     st.session_state[state.CALIBRATION_THRESHOLD] = session.threshold
     st.session_state[state.MODEL_SHOWN] = session.model
+    other_data = session.fingerprint != services.fingerprint(key, frame)
     st.session_state[SESSION_MESSAGE] = ("success", f"Loaded the session saved {texts.plain(session.created)}: "
                                          f"{texts.plain(session.calibrator['method'])} calibrator, threshold "
-                                         f"{session.threshold:.4f}.")
+                                         f"{session.threshold:.4f}." + (
+                                             " It was tuned on different data (another run, or other rows): its "
+                                             "threshold and calibrator apply as they are, and the numbers below are "
+                                             "this file's." if other_data else ""))
 
 
 @st.fragment

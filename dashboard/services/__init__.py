@@ -313,5 +313,5 @@ def session_json(key: state.DataKey, model_name: str, calibrator, threshold: flo
                                        fingerprint=fingerprint(key, frame)))
 
 
-def read_session(raw: bytes, *, fingerprint: str, source: str) -> CalibrationSession:
-    return load_session(raw, fingerprint=fingerprint, source=source)
+def read_session(raw: bytes, *, source: str) -> CalibrationSession:
+    return load_session(raw, source=source)

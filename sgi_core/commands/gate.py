@@ -48,6 +48,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--min-auroc", type=_fraction, default=None,
                    help="fail when the AUROC's lower 95%% bound is below this, in [0, 1] (default: the policy's "
                         "min_auroc); alone, without a policy, the only check")
+    p.add_argument("--max-flag-rate", type=_fraction, default=None, metavar="X",
+                   help="with --policy on a file without labels: fail when the share of rows flagged is above X beyond "
+                        "its sampling error (the lower 95%% bound above X); without it the share is only reported")
     p.add_argument("--force", action="store_true",
                    help="with --write-policy: write it even when the AUROC's interval holds 0.5 (a coin flip)")
     p.add_argument("--trust-policy-model", action="store_true",
@@ -246,27 +249,30 @@ def run(args) -> int:
     if policy.score_column == "sgi":
         check_made_by(policy, made_by, str(args.input))
     if not table.has_labels:
-        return _report(_unlabelled_gate(args, policy, scores, made_by))
+        return _report(_unlabelled_gate(args, policy, table, scores, made_by))
+    if args.max_flag_rate is not None:
+        raise SGIInputError("--max-flag-rate holds a file without labels; this one has labels, so precision and "
+                            "recall are checked", source=str(args.input), hint="Drop --max-flag-rate")
     return _report(run_gate(labels, scores, policy, min_auroc=args.min_auroc, n_boot=args.n_boot, seed=args.seed))
 
 
-def _unlabelled_gate(args, policy, scores, made_by):
-    """An unlabelled file held to the policy's flag rate, once the policy is shown to validate its score."""
+def _unlabelled_gate(args, policy, table, scores, made_by):
+    """An unlabelled file's flags at the policy's threshold: the share with its interval, the rows, the validation."""
     from sgi_core.evaluation.gate import run_unlabelled_gate
     from sgi_core.evaluation.validation import validate_from_policy
+    from sgi_core.render.lines import flagged_rows_line
 
     if args.min_auroc is not None:
         raise SGIInputError("--min-auroc needs labels: this file has none, so no AUROC can be computed",
                             source=str(args.input), hint="Drop --min-auroc, or pass --labels FILE")
     validation = validate_from_policy(policy.score_column, policy, model=(made_by or {}).get("model"))
-    if not validation.validated:
-        raise SGIInputError(f"the file has no labels and the policy does not validate '{policy.score_column}' "
-                            f"({validation.reason}), so its flags say nothing about grounding",
-                            source=str(args.policy),
-                            hint="Write the policy again with this version (it records a held-out AUROC), or label "
-                                 "the file")
-    print(f"note: no labels: the policy's {validation.reason}; the flag rate is checked", file=sys.stderr)
-    return run_unlabelled_gate(scores, policy)
+    if validation.validated:
+        print(f"note: no labels; the policy validates its score: {validation.reason}", file=sys.stderr)
+    else:
+        print(f"note: no labels, and the policy does not validate '{policy.score_column}' ({validation.reason}): its "
+              "flags say nothing about grounding here; label a sample of the file to know", file=sys.stderr)
+    print(flagged_rows_line(table.frame["input_row"].to_numpy(), scores, policy.threshold), file=sys.stderr)
+    return run_unlabelled_gate(scores, policy, max_flag_rate=args.max_flag_rate)
 
 
 def _report(result) -> int:

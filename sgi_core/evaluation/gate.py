@@ -12,12 +12,11 @@ Checks (:func:`sgi_core.render.lines.gate_lines` words them, one line each), exi
   rule would fail half of all files drawn from the very same distribution.
 
 * **flag rate**, on a file without labels (the next release's output): the share of rows
-  the policy flags, with its Wilson 95% interval, fails when even its lower bound is above
-  the flag rate the policy recorded on its held-out half, i.e. when the new run is flagged
-  more than the policy's own data by more than the file's sampling error. It is a word
-  about grounding only because the policy records a held-out validation of its score
-  (:func:`~sgi_core.evaluation.validation.validate_from_policy`); the command refuses a
-  policy without one.
+  the policy flags, with its Wilson 95% interval, beside the flag rate the policy recorded on
+  its held-out half; it fails only when a maximum is given (``--max-flag-rate``) and even
+  the interval's lower bound is above it. The flags say something about grounding only
+  where the policy records a held-out validation of its score
+  (:func:`~sgi_core.evaluation.validation.validate_from_policy`); the command says so either way.
 
 The command itself (reading the file, ``--write-policy``) is :mod:`sgi_core.commands.gate`.
 """
@@ -102,19 +101,21 @@ def _rate_check(name: str, successes: int, trials: int, recorded: float) -> Gate
     return GateCheck(name, passed, value, recorded, value, ci)
 
 
-def run_unlabelled_gate(score, policy) -> GateResult:
-    """Hold an unlabelled file's flag rate at the policy's threshold to the policy's held-out flag rate.
+def run_unlabelled_gate(score, policy, *, max_flag_rate: float | None = None) -> GateResult:
+    """An unlabelled file's share of rows flagged at the policy's threshold, held to ``max_flag_rate`` when given.
 
-    The check fails when the lower bound of the Wilson 95% interval of the share of rows
-    flagged (``score < policy.threshold``, rows without a score left out) is above the
-    policy's recorded ``flag_rate``.
+    The share is of the scored rows (``score < policy.threshold``) with its Wilson 95%
+    interval; the check fails only when ``max_flag_rate`` is given and the interval's lower
+    bound is above it (the file is flagged more than allowed beyond its sampling error).
+    Its ``bound`` is ``max_flag_rate`` (NaN without one).
 
     Examples
     --------
     >>> from types import SimpleNamespace
     >>> policy = SimpleNamespace(threshold=0.5, flag_rate=0.2, score_column="sgi")
-    >>> run_unlabelled_gate([0.1] * 50 + [0.9] * 50, policy).passed
-    False
+    >>> scores = [0.1] * 50 + [0.9] * 50
+    >>> run_unlabelled_gate(scores, policy).passed, run_unlabelled_gate(scores, policy, max_flag_rate=0.3).passed
+    (True, False)
     """
     from sgi_core.evaluation.policy import proportion_ci
 
@@ -123,8 +124,9 @@ def run_unlabelled_gate(score, policy) -> GateResult:
     flagged, n = int(np.count_nonzero(scores[scored] < policy.threshold)), int(scored.sum())
     value = flagged / n if n else math.nan
     ci = proportion_ci(flagged, n)
-    passed = not math.isnan(value) and bool(ci[0] <= policy.flag_rate)
-    check = GateCheck("flag rate", passed, value, float(policy.flag_rate), value, ci)
+    bound = math.nan if max_flag_rate is None else float(max_flag_rate)
+    passed = not math.isnan(value) and (max_flag_rate is None or bool(ci[0] <= max_flag_rate))
+    check = GateCheck("flag rate", passed, value, bound, value, ci)
     return GateResult((check,), passed, policy.score_column, float(policy.threshold), 0, 0)
 
 

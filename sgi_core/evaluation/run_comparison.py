@@ -101,14 +101,14 @@ def paired_bootstrap_ci(differences, *, n_boot: int = 2000, seed: int = 0,
     return (float(lo), float(hi))
 
 
-def wilcoxon_p(differences) -> float:
+def wilcoxon_p(differences, *, score: str = "the score") -> float:
     """Two-sided Wilcoxon signed-rank p of paired differences (:func:`scipy.stats.wilcoxon`, zeros dropped).
 
-    NaN with a warning when no difference is non-zero.
+    NaN with a warning naming ``score`` when no difference is non-zero.
     """
     d = np.asarray(differences, dtype=np.float64)
     if not np.any(d != 0):
-        warn_undefined("Wilcoxon's test is undefined: every paired difference is zero")
+        warn_undefined(f"Wilcoxon's test is undefined for {score}: every paired difference is zero")
         return math.nan
     return float(stats.wilcoxon(d).pvalue)
 
@@ -261,7 +261,7 @@ def compare_runs(matched: MatchedRuns, *, threshold: tuple[str, float] | None = 
             continue
         ci = paired_bootstrap_ci(d, n_boot=n_boot, seed=seed, confidence=confidence)
         rows.append((score, int(keep.sum()), float(base[keep].mean()), float(new[keep].mean()), float(d.mean()),
-                     ci, wilcoxon_p(d)))
+                     ci, wilcoxon_p(d, score=score)))
     holm = holm_adjust([row[-1] for row in rows])
     labels = label_shift(matched, confidence=confidence, seed=seed, prediction_powered=prediction_powered)
     deltas = []

@@ -121,8 +121,8 @@ def session_to_json(session: CalibrationSession) -> bytes:
     return json.dumps(session.to_dict(), indent=2).encode("utf-8")
 
 
-def load_session(raw: bytes | str, *, fingerprint: str, source: str = "<session>") -> CalibrationSession:
-    """Parse and check a saved session against the data now loaded.
+def load_session(raw: bytes | str, *, source: str = "<session>") -> CalibrationSession:
+    """Parse and check a saved session.
 
     Read by the rules of :mod:`sgi_core.evaluation.saved_json`, the same as gate
     policies: one JSON object, no repeated key, exactly the session's fields,
@@ -132,8 +132,6 @@ def load_session(raw: bytes | str, *, fingerprint: str, source: str = "<session>
     ----------
     raw : bytes or str
         The JSON written by :func:`session_to_json`.
-    fingerprint : str
-        :func:`data_fingerprint` of the data the session is to be applied to.
     source : str
         File name used in messages.
 
@@ -141,8 +139,10 @@ def load_session(raw: bytes | str, *, fingerprint: str, source: str = "<session>
     ------
     SGIInputError
         Not JSON, not a session of this schema and version, an unknown, missing,
-        repeated or mistyped field, calibrator parameters that do not apply, or a
-        fingerprint that does not match the current data.
+        repeated or mistyped field, or calibrator parameters that do not apply. A session
+        tuned on other data is no error: its threshold and calibrator apply to any file
+        scored by its model (the next release's run); compare its ``fingerprint`` with
+        :func:`data_fingerprint` of the data now loaded to say so.
     """
     from sgi_core.evaluation.saved_json import check_fields, check_schema, read_calibrator, read_json_object
 
@@ -154,13 +154,6 @@ def load_session(raw: bytes | str, *, fingerprint: str, source: str = "<session>
     check_fields(data, _FIELDS, source=source, what="the session", hint=_HINT)
     _check_types(data, source)
     read_calibrator(data["calibrator"], source=source, hint=_HINT)
-    if data["fingerprint"] != fingerprint:
-        raise SGIInputError(
-            "the session was tuned on different data (the fingerprint of the question, context, response "
-            "and label columns does not match)",
-            source=source,
-            hint="Load the data set the session was saved with, or tune a new session on this one",
-        )
     return CalibrationSession.from_dict(data)
 
 

@@ -57,13 +57,35 @@ def gate_check_line(check: GateCheck, result: GateResult) -> str:
                 f"{check.bound:.3f} ({about})")
     where = f"flagging {result.score_column} < {result.threshold:.4g}"
     if check.name == "flag rate" and not math.isnan(check.value):
-        return (f"{verdict} flag rate: {check.value:.3f} {format_ci(check.ci, undefined=NAN_INTERVAL)} of the rows "
-                f"{where} (no labels: precision and recall unchecked); lower bound "
-                f"{'does not exceed' if check.passed else 'is above'} the policy's held-out {check.bound:.3f}")
+        about = (f"flag rate: {check.value:.3f} {format_ci(check.ci, undefined=NAN_INTERVAL)} of the rows {where} "
+                 "(no labels: precision and recall unchecked)")
+        if math.isnan(check.bound):
+            return f"{verdict} {about}; no --max-flag-rate, so this check cannot fail"
+        return (f"{verdict} {about}; lower bound {'does not exceed' if check.passed else 'is above'} the allowed "
+                f"{check.bound:.3f}")
     if math.isnan(check.value):
         return f"{verdict} {check.name}: undefined {where} (zero denominator)"
     return (f"{verdict} {check.name}: {check.value:.3f} {format_ci(check.ci, undefined=NAN_INTERVAL)} {where}; "
             f"upper bound {'reaches' if check.passed else 'is below'} the policy's held-out {check.bound:.3f}")
+
+
+def flagged_rows_line(rows, scores, threshold: float, *, listed: int = 20) -> str:
+    """The file's rows a policy flags (``score < threshold``), the first ``listed`` by row number, for review.
+
+    Examples
+    --------
+    >>> flagged_rows_line([1, 2, 3], [0.2, 0.9, 0.1], 0.5)
+    'flagged for review: rows 1, 3'
+    """
+    import numpy as np
+
+    scores = np.asarray(scores, dtype=np.float64)
+    flagged = np.asarray(rows)[~np.isnan(scores) & (scores < threshold)]
+    if not len(flagged):
+        return "flagged for review: no row"
+    shown = ", ".join(str(int(row)) for row in flagged[:listed])
+    more = f" and {len(flagged) - listed:,} more" if len(flagged) > listed else ""
+    return f"flagged for review: rows {shown}{more}"
 
 
 def gate_lines(result: GateResult) -> list[str]:

@@ -35,7 +35,7 @@ def calibrator(frame):
 
 def test_round_trip(frame, calibrator):
     session = new_session(model="minilm", calibrator=calibrator, threshold=1.0, frame=frame)
-    loaded = load_session(session_to_json(session), fingerprint=data_fingerprint(frame))
+    loaded = load_session(session_to_json(session))
     assert loaded == session
     assert loaded.calibrator == calibrator.to_dict()
     assert loaded.created.endswith("+00:00")
@@ -61,20 +61,19 @@ def test_fingerprint_covers_triples_and_labels_only(frame):
     (lambda d: d.update(threshold="high"), "threshold have the wrong type"),
     (lambda d: d.update(threshold=True), "threshold have the wrong type"),
     (lambda d: d.update(calibrator={"method": "platt"}), "the calibrator cannot be used: it must be an object with exactly the fields"),
-    (lambda d: d.update(fingerprint="f" * 64), "tuned on different data"),
 ])
 def test_bad_sessions_are_refused(frame, calibrator, mutate, message):
     data = new_session(model="minilm", calibrator=calibrator, threshold=1.0, frame=frame).to_dict()
     mutate(data)
     with pytest.raises(SGIInputError, match=message):
-        load_session(json.dumps(data), fingerprint=data_fingerprint(frame), source="s.json")
+        load_session(json.dumps(data), source="s.json")
 
 
 def test_not_json_is_refused(frame):
     with pytest.raises(SGIInputError, match="invalid JSON: .*s.json"):
-        load_session(b"\x00garbage", fingerprint=data_fingerprint(frame), source="s.json")
+        load_session(b"\x00garbage", source="s.json")
     with pytest.raises(SGIInputError, match="the session must be a JSON object"):
-        load_session(b"[1, 2]", fingerprint=data_fingerprint(frame))
+        load_session(b"[1, 2]")
 
 
 def test_apply_session_adds_probability_and_flag(frame, calibrator):

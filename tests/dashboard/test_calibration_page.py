@@ -96,12 +96,11 @@ def test_loading_a_session_applies_its_calibrator_and_threshold(page, sample_sco
     assert page.radio(key="calibration.method").value == "isotonic"
     assert "Loaded the session" in page.success[-1].value
     assert shown_metrics(page) == expected_metrics(sample_scores, 0.95)
-    loaded = load_session(raw, fingerprint=json.loads(raw)["fingerprint"])
+    loaded = load_session(raw)
     assert loaded.threshold == 0.95
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(fingerprint="0" * 64), "different data"),
     (lambda d: d.update(schema="something-else"), "not a calibration session"),
     (lambda d: d.update(model="mpnet"), "model 'mpnet'"),
     (lambda d: d.pop("threshold"), "the session has missing fields threshold"),
@@ -147,3 +146,13 @@ def test_no_policy_is_offered_for_a_score_near_chance_unless_asked(app):
     assert "Download the policy (JSON)" not in labels
     page.checkbox(key="calibration.policy_force").check().run()
     assert "Download the policy (JSON)" in [b.proto.label for b in page.get("download_button")]
+
+
+def test_a_session_tuned_on_other_data_applies_and_says_so(page, sample_scores):
+    data = json.loads(_session_bytes(sample_scores, threshold=0.95))
+    data["fingerprint"] = "0" * 64
+    page.file_uploader(key="calibration.session_upload").set_value(("s.json", json.dumps(data).encode(), "x"))
+    page.run()
+    assert not page.exception and not page.error
+    assert page.slider(key=SLIDER).value == 0.95
+    assert any("It was tuned on different data" in s.value for s in page.success)
