@@ -191,7 +191,7 @@ def row_panel(data, labels, store, position: int) -> None:
 def disagreements(data, result, names: tuple, first, second, what: str) -> None:
     """Kappa with its interval, the rows where the two disagree, and a button to review them."""
     if result.n < 2:
-        st.info(f"Needs rows labelled by both {names[0]} and {names[1]}: {result.n} so far.")
+        st.info(f"Needs rows labelled by both {texts.plain(names[0])} and {texts.plain(names[1])}: {result.n} so far.")
         return
     lo, hi = result.kappa_ci
     cells = st.columns(3)
@@ -209,5 +209,5 @@ def disagreements(data, result, names: tuple, first, second, what: str) -> None:
     st.dataframe(shown.assign(**{names[0]: [LABEL_WORDS[first[i]] for i in rows],
                                  names[1]: [LABEL_WORDS[second[i]] for i in rows]}), hide_index=True, height=240)
     if st.button(f"Review these {result.n_disagree:,} rows", key=f"review.focus.{what}"):
-        st.session_state[state.REVIEW_FOCUS] = {"rows": rows.tolist(), "done": 0, "what": what}
+        st.session_state[state.REVIEW_FOCUS] = {"rows": rows.tolist(), "done": 0, "what": texts.plain(what)}
         st.rerun()

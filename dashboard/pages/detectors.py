@@ -5,7 +5,7 @@ import streamlit as st
 
 from dashboard import page, services, state
 from dashboard.services import confound_services, detector_services
-from dashboard.views import charts, detector_charts, tables, texts
+from dashboard.views import charts, detector_charts, texts
 
 st.title("Detectors")
 st.write("Other detectors beside SGI, judged the same way: the registered detector families (the seed's geometric "

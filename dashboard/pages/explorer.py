@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dashboard import page, services, state
-from dashboard.views import charts
+from dashboard.views import charts, texts
 
 st.title("Explorer")
 st.write("Pick a row of the data (or click a point on the Geometry page), or type your own triple. "
@@ -26,7 +26,7 @@ st.number_input(f"Row of the file (1 to {len(frame):,})", min_value=1, max_value
 source = page.file_row(frame, st.session_state[state.EXPLORER_ROW])
 label = charts.label_names([source["label"]])[0]
 st.caption(f"Row {source['input_row']} is labelled **{label}**; its SGI in the scored file is {source['sgi']:.4f} "
-           f"({source['sgi_status']}). Typing here does not change the file.")
+           f"({texts.plain(source['sgi_status'])}). Typing here does not change the file.")
 
 question = st.text_area("Question", key=state.EXPLORER_TEXTS["question"], height=80, **state.PERSIST)
 context = st.text_area("Context", key=state.EXPLORER_TEXTS["context"], height=140, **state.PERSIST)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -60,6 +62,7 @@ def paired_figure(points: pd.DataFrame, score: str) -> go.Figure:
     """Each key's score in the base run (x) against the new run (y), with the line of no change.
 
     Points under the line are keys the new run answers less grounded (every score reads higher = grounded).
+    Keys and the score's name are HTML-escaped: plotly renders tags in hover text and titles.
     """
     lower = points["new"] < points["base"]
     scatter = go.Scattergl if len(points) > WEBGL_POINTS else go.Scatter
@@ -68,14 +71,14 @@ def paired_figure(points: pd.DataFrame, score: str) -> go.Figure:
         part = points[mask]
         fig.add_trace(scatter(x=part["base"], y=part["new"], mode="markers", name=name,
                               marker=dict(color=colour, size=6, opacity=0.7),
-                              text=part["key"].astype(str).str.slice(0, KEY_CHARS),
+                              text=[html.escape(k) for k in part["key"].astype(str).str.slice(0, KEY_CHARS)],
                               hovertemplate="%{text}<br>base %{x:.4g}<br>new %{y:.4g}<extra></extra>"))
     finite = points[["base", "new"]].stack()
     if len(finite):
         ends = [float(finite.min()), float(finite.max())]
         fig.add_trace(go.Scatter(x=ends, y=ends, mode="lines", name="no change",
                                  line=dict(dash="dot", color="grey")))
-    fig.update_layout(title=score_name(score), xaxis_title="base run", yaxis_title="new run", height=360,
+    fig.update_layout(title=html.escape(score_name(score)), xaxis_title="base run", yaxis_title="new run", height=360,
                       margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25))
     return fig
 

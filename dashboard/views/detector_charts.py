@@ -76,8 +76,12 @@ def difference_metrics(test) -> tuple[list[tuple[str, str]], str]:
         return (metrics + [("DeLong z", f"{test.z:+.2f}"), ("p (two-sided)", f"{test.p_value:.3g}")],
                 f"DeLong's test of the AUROC difference, 95% CI {ci}, on the {rows}.")
     combined = "A" if test.refitted == "a" else "B"
-    how = (f"each of {test.n_boot:,} bootstrap resamples of the question groups refits it out of fold"
-           if test.n_boot else "above the refit's row limit its probabilities are held fixed (DeLong)")
+    if test.ci_method == REFIT_CI_NAME:
+        how = f"each of {test.n_boot:,} bootstrap resamples of the question groups refits it out of fold"
+    elif test.ci_method.endswith(HELD_FIXED):
+        how = f"above {REFIT_MAX_ROWS:,} labelled rows its probabilities are held fixed (DeLong's test)"
+    else:
+        how = "with fewer than 2 rows of a class nothing is tested"
     return (metrics + [("resamples", f"{test.n_boot:,}"), ("p (two-sided)", f"{test.p_value:.3g}")],
             f"{combined} is the combined detector, fitted on these labels, so DeLong's test (which holds both scores "
             f"fixed) would overstate it: {how}. 95% CI {ci} ({test.ci_method}), on the {rows}.")

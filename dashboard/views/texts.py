@@ -10,6 +10,10 @@ __all__ = ["AUROC_HELP", "D_HELP", "confound_text", "labels_missing", "plain", "
 
 # ASCII punctuation that Markdown (and GFM autolinks) give a meaning to; a backslash makes each literal.
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$])")
+# GFM autolinks are found in the parsed text, after backslash escapes are undone: "http\://a\.b" still links.
+# A zero-width joiner inside what they need ("://", "www.", "@") leaves nothing to find; it is never seen.
+_JOINER = "\u200d"
+_AUTOLINK_PARTS = re.compile(r"(?i)(:)(?=//)|(www)(?=\.)|(@)")
 
 D_HELP = ("Cohen's d = (mean grounded - mean hallucinated) / pooled SD (ddof=1). Positive: grounded answers "
           "score higher, as SGI intends. 0.2 is small, 0.5 medium, 0.8 large.")
@@ -35,13 +39,16 @@ def labels_missing(n_valid: int, n_halluc: int) -> str | None:
 def plain(text) -> str:
     r"""Text from a file (cells, column and file names, messages quoting them) made literal for Markdown.
 
-    Links, images, emphasis and autolinked URLs are written out as characters, never rendered.
+    Links, images, emphasis and autolinked URLs (``https://…``, ``www.…``, e-mail addresses) are written out as
+    characters, never rendered: Markdown's punctuation gets a backslash, and a zero-width joiner (U+200D) breaks
+    what GFM autolinking looks for.
 
     Examples
     --------
-    >>> print(plain("[x](http://a.b) *hi*"))
-    \[x\]\(http\://a\.b\) \*hi\*
+    >>> print(plain("[x](http://a.b) *hi*").replace(_JOINER, "+"))
+    \[x\]\(http\:+//a\.b\) \*hi\*
     """
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", str(text)).replace("\n", "  \n")
+    text = _AUTOLINK_PARTS.sub(lambda m: m.group(0) + _JOINER, str(text))
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text).replace("\n", "  \n")
 
 

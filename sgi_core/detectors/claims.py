@@ -60,7 +60,8 @@ _INITIALS = re.compile(r"(?:[A-Z]\.)+")
 _MARKER = re.compile(r"[-*+>#\u2022\u2023\u2043\u25aa\u25cf\u25e6\u2013\u2014]+"
                      r"|\(?(?:\d{1,3}|[A-Za-z]|[ivx]{1,4}|[IVX]{1,4})[.)]\)?")
 #: One or more bracketed citations, ``(Passage 1)``, ``[2]``, ``[Source 1, 3]``, ``(Docs 2-4)``, and a closing stop.
-_CITATION = re.compile(r"(?:[(\[]\s*(?:[^\W\d_]+\.?\s*)?\d+(?:\s*(?:[,;&\u2013-]|and)\s*\d+)*\s*[)\]]\s*)+[.,;:]?")
+#: A bracketed citation (``(Passage 1)``, ``[2]``, ``[Source 1, 3]``): part of the sentence it follows, never a name.
+CITATION = re.compile(r"(?:[(\[]\s*(?:[^\W\d_]+\.?\s*)?\d+(?:\s*(?:[,;&\u2013-]|and)\s*\d+)*\s*[)\]]\s*)+[.,;:]?")
 _LETTER = re.compile(r"[^\W\d_]")
 _GLUED = re.compile(r"(?<=[a-z0-9)][.!?])(?=[A-Z])")
 
@@ -83,14 +84,14 @@ def _with_neighbours(pieces: list[str]) -> list[str]:
     """
     sentences, waiting = [], []
     for piece in pieces:
-        cited = _CITATION.match(piece)
+        cited = CITATION.match(piece)
         if cited and sentences and not waiting and cited.end() < len(piece):
             # "Text. (Passage 1) Next text.": the cut falls before the citation, which cites the sentence before.
             sentences[-1] = f"{sentences[-1]} {piece[:cited.end()].strip()}"
             piece = piece[cited.end():].strip()
         if _MARKER.fullmatch(piece):
             waiting.append(piece)
-        elif _LETTER.search(piece) and not _CITATION.fullmatch(piece):
+        elif _LETTER.search(piece) and not CITATION.fullmatch(piece):
             sentences.append(" ".join([*waiting, piece]))
             waiting = []
         elif sentences and not waiting:

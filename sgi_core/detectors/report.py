@@ -34,9 +34,6 @@ from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.evaluation.refit import REFIT_N_BOOT, RefitComparison, judge_combined, refit_auroc_difference
 from sgi_core.results import JsonResult, warn_undefined
 
-#: Features of the combined detector besides the computed detectors.
-BASE_FEATURES = ("sgi", "theta_qc", "theta_rq", "theta_rc", "response_length", "lexical_groundedness")
-
 
 @dataclass(frozen=True)
 class DetectorReport(JsonResult):
@@ -152,7 +149,7 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
 
 
 def combination_features(table: TripleTable, scored: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """What ``combined`` is fitted on: :data:`BASE_FEATURES` from the scored table, then the computed scores (raw)."""
+    """What ``combined`` is fitted on: SGI, the three angles, response length and word overlap, then the computed scores (raw)."""
     return pd.DataFrame({
         "sgi": scored["sgi"].to_numpy(dtype=np.float64), "theta_qc": scored["theta_qc"].to_numpy(dtype=np.float64),
         "theta_rq": scored["theta_rq"].to_numpy(dtype=np.float64),

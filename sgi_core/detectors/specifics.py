@@ -40,7 +40,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from sgi_core.detectors.claims import split_sentences
+from sgi_core.detectors.claims import CITATION, split_sentences
 from sgi_core.detectors.columns import SPECIFICS_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import warn_undefined
@@ -68,11 +68,13 @@ def names_in(text: str) -> set[str]:
 
     Examples
     --------
-    >>> sorted(names_in("Paris is in France. It hosted the Tour de France with Marie Curie."))
+    >>> sorted(names_in("Paris is in France (Passage 2). It hosted the Tour de France with Marie Curie."))
     ['france', 'marie curie', 'tour']
     """
     names = set()
-    for sentence in split_sentences(text):
+    # A citation goes, the punctuation it swallowed stays: "France (Passage 2). It" keeps its sentence end.
+    uncited = CITATION.sub(lambda m: " " + m.group(0)[-1] if m.group(0)[-1] in ".,;:" else " ", text)
+    for sentence in split_sentences(uncited):
         run: list[str] = []
         for word in [*_WORD.findall(sentence)[1:], ""]:
             if word[:1].isupper() and word not in _NOT_NAMES:

@@ -229,25 +229,33 @@ def out_of_fold_batch(problems, column_sets) -> list[list[np.ndarray]]:
         The map is the same numbers as :func:`normal_scores`; the fits are solved to
         convergence (:func:`_logistic_fits`), within 1e-3 of lbfgs' probabilities.
     """
+    column_sets = [list(columns) for columns in column_sets]
+    out = [[np.empty(len(labels)) for _ in column_sets] for _, labels, _ in problems]
+    widest = max(len(columns) for columns in column_sets) + 1
+    per_batch = max(1, _BATCH_VALUES // (max(len(labels) for _, labels, _ in problems) * widest))
     fits = []
     for p, (features, labels, folds) in enumerate(problems):
         for fold in np.unique(folds):
             train = folds != fold
             mapped = _normal_map(features[train], features)
             fits.append((p, np.flatnonzero(~train), mapped[train], labels[train], mapped[~train]))
-    out = [[np.empty(len(labels)) for _ in column_sets] for _, labels, _ in problems]
-    rows = max(len(fit[3]) for fit in fits)
-    for s, columns in enumerate([list(c) for c in column_sets]):
-        per_batch = max(1, _BATCH_VALUES // (rows * (len(columns) + 1)))
-        for start in range(0, len(fits), per_batch):
-            chunk = fits[start:start + per_batch]
-            design = np.zeros((len(chunk), rows, len(columns) + 1))
-            target, weight = np.zeros((len(chunk), rows)), np.zeros((len(chunk), rows))
-            for i, (_, _, train, y, _) in enumerate(chunk):
-                design[i, :len(y), :-1], design[i, :len(y), -1] = train[:, columns], 1.0
-                target[i, :len(y)], weight[i, :len(y)] = y, 1.0
-            beta = _logistic_fits(design, target, weight)
-            for (p, test, _, _, held_out), b in zip(chunk, beta):
-                out[p][s][test] = expit(held_out[:, columns] @ b[:-1] + b[-1])
+            if len(fits) == per_batch:  # mapped folds are held a batch at a time
+                _solve(fits, column_sets, out)
+                fits = []
+    if fits:
+        _solve(fits, column_sets, out)
     return out
 
+
+def _solve(fits, column_sets, out) -> None:
+    """Fit every column set on a batch of mapped folds and write each held-out fold's probabilities into ``out``."""
+    rows = max(len(fit[3]) for fit in fits)
+    for s, columns in enumerate(column_sets):
+        design = np.zeros((len(fits), rows, len(columns) + 1))
+        target, weight = np.zeros((len(fits), rows)), np.zeros((len(fits), rows))
+        for i, (_, _, train, y, _) in enumerate(fits):
+            design[i, :len(y), :-1], design[i, :len(y), -1] = train[:, columns], 1.0
+            target[i, :len(y)], weight[i, :len(y)] = y, 1.0
+        beta = _logistic_fits(design, target, weight)
+        for (p, test, _, _, held_out), b in zip(fits, beta):
+            out[p][s][test] = expit(held_out[:, columns] @ b[:-1] + b[-1])

@@ -143,7 +143,15 @@ def test_file_without_numeric_columns_still_gets_families_and_comparison(app, tm
     assert DETECTOR_NAMES["claim_min_support"] in table["detector"].tolist()
     np.testing.assert_allclose(table["AUROC"].to_numpy(dtype=float)[1:],
                                [r.auroc for r in expected.detectors.values()])
-    assert_comparison(app, labels, scored["sgi"].to_numpy(), scores["combined"].to_numpy())
+    # The combination is fitted on these labels: it is compared by the refit bootstrap, never by DeLong's test.
+    from sgi_core.detectors.report import compare_with_combined
+    from sgi_core.io.triples import load_triples
+
+    refit = compare_with_combined(load_triples(plain), scored, scores, scored["sgi"].to_numpy(), refitted="b",
+                                  n_folds=expected.n_folds, seed=0)
+    assert metric(app, "AUROC B") == f"{refit.auroc_b:.3f}"
+    assert metric(app, "p (two-sided)") == f"{refit.p_value:.3g}"
+    assert not [m for m in app.metric if m.label == "DeLong z"]
 
 
 def test_clicking_a_disagreement_row_opens_it_in_the_explorer(app, sample_scores):

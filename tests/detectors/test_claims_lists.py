@@ -22,7 +22,8 @@ NUMBERED = """Here is what the passages say:
         ("- Paris is the capital.\n- Lyon is smaller.\n\u2022\nMarseille is a port.",
          ["- Paris is the capital.", "- Lyon is smaller.", "\u2022 Marseille is a port."]),
         ("* Paris.\n* Lyon.", ["* Paris.", "* Lyon."]),
-        ("Steps:\n(a) Boil water.\n(b) Add tea.\niv. Wait.", ["Steps:", "(a) Boil water.", "(b) Add tea.", "iv. Wait."]),
+        ("Steps:\n(a) Boil water.\n(b) Add tea.\niv. Wait.",
+         ["Steps:", "(a) Boil water.", "(b) Add tea.", "iv. Wait."]),
         ("1) Paris is big. 2) Lyon is not.", ["1) Paris is big.", "2) Lyon is not."]),
         # Citations after the full stop belong to the sentence they cite.
         ("Paris is the capital. (Passage 1) Lyon is smaller. [2][3]",

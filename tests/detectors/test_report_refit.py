@@ -34,7 +34,8 @@ def test_the_combined_judgement_is_judge_combined_on_the_report_features(compute
                               lengths=response_length(table.frame["response"]), groups=question_groups(table.frame),
                               n_splits=report.n_folds, n_boot=100, n_refit=30, seed=1)
     combined = report.detectors["combined"]
-    assert combined.auroc_ci == expected.auroc_ci and combined.length_matched_auroc_ci == expected.length_matched_auroc_ci
+    assert combined.auroc_ci == expected.auroc_ci
+    assert combined.length_matched_auroc_ci == expected.length_matched_auroc_ci
     assert (combined.roc.ci_method, combined.roc.n_boot) == (REFIT_CI_NAME, 30)
     block = json.loads(json.dumps(report.to_dict()))["detectors"]
     assert block["combined"]["roc"]["ci_method"] == REFIT_CI_NAME

@@ -17,6 +17,7 @@ from sgi_core.evaluation.judgement import judge_score
 from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.evaluation.refit import (HELD_FIXED, REFIT_CI_NAME, judge_combined, percentile_interval, rank_auroc,
                                        refit_auroc_difference, refit_replicates)
+from sgi_core.errors import SGIInputError
 from sgi_core.results import UndefinedStatisticWarning
 
 
@@ -84,13 +85,14 @@ def test_resamples_draw_whole_groups_within_strata():
 
 def test_copies_of_a_group_share_a_fold(monkeypatch):
     seen = []
+    # Groups given as text: any hashable ids will do.
     monkeypatch.setattr(refit, "out_of_fold_batch", lambda problems, sets: seen.extend(problems) or
                         [[np.zeros(len(p[1]))] for p in problems])
     rng = np.random.default_rng(1)
     labels = np.tile([1.0, 0.0], 30)
     features = rng.normal(size=(60, 2))
     groups = np.repeat(np.arange(30), 2)
-    out = refit_replicates(features, labels, groups=groups, n_boot=20, seed=4)
+    out = refit_replicates(features, labels, groups=[f"q{g}" for g in groups], n_boot=20, seed=4)
     assert len(out) == len(seen) == 20
     for (rows, _), (x, y, folds) in zip(out, seen):
         np.testing.assert_array_equal(x, features[rows])
@@ -182,9 +184,11 @@ def test_noise_features_refit_interval_covers_chance_where_the_naive_one_does_no
     """44 labels, 14 pure-noise features: the true AUROC of anything fitted is 0.5.
 
     The naive interval bootstraps the fitted out-of-fold probabilities as if they were
-    a fixed score; over 300 such files it covers 0.5 in 85.7% (7.0% of intervals lie
-    wholly above 0.5, against 2.5% nominal), its mean width 0.335 against a spread of
-    the estimate of 0.117 (sd). The refit interval is checked over 32 files.
+    a fixed score; over 300 such files it covered 0.5 in 85.7% (7.0% of intervals
+    wholly above 0.5, against 2.5% nominal), mean width 0.335 against a spread of the
+    estimate of 0.117 (sd). Over 200 others (200 refits each) the refit interval
+    covered 0.5 in 100% with mean width 0.520, the naive one in 89.5% (5.5% above)
+    with width 0.339. Here 32 files of 100 refits each, about 10 s.
     """
     start = time.perf_counter()
     naive_cover, refit_cover, naive_above, naive_width, refit_width = [], [], [], [], []
@@ -209,3 +213,20 @@ def test_noise_features_refit_interval_covers_chance_where_the_naive_one_does_no
     assert np.mean(refit_cover) >= 0.9
     assert np.mean(refit_width) > np.mean(naive_width) + 0.1
     assert np.mean(naive_above) > 0.025
+
+
+def test_errors_name_the_parameter():
+    y = np.tile([1.0, 0.0], 10)
+    with pytest.raises(SGIInputError, match="'n_splits' parameter of refit_replicates must be an int >= 2"):
+        refit_replicates(np.zeros((20, 1)), y, n_splits=1)
+    with pytest.raises(SGIInputError, match="'refitted' parameter of refit_auroc_difference"):
+        refit_auroc_difference(y, y, np.zeros((20, 1)), y, refitted="c")
+    with pytest.raises(SGIInputError, match="'n_refit' parameter of judge_combined must be an int >= 0"):
+        judge_combined(y, y, np.zeros((20, 1)), n_refit=-1)
+
+
+def test_resamples_that_cannot_be_cross_fitted_are_counted():
+    # Three question groups for five folds: no resample can be dealt, so no interval, and a warning says why.
+    y = np.tile([1.0, 0.0], 3)
+    with pytest.warns(UndefinedStatisticWarning, match="5 of 5 refit resamples could not be cross-fitted"):
+        assert refit_replicates(np.zeros((6, 1)), y, groups=[0, 0, 1, 1, 2, 2], n_boot=5) == []
