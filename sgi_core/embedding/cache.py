@@ -52,10 +52,23 @@ def default_cache_dir() -> Path:
 
 
 def private_folder(folder: Path) -> None:
-    """Create ``folder`` (and its parents) if missing; a folder created here is the owner's only (0700)."""
-    if not folder.is_dir():
-        folder.mkdir(parents=True, exist_ok=True)
-        os.chmod(folder, 0o700)
+    """Create ``folder`` (and its parents) if missing; every folder created here is the owner's only (0700).
+
+    Folders that already exist keep their mode.
+    """
+    missing = []
+    path = Path(folder)
+    while not path.is_dir() and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            if not path.is_dir():  # a file in its place
+                raise
+            continue  # made by another process meanwhile
+        os.chmod(path, 0o700)  # whatever the umask
 
 
 def private_file(path: Path) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sgi_core.embedding.cache import private_folder
 from sgi_core.errors import SGIInputError
 
 #: Embedding backends: ``auto`` (:func:`resolve_backend`), torch (sentence-transformers as it is),
@@ -204,7 +205,7 @@ def ensure_export(st_model, folder: Path, backend: str) -> Path:
     if is_intact(folder):
         return folder / MODEL_FILE
     shutil.rmtree(folder, ignore_errors=True)
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(folder.parent)  # the cache folder and its onnx/ folder: the owner's only (0700)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
     try:
         _export_fp32(st_model, staging / "fp32.onnx")

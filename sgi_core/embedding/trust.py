@@ -5,6 +5,9 @@ sentence-transformers builds a model from the classes named in its ``modules.jso
 WordEmbeddings' ``tokenizer_class``). A class outside the ``sentence_transformers.``
 namespace is imported, from a ``.py`` file in the folder or from any importable
 module, even with ``trust_remote_code=False``: loading such a folder runs its code.
+A Dense module's ``activation_function`` is imported and called whenever it starts
+with ``torch.``, so any ``torch.*`` callable named there runs at load: only the
+``torch.nn`` activation classes of :data:`TORCH_ACTIVATIONS` pass.
 :func:`check_model_code` lists those class references before anything loads and
 refuses them unless the user opted in.
 """
@@ -19,6 +22,18 @@ from sgi_core.jsonio import loads_json
 
 TRUSTED_PREFIX = "sentence_transformers."
 _REF_KEYS = ("type", "types", "tokenizer_class")
+# Imported and called (with no argument) by sentence-transformers' Dense.load; every string there is a reference.
+_CALLABLE_KEYS = ("activation_function",)
+_ACTIVATIONS = {
+    "torch.nn.modules.activation": (
+        "CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid",
+        "LogSoftmax", "Mish", "PReLU", "RReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax", "Softmax2d",
+        "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink"),
+    "torch.nn.modules.linear": ("Identity",),
+}
+#: The ``torch.nn`` activation classes a Dense module may name, by their full and their ``torch.nn.`` names.
+TORCH_ACTIVATIONS = frozenset(f"{where}.{name}" for module, names in _ACTIVATIONS.items()
+                              for where in (module, "torch.nn") for name in names)
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 # Read by the Rust tokenizers library as data; their "type" tags are never imported.
 _DATA_FILES = {"tokenizer.json", "vocab.json"}
@@ -41,6 +56,8 @@ def _dotted_refs(node, out: list[str]) -> None:
             if key in _REF_KEYS:
                 values = value.values() if isinstance(value, dict) else [value]
                 out.extend(v for v in values if isinstance(v, str) and _DOTTED.match(v))
+            elif key in _CALLABLE_KEYS and isinstance(value, str):
+                out.append(value)
             _dotted_refs(value, out)
     elif isinstance(node, list):
         for value in node:
@@ -93,7 +110,8 @@ def class_references(folder: str | Path) -> list[tuple[str, str]]:
 
 
 def check_model_code(folder: str | Path, *, trust_model_code: bool = False) -> None:
-    """Refuse a folder naming classes outside ``sentence_transformers.``, unless trusted.
+    """Refuse a folder naming classes outside ``sentence_transformers.`` (or activations outside
+    :data:`TORCH_ACTIVATIONS`), unless trusted.
 
     Parameters
     ----------
@@ -109,7 +127,8 @@ def check_model_code(folder: str | Path, *, trust_model_code: bool = False) -> N
     """
     if trust_model_code:
         return
-    untrusted = [(file, ref) for file, ref in class_references(folder) if not ref.startswith(TRUSTED_PREFIX)]
+    untrusted = [(file, ref) for file, ref in class_references(folder)
+                 if not ref.startswith(TRUSTED_PREFIX) and ref not in TORCH_ACTIVATIONS]
     if untrusted:
         file, ref = untrusted[0]
         more = f" (and {len(untrusted) - 1} more)" if len(untrusted) > 1 else ""
