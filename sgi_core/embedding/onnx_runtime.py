@@ -34,7 +34,6 @@ from pathlib import Path
 
 import numpy as np
 
-from sgi_core.embedding.cache import private_folder
 from sgi_core.errors import SGIInputError
 
 #: Embedding backends: ``auto`` (:func:`resolve_backend`), torch (sentence-transformers as it is),
@@ -205,6 +204,8 @@ def ensure_export(st_model, folder: Path, backend: str) -> Path:
     if is_intact(folder):
         return folder / MODEL_FILE
     shutil.rmtree(folder, ignore_errors=True)
+    from sgi_core.embedding.cache import private_folder  # here: reading the backends must not import pandas
+
     private_folder(folder.parent)  # the cache folder and its onnx/ folder: the owner's only (0700)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
     try:

@@ -92,8 +92,9 @@ def test_csv_export_reads_back_as_the_escaped_cells(frame):
     back = read_table(to_csv_bytes(frame), name="export.csv")
     assert back.columns.tolist() == frame.columns.tolist()
     for name in frame.columns:
-        expected = ["'" + v if v.startswith(("=", "+", "-", "@", "\t", "\r", "\n")) and not is_plain_number(v) else v
-                    for v in frame[name]]
+        # Spreadsheets skip leading spaces (and no-break spaces) before deciding that a cell is a formula.
+        expected = ["'" + v if v.lstrip(" \u00a0").startswith(("=", "+", "-", "@", "\t", "\r", "\n"))
+                    and not is_plain_number(v.lstrip(" \u00a0")) else v for v in frame[name]]
         assert back[name].tolist() == expected, name
 
 
