@@ -19,12 +19,16 @@ _TERMINAL_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} texts embedded [{elapsed}<
 _LOG_FORMAT = "{desc}: {percentage:3.0f}% {n_fmt}/{total_fmt} texts embedded [{elapsed}<{remaining}, {rate_fmt}]"
 
 
+#: Seconds of work before a rate is shown: a first update a few microseconds in would read millions per second.
+MIN_RATE_SECONDS = 0.5
+
+
 def rate_line(done: int, total: int, elapsed: float, *, label: str, unit: str) -> str:
     """``label: done / total unit · rate · time left``, for a progress bar drawn elsewhere (the app).
 
     The rate is ``done / elapsed`` ``unit`` per second and the time left
     ``(total - done) / rate`` (written as tqdm writes a duration); both read "?"
-    before the first item is done.
+    before the first item is done and before :data:`MIN_RATE_SECONDS` have passed.
 
     Examples
     --------
@@ -32,8 +36,10 @@ def rate_line(done: int, total: int, elapsed: float, *, label: str, unit: str) -
     'Embedding with minilm: 256 / 1,024 texts · 32.00 texts/s · 00:24 left'
     >>> rate_line(0, 10, 0.0, label="Judging", unit="rows")
     'Judging: 0 / 10 rows · ? rows/s · ? left'
+    >>> rate_line(64, 1024, 0.000006, label="Embedding", unit="new texts")
+    'Embedding: 64 / 1,024 new texts · ? new texts/s · ? left'
     """
-    rate = done / elapsed if done and elapsed > 0 else 0.0
+    rate = done / elapsed if done and elapsed >= MIN_RATE_SECONDS else 0.0
     speed = f"{rate:,.2f} {unit}/s" if rate else f"? {unit}/s"
     left = tqdm.format_interval((total - done) / rate) if rate else "?"
     return f"{label}: {done:,} / {total:,} {unit} · {speed} · {left} left"

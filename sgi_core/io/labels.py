@@ -146,13 +146,22 @@ def parse_labels(values: pd.Series, *, label_positive: str = "grounded", source:
     return value_of_code[codes]
 
 
+#: Distinct rewritten label values a warning names before "and N more".
+REWRITES_SHOWN = 6
+
+
 def rewritten_label_warning(original: pd.Series, labels: np.ndarray, kept_as: str, first_row: int) -> list[str]:
     """A warning naming the rows whose ``label`` cell now reads differently (kept in ``kept_as``)."""
-    as_number = pd.to_numeric(original.map(cell_to_text).str.strip(), errors="coerce").to_numpy(dtype=float)
+    texts = original.map(cell_to_text).str.strip()
+    as_number = pd.to_numeric(texts, errors="coerce").to_numpy(dtype=float)
     changed = ~np.isnan(labels) & (as_number != labels)
     if not changed.any():
         return []
-    return [f"the label column 'label' is rewritten as 1 = grounded, 0 = hallucinated, which changes "
+    # Which word became which: each distinct original value of the changed rows, with its class.
+    pairs = dict(zip(texts[changed].tolist(), labels[changed].tolist()))
+    shown = ", ".join(f"{text!r} -> {int(value)}" for text, value in list(pairs.items())[:REWRITES_SHOWN])
+    more = f" and {len(pairs) - REWRITES_SHOWN} more" if len(pairs) > REWRITES_SHOWN else ""
+    return [f"the label column 'label' is rewritten as 1 = grounded, 0 = hallucinated ({shown}{more}), which changes "
             f"{format_rows((np.flatnonzero(changed) + first_row).tolist())}; the original cells are kept in "
             f"column '{kept_as}'"]
 

@@ -46,15 +46,16 @@ def labelled_file(column, labels):
 MIXED = ["1", "yes", "grounded", "FALSE", " valid ", "0.0", "", "NaN", "hallucinated", "no"]
 
 
-def rewritten(rows):
-    return (f"the label column 'label' is rewritten as 1 = grounded, 0 = hallucinated, which changes {rows}; "
-            "the original cells are kept in column 'input_label'")
+def rewritten(rows, words=""):
+    return (f"the label column 'label' is rewritten as 1 = grounded, 0 = hallucinated ({words}), which changes "
+            f"{rows}; the original cells are kept in column 'input_label'")
 
 
 @pytest.mark.parametrize("column, expected, kept_as, notes", [
     # "1" and "0.0" read as the numbers they become; the words, "FALSE" and "no" do not
     ("label", [1.0, 1.0, 1.0, 0.0, 1.0, 0.0, np.nan, np.nan, 0.0, 0.0], "input_label",
-     [rewritten("rows 2, 3, 4, 5, 9, 10")]),
+     [rewritten("rows 2, 3, 4, 5, 9, 10", "'yes' -> 1, 'grounded' -> 1, 'FALSE' -> 0, 'valid' -> 1, "
+                                          "'hallucinated' -> 0, 'no' -> 0")]),
     # a column named for hallucination flips the direction-free forms, never the class words
     ("is_hallucinated", [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, np.nan, np.nan, 0.0, 1.0], "is_hallucinated", []),
 ])
@@ -89,7 +90,8 @@ def test_label_positive_flag_overrides_the_column_name(tmp_path, capsys):
     written = pd.read_parquet(out)
     assert written["label"].tolist() == [0.0, 1.0]
     assert written["input_label"].tolist() == ["1", "0"]
-    assert f"warning: {rewritten('rows 1, 2')}" in capsys.readouterr().err.splitlines()
+    expected = rewritten("rows 1, 2", "'1' -> 0, '0' -> 1")  # the flag reads 1 as hallucinated
+    assert f"warning: {expected}" in capsys.readouterr().err.splitlines()
 
 
 def test_unknown_values_name_every_row_library_and_cli(tmp_path, capsys):
@@ -107,13 +109,16 @@ def test_unknown_values_name_every_row_library_and_cli(tmp_path, capsys):
     assert capsys.readouterr().err == f"error: {message.format(source=source)}\n"
 
 
-@pytest.mark.parametrize("labels, only", [(["1", "yes", "valid"], "grounded"), (["0", "no", "hallucinated"], "hallucinated")])
-def test_single_class_is_scored_with_a_note(tmp_path, capsys, labels, only):
+@pytest.mark.parametrize("labels, only, words", [
+    (["1", "yes", "valid"], "grounded", "'yes' -> 1, 'valid' -> 1"),
+    (["0", "no", "hallucinated"], "hallucinated", "'no' -> 0, 'hallucinated' -> 0"),
+])
+def test_single_class_is_scored_with_a_note(tmp_path, capsys, labels, only, words):
     content = labelled_file("label", labels)
     note = (f"only one label class is present (every labelled row is {only}): scores are computed, but label-based "
             "metrics (AUROC, effect size, calibration, thresholds) are undefined")
     table = load_triples(content, name="one.csv")
-    assert table.warnings == [rewritten("rows 2, 3"), note]
+    assert table.warnings == [rewritten("rows 2, 3", words), note]
     scored = score_table(table, HashingEncoder(64))
     assert scored["sgi_status"].tolist() == ["ok"] * 3 and scored["sgi"].notna().all()
     source, out = tmp_path / "one.csv", tmp_path / "out.parquet"
