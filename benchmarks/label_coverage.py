@@ -6,7 +6,7 @@
 Two runs of a system are built from HaluEval QA (``../shared/data/halueval/halueval_qa.csv``):
 ``--questions`` questions drawn with a seed, each run answering every question with its right
 or its hallucinated answer, the base run hallucinating with probability 0.35 per question and
-the new run with 0.245 (the rates of the two generator versions in the run-comparison issue),
+the new run with 0.245 (about the rates of two generator versions answering the same questions),
 drawn independently per run. Both runs are scored once with ``--model``. The truth is the
 difference of hallucination rates over all matched keys, from every label.
 
