@@ -36,7 +36,7 @@ from sgi_core.evaluation.paired import delong_components, delong_test
 from sgi_core.evaluation.prediction_powered import cross_fitted_predictions, ppi_mean, ppi_rate_difference
 from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.evaluation.run_matching import MatchedRuns
-from sgi_core.evaluation.validation import RunAuroc
+from sgi_core.evaluation.validation import RunAuroc, ScoreValidation, verdict_word
 from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefined
 
 #: Keys labelled in both runs below which no prediction-powered estimate is attempted (too few to cross-fit).
@@ -106,20 +106,19 @@ class LabelShift(JsonResult):
     auroc: tuple[AurocShift, ...]
 
 
+#: The labels are the ground truth: their difference always earns its word.
+LABELS_VALIDATION = ScoreValidation("hallucination rate", True, "the labels are the ground truth", ())
+
+
 def rate_verdict(ci) -> str:
-    """The word of a hallucination-rate difference ``new - base``: a rise is a regression.
+    """The word of a hallucination-rate difference ``new - base`` (:func:`verdict_word`): a rise is a regression.
 
     Examples
     --------
     >>> rate_verdict((0.02, 0.2)), rate_verdict((-0.2, -0.01)), rate_verdict((-0.1, 0.1))
     ('regression', 'improvement', 'no clear change')
     """
-    lo, hi = ci
-    if lo > 0:
-        return "regression"
-    if hi < 0:
-        return "improvement"
-    return "no clear change"
+    return verdict_word(ci, LABELS_VALIDATION, higher_is_better=False)
 
 
 def run_aurocs(matched: MatchedRuns, score: str, *, n_boot: int, seed: int) -> tuple[RunAuroc, ...]:
