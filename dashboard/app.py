@@ -11,6 +11,7 @@ if REPO not in sys.path:
 import streamlit as st  # noqa: E402
 
 from dashboard import access, devices, page, services, state  # noqa: E402
+from sgi_core.columns import CONTEXT_STRATEGIES  # noqa: E402
 
 PAGES = [
     st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
@@ -52,6 +53,11 @@ with st.sidebar:
                       "the CPU, torch's vectors, faster. onnx-int8: int8 weights, faster still; SGI moves by up "
                       "to about 0.6 on a row. Exported once into the cache folder; scores are cached per backend. "
                       "Starts at $SGI_BACKEND.")
+    st.selectbox("Context strategy", CONTEXT_STRATEGIES, key=state.CONTEXT_STRATEGY, **state.PERSIST,
+                 help="How a context becomes one embedding. joined: its passages joined by a blank line, cut at the "
+                      "model's input length. mean: the mean of its passages' unit vectors, each passage cut into "
+                      "windows the model reads whole. nearest: the passage (or window) nearest the response. "
+                      "A file that is already scored keeps the strategy it was scored with.")
 try:
     device = devices.chosen_device()
     where = devices.known_device(device)

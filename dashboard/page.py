@@ -23,6 +23,7 @@ from sgi_core.io.triples import TripleTable
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
 from sgi_core.progress import rate_line
+from sgi_core.render.truncation import truncation_text
 
 #: Session-state key of the (file, model) pairs already embedded with a progress bar.
 EMBEDDED = "services.embedded"
@@ -71,7 +72,7 @@ class ProgressBar:
         self._bar.empty()
 
 
-def _embed_with_progress(table: TripleTable, model_name: str) -> None:
+def _embed_with_progress(table: TripleTable, model_name: str, context_strategy: str) -> None:
     """Embed the texts missing from the disk cache, drawing a bar with texts embedded, rate and time left."""
     bar = ProgressBar(f"Embedding with {model_name}", "new texts")
     current = [0]
@@ -81,7 +82,7 @@ def _embed_with_progress(table: TripleTable, model_name: str) -> None:
         bar(done, total, note=where, restart=chunk != current[0])
         current[0] = chunk
 
-    services.embed(table, model_name, progress=report)
+    services.embed(table, model_name, context_strategy=context_strategy, progress=report)
     bar.close()
 
 
@@ -89,7 +90,7 @@ def scored_frame(key: state.DataKey, table: TripleTable, model_name: str) -> pd.
     """The table scored with one model; the first call in a session shows embedding progress."""
     done = st.session_state.setdefault(EMBEDDED, set())
     if (key, model_name) not in done:
-        _embed_with_progress(table, model_name)
+        _embed_with_progress(table, model_name, key.context_strategy)
         done.add((key, model_name))
     return services.scored_frame(key, model_name, table)
 
@@ -226,15 +227,13 @@ def truncation_note(data: ScoredData) -> None:
                    f"{model_services.TRUNCATION_MAX_ROWS:,} rows; `python -m sgi_core report` counts them.")
     elif result.max_seq_length is None:
         st.caption(f"**{data.model}** has no tokenizer, so contexts longer than it reads cannot be counted.")
-    elif result.n_truncated:
-        st.warning(f"**{result.n_truncated:,} of {result.n_texts:,} contexts ({result.share_truncated:.0%}) are "
-                   f"longer than the {result.max_seq_length:,} tokens {data.model} reads** (the longest has "
-                   f"{result.max_tokens:,.0f}): only their first {result.max_seq_length:,} tokens are embedded, so "
-                   "SGI measures the response against the start of those contexts. The Strata page shows SGI within "
-                   "context-length terciles.")
     else:
-        st.caption(f"Every context fits in the {result.max_seq_length:,} tokens {data.model} reads (the longest has "
-                   f"{result.max_tokens:,.0f}).")
+        cut, sentence = truncation_text(result, data.model)
+        if cut:
+            st.warning(f"{texts.plain(sentence)} The Strata page shows SGI within context-length terciles; the context "
+                       "strategy in the sidebar can embed long contexts in windows instead.")
+        else:
+            st.caption(texts.plain(sentence))
 
 
 def has_retrieval_columns() -> bool:

@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import streamlit as st
 
+from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
+
 from sgi_core.io.triples import default_label_positive
 from sgi_core.io.mapping import detect_mapping
 
@@ -78,6 +80,8 @@ class DataKey(NamedTuple):
     backend: str = "auto"
     #: Label value -> grounded / hallucinated / unlabelled, as sorted pairs (the Data page's label values).
     label_map: tuple = ()
+    #: How each context becomes one embedding (sidebar; :data:`sgi_core.columns.CONTEXT_STRATEGIES`).
+    context_strategy: str = DEFAULT_CONTEXT_STRATEGY
 
 
 def set_file(name: str, raw: bytes) -> None:
@@ -125,6 +129,7 @@ def data_key() -> DataKey:
         st.session_state[DATA_NAME], st.session_state[DATA_DIGEST], tuple(mapping),
         st.session_state.get(DATA_LABEL_POSITIVE, "grounded"), backend=st.session_state.get(BACKEND) or "auto",
         label_map=tuple(sorted((st.session_state.get(DATA_LABEL_MAP) or {}).items())),
+        context_strategy=st.session_state.get(CONTEXT_STRATEGY) or DEFAULT_CONTEXT_STRATEGY,
     )
 
 
@@ -165,6 +170,8 @@ def detector_family_key(kind: str) -> str:
 DEVICE = "app.device"
 #: Embedding backend (auto, torch, onnx, onnx-int8), chosen in the sidebar.
 BACKEND = "app.backend"
+#: How each context becomes one embedding (joined, mean, nearest), chosen in the sidebar.
+CONTEXT_STRATEGY = "app.context_strategy"
 JUDGE_ENDPOINT = "judge.endpoint"
 JUDGE_MODEL = "judge.model"
 JUDGE_METRICS = "judge.metrics"

@@ -42,6 +42,21 @@ NUMERIC_SCORE_COLUMNS = (*ANGLE_COLUMNS, "sgi")
 #: recomputing it; a scored file without it (written before it was added) still opens.
 WORD_OVERLAP_COLUMN = "lexical_groundedness"
 
+#: The passages of each row's context, written by scoring when the context was given as lists
+#: (:mod:`sgi_core.io.passages`), so that a scored file keeps them apart: a list per row (a JSON
+#: array in a CSV cell). ``context`` holds the same passages joined by a blank line.
+PASSAGES_COLUMN = "context_passages"
+#: How many pieces (passages, or windows of a passage longer than the model reads) each
+#: row's context embedding was built from, under the ``mean`` and ``nearest`` context strategies.
+CONTEXT_PIECES_COLUMN = "context_pieces"
+
+#: How a row's context becomes one embedding (:func:`sgi_core.scoring.score_table`): ``joined``
+#: embeds its passages joined by a blank line (cut at the model's input length); ``mean``
+#: averages the unit vectors of its passages, each cut into windows the model reads whole;
+#: ``nearest`` keeps the passage (or window) nearest the response.
+CONTEXT_STRATEGIES = ("joined", "mean", "nearest")
+DEFAULT_CONTEXT_STRATEGY = "joined"
+
 #: Columns the library adds (the roles and ``input_row`` in :mod:`sgi_core.io.triples`, the score
 #: columns and the word overlap in scoring, ``p_grounded`` and ``flagged_hallucinated`` in
 #: :func:`sgi_core.io.session.apply_session`); input columns that already bear these names are

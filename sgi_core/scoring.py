@@ -14,6 +14,10 @@ import pandas as pd
 
 from sgi_core.columns import (
     ANGLE_COLUMNS,
+    CONTEXT_PIECES_COLUMN,
+    CONTEXT_STRATEGIES,
+    DEFAULT_CONTEXT_STRATEGY,
+    PASSAGES_COLUMN,
     CONTEXT_IS_QUESTION_STATUS,
     STATUS_COLUMN,
     STATUS_OK,
@@ -25,6 +29,9 @@ from sgi_core.io.triples import TripleTable
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import lexical_groundedness
+from sgi_core.evaluation.checks import check_choice
+from sgi_core.io.passages import PASSAGE_SEPARATOR, row_passages
+from sgi_core.long_context import context_embeddings
 from sgi_core.geometry import sgi_bounds, triple_angles
 from sgi_core.results import JsonResult
 
@@ -43,41 +50,72 @@ def _status(angles, unscorable_rows: np.ndarray, reasons: dict[int, str], n: int
     return status
 
 
+def _embed(table: TripleTable, encoder: Encoder, *, context_strategy: str, cache, batch_size: int, progress):
+    """``(q_emb, c_emb, r_emb, scorable, n_pieces)``; ``n_pieces`` is None under ``joined``."""
+    check_choice(context_strategy, "context_strategy", "score_table", CONTEXT_STRATEGIES)
+    n = table.n_rows
+    scorable = np.ones(n, dtype=bool)
+    if table.unscorable:
+        scorable[np.asarray(list(table.unscorable), dtype=np.int64) - 1] = False
+    joined = context_strategy == "joined"
+    roles = TEXT_COLUMNS if joined else ("question", "response")
+    rows = table.frame.loc[scorable, list(roles)]
+    m = len(rows)
+    if m == 0:
+        empty = np.empty((0, 0), dtype=np.float32)
+        return empty, empty, empty, scorable, None if joined else np.zeros(0, dtype=np.int64)
+    texts = np.concatenate([rows[col].to_numpy(dtype=object) for col in roles])
+    unique_emb, inverse = encode_unique(encoder, texts, cache=cache, batch_size=batch_size, progress=progress)
+    q_emb, r_emb = unique_emb[inverse[:m]], unique_emb[inverse[-m:]]
+    if joined:
+        return q_emb, unique_emb[inverse[m : 2 * m]], r_emb, scorable, None
+    passages = row_passages(table.frame, table.passages)
+    chosen = [passages[i] for i in np.flatnonzero(scorable)]
+    c_emb, n_pieces = context_embeddings(encoder, chosen, strategy=context_strategy, r_emb=r_emb, cache=cache,
+                                         batch_size=batch_size, progress=progress)
+    return q_emb, c_emb, r_emb, scorable, n_pieces
+
+
 def embed_table(
     table: TripleTable,
     encoder: Encoder,
     *,
+    context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
     cache: EmbeddingCache | None = None,
     batch_size: int = 64,
     progress: ProgressCallback | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Embeddings of the scorable rows of a table.
 
+    Parameters
+    ----------
+    table : TripleTable
+    encoder : Encoder
+    context_strategy : {"joined", "mean", "nearest"}, default "joined"
+        How a context becomes one embedding (:data:`~sgi_core.columns.CONTEXT_STRATEGIES`):
+        ``joined`` embeds the ``context`` text; ``mean`` and ``nearest`` build it from the
+        row's passages (:func:`~sgi_core.io.passages.row_passages`) by
+        :func:`~sgi_core.long_context.context_embeddings`.
+    cache : EmbeddingCache, optional
+    batch_size : int
+    progress : callable, optional
+
     Returns
     -------
-    q_emb, c_emb, r_emb : ndarray of shape (m, d), float32
+    q_emb, c_emb, r_emb : ndarray of shape (m, d)
         One row per scorable triple.
     scorable : ndarray of bool, shape (n,)
         Which rows of ``table.frame`` the embeddings belong to.
     """
-    n = table.n_rows
-    scorable = np.ones(n, dtype=bool)
-    if table.unscorable:
-        scorable[np.asarray(list(table.unscorable), dtype=np.int64) - 1] = False
-    rows = table.frame.loc[scorable, list(TEXT_COLUMNS)]
-    texts = np.concatenate([rows[col].to_numpy(dtype=object) for col in TEXT_COLUMNS])
-    unique_emb, inverse = encode_unique(encoder, texts, cache=cache, batch_size=batch_size, progress=progress)
-    m = len(rows)
-    if m == 0:
-        empty = np.empty((0, 0), dtype=np.float32)
-        return empty, empty, empty, scorable
-    return unique_emb[inverse[:m]], unique_emb[inverse[m : 2 * m]], unique_emb[inverse[2 * m :]], scorable
+    return _embed(table, encoder, context_strategy=context_strategy, cache=cache, batch_size=batch_size,
+                  progress=progress)[:4]
 
 
 def score_table(
     table: TripleTable,
     encoder: Encoder,
     *,
+    context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
     cache: EmbeddingCache | None = None,
     batch_size: int = 64,
     progress: ProgressCallback | None = None,
@@ -90,29 +128,41 @@ def score_table(
     coincide, or ``"not scored: <reason>"`` with NaN scores) to a copy of ``table.frame``,
     and the word-overlap baseline :data:`~sgi_core.columns.WORD_OVERLAP_COLUMN` of every
     row (:func:`~sgi_core.evaluation.baselines.lexical_groundedness`, NaN where the response
-    has no content word), so that no analysis of the scored rows computes it again. The
-    output has exactly the input rows, in input order.
+    has no content word), so that no analysis of the scored rows computes it again. A table
+    read from lists of passages also gets :data:`~sgi_core.columns.PASSAGES_COLUMN` (each
+    row's passages, as a list), and the ``mean`` and ``nearest`` strategies
+    :data:`~sgi_core.columns.CONTEXT_PIECES_COLUMN` (0 for a row not scored). The output has
+    exactly the input rows, in input order.
 
     Parameters
     ----------
     table : TripleTable
     encoder : Encoder
+    context_strategy : {"joined", "mean", "nearest"}, default "joined"
+        See :func:`embed_table`.
     cache : EmbeddingCache, optional
     batch_size : int
     progress : callable, optional
         ``progress(done, total)`` over texts that needed encoding.
     """
-    q_emb, c_emb, r_emb, scorable = embed_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)
+    q_emb, c_emb, r_emb, scorable, n_pieces = _embed(table, encoder, context_strategy=context_strategy, cache=cache,
+                                                     batch_size=batch_size, progress=progress)
     n = table.n_rows
     out = table.frame.copy()
+    if table.passages is not None:
+        out[PASSAGES_COLUMN] = pd.Series([list(row) for row in table.passages], index=out.index, dtype=object)
     for col in (*ANGLE_COLUMNS, "sgi"):
         out[col] = np.nan
+    if n_pieces is not None:
+        out[CONTEXT_PIECES_COLUMN] = 0
     if scorable.any():
         angles = triple_angles(q_emb, c_emb, r_emb)
         out.loc[scorable, "theta_qc"] = angles.theta_qc
         out.loc[scorable, "theta_rq"] = angles.theta_rq
         out.loc[scorable, "theta_rc"] = angles.theta_rc
         out.loc[scorable, "sgi"] = angles.sgi
+        if n_pieces is not None:
+            out.loc[scorable, CONTEXT_PIECES_COLUMN] = n_pieces
         status = _status(angles, ~scorable, table.unscorable, n)
     else:
         status = np.array([not_scored_status(table.unscorable[i + 1]) for i in range(n)], dtype=object)
@@ -179,8 +229,20 @@ class TripleScore(JsonResult):
 
 
 def score_triple(question: str, context: str, response: str, encoder: Encoder, *,
-                 cache: EmbeddingCache | None = None) -> TripleScore:
+                 cache: EmbeddingCache | None = None, context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
+                 passages=None) -> TripleScore:
     """Score one (question, context, response) triple.
+
+    Parameters
+    ----------
+    question, context, response : str
+    encoder : Encoder
+    cache : EmbeddingCache, optional
+    context_strategy : {"joined", "mean", "nearest"}, default "joined"
+        As in :func:`score_table`.
+    passages : sequence of str, optional
+        The context's passages, for ``mean`` and ``nearest``; by default the context's
+        paragraphs (the text between blank lines, as passages are joined).
 
     Raises
     ------
@@ -198,8 +260,13 @@ def score_triple(question: str, context: str, response: str, encoder: Encoder, *
     for role, text in (("question", question), ("context", context), ("response", response)):
         if not str(text).strip():
             raise SGIInputError(f"the {role} is empty", hint=f"Give a {role} to score the triple")
+    check_choice(context_strategy, "context_strategy", "score_triple", CONTEXT_STRATEGIES)
     unique_emb, inverse = encode_unique(encoder, [question, context, response], cache=cache)
     q_emb, c_emb, r_emb = (unique_emb[inverse[i]][None, :] for i in range(3))
+    if context_strategy != "joined":
+        pieces = [p for p in (passages if passages is not None else context.split(PASSAGE_SEPARATOR)) if p.strip()]
+        c_emb, _ = context_embeddings(encoder, [pieces or [context]], strategy=context_strategy, r_emb=r_emb,
+                                      cache=cache)
     angles = triple_angles(q_emb, c_emb, r_emb)
     lower, upper = sgi_bounds(angles.theta_qc, angles.theta_rc)
     return TripleScore(

@@ -33,7 +33,10 @@ context = st.text_area("Context", key=state.EXPLORER_TEXTS["context"], height=14
 response = st.text_area("Response", key=state.EXPLORER_TEXTS["response"], height=80, **state.PERSIST)
 
 try:
-    scores = services.triple_score(data.model, question, context, response, backend=services.chosen_backend())
+    # The row's own passages while its context is unchanged; typed text is split at its blank lines.
+    passages = services.row_passages_of(source) if context == source["context"] else None
+    scores = services.triple_score(data.model, question, context, response, backend=services.chosen_backend(),
+                                   context_strategy=data.key.context_strategy, passages=passages)
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()

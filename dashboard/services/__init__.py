@@ -34,7 +34,7 @@ import streamlit as st
 from dashboard import state
 from dashboard.devices import chosen_backend, chosen_device
 from sgi_core import evaluation
-from sgi_core.columns import is_ordinary, one_label_column
+from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY, is_ordinary, one_label_column
 from sgi_core.io.conversion import read_input
 from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.detectors.folds import question_groups
@@ -54,6 +54,7 @@ from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.io.scored import scored_table
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
 from sgi_core.io.export import to_csv_bytes
+from sgi_core.io.passages import row_passages
 from sgi_core.io.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
 
 pa.set_memory_pool(pa.system_memory_pool())
@@ -141,7 +142,8 @@ def file_scores(key: state.DataKey, _raw, limits: InputLimits | None = None) -> 
     return opened_file(key, _raw, limits)[1]
 
 
-def embed(table: TripleTable, model_name: str, *, progress=None) -> None:
+def embed(table: TripleTable, model_name: str, *, context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
+          progress=None) -> None:
     """Put the embeddings of a table's texts in the disk cache, :data:`SCORE_CHUNK_ROWS` rows at a time.
 
     ``progress(done, total, chunk, chunks)`` sees the new texts of chunk ``chunk`` of ``chunks``.
@@ -149,14 +151,16 @@ def embed(table: TripleTable, model_name: str, *, progress=None) -> None:
     chunks = -(-table.n_rows // SCORE_CHUNK_ROWS)
     for index, part in enumerate(table.chunks(SCORE_CHUNK_ROWS), start=1):
         step = None if progress is None else (lambda done, total, index=index: progress(done, total, index, chunks))
-        embed_table(part, model_encoder(model_name), cache=disk_cache(model_name), progress=step)
+        embed_table(part, model_encoder(model_name), context_strategy=context_strategy, cache=disk_cache(model_name),
+                    progress=step)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def scored_frame(key: state.DataKey, model_name: str, _table: TripleTable) -> pd.DataFrame:
     """The table scored :data:`SCORE_CHUNK_ROWS` rows at a time; shared, not copied."""
     model, cache = model_encoder(model_name), disk_cache(model_name)
-    parts = [score_table(part, model, cache=cache) for part in _table.chunks(SCORE_CHUNK_ROWS)]
+    parts = [score_table(part, model, context_strategy=key.context_strategy, cache=cache)
+             for part in _table.chunks(SCORE_CHUNK_ROWS)]
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
 
@@ -281,10 +285,16 @@ def fingerprint(key: state.DataKey, _frame: pd.DataFrame) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def triple_score(model_name: str, question: str, context: str, response: str, backend: str) -> TripleScore:
-    """Angles, SGI and the SGI bounds of one typed triple, embedded through ``backend``."""
+def triple_score(model_name: str, question: str, context: str, response: str, backend: str,
+                 context_strategy: str = DEFAULT_CONTEXT_STRATEGY, passages: tuple | None = None) -> TripleScore:
+    """Angles, SGI and the SGI bounds of one typed triple, embedded through ``backend`` with ``context_strategy``."""
     return score_triple(question, context, response, encoder(model_name, chosen_device(), backend),
-                        cache=disk_cache(model_name))
+                        cache=disk_cache(model_name), context_strategy=context_strategy, passages=passages)
+
+
+def row_passages_of(row: pd.Series) -> tuple:
+    """One row's passages (:func:`~sgi_core.io.passages.row_passages`): its list, or its context alone."""
+    return row_passages(row.to_frame().T)[0]
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -10,6 +10,7 @@ import streamlit as st
 
 from dashboard import services, state
 from dashboard.services import baselines, numeric_columns, report
+from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
 from sgi_core import evaluation
 from sgi_core.embedding import backend_used
 from sgi_core.evaluation.verdict import standing_of
@@ -91,13 +92,20 @@ def group_analysis(key: state.DataKey, model_name: str, column: str,
                                      column=column, degenerate=_frame["sgi_status"].str.startswith("degenerate"))
 
 
-def scored_with(key: state.DataKey, model_name: str) -> tuple[str, str | None, str | None]:
-    """``(model, precision, backend)`` that made the file's SGI: a scored file's record when its scores were read, else the app's model."""
+def scored_with(key: state.DataKey, model_name: str) -> tuple[str, str | None, str | None, str]:
+    """``(model, precision, backend, context_strategy)`` that made the file's SGI.
+
+    A scored file's record when its scores were read (unrecorded: the model shown, the
+    rest None, and ``joined``, the only strategy before strategies were recorded); else
+    the app's model and the sidebar's backend and context strategy.
+    """
     raw = state.raw_file()[1]
     if services.file_scores(key, raw, services.input_limits()) is not None:
         recorded = scored_with_record(raw) if isinstance(raw, Path) else None
-        return (recorded["model"], recorded["precision"], recorded["backend"]) if recorded else (model_name, None, None)
-    return model_name, "fp32", backend_used(services.model_encoder(model_name))
+        if recorded is None:
+            return model_name, None, None, DEFAULT_CONTEXT_STRATEGY
+        return recorded["model"], recorded["precision"], recorded["backend"], recorded["context_strategy"]
+    return model_name, "fp32", backend_used(services.model_encoder(model_name)), key.context_strategy
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -113,7 +121,8 @@ def holdout_policy(key: state.DataKey, model_name: str, made_by: tuple, group_co
                    _frame: pd.DataFrame) -> tuple[evaluation.Policy, evaluation.HeldOutThreshold]:
     """Threshold and calibrator fitted on a development half (whole ``group_column`` groups on one side).
 
-    ``made_by`` is ``(model, precision, backend)`` of the scores (:func:`scored_with`), recorded in the policy.
+    ``made_by`` is ``(model, precision, backend, context_strategy)`` of the scores (:func:`scored_with`), recorded
+    in the policy.
 
     Raises
     ------
@@ -121,9 +130,10 @@ def holdout_policy(key: state.DataKey, model_name: str, made_by: tuple, group_co
         When the halves cannot be formed or no threshold meets the rule.
     """
     groups = _frame[group_column].fillna(evaluation.MISSING_GROUP).astype(str).to_numpy()
-    model, precision, backend = made_by
+    model, precision, backend, context_strategy = made_by
     return evaluation.make_policy(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), model=model,
-                                  model_precision=precision, model_backend=backend, calibration=calibration,
+                                  model_precision=precision, model_backend=backend,
+                                  context_strategy=context_strategy, calibration=calibration,
                                   method=method, target=target, cost_ratio=cost_ratio, groups=groups)
 
 

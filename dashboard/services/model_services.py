@@ -35,4 +35,5 @@ def truncation(key: state.DataKey, model_name: str, _table: TripleTable) -> Trun
     with warnings.catch_warnings():
         # A model without a tokenizer gives unknown counts, which the page says in words.
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
-        return truncation_report(model_encoder(model_name), pd.Series(_table.frame["context"]))
+        return truncation_report(model_encoder(model_name), pd.Series(_table.frame["context"]),
+                                 passages=_table.passages, context_strategy=key.context_strategy)

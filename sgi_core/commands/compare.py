@@ -66,7 +66,8 @@ def run(args) -> int:
             print(f"note: {note}", file=sys.stderr)
     policy = load_policy(args.policy) if args.policy is not None else None
     scorer = model_scorer(args.model, load_options=model_load_options(args), batch_size=args.batch_size,
-                          use_cache=not args.no_cache, progress=EmbeddingProgress(args.model))
+                          use_cache=not args.no_cache, progress=EmbeddingProgress(args.model),
+                          context_strategy=args.context_strategy)
     threshold = None if policy is None else (policy.score_column, policy.threshold)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)

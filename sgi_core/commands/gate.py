@@ -128,10 +128,11 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabell
 
         encoder = load_encoder(model, **model_load_options(args))
         cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
-        scored = score_table(table, encoder, cache=cache, batch_size=args.batch_size,
-                             progress=EmbeddingProgress(model))
+        scored = score_table(table, encoder, context_strategy=args.context_strategy, cache=cache,
+                             batch_size=args.batch_size, progress=EmbeddingProgress(model))
         scores = scored["sgi"].to_numpy(dtype=np.float64)
-        made_by = {"model": model, "precision": args.precision, "backend": backend_used(encoder)}
+        made_by = {"model": model, "precision": args.precision, "backend": backend_used(encoder),
+                   "context_strategy": args.context_strategy}
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
     labels = frame["label"].to_numpy(dtype=np.float64)
@@ -212,7 +213,9 @@ def _write_policy(args) -> int:
     policy, holdout = make_policy(
         labels, scores, model=made_by["model"] if made_by else args.model or DEFAULT_MODEL,
         model_precision=made_by["precision"] if made_by else None,
-        model_backend=made_by["backend"] if made_by else None, score_column=args.score_column,
+        model_backend=made_by["backend"] if made_by else None,
+        context_strategy=made_by["context_strategy"] if made_by else args.context_strategy,
+        score_column=args.score_column,
         calibration=args.calibration, method=args.threshold_method, target=args.target,
         cost_ratio=args.cost_ratio, groups=groups, min_auroc=args.min_auroc, seed=args.seed,
     )

@@ -69,7 +69,8 @@ def run(args) -> int:
             print(f"note: {note}", file=sys.stderr)
     model = args.model or DEFAULT_MODEL
     scorer = model_scorer(model, load_options=model_load_options(args), batch_size=args.batch_size,
-                          use_cache=not args.no_cache, progress=EmbeddingProgress(model))
+                          use_cache=not args.no_cache, progress=EmbeddingProgress(model),
+                          context_strategy=args.context_strategy)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)
         pair = read_runs(args, (args.baseline, args.input), scorer, model)

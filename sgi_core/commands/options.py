@@ -51,9 +51,16 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_embedding_run_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--batch-size`` and ``--no-cache``, the options of every command that embeds a file's texts."""
+    """Add ``--batch-size``, ``--no-cache`` and ``--context-strategy``, the options of every command that embeds a file's texts."""
+    from sgi_core.columns import CONTEXT_STRATEGIES, DEFAULT_CONTEXT_STRATEGY
+
     p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--context-strategy", choices=CONTEXT_STRATEGIES, default=DEFAULT_CONTEXT_STRATEGY,
+                   help="how a context becomes one embedding: joined (default: its passages joined by a blank "
+                        "line, cut at the model's input length), mean (the mean of its passages' unit vectors, "
+                        "each passage cut into windows the model reads whole) or nearest (the passage or window "
+                        "nearest the response); recorded in a scored Parquet file and in a policy")
 
 
 def model_load_options(args: argparse.Namespace) -> dict:

@@ -76,7 +76,7 @@ def run(args) -> int:
         comparison, scored = compare_models(
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
-            load_options=model_load_options(args),
+            load_options=model_load_options(args), context_strategy=args.context_strategy,
         )
     print(comparison_text(comparison))
     report_json = comparison.to_report_json()

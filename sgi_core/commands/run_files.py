@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 
 
-def made_by(path, run_, model: str, precision: str) -> dict | None:
+def made_by(path, run_, model: str, precision: str, context_strategy: str) -> dict | None:
     """What scored a run's SGI: the record of a scored Parquet file, the model used here, or None."""
     from sgi_core.io.scored import scored_with
 
     if run_.scored_here:
-        return {"model": model, "precision": precision, "backend": None}
+        return {"model": model, "precision": precision, "backend": None, "context_strategy": context_strategy}
     return scored_with(path)
 
 
@@ -35,7 +35,7 @@ def read_runs(args, paths, scorer, model: str):
         if run_.scored_here:
             print(f"note: {run_.source} carries no SGI; scored here with {model}", file=sys.stderr)
         runs.append(run_)
-        recorded.append(made_by(path, run_, model, args.precision))
+        recorded.append(made_by(path, run_, model, args.precision, args.context_strategy))
     check_every_source_matched(label_sets, runs)
     if runs[0].scored_here != runs[1].scored_here and None in recorded:
         print(f"note: only one run was scored here: its SGI compares with the other's only if that one was "

@@ -60,8 +60,9 @@ def run(args) -> int:
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
-        families=_families(args), scored_by={"model": args.model, "precision": args.precision,
-                                          "backend": backend_used(encoder)},
+        families=_families(args), context_strategy=args.context_strategy,
+        scored_by={"model": args.model, "precision": args.precision, "backend": backend_used(encoder),
+                   "context_strategy": args.context_strategy},
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)
@@ -88,7 +89,7 @@ def _run_ray(args) -> int:
         args.input, args.output, model=args.model, address=args.address, device=args.device,
         precision=args.precision, batch_rows=args.chunk_rows, batch_size=args.batch_size,
         use_cache=not args.no_cache, label_positive=args.label_positive, trust_model_code=args.trust_model_code,
-        backend=args.backend,
+        backend=args.backend, context_strategy=args.context_strategy,
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)

@@ -198,7 +198,7 @@ def holdout_threshold(
 
 def make_policy(
     y_true, score, *, model: str, model_precision: str | None = None, model_backend: str | None = None,
-    score_column: str = "sgi",
+    context_strategy: str = "joined", score_column: str = "sgi",
     calibration: str = "platt", method: str = "youden",
     target: float | None = None, cost_ratio: float | None = None, groups=None, min_auroc: float | None = None,
     seed: int = 0,
@@ -233,7 +233,8 @@ def make_policy(
     # The held-out AUROC is what validates the score for this model (sgi_core.evaluation.validation).
     heldout_roc = roc_analysis(labels[heldout], scores[heldout], n_boot=HELDOUT_N_BOOT, seed=seed)
     policy = Policy(
-        model=model, model_precision=model_precision, model_backend=model_backend, score_column=score_column,
+        model=model, model_precision=model_precision, model_backend=model_backend,
+        context_strategy=context_strategy, score_column=score_column,
         calibrator=calibrator.to_dict(),
         threshold=holdout.threshold,
         threshold_method=method, precision=holdout.heldout.precision, recall=holdout.heldout.recall,

@@ -13,13 +13,14 @@ import math
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from sgi_core.columns import CONTEXT_STRATEGIES
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.saved_json import check_fields, check_schema, is_number, read_calibrator, read_json_object
 from sgi_core.evaluation.thresholds import CHOICE_METHODS
 from sgi_core.results import JsonResult
 
 POLICY_SCHEMA = "sgi-workbench/policy"
-POLICY_VERSION = 4
+POLICY_VERSION = 5
 #: Columns that are never a score: the label (and its input copy) and the row number.
 NOT_SCORE_COLUMNS = ("label", "input_label", "input_row")
 #: Precisions an embedding model runs at (``sgi_core.embedding.device.PRECISIONS``).
@@ -44,6 +45,10 @@ class Policy(JsonResult):
     model_backend : str or None
         What ran the model (``"torch"``, ``"onnx"``, ``"onnx-int8"``); None when unrecorded.
         int8 weights move SGI, so the gate refuses to mix backends too.
+    context_strategy : str
+        How each context became one embedding (``"joined"``, ``"mean"``, ``"nearest"``;
+        :func:`~sgi_core.scoring.score_table`); ``"joined"`` in policies of versions before 5,
+        when it was the only one. The gate refuses scores made with another.
     score_column : str
         ``"sgi"`` or another column of the file, higher = grounded; never the label
         or a row number (:data:`NOT_SCORE_COLUMNS`).
@@ -69,6 +74,7 @@ class Policy(JsonResult):
     model: str
     model_precision: str | None
     model_backend: str | None
+    context_strategy: str
     score_column: str
     calibrator: dict
     threshold: float
@@ -94,6 +100,8 @@ class Policy(JsonResult):
         unrecorded = {1: {"model_precision", "model_backend"}, 2: {"model_backend"}}.get(version, set())
         if version < 4:
             unrecorded |= {"heldout_auroc", "heldout_auroc_ci"}
+        if version < 5:
+            unrecorded |= {"context_strategy"}
         expected = {f.name for f in fields(cls)} - unrecorded
         check_fields(data, expected, source=source, what="the policy", hint=_HINT)
         for name in ("model", "score_column", "threshold_method", "created"):
@@ -106,6 +114,8 @@ class Policy(JsonResult):
         backend = data.get("model_backend")
         _check(backend is None or backend in MODEL_BACKENDS, "model_backend",
                f"null or one of {', '.join(MODEL_BACKENDS)}", source)
+        strategy = data.get("context_strategy", "joined")
+        _check(strategy in CONTEXT_STRATEGIES, "context_strategy", f"one of {', '.join(CONTEXT_STRATEGIES)}", source)
         _check(data["threshold_method"] in CHOICE_METHODS, "threshold_method", f"one of {CHOICE_METHODS}", source)
         _check(is_number(data["threshold"]), "threshold", "a number", source)
         for name in ("precision", "recall", "flag_rate", "min_auroc"):
@@ -121,7 +131,8 @@ class Policy(JsonResult):
         calibrator = read_calibrator(data["calibrator"], source=source, hint=_HINT)
         nan = math.nan
         return cls(
-            model=data["model"], model_precision=precision, model_backend=backend, score_column=data["score_column"],
+            model=data["model"], model_precision=precision, model_backend=backend, context_strategy=strategy,
+            score_column=data["score_column"],
             calibrator=calibrator.to_dict(), threshold=float(data["threshold"]),
             threshold_method=data["threshold_method"],
             precision=nan if data["precision"] is None else float(data["precision"]),

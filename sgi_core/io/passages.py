@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import PASSAGES_COLUMN
 from sgi_core.errors import SGIInputError, format_rows
 from sgi_core.io.reading import cell_to_text
 from sgi_core.jsonio import loads_json
@@ -161,6 +162,44 @@ def context_passages(
     passages = tuple(lists[position] if position in lists else _plain_passages(cell)
                      for position, cell in enumerate(cells))
     return ContextPassages(passages, [join_passages(row) for row in passages]), warnings
+
+
+def row_passages(frame: pd.DataFrame, passages: tuple | None = None) -> tuple:
+    """Every row's passages: the reader's lists, else a scored file's passages column, else the context itself.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Rows with a ``context`` column (a :class:`~sgi_core.io.triples.TripleTable`'s frame or a
+        scored file).
+    passages : tuple of tuple of str, optional
+        :attr:`~sgi_core.io.triples.TripleTable.passages`, when the reader found lists.
+
+    Returns
+    -------
+    tuple of tuple of str
+        One tuple per row. Without ``passages``, the cells of
+        :data:`~sgi_core.columns.PASSAGES_COLUMN` (lists, or JSON arrays as text) where the
+        frame has it and the cell holds a list, else ``(context,)`` (``()`` for an empty context).
+
+    Examples
+    --------
+    >>> row_passages(pd.DataFrame({"context": ["a\\n\\nb", ""]}))
+    (('a\\n\\nb',), ())
+    >>> row_passages(pd.DataFrame({"context": ["a\\n\\nb"], "context_passages": ['["a", "b"]']}))
+    (('a', 'b'),)
+    """
+    if passages is not None:
+        return tuple(tuple(row) for row in passages)
+    contexts = frame["context"].to_numpy(dtype=object)
+    if PASSAGES_COLUMN not in frame.columns:
+        return tuple(_plain_passages(cell) for cell in contexts)
+    out = []
+    for cell, context in zip(frame[PASSAGES_COLUMN].to_numpy(dtype=object), contexts):
+        items, _ = _cell_items(cell)
+        strings = items is not None and all(isinstance(item, str) for item in items)
+        out.append(tuple(items) if strings else _plain_passages(context))
+    return tuple(out)
 
 
 def _plain_passages(cell) -> tuple:

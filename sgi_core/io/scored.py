@@ -41,8 +41,15 @@ from sgi_core.io.triples import TripleTable, as_text
 SCORED_WITH_KEY = b"sgi_core.scored_with"
 
 
+#: What a scored file recorded before the backend and the context strategy were recorded: files
+#: scored then were all scored by torch, with the context embedded whole.
+SCORED_WITH_DEFAULTS = {"backend": "torch", "context_strategy": "joined"}
+
+
 def scored_with(path: str | os.PathLike) -> dict | None:
-    """``{"model": ..., "precision": ..., "backend": ...}`` recorded in a scored Parquet file, else None (CSV, older files).
+    """``{"model", "precision", "backend", "context_strategy"}`` recorded in a scored Parquet file, else None (CSV, older files).
+
+    A record without ``backend`` or ``context_strategy`` gets :data:`SCORED_WITH_DEFAULTS`.
 
     Raises
     ------
@@ -63,12 +70,12 @@ def scored_with(path: str | os.PathLike) -> dict | None:
         value = json.loads(raw)
     except ValueError:
         value = None
-    if not (isinstance(value, dict) and {"model", "precision"} <= set(value) <= {"model", "precision", "backend"}
+    keys = {"model", "precision"}
+    if not (isinstance(value, dict) and keys <= set(value) <= keys | set(SCORED_WITH_DEFAULTS)
             and all(isinstance(v, str) for v in value.values())):
         raise SGIInputError("the file's record of the model that scored it cannot be read", source=str(path),
                             hint="Score the file again with `python -m sgi_core score`")
-    # Files scored before the backend was recorded were all scored by torch.
-    return {"backend": "torch", **value}
+    return {**SCORED_WITH_DEFAULTS, **value}
 
 #: The status of a row whose score in the file is infinite.
 INFINITE_SCORE_STATUS = not_scored_status("an infinite score in the file")

@@ -29,7 +29,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sgi_core.columns import CONTEXT_IS_QUESTION_STATUS, STATUS_COLUMN
+from sgi_core.columns import (
+    ANGLE_COLUMNS,
+    CONTEXT_IS_QUESTION_STATUS,
+    DEFAULT_CONTEXT_STRATEGY,
+    INPUT_ROW,
+    PASSAGES_COLUMN,
+    STATUS_COLUMN,
+)
 from sgi_core.io.triples import (
     CONTEXT_IS_QUESTION_EVERYWHERE,
     ColumnMapping,
@@ -37,11 +44,12 @@ from sgi_core.io.triples import (
     validate_triples,
 )
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
-from sgi_core.errors import SGIInputError
+from sgi_core.errors import SGIInputError, format_rows
 from sgi_core.io.chunks import raw_chunks
 from sgi_core.io.export import check_output_path, table_writer
 from sgi_core.io.formats import DEFAULT_CHUNK_ROWS, no_rows_error
 from sgi_core.io.labels import label_class_warnings
+from sgi_core.io.passages import row_passages
 from sgi_core.scoring import ScoreSummary, score_table
 
 
@@ -107,6 +115,23 @@ def read_chunks(
     return itertools.chain([first], tables)
 
 
+def _same_passage_column(frame: pd.DataFrame, passages_written: bool, warn) -> pd.DataFrame:
+    """A scored chunk with the passages column exactly when the file's first chunk had it."""
+    if passages_written and PASSAGES_COLUMN not in frame.columns:
+        frame = frame.copy()
+        # Where score_table puts it: after the input's columns, before the scores.
+        frame.insert(frame.columns.get_loc(ANGLE_COLUMNS[0]), PASSAGES_COLUMN,
+                     pd.Series([list(row) for row in row_passages(frame)], index=frame.index, dtype=object))
+        return frame
+    if not passages_written and PASSAGES_COLUMN in frame.columns:
+        if warn is not None:
+            warn(f"the contexts of {format_rows(frame[INPUT_ROW].tolist())} are lists, those of the rows before "
+                 "are not: their passages are kept joined by a blank line in 'context' only. To keep them apart, "
+                 "score with --chunk-rows at least the file's row count")
+        return frame.drop(columns=PASSAGES_COLUMN)
+    return frame
+
+
 def score_to_file(
     chunks: Iterator[TripleTable],
     output: str | os.PathLike,
@@ -118,6 +143,7 @@ def score_to_file(
     warn: Callable[[str], None] | None = None,
     families: tuple[str, ...] = (),
     scored_by: dict | None = None,
+    context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
 ) -> ScoreSummary:
     """Score chunks of triples and write them, in order, to one CSV or Parquet file.
 
@@ -146,8 +172,14 @@ def score_to_file(
         e.g. ``("claims",)``) whose ``columns`` are added to every row; a row not scored
         keeps its ``sgi_status`` and gets NaN scores and 0 counts.
     scored_by : dict, optional
-        ``{"model": ..., "precision": ...}`` recorded in a Parquet output's metadata
-        (:func:`sgi_core.io.scored.scored_with`).
+        ``{"model": ..., "precision": ..., "backend": ..., "context_strategy": ...}`` recorded
+        in a Parquet output's metadata (:func:`sgi_core.io.scored.scored_with`).
+    context_strategy : {"joined", "mean", "nearest"}, default "joined"
+        How each context becomes one embedding (:func:`~sgi_core.scoring.score_table`).
+        When the first chunk's contexts are lists, every chunk writes
+        :data:`~sgi_core.columns.PASSAGES_COLUMN` (a later chunk of plain contexts gives
+        each its one passage); when only a later chunk's are, its passages stay joined in
+        ``context`` and a warning names its rows.
 
     Returns
     -------
@@ -181,7 +213,7 @@ def score_to_file(
         return result, pass_new_texts[0]
 
     rows = scored = new_texts = n_chunks = n_grounded = n_halluc = n_context_is_question = 0
-    label_column = None
+    label_column = passages_written = None
     with table_writer(output, scored_by=scored_by) as write:
         for table in chunks:
             label_column = table.mapping.label
@@ -193,7 +225,10 @@ def score_to_file(
                 raise SGIInputError(f"the file already has columns named {', '.join(clash)}, which the detector "
                                     "scores would overwrite", source=table.source, column=clash[0],
                                     hint="Rename or drop those columns, or score without those detectors")
-            frame, n_new = encoded(score_table, table, encoder)
+            frame, n_new = encoded(score_table, table, encoder, context_strategy=context_strategy)
+            if passages_written is None:
+                passages_written = PASSAGES_COLUMN in frame.columns
+            frame = _same_passage_column(frame, passages_written, warn)
             for family in chosen:
                 columns, n_family_new = encoded(
                     lambda **options: family.compute(DetectorInputs(table, encoder, **options)).columns)

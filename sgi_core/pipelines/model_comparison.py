@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
 from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.report import DetectorReport, detector_report
 from sgi_core.embedding import EmbeddingCache, ProgressCallback, backend_used, load_encoder
@@ -94,6 +95,7 @@ def compare_models(
     progress_for=None,
     detector_kinds: tuple[str, ...] = (),
     load_options: dict | None = None,
+    context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
 ) -> tuple[ModelComparison, dict[str, pd.DataFrame]]:
     """Score ``table`` with each model (through the embedding cache) and evaluate SGI.
 
@@ -115,6 +117,8 @@ def compare_models(
         scored frames.
     load_options : dict, optional
         Keyword arguments of :func:`~sgi_core.embedding.load_encoder` (device, ...).
+    context_strategy : {"joined", "mean", "nearest"}, default "joined"
+        How each context becomes one embedding (:func:`~sgi_core.scoring.score_table`).
 
     Returns
     -------
@@ -128,14 +132,16 @@ def compare_models(
         backends[name] = backend_used(encoder)
         cache = EmbeddingCache(encoder.model_id) if use_cache else None
         progress: ProgressCallback | None = progress_for(name) if progress_for else None
-        scored[name] = score_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)
+        scored[name] = score_table(table, encoder, context_strategy=context_strategy, cache=cache,
+                                   batch_size=batch_size, progress=progress)
         trivial = baseline_scores(scored[name])
         reports[name] = evaluate(scored[name], n_boot=n_boot, seed=seed, baselines=trivial)
         rocs = {"SGI": reports[name].roc, **{base.name: base.roc for base in reports[name].baselines}}
         verdicts[name] = file_verdict(scored[name]["label"].to_numpy(), {"SGI": scored[name]["sgi"].to_numpy()},
                                       {column: trivial[column].to_numpy(dtype=float) for column in trivial.columns},
                                       n_boot=n_boot, seed=seed, rocs=rocs)
-        truncation[name] = truncation_report(encoder, table.frame["context"])
+        truncation[name] = truncation_report(encoder, table.frame["context"], passages=table.passages,
+                                             context_strategy=context_strategy)
         if detector_kinds:
             detectors[name], per_row = detector_report(table, scored[name], encoder, model=name, kinds=detector_kinds,
                                                        cache=cache, batch_size=batch_size, n_boot=n_boot, seed=seed)

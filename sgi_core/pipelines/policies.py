@@ -52,7 +52,10 @@ def check_policy_model(policy, source: str, *, trust: bool) -> None:
 
 
 def check_made_by(policy, made_by: dict | None, source: str) -> None:
-    """Refuse scores made by another model, precision or backend than the policy's (nothing to check when unrecorded)."""
+    """Refuse scores made by another model, precision, backend or context strategy than the policy's.
+
+    Nothing is checked where ``made_by`` (or one of its fields) is unrecorded.
+    """
     if made_by is None:
         return
     if made_by["model"] != policy.model:
@@ -68,6 +71,11 @@ def check_made_by(policy, made_by: dict | None, source: str) -> None:
         raise SGIInputError(
             f"the scores were made with backend {made_by['backend']}, the policy's with {policy.model_backend}: "
             "int8 weights move SGI", source=source, hint=f"Pass --backend {policy.model_backend}")
+    if made_by.get("context_strategy") not in (None, policy.context_strategy):
+        raise SGIInputError(
+            f"the contexts were embedded with strategy {made_by['context_strategy']}, the policy's with "
+            f"{policy.context_strategy}: each embeds a different context, so SGI moves", source=source,
+            hint=f"Pass --context-strategy {policy.context_strategy}")
 
 
 def save_policy(policy, path) -> None:

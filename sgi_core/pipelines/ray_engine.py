@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY, PASSAGES_COLUMN
 from sgi_core.io.triples import validate_triples
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.embedding.device import check_precision
@@ -145,12 +146,14 @@ class _Scorer:
     """Actor: loads the encoder once, then validates and scores the batches it is given."""
 
     def __init__(self, model: str, device: str | None, precision: str, trust_model_code: bool, use_cache: bool,
-                 label_positive: str | None, batch_size: int, backend: str = "auto"):
+                 label_positive: str | None, batch_size: int, backend: str = "auto",
+                 context_strategy: str = DEFAULT_CONTEXT_STRATEGY):
         self._encoder = load_encoder(model, device=device, precision=precision, trust_model_code=trust_model_code,
                                      backend=backend)
         self._cache = EmbeddingCache(self._encoder.model_id) if use_cache else None
         self._label_positive = label_positive
         self._batch_size = batch_size
+        self._context_strategy = context_strategy
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         keys = batch[PRIVATE_KEY].reset_index(drop=True)
@@ -162,7 +165,9 @@ class _Scorer:
                 raw.loc[rows.index].reset_index(drop=True), label_positive=self._label_positive,
                 source=rows[PRIVATE_FILE].iat[0], first_row=int(rows[PRIVATE_ROW].iat[0]), whole_file=False,
             )
-            frame = score_table(table, self._encoder, cache=self._cache, batch_size=self._batch_size)
+            # Batches differ in whether their contexts are lists; the passages stay joined in "context".
+            frame = score_table(table, self._encoder, context_strategy=self._context_strategy, cache=self._cache,
+                                batch_size=self._batch_size).drop(columns=PASSAGES_COLUMN, errors="ignore")
             frame["input_row"] = rows[PRIVATE_ROW].to_numpy()
             frame["input_shard"] = rows[PRIVATE_SHARD].to_numpy()
             frame["input_file"] = rows[PRIVATE_FILE].to_numpy(dtype=object)
@@ -224,6 +229,7 @@ def score_with_ray(
     label_positive: str | None = None,
     trust_model_code: bool = False,
     backend: str = "auto",
+    context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
 ) -> ScoreSummary:
     """Score CSV / Parquet shards on Ray and write a Parquet dataset with every row.
 
@@ -263,6 +269,9 @@ def score_with_ray(
         As in :func:`sgi_core.io.triples.validate_triples`.
     trust_model_code, backend
         As in :func:`sgi_core.embedding.load_encoder`.
+    context_strategy : {"joined", "mean", "nearest"}, default "joined"
+        As in :func:`sgi_core.scoring.score_table`. List contexts are scored as passages;
+        the output keeps them joined in ``context`` (and in the input's own column).
 
     Returns
     -------
@@ -313,7 +322,7 @@ def score_with_ray(
         size, per_actor = _pool(concurrency, device)
         dataset = _read(shards, columns).map_batches(
             _Scorer, fn_constructor_args=(model, device, precision, trust_model_code, use_cache, label_positive,
-                                          batch_size, backend),
+                                          batch_size, backend, context_strategy),
             batch_format="pandas", batch_size=batch_rows, **per_actor,
             # One call at a time per actor: a call queued behind a busy actor would leave another idle.
             compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=1),

@@ -19,7 +19,7 @@ from sgi_core.evaluation.run_matching import MatchedRuns, match_runs
 from sgi_core.pipelines.runs import Run
 
 #: What a run's scores are made by, compared field by field.
-SCORER_FIELDS = ("model", "precision", "backend")
+SCORER_FIELDS = ("model", "precision", "backend", "context_strategy")
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class RunPair:
 
 
 def check_same_scorer(made_by_base: dict | None, made_by_new: dict | None, *, sources=("base", "new")) -> None:
-    """Refuse two runs whose scores were made by a different model, precision or backend.
+    """Refuse two runs whose scores were made by a different model, precision, backend or context strategy.
 
     Only fields known on both sides are compared.
 
@@ -74,7 +74,8 @@ def check_same_scorer(made_by_base: dict | None, made_by_new: dict | None, *, so
             raise SGIInputError(
                 f"the two runs were scored with a different {name}: {a} ({sources[0]}) and {b} ({sources[1]}); "
                 "their SGI and angles are in different units", source=sources[1],
-                hint="Score both runs with the same model, precision and backend (python -m sgi_core score)")
+                hint="Score both runs with the same model, precision, backend and --context-strategy "
+                     "(python -m sgi_core score)")
 
 
 def pair_runs(base: Run, new: Run, *, key: str, made_by=(None, None), targeted_labels: int = 0) -> RunPair:

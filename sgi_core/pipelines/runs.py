@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from sgi_core.columns import ADDED_COLUMNS, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
+from sgi_core.columns import ADDED_COLUMNS, DEFAULT_CONTEXT_STRATEGY, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
 from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.io.mapping import COLUMN_ALIASES
 from sgi_core.detectors.registry import FAMILIES
@@ -152,12 +152,12 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
 
 
 def model_scorer(model: str, *, load_options: dict | None = None, batch_size: int = 64, use_cache: bool = True,
-                 progress=None) -> Scorer:
+                 progress=None, context_strategy: str = DEFAULT_CONTEXT_STRATEGY) -> Scorer:
     """A :data:`Scorer` embedding with ``model``, loaded on first use (a scored run never loads it).
 
     ``load_options`` go to :func:`sgi_core.embedding.load_encoder` (device, precision,
-    backend, ...). Scores with :func:`sgi_core.scoring.score_table` and the on-disk
-    embedding cache, as ``score`` and ``report`` do.
+    backend, ...). Scores with :func:`sgi_core.scoring.score_table` (``context_strategy``)
+    and the on-disk embedding cache, as ``score`` and ``report`` do.
     """
     loaded = {}
 
@@ -170,7 +170,8 @@ def model_scorer(model: str, *, load_options: dict | None = None, batch_size: in
             loaded["encoder"] = load_encoder(model, **(load_options or {}))
         encoder = loaded["encoder"]
         cache = EmbeddingCache(encoder.model_id) if use_cache else None
-        return score_table(table, encoder, cache=cache, batch_size=batch_size, progress=progress)
+        return score_table(table, encoder, context_strategy=context_strategy, cache=cache, batch_size=batch_size,
+                           progress=progress)
 
     return score
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from sgi_core.render.truncation import truncation_text
 from sgi_core.render.numbers import format_ci, frame_text
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
 from sgi_core.render.verdict import verdict_text
@@ -68,8 +69,7 @@ def comparison_text(comparison: ModelComparison) -> str:
         if trunc.max_seq_length is None:
             parts.append(f"  {name}: unknown (no tokenizer)")
         else:
-            parts.append(f"  {name}: {trunc.n_truncated} of {trunc.n_texts} contexts exceed "
-                         f"{trunc.max_seq_length} tokens (longest {trunc.max_tokens:.0f})")
+            parts.append(f"  {name}: {truncation_text(trunc, name)[1]}")
     agreement = comparison.agreement
     if agreement is not None:
         _, spearman = agreement.to_frames()

@@ -31,7 +31,8 @@ def _scored_file(path, *, n_pairs=150, noise=0.7, seed=0):
 
 
 def _policy(threshold=1.0, precision=0.8, recall=0.7, min_auroc=None):
-    return Policy(model="minilm", model_precision="fp32", model_backend="torch", score_column="sgi", calibrator={"method": "minmax", "knots_x": [0.0, 2.0],
+    return Policy(model="minilm", model_precision="fp32", model_backend="torch", context_strategy="joined",
+                  score_column="sgi", calibrator={"method": "minmax", "knots_x": [0.0, 2.0],
                   "knots_y": [0.0, 1.0], "slope": None, "intercept": None}, threshold=threshold,
                   threshold_method="youden", precision=precision, recall=recall, flag_rate=0.5, min_auroc=min_auroc,
                   heldout_auroc=0.8, heldout_auroc_ci=(0.7, 0.9), created="2026-01-01T00:00:00+00:00")

@@ -101,11 +101,13 @@ def test_the_label_is_no_score(tmp_path, capsys):
 def test_a_policy_is_tied_to_the_model_and_precision_that_made_its_scores(tmp_path, capsys):
     scored = tmp_path / "scored.parquet"
     assert main(["score", str(SAMPLE_CSV), "-o", str(scored), "--model", "hashing-64"]) == 0
-    assert scored_with(scored) == {"model": "hashing-64", "precision": "fp32", "backend": "torch"}
+    assert scored_with(scored) == {"model": "hashing-64", "precision": "fp32", "backend": "torch",
+                                   "context_strategy": "joined"}
     policy_path = tmp_path / "p.json"
     assert main(["gate", str(scored), "--write-policy", str(policy_path), "--n-boot", "200"]) == 0
     policy = load_policy(policy_path)
-    assert (policy.model, policy.model_precision, policy.model_backend) == ("hashing-64", "fp32", "torch")
+    assert (policy.model, policy.model_precision, policy.model_backend, policy.context_strategy) == (
+        "hashing-64", "fp32", "torch", "joined")
     capsys.readouterr()
     assert main(["gate", str(scored), "--policy", str(policy_path), "--n-boot", "200"]) == 0
 
@@ -121,6 +123,10 @@ def test_a_policy_is_tied_to_the_model_and_precision_that_made_its_scores(tmp_pa
     other.write_text(json.dumps({**data, "model_backend": "onnx-int8"}))
     assert main(["gate", str(scored), "--policy", str(other), "--n-boot", "200"]) == 2
     assert "the scores were made with backend torch, the policy's with onnx-int8" in capsys.readouterr().err
+    other.write_text(json.dumps({**data, "context_strategy": "nearest"}))
+    assert main(["gate", str(scored), "--policy", str(other), "--n-boot", "200"]) == 2
+    assert ("the contexts were embedded with strategy joined, the policy's with nearest: each embeds a different "
+            "context, so SGI moves" in capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("model", ["openai:text-embedding-3-small", "hashing-100000000000", "/tmp/some-folder"])

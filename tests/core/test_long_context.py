@@ -10,8 +10,8 @@ from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import UndefinedStatisticWarning
 from sgi_core.long_context import (
     TruncationResult,
-    chunked_context_embeddings,
-    score_table_chunked,
+    context_embeddings,
+    context_pieces,
     split_into_windows,
     truncation_report,
 )
@@ -28,9 +28,12 @@ def test_encoder_without_tokenizer_reports_unknown():
     assert TruncationResult.from_dict(res.to_dict()).to_dict() == res.to_dict()
 
 
-def test_chunking_needs_a_tokenizer():
-    with pytest.raises(SGIInputError, match="cannot be cut into windows"):
-        chunked_context_embeddings(load_encoder("hashing"), ["a"])
+def test_an_encoder_without_a_tokenizer_takes_each_passage_whole():
+    assert context_pieces(load_encoder("hashing"), [("a", "b"), (LONG,)]) == [["a", "b"], [LONG]]
+    with pytest.raises(SGIInputError, match="1 contexts have no passage to embed"):
+        context_embeddings(load_encoder("hashing"), [("a",), ()], strategy="mean")
+    with pytest.raises(SGIInputError, match="must be one of 'mean', 'nearest'"):
+        context_embeddings(load_encoder("hashing"), [("a",)], strategy="joined")
 
 
 @pytest.mark.slow
@@ -55,25 +58,25 @@ def test_windows_are_verbatim_pieces_that_fit(minilm):
 
 @pytest.mark.slow
 def test_mean_and_nearest_strategies_against_brute_force(minilm):
-    contexts = ["The Danube flows through Vienna.", LONG]
+    contexts = [("The Danube flows through Vienna.",), (LONG,)]
     r_emb = minilm.encode(["Bridges over the Danube", "Sentence 59 is about bridges."])
-    mean_emb, n_windows = chunked_context_embeddings(minilm, contexts, strategy="mean")
-    assert n_windows.tolist()[0] == 1 and n_windows[1] > 1
+    mean_emb, n_pieces = context_embeddings(minilm, contexts, strategy="mean")
+    assert n_pieces.tolist()[0] == 1 and n_pieces[1] > 1
     # A context that fits keeps its plain direction.
-    assert pairwise_angle(mean_emb[0], minilm.encode([contexts[0]]))[0] < 1e-3
+    assert pairwise_angle(mean_emb[0], minilm.encode([contexts[0][0]]))[0] < 1e-3
     pieces = split_into_windows(LONG, minilm.tokenizer, 254)
     piece_emb = minilm.encode(pieces)
     piece_emb /= np.linalg.norm(piece_emb, axis=1, keepdims=True)
     assert pairwise_angle(mean_emb[1], piece_emb.mean(axis=0))[0] < 1e-3
-    nearest_emb, _ = chunked_context_embeddings(minilm, contexts, strategy="nearest", r_emb=r_emb)
+    nearest_emb, _ = context_embeddings(minilm, contexts, strategy="nearest", r_emb=r_emb)
     best = int(np.argmin(pairwise_angle(piece_emb, r_emb[1])))
     assert pairwise_angle(nearest_emb[1], piece_emb[best])[0] < 1e-3
     with pytest.raises(SGIInputError, match="needs one response embedding per context"):
-        chunked_context_embeddings(minilm, contexts, strategy="nearest")
+        context_embeddings(minilm, contexts, strategy="nearest")
 
 
 @pytest.mark.slow
-def test_chunked_scoring_changes_only_long_contexts(minilm):
+def test_piece_strategies_change_only_long_contexts(minilm):
     frame = pd.DataFrame({
         "question": ["Which river flows through Vienna?", "What crosses the Danube?"],
         "context": ["The Danube flows through Vienna.", LONG],
@@ -82,10 +85,11 @@ def test_chunked_scoring_changes_only_long_contexts(minilm):
     })
     table = validate_triples(frame)
     plain = score_table(table, minilm)
+    assert "context_pieces" not in plain.columns
     for strategy in ("mean", "nearest"):
-        chunked = score_table_chunked(table, minilm, strategy=strategy)
-        assert chunked["context_windows"].tolist()[0] == 1 and chunked["context_windows"].iloc[1] > 1
-        assert chunked["sgi"].iloc[0] == pytest.approx(plain["sgi"].iloc[0], rel=1e-5)
-        assert chunked["sgi"].iloc[1] != pytest.approx(plain["sgi"].iloc[1], rel=1e-3)
-        assert chunked["theta_rq"].tolist() == plain["theta_rq"].tolist()
-        assert list(chunked["input_row"]) == [1, 2]
+        pieced = score_table(table, minilm, context_strategy=strategy)
+        assert pieced["context_pieces"].tolist()[0] == 1 and pieced["context_pieces"].iloc[1] > 1
+        assert pieced["sgi"].iloc[0] == pytest.approx(plain["sgi"].iloc[0], rel=1e-5)
+        assert pieced["sgi"].iloc[1] != pytest.approx(plain["sgi"].iloc[1], rel=1e-3)
+        assert pieced["theta_rq"].tolist() == plain["theta_rq"].tolist()
+        assert list(pieced["input_row"]) == [1, 2]
