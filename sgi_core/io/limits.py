@@ -195,11 +195,40 @@ def check_shape(n_rows: int, columns, name: str, limits: InputLimits, *, at_leas
         raise limit_error(name, "max_scored_rows" if scored else "max_rows", found, limits)
 
 
+def _is_list_of_text(kind) -> bool:
+    import pyarrow as pa
+
+    return ((pa.types.is_list(kind) or pa.types.is_large_list(kind))
+            and (pa.types.is_string(kind.value_type) or pa.types.is_large_string(kind.value_type)))
+
+
+def _cell_length(cell) -> int:
+    """Characters of a text cell, or of a list of passages joined by a blank line; 0 for anything else."""
+    if isinstance(cell, str):
+        return len(cell)
+    if isinstance(cell, (list, tuple, np.ndarray)):
+        texts = [item for item in cell if isinstance(item, str)]
+        return sum(map(len, texts)) + 2 * max(len(texts) - 1, 0)
+    return 0
+
+
+def _passage_lengths(column) -> np.ndarray:
+    """Characters per cell of a pyarrow list of texts: its passages joined by a blank line, ``sum(len) + 2 (k - 1)``."""
+    import pyarrow.compute as pc
+
+    counts = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    parents = pc.list_parent_indices(column).to_numpy(zero_copy_only=False)
+    lengths = pc.utf8_length(pc.list_flatten(column)).fill_null(0).to_numpy(zero_copy_only=False)
+    chars = np.bincount(parents, weights=lengths, minlength=len(column)).astype(np.int64)
+    return chars + 2 * np.maximum(counts - 1, 0)
+
+
 def _text_lengths(column) -> np.ndarray | None:
     """Characters per cell of a text column (pandas or pyarrow); None for other types.
 
-    A pyarrow dictionary column is measured without expanding it: the lengths of its
-    distinct texts, taken by index.
+    A list of texts (a context of passages) counts as its passages joined by a blank line,
+    the text it is scored as. A pyarrow dictionary column is measured without expanding
+    it: the lengths of its distinct texts, taken by index.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -213,11 +242,13 @@ def _text_lengths(column) -> np.ndarray | None:
         lengths = np.append(lengths, 0)  # a missing cell points past the dictionary, at 0 characters
         return lengths[column.indices.fill_null(len(lengths) - 1).to_numpy(zero_copy_only=False)]
     if isinstance(column, pa.Array):
+        if _is_list_of_text(column.type):
+            return _passage_lengths(column)
         if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
             return None
         return pc.utf8_length(column).fill_null(0).to_numpy(zero_copy_only=False)
     if column.dtype == object:
-        return column.map(lambda cell: len(cell) if isinstance(cell, str) else 0).to_numpy(dtype=np.int64)
+        return column.map(_cell_length).to_numpy(dtype=np.int64)
     if pd.api.types.is_string_dtype(column):
         return column.str.len().fillna(0).to_numpy(dtype=np.int64)
     return None

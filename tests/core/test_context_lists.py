@@ -249,3 +249,18 @@ def test_a_scored_csv_of_a_parquet_with_passages_writes_them_as_the_json_array_i
     write_table(frame, tmp_path / "out.csv")
     written = pd.read_csv(tmp_path / "out.csv")
     assert json.loads(written["context"].iloc[0]) == ["first passage", "second"]
+
+
+def test_a_parquet_list_counts_as_its_joined_text_under_the_cell_and_file_limits(tmp_path):
+    path = tmp_path / "long.parquet"
+    contexts = pa.array([["a" * 10, "b" * 10], ["c"], None], pa.list_(pa.string()))
+    pq.write_table(pa.table({"question": ["q1", "q2", "q3"], "contexts": contexts, "answer": ["x", "y", "z"]}), path)
+    # Row 1 is scored as 10 + 2 + 10 = 22 characters: "aaaaaaaaaa\n\nbbbbbbbbbb".
+    assert len(load_triples(path).frame["context"].iloc[0]) == 22
+    with pytest.raises(SGIInputError, match=r"a cell has 22 characters; the limit is 21 characters per cell "
+                                            r"\(file '.*long\.parquet', column 'contexts', row 1\)"):
+        load_triples(path, limits=InputLimits(max_cell_chars=21))
+    assert load_triples(path, limits=InputLimits(max_cell_chars=22)).passages[0] == ("a" * 10, "b" * 10)
+    # Every character counts toward the file's total: 2 + 2 + 2 question, 22 + 1 context, 3 answer characters.
+    with pytest.raises(SGIInputError, match="the file's text cells hold at least 32 characters"):
+        load_triples(path, limits=InputLimits(max_chars=31))
