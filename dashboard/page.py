@@ -228,12 +228,12 @@ def truncation_note(data: ScoredData) -> None:
     elif result.max_seq_length is None:
         st.caption(f"**{data.model}** has no tokenizer, so contexts longer than it reads cannot be counted.")
     else:
-        cut, sentence = truncation_text(result, data.model)
+        cut, sentence = truncation_text(result, f"**{texts.plain(data.model)}**")
         if cut:
-            st.warning(f"{texts.plain(sentence)} The Strata page shows SGI within context-length terciles; the context "
+            st.warning(f"{sentence} The Strata page shows SGI within context-length terciles; the context "
                        "strategy in the sidebar can embed long contexts in windows instead.")
         else:
-            st.caption(texts.plain(sentence))
+            st.caption(sentence)
 
 
 def has_retrieval_columns() -> bool:

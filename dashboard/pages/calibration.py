@@ -60,8 +60,8 @@ metrics[0].metric("ECE (10 equal-count bins)", f"{result.ece_quantile:.3f}", hel
 metrics[1].metric("ECE (10 equal-width bins)", f"{result.ece_uniform:.3f}")
 metrics[2].metric("Brier score", f"{result.brier:.3f}", help="Mean squared error of P(grounded); lower is better.")
 left, right = st.columns(2)
-left.plotly_chart(charts.reliability_figure(result), key="calibration.reliability")
-right.plotly_chart(charts.decile_figure(result), key="calibration.deciles")
+left.plotly_chart(charts.reliability_figure(result), key=state.CALIBRATION_RELIABILITY)
+right.plotly_chart(charts.decile_figure(result), key=state.CALIBRATION_DECILES)
 
 
 def _apply_preset() -> None:
@@ -114,7 +114,7 @@ def threshold_panel() -> None:
                                                         highest)
 
     preset_col, target_col, button_col = st.columns([2, 1, 1], vertical_alignment="bottom")
-    preset = preset_col.selectbox("Preset", list(PRESETS), format_func=PRESETS.get, key="calibration.preset", **state.PERSIST)
+    preset = preset_col.selectbox("Preset", list(PRESETS), format_func=PRESETS.get, key=state.CALIBRATION_PRESET, **state.PERSIST)
     if preset.startswith("target"):
         target_col.number_input("target", 0.01, 1.0, 0.9, 0.01, key=state.CALIBRATION_TARGET, **state.PERSIST)
     elif preset == "cost":
@@ -139,9 +139,9 @@ def threshold_panel() -> None:
                                          ("Accuracy", metrics.accuracy)]):
         col.metric(name, f"{value:.3f}")
     left, right = st.columns(2)
-    left.plotly_chart(charts.confusion_figure(metrics), key="calibration.confusion")
+    left.plotly_chart(charts.confusion_figure(metrics), key=state.CALIBRATION_CONFUSION)
     right.plotly_chart(charts.threshold_curves(grid, threshold, x_range=(lowest, highest), log_x=page.log_axes()),
-                       key="calibration.curves")
+                       key=state.CALIBRATION_CURVES)
     if n_thresholds > len(grid):
         right.caption(f"Drawn through {len(grid):,} of the {n_thresholds:,} thresholds; the metrics above use "
                       "every row.")

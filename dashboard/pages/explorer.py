@@ -53,12 +53,12 @@ try:
 except page.SGIInputError as err:
     cols[4].metric("P(grounded)", "n/a", help=f"No calibrator: {err}")
 
-st.plotly_chart(charts.bounds_figure(scores), key="explorer.bounds")
+st.plotly_chart(charts.bounds_figure(scores), key=state.EXPLORER_BOUNDS)
 st.caption(f"The spherical triangle inequality keeps θ(r,q) between |θ(q,c) - θ(r,c)| and θ(q,c) + θ(r,c), so for "
            f"this context and θ(r,c) SGI can only lie in [{scores.sgi_lower:.3f}, {scores.sgi_upper:.3f}]. "
            "The closer the context is to the question, the tighter this range squeezes SGI toward 1.")
 shown, shown_note = page.drawn(charts.plottable(frame))
-st.plotly_chart(charts.position_figure(shown, scores.sgi, log_x=page.log_axes()), key="explorer.position")
+st.plotly_chart(charts.position_figure(shown, scores.sgi, log_x=page.log_axes()), key=state.EXPLORER_POSITION)
 if shown_note:
     st.caption(shown_note)
 percentile = services.sgi_percentile(data.key, data.model, scores.sgi, frame)

@@ -48,7 +48,7 @@ except page.SGIInputError as err:
 with triangle_tab:
     shown = page.take_rows(data.frame, rows)
     event = st.plotly_chart(geometry_charts.triangle_figure(r_xy, shown, geometry_services.sgi_isolines()),
-                            key="geometry.triangle", on_select="rerun", selection_mode="points")
+                            key=state.GEOMETRY_TRIANGLE, on_select="rerun", selection_mode="points")
     levels = ", ".join(f"{level:g}" for level in geometry_services.TRIANGLE_LEVELS)
     st.caption(
         "Exact, not projected: each triple is a triangle whose sides are its three angles, scaled so that "
@@ -82,7 +82,7 @@ with map_tab:
     st.write("Every triple is three points joined by a grey line: **question** (circle) - **response** (diamond) - "
              "**context** (square).")
     event = st.plotly_chart(geometry_charts.geometry_figure(projection, page.take_rows(data.frame, rows), colour_by=colour_by),
-                            key="geometry.chart", on_select="rerun", selection_mode="points")
+                            key=state.GEOMETRY_CHART, on_select="rerun", selection_mode="points")
     notes = ["A 2-D map cannot keep every angle of the embedding space: read it as a rough picture of "
              "neighbourhoods, and use the canonical triangle or the Explorer for exact angles."]
     if projection.explained_variance_ratio:

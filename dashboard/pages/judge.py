@@ -49,7 +49,7 @@ key_col.text_input("API key (this session only)", key=judging.SESSION_KEY, type=
 endpoint, model = st.session_state[state.JUDGE_ENDPOINT], st.session_state[state.JUDGE_MODEL]
 session_key = st.session_state[judging.SESSION_KEY] or None
 st.caption(judging.key_note(endpoint, session_key))
-if st.button("Test connection", key="judge.test_connection",
+if st.button("Test connection", key=state.JUDGE_TEST_CONNECTION,
              help="One tiny chat request (a few tokens) to this endpoint and model."):
     try:
         answered = judging.check_connection(endpoint, model, session_key)
@@ -104,7 +104,7 @@ st.caption("Input tokens are estimated as characters / 4 over the requests not y
            "retry per malformed answer, come on top. Answers are cached on disk as they arrive, so a stopped run "
            "resumes where it stopped and nothing is paid for twice.")
 
-if st.button("Run the judge", key="judge.run", type="primary", disabled=guess.n_judged_rows == 0):
+if st.button("Run the judge", key=state.JUDGE_RUN, type="primary", disabled=guess.n_judged_rows == 0):
     bar = page.ProgressBar("Judged", "rows")
 
     def report(done: int, total: int, tokens: int) -> None:

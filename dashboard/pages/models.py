@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import page, services
+from dashboard import page, services, state
 from dashboard.services import model_services
 from dashboard.views import charts, tables, texts
 
@@ -32,22 +32,22 @@ cols[0].metric("Mean Pearson r between models", f"{agreement.mean_offdiag_pearso
 cols[1].metric("Mean Spearman ρ between models", f"{agreement.mean_offdiag_spearman:.3f}")
 left, right = st.columns(2)
 left.plotly_chart(charts.correlation_heatmap(agreement.names, agreement.pearson, title="Pearson r of per-row SGI"),
-                  key="models.pearson")
+                  key=state.MODELS_PEARSON)
 right.plotly_chart(charts.correlation_heatmap(agreement.names, agreement.spearman,
-                                              title="Spearman ρ of per-row SGI"), key="models.spearman")
+                                              title="Spearman ρ of per-row SGI"), key=state.MODELS_SPEARMAN)
 left_out = (f"; the {agreement.n_degenerate:,} rows with degenerate geometry under a model are left out, since one "
             "SGI near 1e8 would decide Pearson's r alone" if agreement.n_degenerate else "")
 st.caption(f"Over the {agreement.n_rows:,} rows every model scored{left_out}. Pearson's r weighs how far apart the "
            "scores are, Spearman's ρ only their order: a gap between them means a few rows far out drive r.")
 
 pick_a, pick_b = st.columns(2)
-model_a = pick_a.selectbox("Model A", models, index=0, key="models.a")
-model_b = pick_b.selectbox("Model B", models, index=1, key="models.b")
+model_a = pick_a.selectbox("Model A", models, index=0, key=state.MODELS_A)
+model_b = pick_b.selectbox("Model B", models, index=1, key=state.MODELS_B)
 pairs = data.frame[["input_row", "label"]].copy()
 for name in {model_a, model_b}:
     pairs[name] = data.frames[name]["sgi"].to_numpy()
 ordinary = charts.ordinary_rows(data.frames[model_a]) & charts.ordinary_rows(data.frames[model_b])
-st.plotly_chart(charts.model_scatter(pairs[ordinary], model_a, model_b, log_x=page.log_axes()), key="models.scatter")
+st.plotly_chart(charts.model_scatter(pairs[ordinary], model_a, model_b, log_x=page.log_axes()), key=state.MODELS_SCATTER)
 if not ordinary.all():
     n_hidden = len(ordinary) - charts.n_ordinary(data.frames[model_a], data.frames[model_b])
     st.caption(f"{n_hidden:,} rows with a degenerate or missing SGI under either model are not drawn.")

@@ -73,7 +73,7 @@ else:
 
 threshold = st.session_state.get(state.CALIBRATION_THRESHOLD)
 shown, shown_note = page.drawn(charts.plottable(data.frame))
-st.plotly_chart(charts.score_histogram(shown, threshold=threshold, log_x=page.log_axes()), key="overview.histogram")
+st.plotly_chart(charts.score_histogram(shown, threshold=threshold, log_x=page.log_axes()), key=state.OVERVIEW_HISTOGRAM)
 if shown_note:
     st.caption(shown_note)
 st.caption("Dashed line: the threshold set on the Calibration session page (rows left of it are flagged)."
@@ -104,7 +104,7 @@ if labelled is None:
                    **state.PERSIST)
     for column, higher_is in state.detector_specs():
         curves[column] = services.column_roc(data.key, column, higher_is, data.table)
-    st.plotly_chart(charts.roc_figure(curves), key="overview.roc")
+    st.plotly_chart(charts.roc_figure(curves), key=state.OVERVIEW_ROC)
     longest = max(len(curve.fpr) for curve in curves.values())
     if longest > charts.CURVE_POINTS:
         st.caption(f"Each curve is drawn through at most {charts.CURVE_POINTS:,} of its points (the longest has "

@@ -39,6 +39,6 @@ st.write("SGI measures whether the response moved toward the context it was give
 strata = rag.sgi_by_hit
 tables.strata_table(strata, edge_format=None)
 if any(s.n_valid and s.n_halluc for s in strata.strata):
-    st.plotly_chart(charts.strata_figure(strata, show_range=False), key="retrieval.by_hit")
+    st.plotly_chart(charts.strata_figure(strata, show_range=False), key=state.RETRIEVAL_BY_HIT)
 else:
     st.info("The labels are needed on both sides of the split to compare SGI's separation.")

@@ -17,7 +17,7 @@ st.subheader("By the question-context angle θ(q,c)")
 st.write("When the context is close to the question (small θ(q,c)), the triangle inequality squeezes SGI toward 1 "
          "for every answer, so SGI can only separate the labels well where θ(q,c) is large.")
 if report.theta_qc_strata is not None:
-    st.plotly_chart(charts.strata_figure(report.theta_qc_strata), key="strata.theta_qc")
+    st.plotly_chart(charts.strata_figure(report.theta_qc_strata), key=state.STRATA_THETA_QC)
     tables.strata_table(report.theta_qc_strata, edge_format="%.3f rad")
 
 st.subheader("By text length (characters)")
@@ -59,5 +59,5 @@ else:
                    "is grounded: judge SGI by its AUROC within the groups, not over the whole file.")
     else:
         st.caption(f"{texts.plain(confound.message)}; no group is nearly all one label.")
-    st.plotly_chart(charts.group_forest(analysis), key="strata.groups")
+    st.plotly_chart(charts.group_forest(analysis), key=state.STRATA_GROUPS)
     tables.group_table(analysis)
