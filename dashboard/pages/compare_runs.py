@@ -57,10 +57,11 @@ name, raw = st.session_state[NEW_NAME], st.session_state[NEW_RAW]
 digest = state.source_digest(raw)
 # What decides the new run's scores: its bytes, and the device and backend that embed it.
 device, backend = services.chosen_device(), services.chosen_backend()
-new_id = (digest, device, backend)
+new_id = (digest, device, backend, data.key.context_strategy)
 try:
     base, base_notes = compare_services.run_of_current_file(data.key, data.model, data.frame)
-    new, new_notes = compare_services.new_run(name, digest, data.model, device, backend, raw)
+    new, new_notes = compare_services.new_run(name, digest, data.model, device, backend,
+                                              data.key.context_strategy, raw)
     new, (new_in_file, new_annotated, new_disagree, new_targeted) = compare_services.new_run_labelled(name, digest,
                                                                                                      new)
 except page.SGIInputError as err:

@@ -40,10 +40,11 @@ __all__ = ["CHANGED_KEYS", "CHART_KEYS", "COMPARE_N_BOOT", "auroc_frame", "chang
            "run_of_current_file"]
 
 
-def _scorer(model_name: str):
+def _scorer(model_name: str, context_strategy: str):
     def score(table: TripleTable) -> pd.DataFrame:
         model, cache = model_encoder(model_name), disk_cache(model_name)
-        parts = [score_table(part, model, cache=cache) for part in table.chunks(SCORE_CHUNK_ROWS)]
+        parts = [score_table(part, model, context_strategy=context_strategy, cache=cache)
+                 for part in table.chunks(SCORE_CHUNK_ROWS)]
         return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
     return score
@@ -59,14 +60,17 @@ def run_of_current_file(key: state.DataKey, model_name: str, _frame: pd.DataFram
 
 
 @st.cache_resource(show_spinner="Reading and scoring the second run...", max_entries=4)
-def new_run(name: str, digest: str, model_name: str, device: str, backend: str, _raw) -> tuple[Run, tuple[str, ...]]:
+def new_run(name: str, digest: str, model_name: str, device: str, backend: str, context_strategy: str,
+            _raw) -> tuple[Run, tuple[str, ...]]:
     """The second file as a run, scored with ``model_name`` when it carries no SGI, and its warnings.
 
-    ``device`` and ``backend`` (the sidebar's) are part of the cache key: the scores follow them.
+    ``device``, ``backend`` and ``context_strategy`` (the sidebar's) are part of the cache key: the scores
+    follow them.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)
-        run = read_run(read_table(_raw, name=name, limits=input_limits()), source=name, scorer=_scorer(model_name))
+        run = read_run(read_table(_raw, name=name, limits=input_limits()), source=name,
+                       scorer=_scorer(model_name, context_strategy))
     return run, tuple(dict.fromkeys([*run.warnings, *(str(w.message) for w in caught)]))
 
 

@@ -62,7 +62,7 @@ def open_pair(data) -> PairedRuns | None:
     digest = state.source_digest(raw)
     device, backend = services.chosen_device(), services.chosen_backend()
     base, _ = compare_services.run_of_current_file(data.key, data.model, data.frame)
-    new, _ = compare_services.new_run(name, digest, data.model, device, backend, raw)
+    new, _ = compare_services.new_run(name, digest, data.model, device, backend, data.key.context_strategy, raw)
     key = st.session_state.get(state.COMPARE_KEY) or "question"
     return _pair(data.key, (digest, device, backend), data.model, key, name, base, new)
 
