@@ -19,13 +19,13 @@ def _label(store, key: str, label: str) -> None:
     st.session_state.setdefault(state.REVIEW_HISTORY, []).append((str(store.path), key, decision_id))
 
 
-def _answer(column, title: str, store, key: str, text: str, decided: str | None, slot: str) -> None:
+def _answer(column, title: str, store, key: str, text: str, decided: str | None, slot: str, at: int) -> None:
     with column:
         st.markdown(f"**{title}**" + (f" (labelled {decided})" if decided else ""))
         st.text(text)
         buttons = st.columns(3)
         for button, label in zip(buttons, ("grounded", "hallucinated", "unsure")):
-            button.button(label.capitalize(), key=f"review.pair.{slot}.{label}", on_click=_label,
+            button.button(label.capitalize(), key=review_panel.label_button_key(label, at, slot), on_click=_label,
                           args=(store, key, label), icon=review_panel.LABEL_ICONS[label], width="stretch",
                           type="primary" if decided == label else "secondary")
 
@@ -92,8 +92,9 @@ def paired_mode(data) -> None:
     decided = [labels["decided_base"][at], labels["decided_new"][at]]
     shown = [names.get(labels["label_base"][at], "unsure") if decided[0] else None,
              names.get(labels["label_new"][at], "unsure") if decided[1] else None]
-    _answer(base_col, "Base run's answer", pair.base_store, pair.base_keys[at], base_row["response"], shown[0], "base")
-    _answer(new_col, "New run's answer", pair.new_store, pair.new_keys[at], new_row["response"], shown[1], "new")
+    _answer(base_col, "Base run's answer", pair.base_store, pair.base_keys[at], base_row["response"], shown[0], "base",
+            at)
+    _answer(new_col, "New run's answer", pair.new_store, pair.new_keys[at], new_row["response"], shown[1], "new", at)
     st.button("Undo my last label", key="review.pair.undo", on_click=review_panel.undo,
               disabled=not st.session_state.get(state.REVIEW_HISTORY),
               help="Takes back the last label you gave in this session, in the run's file it went to.")

@@ -2,7 +2,7 @@
 
 Text from the data is drawn with ``st.text`` or inside a dataframe, never as Markdown
 or HTML; every number comes from an sgi_core result through
-:mod:`dashboard.services.review_services`.
+:mod:`dashboard.services.review_services` and :mod:`dashboard.services.evidence_services`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import devices, page, state
-from dashboard.services import geometry_services, review_services
-from dashboard.views import geometry_charts, texts
+from dashboard.services import evidence_services, geometry_services, review_services
+from dashboard.views import evidence, geometry_charts, texts
 from sgi_core.review.annotations import MAX_NOTE_CHARS, AnnotationStore
 from sgi_core.columns import is_ordinary
 
@@ -29,34 +29,42 @@ LABEL_WORDS = {1.0: "grounded", 0.0: "hallucinated"}
 LABEL_ICONS = {"grounded": ":material/check_circle:", "hallucinated": ":material/report:", "unsure": ":material/help:"}
 
 
-def _support_colour(support: float) -> str:
-    """Green for support above 0.5, amber below, the stronger the further from 0.5."""
-    if support is None or math.isnan(support):
-        return ""
-    strength = min(abs(support - 0.5) * 2, 1.0)
-    rgb = "27, 158, 119" if support >= 0.5 else "217, 95, 2"
-    return f"background-color: rgba({rgb}, {0.15 + 0.6 * strength:.2f})"
+def label_button_key(label: str, row, slot: str = "") -> str:
+    """Session key of a label button, one per row: a button pressed on one row is a new widget on the next.
+
+    ``row`` names the row (its file row, or the matched key's place in two-runs mode) and
+    ``slot`` the answer in two-runs mode (``"base"`` or ``"new"``).
+    """
+    return f"review.{f'pair.{slot}.' if slot else ''}{label}.{row}"
 
 
-def sentences(model: str, row) -> None:
-    """Every response sentence shaded by its support in the context, its best-supporting context sentence beside it."""
+def sentences(data, row, position: int) -> None:
+    """Every response sentence shaded by its similarity's percentile in the file, its nearest context sentence by it."""
+    backend = devices.chosen_backend()
     try:
-        scored = review_services.sentence_support(model, row["question"], row["context"], row["response"],
-                                                  devices.chosen_backend())
+        scored, supports = evidence_services.sentence_evidence(data, row, position, backend)
     except page.SGIInputError as err:
         page.show_error(err)
         return
     if scored.empty:
         st.caption("No sentence to score: the question, context or response is empty.")
         return
-    table = scored[["sentence", "support", "context_piece"]].rename(
-        columns={"sentence": "response sentence", "context_piece": "best-supporting context sentence"})
-    styled = table.style.map(_support_colour, subset=["support"]).apply(
-        lambda col: [_support_colour(s) for s in table["support"]], subset=["response sentence"]).format(
-        {"support": "{:.3f}"})
-    st.dataframe(styled, hide_index=True, width="stretch")
-    st.caption("Support = cosine of the sentence and its nearest context sentence (sgi_core.detectors.claims). "
-               "Green above 0.5, amber below; the deeper, the further from 0.5.")
+    st.dataframe(evidence.evidence_table(scored), hide_index=True, width="stretch")
+    st.caption(evidence.evidence_caption(supports))
+    roc = evidence_services.weakest_sentence_roc(data.key, data.model, backend, supports,
+                                                 data.frame["label"].to_numpy())
+    st.caption(evidence.weakest_line(roc))
+
+
+def context(passages: tuple, text: str) -> None:
+    """The context as plain text; passages apart, numbered, when the row has more than one."""
+    if len(passages) <= 1:
+        st.text(text)
+        return
+    for number, passage in enumerate(passages, start=1):
+        with st.container(border=True):
+            st.caption(f"Passage {number} of {len(passages)}")
+            st.text(passage)
 
 
 def judge(table, row, position: int) -> None:
@@ -141,13 +149,13 @@ def undo() -> None:
             focus["done"] -= 1
 
 
-def buttons(store, key: str) -> None:
-    """Grounded / hallucinated / unsure / undo, and the note."""
+def buttons(store, key: str, row) -> None:
+    """Grounded / hallucinated / unsure (keyed by ``row``, :func:`label_button_key`) / undo, and the note."""
     st.text_input("Note (optional, saved with the label)", key=state.REVIEW_NOTE, max_chars=MAX_NOTE_CHARS)
     columns = st.columns(4)
     for column, label in zip(columns, ("grounded", "hallucinated", "unsure")):
-        column.button(label.capitalize(), key=f"review.{label}", on_click=decide, args=(store, key, label),
-                      icon=LABEL_ICONS[label], width="stretch")
+        column.button(label.capitalize(), key=label_button_key(label, row), on_click=decide,
+                      args=(store, key, label), icon=LABEL_ICONS[label], width="stretch")
     history = st.session_state.get(state.REVIEW_HISTORY)
     elsewhere = texts.plain(Path(history[-1][0]).name) if history and history[-1][0] != str(store.path) else None
     columns[3].button("Undo my last label", key="review.undo", on_click=undo, disabled=not history, width="stretch",
@@ -167,19 +175,19 @@ def row_panel(data, labels, store, position: int) -> None:
     decided = labels.decisions[labels.decisions["key"] == key]
     if len(decided):
         st.caption(f"Labelled {decided['label'].iloc[0]} before; a new label replaces it.")
-    buttons(store, key)
+    buttons(store, key, int(row["input_row"]))
     left, right = st.columns(2)
     with left:
         st.markdown("**Question**")
         st.text(row["question"])
         st.markdown("**Context**")
-        st.text(row["context"])
+        context(evidence_services.passages_of_row(data.table, data.frame, position), row["context"])
     with right:
         st.markdown("**Response**")
         st.text(row["response"])
         judge(data.table, row, position)
     st.markdown("**Each response sentence against the context**")
-    sentences(data.model, row)
+    sentences(data, row, position)
     geometry_column, profile_column = st.columns(2)
     with geometry_column:
         geometry(data, row)

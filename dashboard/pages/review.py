@@ -8,7 +8,7 @@ from dashboard.views import texts
 
 st.title("Review")
 st.write("Label your own rows: every page then measures the detectors on them. Rows come one at a time from the "
-         "queue you pick; each is explained by its sentences' support in the context, its geometry and where it "
+         "queue you pick; each is explained by its sentences' similarity to the context, its geometry and where it "
          "stands in the file. Labels are saved as you give them, keyed by the row's question, context and response "
          "texts, so the same rows in CSV or Parquet, in any order, find them again.")
 

@@ -151,8 +151,9 @@ def judge_plan(table: TripleTable, endpoint: str, model: str, metrics: list, *, 
     rows = np.arange(min(size, table.n_rows)) if how == SAMPLE_FIRST else sample_rows(table.n_rows, size)
     judge = JudgeClient(endpoint, model)  # planning sends nothing, so it needs no key
     try:
+        passages = None if table.passages is None else tuple(table.passages[int(row)] for row in rows)
         return rows, plan_judging(take_rows(table.frame, rows), judge, metrics, contexts_column=contexts_column,
-                                  reference_column=reference_column, k=k, source=table.source)
+                                  passages=passages, reference_column=reference_column, k=k, source=table.source)
     finally:
         judge.close()
 

@@ -24,7 +24,6 @@ from sgi_core.review.annotations import AnnotationStore, annotations_path, appen
 from sgi_core.review.label_exchange import LabelImport, annotation_table, id_column, import_lines
 from sgi_core.columns import ANGLE_COLUMNS
 from sgi_core.io.triples import TripleTable
-from sgi_core.detectors.claims import sentence_scores
 from sgi_core.detectors.registry import score_specs
 from sgi_core.evaluation import response_length
 from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
@@ -47,7 +46,7 @@ from sgi_core.scores import SCORES
 __all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "export_jsonl",
            "export_table", "has_annotations", "import_labels", "judge_statements", "judge_verdict_columns",
            "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
-           "queue_scores", "row_id", "row_triangle", "sentence_support", "verdict_labels"]
+           "queue_scores", "row_id", "row_triangle", "verdict_labels"]
 
 #: How each label source is named on screen.
 SOURCE_NAMES = {"file": "the file's label column", "annotations": "the annotations made on the Review page",
@@ -226,14 +225,6 @@ def profile(key: state.DataKey, model_name: str, position: int, table: TripleTab
     columns.update({name: values for name, values in scores.items() if not name.startswith("response length")})
     columns.update({f"θ({name[-2]},{name[-1]})": frame[name].to_numpy(dtype=np.float64) for name in ANGLE_COLUMNS})
     return row_profile(columns, position)
-
-
-@st.cache_data(show_spinner="Scoring the response's sentences...", max_entries=64)
-def sentence_support(model_name: str, question: str, context: str, response: str, backend: str) -> pd.DataFrame:
-    """Each response sentence's support in the context and its best-supporting context sentence (``backend`` embeds)."""
-    frame = pd.DataFrame({"question": [question], "context": [context], "response": [response]})
-    encoder = services.encoder(model_name, services.chosen_device(), backend)
-    return sentence_scores(frame, encoder, cache=services.disk_cache(model_name))
 
 
 def key_of_row(row) -> str:

@@ -95,7 +95,7 @@ def run(args) -> int:
     cache = None
     try:
         plan = plan_judging(table.frame, judge, args.metrics, contexts_column=args.contexts_column,
-                            reference_column=args.reference_column, k=args.k, max_rows=args.max_rows,
+                            passages=table.passages, reference_column=args.reference_column, k=args.k, max_rows=args.max_rows,
                             source=table.source)
         cache = None if args.no_cache else AnswerCache()
         guess = estimate(plan, cache=cache)

@@ -133,14 +133,14 @@ def _reference(inputs: DetectorInputs) -> FamilyScores:
 def _claims(inputs: DetectorInputs) -> FamilyScores:
     from sgi_core.detectors.claims import claim_scores
 
-    return FamilyScores(claim_scores(inputs.table.frame, inputs.encoder, cache=inputs.cache,
-                                     batch_size=inputs.batch_size, progress=inputs.progress))
+    return FamilyScores(claim_scores(inputs.table.frame, inputs.encoder, passages=inputs.table.passages,
+                                     cache=inputs.cache, batch_size=inputs.batch_size, progress=inputs.progress))
 
 
 def _specifics(inputs: DetectorInputs) -> FamilyScores:
     from sgi_core.detectors.specifics import specifics_scores
 
-    return FamilyScores(specifics_scores(inputs.table.frame))
+    return FamilyScores(specifics_scores(inputs.table.frame, passages=inputs.table.passages))
 
 
 FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (

@@ -12,23 +12,27 @@ Its intervals, and its paired comparison with any other score
 (:func:`compare_with_combined`), refit the combination in every bootstrap resample
 (:mod:`sgi_core.evaluation.refit`): it was fitted on the labels it is judged on. The
 cross-fitted families' scores enter it as computed; their own reference sets are not
-rebuilt in the resamples.
+rebuilt in the resamples. With fewer than
+:data:`~sgi_core.evaluation.events_per_feature.MIN_EVENTS_PER_FEATURE` labelled rows of
+the smaller class per feature it is withheld: not fitted, not judged, no per-row
+column, and the report records why (:func:`~sgi_core.evaluation.events_per_feature.withheld_reason`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.folds import question_groups
-from sgi_core.detectors.registry import FAMILIES, DetectorInputs, score_specs
+from sgi_core.detectors.registry import COMBINED, FAMILIES, DetectorInputs, score_specs
 from sgi_core.embedding import EmbeddingCache, Encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import response_length, word_overlap
 from sgi_core.evaluation.crossval import out_of_fold_probability
+from sgi_core.evaluation.events_per_feature import withheld_reason
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.evaluation.refit import REFIT_N_BOOT, RefitComparison, judge_combined, refit_auroc_difference
@@ -47,8 +51,11 @@ class DetectorReport(JsonResult):
     n_folds : int
         Question-group folds of the cross-fitted families and of ``combined``.
     detectors : dict of str -> ScoreJudgement
-        Each judged score by column name, then ``combined``.
+        Each judged score by column name, then ``combined`` unless it is withheld.
     combined_features : tuple of str
+    withheld : dict of str -> str
+        Each withheld score (``combined`` below the events-per-feature floor) and its
+        reason; a withheld score has no judgement, no number and no verdict word.
     """
 
     model: str
@@ -56,6 +63,7 @@ class DetectorReport(JsonResult):
     n_folds: int
     detectors: dict[str, ScoreJudgement]
     combined_features: tuple[str, ...]
+    withheld: dict[str, str] = field(default_factory=dict)
 
 
 def check_kinds(kinds) -> tuple[str, ...]:
@@ -111,14 +119,16 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
 
     Each score's intervals come from ``n_boot`` resamples; the combination's refit its
     logistic model in each of ``n_refit`` resamples (:func:`~sgi_core.evaluation.refit.judge_combined`),
-    since it was fitted on the labels it is judged on.
+    since it was fitted on the labels it is judged on. Below the events-per-feature
+    floor over the rows it would be fitted on, the combination is withheld
+    (``report.withheld["combined"]`` gives the reason).
 
     Returns
     -------
     report : DetectorReport
     scores : DataFrame
-        The per-row scores (:func:`detector_scores`) and ``combined`` (P(grounded)
-        out of fold, NaN on unlabelled rows).
+        The per-row scores (:func:`detector_scores`) and, unless withheld, ``combined``
+        (P(grounded) out of fold, NaN on unlabelled rows).
     """
     scores, leaky, folds = detector_scores(table, scored, encoder, kinds=kinds, cache=cache,
                                            batch_size=batch_size, n_folds=n_folds, seed=seed)
@@ -134,18 +144,27 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
                                     n_boot=n_boot, seed=seed)
     features = combination_features(table, scored, scores)
     usable = ~np.isnan(labels) & (folds >= 0) & scored["sgi"].notna().to_numpy()
+    withheld = withheld_reason(labels[usable], n_features=features.shape[1])
+    if not withheld:
+        scores[COMBINED.name], results[COMBINED.name] = _judged_combination(
+            table, features, labels, usable, folds, lengths, n_folds=n_folds, n_boot=n_boot, n_refit=n_refit, seed=seed)
+    report = DetectorReport(model, tuple(kinds), n_folds, results, tuple(features.columns),
+                            {COMBINED.name: withheld} if withheld else {})
+    return report, scores
+
+
+def _judged_combination(table, features, labels, usable, folds, lengths, *, n_folds: int, n_boot: int, n_refit: int,
+                        seed: int) -> tuple[np.ndarray, ScoreJudgement]:
+    """``combined``'s out-of-fold probability on the ``usable`` rows (NaN elsewhere) and its refit judgement."""
     combined = np.full(len(labels), np.nan)
     if len(np.unique(labels[usable])) == 2 and len(np.unique(folds[usable])) > 1:
         combined[usable] = out_of_fold_probability(features.to_numpy()[usable], labels[usable], folds[usable],
                                                    seed=seed)
     else:
         warn_undefined("the combined detector needs labelled rows of both classes in two or more folds")
-    scores["combined"] = combined
-    results["combined"] = judge_combined(labels, combined, features.to_numpy(), lengths=lengths,
-                                         groups=question_groups(table.frame), n_splits=n_folds, n_boot=n_boot,
-                                         n_refit=n_refit, seed=seed)
-    report = DetectorReport(model, tuple(kinds), n_folds, results, tuple(features.columns))
-    return report, scores
+    return combined, judge_combined(labels, combined, features.to_numpy(), lengths=lengths,
+                                    groups=question_groups(table.frame), n_splits=n_folds, n_boot=n_boot,
+                                    n_refit=n_refit, seed=seed)
 
 
 def combination_features(table: TripleTable, scored: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
@@ -167,7 +186,15 @@ def compare_with_combined(table: TripleTable, scored: pd.DataFrame, scores: pd.D
     scores fixed, does not apply: :func:`~sgi_core.evaluation.refit.refit_auroc_difference`
     refits it in every resample, on the question groups and with the folds of
     :func:`detector_report` (``refitted`` says whether it is score A or B).
+
+    Raises
+    ------
+    SGIInputError
+        When ``scores`` has no ``combined`` column: :func:`detector_report` withheld it.
     """
+    if COMBINED.name not in scores:
+        raise SGIInputError("the combined detector was withheld, so there is nothing to compare with it",
+                            hint="The report's 'withheld' says why; compare two scores that are not withheld")
     features = combination_features(table, scored, scores)
     return refit_auroc_difference(table.frame["label"].to_numpy(dtype=np.float64), scores["combined"].to_numpy(),
                                   features.to_numpy(), other, refitted=refitted, groups=question_groups(table.frame),

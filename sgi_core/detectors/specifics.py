@@ -14,8 +14,13 @@ and looks each one up in its row's context:
   them), whose capital says nothing, and the pronoun ``I``. A name is supported
   when its words occur consecutively among the context's words, case folded.
 
+A context given as a list of passages (:func:`sgi_core.io.passages.row_passages`) is
+searched passage by passage: a specific is supported when one passage holds it, so a
+name never matches across two passages, and :func:`specific_passages` names the
+passages that hold each one. A plain context is one passage.
+
 Each distinct specific counts once per row. With ``n`` the specifics of a response
-and ``u`` those its context does not contain::
+and ``u`` those no passage of its context contains::
 
     specifics_unsupported_share = u / n        (NaN when n = 0)
 
@@ -43,10 +48,11 @@ import pandas as pd
 from sgi_core.detectors.claims import CITATION, split_sentences
 from sgi_core.detectors.columns import SPECIFICS_COLUMNS
 from sgi_core.errors import SGIInputError
+from sgi_core.io.passages import row_passages
 from sgi_core.results import warn_undefined
 
-#: Columns returned by :func:`specifics_scores`.
-
+#: Columns returned by :func:`specific_passages`.
+SPECIFIC_PASSAGES_COLUMNS = ("specific", "kind", "passages")
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _WORD = re.compile(r"[^\W\d_]+")
 _NOT_NAMES = frozenset({"I"})
@@ -90,8 +96,50 @@ def _words(text: str) -> str:
     return f" {' '.join(word.casefold() for word in _WORD.findall(text))} "
 
 
-def row_specifics(response: str, context: str) -> tuple[int, int]:
-    """``(n, u)``: the response's distinct specifics and those its context does not contain.
+def _held(response: str, passages) -> list[tuple[str, str, tuple]]:
+    """``(specific, kind, passages holding it)`` of each distinct specific, numbers then names, each sorted."""
+    numbers = [numbers_in(passage) for passage in passages]
+    words = [_words(passage) for passage in passages]
+    return ([(number, "number", tuple(i for i, held in enumerate(numbers, start=1) if number in held))
+             for number in sorted(numbers_in(response))]
+            + [(name, "name", tuple(i for i, held in enumerate(words, start=1) if f" {name} " in held))
+               for name in sorted(names_in(response))])
+
+
+def _as_passages(context) -> tuple:
+    return (context,) if isinstance(context, str) else tuple(context)
+
+
+def specific_passages(response: str, context) -> pd.DataFrame:
+    """Each distinct specific of a response and the passages of its context that hold it.
+
+    Parameters
+    ----------
+    response : str
+    context : str or sequence of str
+        The context text (one passage) or its passages.
+
+    Returns
+    -------
+    DataFrame
+        One row per specific, numbers first, with :data:`SPECIFIC_PASSAGES_COLUMNS`:
+        ``specific`` (a number without thousands commas, or a case-folded name),
+        ``kind`` (``"number"`` or ``"name"``) and ``passages`` (the 1-based numbers of the
+        passages holding it; ``()`` when none does: unsupported).
+
+    Examples
+    --------
+    >>> found = specific_passages("So Lee paid 1,200 euros in 1999.", ["Lee paid 1200.", "In 1998, said Lee."])
+    >>> found.values.tolist()
+    [['1200', 'number', (1,)], ['1999', 'number', ()], ['lee', 'name', (1, 2)]]
+    """
+    return pd.DataFrame(_held(response, _as_passages(context)), columns=list(SPECIFIC_PASSAGES_COLUMNS))
+
+
+def row_specifics(response: str, context) -> tuple[int, int]:
+    """``(n, u)``: the response's distinct specifics and those no passage of its context holds.
+
+    ``context`` is the context text (one passage) or its passages.
 
     Examples
     --------
@@ -99,14 +147,17 @@ def row_specifics(response: str, context: str) -> tuple[int, int]:
 
     >>> row_specifics("Ann Lee paid 1,200 euros in 1999.", "Lee paid 1200 euros.")
     (3, 1)
+
+    A name split between two passages is not found:
+
+    >>> row_specifics("It was Marie Curie.", ["It was Marie", "Curie, they said."])
+    (1, 1)
     """
-    numbers, names = numbers_in(response), names_in(response)
-    context_numbers, context_words = numbers_in(context), _words(context)
-    unsupported = len(numbers - context_numbers) + sum(f" {name} " not in context_words for name in names)
-    return len(numbers) + len(names), unsupported
+    held = _held(response, _as_passages(context))
+    return len(held), sum(not where for _, _, where in held)
 
 
-def specifics_scores(frame: pd.DataFrame) -> pd.DataFrame:
+def specifics_scores(frame: pd.DataFrame, *, passages: tuple | None = None) -> pd.DataFrame:
     """Unsupported-specifics columns of every row (see the module notes for the definitions).
 
     Parameters
@@ -114,6 +165,10 @@ def specifics_scores(frame: pd.DataFrame) -> pd.DataFrame:
     frame : DataFrame
         With ``context`` and ``response`` columns. A row whose context or response
         is empty is not scored.
+    passages : tuple of tuple of str, optional
+        Each row's passages (:attr:`~sgi_core.io.triples.TripleTable.passages`); without
+        them, :func:`~sgi_core.io.passages.row_passages` reads the frame's passages
+        column, else takes the context as one passage.
 
     Returns
     -------
@@ -141,9 +196,10 @@ def specifics_scores(frame: pd.DataFrame) -> pd.DataFrame:
                             f"{', '.join(missing)}", hint="Read the file with sgi_core.io.triples.load_triples")
     texts = frame[["response", "context"]].fillna("").astype(str)
     scorable = (texts.apply(lambda col: col.str.strip() != "")).all(axis=1).to_numpy()
+    every_passages = row_passages(frame, passages)
     counts = np.zeros((len(frame), 2), dtype=np.int64)
     for i in np.flatnonzero(scorable):
-        counts[i] = row_specifics(texts["response"].iat[i], texts["context"].iat[i])
+        counts[i] = row_specifics(texts["response"].iat[i], every_passages[i])
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(scorable & (counts[:, 0] > 0), counts[:, 1] / counts[:, 0], np.nan)
     n_without = int((scorable & (counts[:, 0] == 0)).sum())

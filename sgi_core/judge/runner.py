@@ -22,6 +22,7 @@ from sgi_core.http.client import ApiError
 from sgi_core.columns import STATUS_OK
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.checks import check_int
+from sgi_core.io.passages import row_passages
 from sgi_core.judge.cache import AnswerCache, answer_key
 from sgi_core.judge.client import JudgeClient, estimate_tokens
 from sgi_core.judge.metrics import METRICS, Metric
@@ -119,8 +120,8 @@ def _check_column(frame, column, metrics, needs, option, source) -> None:
 
 
 def plan_judging(frame: pd.DataFrame, judge: JudgeClient, metrics, *, contexts_column: str | None = None,
-                 reference_column: str | None = None, k: int = 3, max_rows: int | None = None,
-                 source: str = "<input>") -> JudgePlan:
+                 passages: tuple | None = None, reference_column: str | None = None, k: int = 3,
+                 max_rows: int | None = None, source: str = "<input>") -> JudgePlan:
     """Check the inputs and list the requests, before anything is sent.
 
     Parameters
@@ -133,7 +134,11 @@ def plan_judging(frame: pd.DataFrame, judge: JudgeClient, metrics, *, contexts_c
         Names from :data:`~sgi_core.judge.metrics.METRICS`.
     contexts_column : str, optional
         Per row, the retrieved passages in rank order (a JSON array, or ``|``-separated);
-        needed by the retrieval metrics. Without it the ``context`` cell is the one passage.
+        needed by the retrieval metrics. Without it each row's passages are the list.
+    passages : tuple of tuple of str, optional
+        Each row's passages (:attr:`~sgi_core.io.triples.TripleTable.passages`); without them,
+        :func:`~sgi_core.io.passages.row_passages` reads a scored file's passages column, else
+        the ``context`` cell is the one passage (as it is for a row without passages).
     reference_column : str, optional
         Per row, the reference answer; needed by ``answer_similarity``.
     k : int
@@ -152,7 +157,11 @@ def plan_judging(frame: pd.DataFrame, judge: JudgeClient, metrics, *, contexts_c
     _check_column(frame, contexts_column, chosen, "contexts", "--contexts-column", source)
     _check_column(frame, reference_column, chosen, "reference", "--reference-column", source)
     tasks = list(dict.fromkeys(t for metric in chosen for t in metric.tasks))
-    passages_cells = frame[contexts_column] if contexts_column is not None else frame["context"].map(lambda c: [c])
+    if contexts_column is not None:
+        passages_cells = frame[contexts_column]
+    else:
+        passages_cells = [list(row) or [context]
+                          for row, context in zip(row_passages(frame, passages), frame["context"])]
     references = frame[reference_column].map(_text) if reference_column is not None else [""] * len(frame)
     rows, requests = [], {}
     for position, (question, response, cell, reference) in enumerate(

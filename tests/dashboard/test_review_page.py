@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dashboard.review_panel import label_button_key
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
 from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
@@ -44,7 +45,7 @@ def label(at, word: str, note: str = "") -> int:
     row = shown_row(at)
     if note:
         at.text_input(key="review.note").input(note)
-    at.button(key=f"review.{word}").click().run()
+    at.button(key=label_button_key(word, row)).click().run()
     assert_clean(at)
     return row
 

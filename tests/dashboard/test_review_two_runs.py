@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 
+from dashboard.review_panel import label_button_key
 from sgi_core.evaluation.label_rates import keys_to_decide, paired_rate_difference
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_key
 from sgi_core.review.queues import paired_queue
@@ -44,8 +45,8 @@ def test_labels_go_to_each_files_store_in_the_seeded_random_order_and_the_estima
     assert base["response"].iloc[first] in shown and new["response"].iloc[first] in shown
     truth_new = ["hallucinated" if i % 2 else "grounded" for i in range(N)]
     for position in order[:12]:
-        page.button(key="review.pair.base.grounded").click().run()
-        page.button(key=f"review.pair.new.{truth_new[position]}").click().run()
+        page.button(key=label_button_key("grounded", position, "base")).click().run()
+        page.button(key=label_button_key(truth_new[position], position, "new")).click().run()
     assert_clean(page)
     base_store = AnnotationStore(annotations_path("base.csv")).current()
     new_store = AnnotationStore(annotations_path("new.csv")).current()
@@ -64,8 +65,9 @@ def test_labels_go_to_each_files_store_in_the_seeded_random_order_and_the_estima
 
 def test_undo_in_the_two_runs_mode_takes_back_the_last_label_in_the_store_it_went_to(app):
     page, base, new = two_runs_mode(app)
-    page.button(key="review.pair.base.grounded").click().run()
-    page.button(key="review.pair.new.hallucinated").click().run()
+    first = int(paired_queue(np.zeros(N, bool), np.zeros(N, bool), seed=0)[0])
+    page.button(key=label_button_key("grounded", first, "base")).click().run()
+    page.button(key=label_button_key("hallucinated", first, "new")).click().run()
     assert len(AnnotationStore(annotations_path("new.csv")).current()) == 1
     page.button(key="review.pair.undo").click().run()
     assert_clean(page)

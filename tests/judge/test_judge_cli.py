@@ -112,3 +112,15 @@ def test_report_reads_a_judge_column_as_a_detector(server, halueval_200, tmp_pat
     assert detectors["roc"][1]["auroc"] == pytest.approx(expected)
     assert detectors["roc"][1]["n_excluded"] == int((~scored).sum())
     assert np.isfinite(detectors["roc"][1]["auroc"])
+
+
+def test_a_file_of_passages_sends_each_rows_passages_as_the_list(server, tmp_path):
+    rows = [{"user_input": "Who wrote Hamlet?", "retrieved_contexts": ["Hamlet is a tragedy.", "Shakespeare wrote it."],
+             "response": "Shakespeare wrote Hamlet."},
+            {"user_input": "Where is Paris?", "retrieved_contexts": ["Paris is in France."],
+             "response": "Paris is in France."}]
+    source = tmp_path / "ragas.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    assert main(judge_args(source, tmp_path / "judged.csv", server)) == 0
+    sent = sorted(json.loads(r["body"]["messages"][1]["content"])["contexts"] for r in server.chat_requests("support"))
+    assert sent == sorted([["Hamlet is a tragedy.", "Shakespeare wrote it."], ["Paris is in France."]])

@@ -231,3 +231,32 @@ def test_a_damaged_answer_row_is_asked_again(tmp_path):
     with sqlite3.connect(cache.path) as conn:
         conn.execute("UPDATE answers SET answer = '{\"used\": [tr' WHERE key = 'bad'")
     assert cache.get_many(["good", "bad"]) == {"good": {"used": [True]}}
+
+
+def sent_contexts(server) -> list:
+    """The passages of every support request, sorted (requests arrive in any order)."""
+    return sorted(json.loads(r["body"]["messages"][1]["content"])["contexts"] for r in server.chat_requests("support"))
+
+
+def test_a_context_of_passages_is_sent_as_the_list(server):
+    rows = pd.DataFrame({"question": [QUESTION] * 2, "response": ["Delhi, founded by Oberoi.", "Mumbai."],
+                         "context": [json.dumps([CONTEXT, OTHER]), "Plain text, one passage."]})
+    table = validate_triples(rows)
+    assert table.passages == ((CONTEXT, OTHER), ("Plain text, one passage.",))
+    run(table.frame, judge_for(server), passages=table.passages)
+    assert sent_contexts(server) == sorted([[CONTEXT, OTHER], ["Plain text, one passage."]])
+
+
+def test_a_scored_files_passages_column_is_sent_as_the_list(server, frame):
+    scored = frame.iloc[:2].assign(context=f"{CONTEXT}\n\n{OTHER}",
+                                   context_passages=[json.dumps([CONTEXT, OTHER]), None])
+    run(scored, judge_for(server))
+    # The second row's cell holds no list: its context text is its one passage, as in a plain file.
+    assert sent_contexts(server) == sorted([[CONTEXT, OTHER], [f"{CONTEXT}\n\n{OTHER}"]])
+
+
+def test_a_plain_context_is_sent_as_one_passage_and_an_empty_one_is_not_judged(server, frame):
+    plain = frame.iloc[:2].assign(context=[CONTEXT, ""])
+    columns, _ = run(plain, judge_for(server))
+    assert sent_contexts(server) == [[CONTEXT]]
+    assert columns["judge_status"].tolist() == ["ok", "not judged: empty contexts"]
