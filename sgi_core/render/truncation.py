@@ -26,6 +26,8 @@ def truncation_text(result, model: str) -> tuple[bool, str]:
     >>> r = TruncationResult("m", 256, 10, 3, 0.3, 120.0, 900.0, "joined", 25, 1)
     >>> truncation_text(r, "minilm")[0]
     True
+    >>> truncation_text(TruncationResult("m", 256, 10, 0, 0.0, 120.0, 200.0, "mean", 25, 0), "minilm")[1]
+    'Every context fits in the 256 tokens minilm reads (the longest has 200). Each of the 25 passages fits on its own.'
     >>> print(truncation_text(r, "minilm")[1])  # doctest: +NORMALIZE_WHITESPACE
     3 of 10 contexts (30%) are longer than the 256 tokens minilm reads (the longest has 900): only their
     first 256 tokens are embedded, so SGI measures the response against the start of those contexts;
@@ -33,11 +35,13 @@ def truncation_text(result, model: str) -> tuple[bool, str]:
     """
     limit, strategy = result.max_seq_length, result.context_strategy
     passages = ""
-    if result.n_passages is not None:
-        one = result.n_passages_truncated == 1
-        passages = (f" {result.n_passages_truncated:,} of {result.n_passages:,} passages "
-                    f"{'is' if one else 'are'} longer than that on its own"
-                    f"{'' if strategy == 'joined' else (' and ' + ('is' if one else 'are') + ' embedded in windows')}.")
+    if result.n_passages is not None and not result.n_passages_truncated:
+        passages = f" Each of the {result.n_passages:,} passages fits on its own."
+    elif result.n_passages is not None:
+        verb = "is" if result.n_passages_truncated == 1 else "are"
+        windows = "" if strategy == "joined" else f" and {verb} embedded in windows"
+        passages = (f" {result.n_passages_truncated:,} of {result.n_passages:,} passages {verb} longer than that on "
+                    f"its own{windows}.")
     if not result.n_truncated:
         return False, (f"Every context fits in the {limit:,} tokens {model} reads (the longest has "
                        f"{result.max_tokens:,.0f}).{passages}")
