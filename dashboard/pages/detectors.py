@@ -24,11 +24,11 @@ def computed_families() -> tuple:
         st.checkbox(family.label, key=state.detector_family_key(kind), help=f"Reads {', '.join(family.needs)}; "
                     f"fitted {family.fitting}.", **state.PERSIST)
     chosen = tuple(kind for kind in families if st.session_state[state.detector_family_key(kind)])
-    if st.button("Compute the detectors", disabled=not chosen, help="Families that read embeddings embed every "
-                 "text they need: under a minute for a few hundred rows with MiniLM on a CPU, minutes for "
-                 "thousands."):
+    clicked = st.button("Compute the detectors", disabled=not chosen, help="Families that read embeddings embed "
+                        "every text they need: under a minute for a few hundred rows with MiniLM on a CPU, minutes "
+                        "for thousands.")
+    if clicked:
         st.session_state[state.DETECTOR_FAMILIES_RUN] = (data.key, data.model, chosen)
-        st.session_state[state.COMPARE_B] = detector_services.DETECTOR_NAMES["combined"]
     kinds = state.detector_families_run(data.key, data.model)
     if not kinds:
         st.info("Choose the families and press **Compute the detectors**; they are computed only when asked.")
@@ -39,8 +39,11 @@ def computed_families() -> tuple:
     except page.SGIInputError as err:
         page.show_error(err)
         return ()
+    if clicked and detector_services.COMBINED.name in computed.detectors:
+        st.session_state[state.COMPARE_B] = detector_services.COMBINED_LABEL
     detector_charts.detector_table(computed, report)
-    combined_note = detector_charts.combined_interval_note(computed.detectors["combined"].roc)
+    for name, reason in computed.withheld.items():
+        page.verdict(detector_services.WITHHELD, f"{detector_services.DETECTOR_NAMES[name]} {reason}")
     explained = " ".join(f"{families[kind].label}: {families[kind].explanation}." for kind in kinds)
     st.caption(
         "Scores oriented so that higher = grounded; d = grounded minus hallucinated (ddof=1); intervals are "
@@ -51,7 +54,8 @@ def computed_families() -> tuple:
         "it). **Leaky**: the same detector with the scored row in its reference set, the protocol behind the "
         "method's published near-perfect numbers; shown only to see how much of that number is leakage, never a "
         "result. Combined: a logistic model over "
-        f"{', '.join(computed.combined_features)}, predicted out of fold on the same folds; {combined_note} "
+        f"{', '.join(computed.combined_features)}, predicted out of fold on the same folds; "
+        f"{detector_charts.report_combined_note(computed)} "
         "Length-matched: AUROC after matching the two classes' response lengths (coarsened exact matching).")
     st.plotly_chart(charts.roc_figure({"SGI": report.roc, **curves}), key="detectors.families_roc")
     return kinds
@@ -88,10 +92,11 @@ def file_columns() -> None:
                f"alone and on all together, {comparison.n_splits} folds over the {comparison.n:,} labelled rows every "
                "score covers (out-of-fold predictions, same folds for all, a question's rows always in one fold). A "
                "low Spearman correlation with a useful AUROC means the signals are complementary. For the combination, "
-               f"{detector_charts.combined_interval_note(comparison.combined_roc)}")
+               f"{detector_charts.comparison_combined_note(comparison)}")
     page.verdict(comparison.level, comparison.verdict)
     curves = dict(zip(comparison.names, comparison.roc))
-    curves["combined (out of fold)"] = comparison.combined_roc
+    if not comparison.withheld:
+        curves["combined (out of fold)"] = comparison.combined_roc
     st.plotly_chart(charts.roc_figure(curves), key="detectors.roc")
 
     st.markdown("**Calibration and threshold of each column**")

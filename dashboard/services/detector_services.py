@@ -17,8 +17,9 @@ from dashboard.services import baselines, disk_cache, model_encoder
 from sgi_core import evaluation
 from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
-from sgi_core.detectors.registry import FAMILIES, score_specs
+from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
 from sgi_core.evaluation import detectors
+from sgi_core.evaluation.events_per_feature import WITHHELD
 from sgi_core.scores import SCORES, column_spec
 
 #: Bootstrap resamples behind the intervals of the detectors computed from the embeddings.
@@ -30,10 +31,10 @@ LENGTH_LABEL = SCORES["neg_response_length"].label
 #: Display name of each computed score (every one oriented higher = grounded), from the registry.
 DETECTOR_NAMES = {name: spec.label for name, spec in score_specs().items()}
 #: Display name of the combined detector, the one score fitted on the labels it is compared on.
-COMBINED_LABEL = DETECTOR_NAMES["combined"]
+COMBINED_LABEL = DETECTOR_NAMES[COMBINED.name]
 
-__all__ = ["COMBINED_LABEL", "DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "LENGTH_LABEL", "comparable_scores",
-           "embedding_detector_curves", "embedding_detectors", "paired_comparison"]
+__all__ = ["COMBINED", "COMBINED_LABEL", "DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "LENGTH_LABEL", "WITHHELD",
+           "comparable_scores", "embedding_detector_curves", "embedding_detectors", "paired_comparison"]
 
 
 @st.cache_resource(show_spinner="Computing the detectors from the embeddings...", max_entries=16)
@@ -68,7 +69,9 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
 
     SGI, θ(r,q), θ(r,c) negated, response length negated, word overlap with the
     context, the detectors of the computed families ``kinds`` (none when empty) and
-    the file's detector columns ``specs`` ((column, higher_is), ...).
+    the file's detector columns ``specs`` ((column, higher_is), ...). A withheld
+    detector (the combination below the events-per-feature floor) has no per-row
+    score, so it is never offered.
     """
     base = baselines(key, model_name, _frame)
     scores = {SCORES[name].label: SCORES[name].oriented(_frame[name]) for name in ("sgi", "theta_rq", "theta_rc")}

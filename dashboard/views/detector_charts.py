@@ -8,8 +8,8 @@ import streamlit as st
 
 from dashboard.views import tables
 from dashboard.views.charts import label_names
-from sgi_core.detectors.registry import PROTOCOL_LABELS
-from sgi_core.evaluation.refit import HELD_FIXED, REFIT_CI_NAME, REFIT_MAX_ROWS, RefitComparison
+from sgi_core.detectors.registry import COMBINED, PROTOCOL_LABELS
+from sgi_core.evaluation.refit import COMBINED_PROTOCOL, HELD_FIXED, REFIT_CI_NAME, REFIT_MAX_ROWS, RefitComparison
 from sgi_core.frames import take_rows
 from sgi_core.render.numbers import format_ci
 from sgi_core.scores import display_name
@@ -29,7 +29,8 @@ def detector_frame(report, sgi_report) -> pd.DataFrame:
     """One row for SGI and one per computed detector of a ``DetectorReport``.
 
     ``sgi_report`` is SGI's ``EvaluationReport`` (with its length-matched result), so
-    SGI's row shows the Overview's numbers.
+    SGI's row shows the Overview's numbers. A withheld detector's row has no number,
+    its reason where the AUROC's interval would be.
     """
     sgi_matched = sgi_report.length_matched
     rows = [{"detector": "SGI", "protocol": "label-free", "AUROC": sgi_report.roc.auroc,
@@ -45,6 +46,8 @@ def detector_frame(report, sgi_report) -> pd.DataFrame:
               "length-matched AUROC": s.length_matched_auroc,
               "length-matched 95% CI": format_ci(s.length_matched_auroc_ci)}
              for name, s in report.detectors.items()]
+    rows += [{"detector": display_name(name), "protocol": PROTOCOL_LABELS[COMBINED_PROTOCOL], "AUROC 95% CI": reason}
+             for name, reason in report.withheld.items()]
     return pd.DataFrame(rows)
 
 
@@ -52,6 +55,21 @@ def detector_table(report, sgi_report) -> None:
     """:func:`detector_frame` on screen."""
     st.dataframe(detector_frame(report, sgi_report), hide_index=True,
                  column_config=_formats(DETECTOR_FORMATS))
+
+
+def report_combined_note(report) -> str:
+    """The combined detector of a ``DetectorReport`` in one sentence: why it is withheld, or how its intervals were made."""
+    reason = report.withheld.get(COMBINED.name)
+    return _withheld_note(reason) if reason else combined_interval_note(report.detectors[COMBINED.name].roc)
+
+
+def comparison_combined_note(comparison) -> str:
+    """The combination of a ``DetectorComparison`` in one sentence: why it is withheld, or how its intervals were made."""
+    return _withheld_note(comparison.withheld) if comparison.withheld else combined_interval_note(comparison.combined_roc)
+
+
+def _withheld_note(reason: str) -> str:
+    return f"no number is shown for it ({reason})."
 
 
 def combined_interval_note(roc) -> str:

@@ -15,7 +15,10 @@ detectors), the same folds as each score alone through the same pipeline, so the
 comparison is like for like. Having been fitted on the labels it is judged on, the
 combination gets intervals that refit it in every bootstrap resample
 (:mod:`sgi_core.evaluation.refit`): its AUROC's, and that of its gain over the best
-detector alone, which must leave out 0 before the verdict calls it a gain.
+detector alone, which must leave out 0 before the verdict calls it a gain. With fewer
+than :data:`~sgi_core.evaluation.events_per_feature.MIN_EVENTS_PER_FEATURE` rows of the
+smaller class per score it is not fitted at all but withheld
+(:mod:`sgi_core.evaluation.events_per_feature`), its reason in place of its numbers.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from sklearn.metrics import roc_auc_score
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
 from sgi_core.evaluation.crossval import out_of_fold_probabilities
+from sgi_core.evaluation.events_per_feature import WITHHELD, withheld_reason
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.results import JsonResult, warn_undefined
@@ -40,6 +44,8 @@ from sgi_core.evaluation.refit import (HELD_FIXED, REFIT_CI_NAME, REFIT_MAX_ROWS
                                        rank_auroc, refit_replicates)
 
 DIRECTIONS = ("grounded", "hallucinated")
+#: The combination's row in :meth:`DetectorComparison.to_frame`.
+COMBINED_NAME = "combined (logistic)"
 
 
 def orient_detector_score(values, *, higher_is: str = "grounded", source: str = "<input>",
@@ -133,17 +139,21 @@ class DetectorComparison(JsonResult):
     cv_auroc_alone : tuple of float
         Out-of-fold AUROC of the logistic pipeline on each detector alone.
     cv_auroc_combined : float
-        Out-of-fold AUROC of the pipeline on all detectors together.
+        Out-of-fold AUROC of the pipeline on all detectors together; NaN when withheld.
     combined_roc : RocResult
         ROC of the out-of-fold combined probability; its interval refits the
-        combination in each resample (``ci_method`` says how it was made).
+        combination in each resample (``ci_method`` says how it was made). Empty
+        when withheld.
     gain_over_best : float
         ``cv_auroc_combined - max(cv_auroc_alone)``.
-    level : {"gain", "none", "undefined"}
+    level : {"gain", "none", "undefined", "withheld"}
         The verdict as data: ``"gain"`` when the combination beats the best single
         detector by at least :data:`NEGLIGIBLE_COMBINED_GAIN` and ``gain_ci`` (when
-        computed) leaves out 0.
+        computed) leaves out 0; ``"withheld"`` below the events-per-feature floor
+        (:func:`~sgi_core.evaluation.events_per_feature.withheld_reason`), with no
+        verdict word.
     verdict : str
+        One sentence; when withheld, the reason alone.
     gain_ci : (float, float)
         Interval of ``gain_over_best``, every model refitted in each resample (above
         :data:`~sgi_core.evaluation.refit.REFIT_MAX_ROWS` rows: DeLong's, the fits held
@@ -164,16 +174,24 @@ class DetectorComparison(JsonResult):
     judged: tuple[ScoreJudgement, ...]
     gain_ci: tuple[float, float] = (math.nan, math.nan)
 
+    @property
+    def withheld(self) -> str:
+        """Why the combination is withheld (below the events-per-feature floor), or ``""`` when it is not."""
+        return self.verdict if self.level == WITHHELD else ""
+
     def to_frame(self) -> pd.DataFrame:
-        """One row per detector, then the combination."""
+        """One row per detector, then the combination: its numbers, or when withheld its reason in ``note``."""
         rows = [{"detector": name, "auroc": roc.auroc, "auroc_ci_lo": roc.auroc_ci[0], "auroc_ci_hi": roc.auroc_ci[1],
                  "spearman_with_" + self.names[0]: rho, "cv_auroc": cv, "cohens_d": judged.cohens_d,
                  "length_matched_auroc": judged.length_matched_auroc}
                 for name, roc, rho, cv, judged in zip(self.names, self.roc, self.spearman_with_first,
                                                       self.cv_auroc_alone, self.judged)]
-        rows.append({"detector": "combined (logistic)", "auroc": self.combined_roc.auroc,
-                     "auroc_ci_lo": self.combined_roc.auroc_ci[0], "auroc_ci_hi": self.combined_roc.auroc_ci[1],
-                     "cv_auroc": self.cv_auroc_combined})
+        if self.withheld:
+            rows.append({"detector": COMBINED_NAME, "note": self.withheld})
+        else:
+            rows.append({"detector": COMBINED_NAME, "auroc": self.combined_roc.auroc,
+                         "auroc_ci_lo": self.combined_roc.auroc_ci[0], "auroc_ci_hi": self.combined_roc.auroc_ci[1],
+                         "cv_auroc": self.cv_auroc_combined})
         return pd.DataFrame(rows)
 
 
@@ -245,7 +263,10 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
     -------
     DetectorComparison
         Cross-validated parts are NaN, with a warning, when a class has fewer
-        labelled rows than ``n_splits``.
+        labelled rows than ``n_splits``. With fewer than
+        ``MIN_EVENTS_PER_FEATURE * len(scores)`` rows of the smaller class the
+        combination is not fitted: its parts are NaN, ``level`` is ``"withheld"`` and
+        ``verdict`` the reason; each score alone is judged as ever.
 
     Examples
     --------
@@ -283,9 +304,15 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
                                   math.nan, "undefined",
                                   f"undefined: too few labelled rows ({n_min} in the smaller class)", judged)
     folds = crossfit_folds(group_ids[keep], y_true=y, n_folds=n_splits, seed=seed)
-    *alone_probs, combined_prob = out_of_fold_probabilities(
-        features, y, folds, [*([j] for j in range(len(names))), range(len(names))], seed=seed)
+    withheld = withheld_reason(y, n_features=len(names))
+    column_sets = [[j] for j in range(len(names))] + ([] if withheld else [range(len(names))])
+    probs = out_of_fold_probabilities(features, y, folds, column_sets, seed=seed)
+    alone_probs = probs[:len(names)]
     alone = np.array([roc_auc_score(y, prob) for prob in alone_probs])
+    if withheld:
+        return DetectorComparison(names, len(y), n_splits, rocs, spearman, tuple(float(a) for a in alone), math.nan,
+                                  nan_roc, math.nan, WITHHELD, withheld, judged)
+    combined_prob = probs[-1]
     combined = float(roc_auc_score(y, combined_prob))
     combined_roc, gain_ci = _refit_intervals(features, y, group_ids[keep], combined_prob, alone_probs, n_boot=n_boot,
                                              n_splits=n_splits, seed=seed)

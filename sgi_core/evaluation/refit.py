@@ -198,7 +198,9 @@ def judge_combined(y_true, probability, features, *, lengths=None, groups=None, 
     resamples; ``ci_method`` of each part is :data:`REFIT_CI_NAME`. Above
     :data:`REFIT_MAX_ROWS` labelled rows: judge_score's intervals of ``n_boot``
     resamples, ``ci_method`` ending in :data:`HELD_FIXED`. ``n_boot=0`` or ``n_refit=0``:
-    no intervals. Returns a :class:`~sgi_core.evaluation.judgement.ScoreJudgement`.
+    no intervals. Returns a :class:`~sgi_core.evaluation.judgement.ScoreJudgement`. A
+    combination below :mod:`~sgi_core.evaluation.events_per_feature`'s floor is withheld by
+    the caller before it gets here.
 
     Parameters
     ----------

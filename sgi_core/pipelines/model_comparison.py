@@ -72,6 +72,9 @@ class ModelComparison(JsonResult):
                 models[name]["detectors"] = {
                     score: {k: v for k, v in judged.items() if k not in JUDGEMENT_DETAILS}
                     for score, judged in self.detectors[name].to_dict()["detectors"].items()}
+                # A score withheld below the events-per-feature floor: its reason, never a number.
+                models[name]["detectors"].update(
+                    {score: {"withheld": reason} for score, reason in self.detectors[name].withheld.items()})
             for base in rep.baselines:
                 key = f"theta_rq_{name}" if base.name == "theta_rq" else base.name
                 baselines.setdefault(key, {k: v for k, v in base.to_dict().items() if k != "roc"})  # curves: in "report"

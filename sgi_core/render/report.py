@@ -85,11 +85,15 @@ def comparison_text(comparison: ModelComparison) -> str:
 
 
 def detector_report_text(report: DetectorReport) -> str:
-    """One model's computed detectors: AUROC and length-matched AUROC with intervals, the leaky AUROC, d."""
+    """One model's computed detectors: AUROC and length-matched AUROC with intervals, the leaky AUROC, d.
+
+    A withheld score (the combination below the events-per-feature floor) shows its reason in ``note``, no number.
+    """
     rows = [{"detector": name, "protocol": s.protocol, "auroc": s.auroc, "auroc_ci": format_ci(s.auroc_ci),
              "auroc_leaky": s.auroc_leaky, "length_matched": s.length_matched_auroc,
              "length_matched_ci": format_ci(s.length_matched_auroc_ci), "cohens_d": s.cohens_d}
             for name, s in report.detectors.items()]
+    rows += [{"detector": name, "note": reason} for name, reason in report.withheld.items()]
     return (f"Detectors beyond SGI ({report.model}; reference sets from other question groups, "
             f"{report.n_folds} folds; auroc_leaky lets the reference set hold the scored row)\n"
             f"{frame_text(pd.DataFrame(rows), na_rep='')}\n"
