@@ -23,7 +23,7 @@ def crossfit_folds(groups, *, y_true=None, n_folds: int = 5, seed: int = 0) -> n
     (shuffled with ``seed``), stratified on whether the group holds a grounded row:
     the groups that feed reference sets are spread evenly over the folds, so every
     fold's reference set (the grounded rows of the other folds) has about the same
-    size. (``StratifiedGroupKFold`` balances rows rather than groups, but loops over
+    size. When neither stratum has ``n_folds`` groups, they are dealt without strata. (``StratifiedGroupKFold`` balances rows rather than groups, but loops over
     groups in Python: 12 s for 20,000 single-row groups, against milliseconds here.)
 
     Parameters
@@ -51,6 +51,8 @@ def crossfit_folds(groups, *, y_true=None, n_folds: int = 5, seed: int = 0) -> n
     >>> folds = crossfit_folds([0, 0, 1, 1, 2, 2], n_folds=3)
     >>> bool((folds[0::2] == folds[1::2]).all()), sorted(set(folds.tolist()))
     (True, [0, 1, 2])
+    >>> sorted(set(crossfit_folds(range(8), y_true=[1, 1, 1, 1, 0, 0, 0, 0], n_folds=5).tolist()))
+    [0, 1, 2, 3, 4]
     """
     n_folds = check_int(n_folds, "n_folds", "crossfit_folds", minimum=2)
     seed = check_int(seed, "seed", "crossfit_folds", minimum=0)
@@ -69,6 +71,8 @@ def crossfit_folds(groups, *, y_true=None, n_folds: int = 5, seed: int = 0) -> n
             raise SGIInputError(f"'y_true' has {len(labels)} values but 'groups' has {len(codes)}",
                                 column="y_true")
         strata = pd.Series(labels == 1.0).groupby(codes).any().to_numpy(dtype=np.int64)
+        if np.bincount(strata).max() < n_folds:  # no stratum fills every fold: dealt without strata
+            strata[:] = 0
     splitter = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
     group_fold = np.empty(n_groups, dtype=np.int64)
     for fold, (_, held_out) in enumerate(splitter.split(np.zeros(n_groups), strata)):

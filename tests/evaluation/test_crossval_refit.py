@@ -230,3 +230,17 @@ def test_resamples_that_cannot_be_cross_fitted_are_counted():
     y = np.tile([1.0, 0.0], 3)
     with pytest.warns(UndefinedStatisticWarning, match="5 of 5 refit resamples could not be cross-fitted"):
         assert refit_replicates(np.zeros((6, 1)), y, groups=[0, 0, 1, 1, 2, 2], n_boot=5) == []
+
+
+def test_groups_too_few_to_stratify_are_dealt_without_strata():
+    # Four groups hold a grounded row and four do not: neither stratum fills five folds.
+    folds = crossfit_folds(np.repeat(np.arange(8), 2), y_true=np.repeat([1.0, 1, 1, 1, 0, 0, 0, 0], 2), n_folds=5)
+    assert sorted(set(folds.tolist())) == [0, 1, 2, 3, 4]
+    assert (folds[0::2] == folds[1::2]).all()  # a group stays in one fold
+    # Every resample of these eight groups has fewer than five of each kind: refitted, not a crash.
+    y = np.repeat([1.0, 0.0], 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedStatisticWarning)  # resamples with a one-class training fold
+        replicates = refit_replicates(np.arange(16.0)[:, None], y, groups=np.repeat(np.arange(8), 2), n_boot=20,
+                                      seed=3)
+    assert replicates and all(len(rows) == len(prob[0]) for rows, prob in replicates)
