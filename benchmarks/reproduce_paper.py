@@ -50,7 +50,7 @@ from sgi_core.evaluation import (
 )
 from sgi_core.evaluation.baselines import response_length
 from sgi_core.evaluation.length_matched import length_matched_auroc
-from sgi_core.long_context import score_table_chunked, truncation_report
+from sgi_core.long_context import truncation_report
 from sgi_core.scoring import score_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -105,9 +105,9 @@ def run(models: list[str], paired_models: list[str], detector_models: list[str],
                 cache = EmbeddingCache(encoder.model_id)
                 entry["chunked"] = {}
                 for strategy in ("mean", "nearest"):
-                    chunked = score_table_chunked(table, encoder, strategy=strategy, cache=cache)
+                    chunked = score_table(table, encoder, context_strategy=strategy, cache=cache)
                     entry["chunked"][strategy] = {
-                        "n_long": int((chunked["context_windows"] > 1).sum()),
+                        "n_long": int((chunked["context_pieces"] > 1).sum()),
                         "d": effect_size(labels, chunked["sgi"], n_boot=0).cohens_d,
                         "auroc": roc_analysis(labels, chunked["sgi"], n_boot=0).auroc,
                     }
