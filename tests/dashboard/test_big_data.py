@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import devices, page, services
+from dashboard import devices, page, services, state
 from dashboard.views import charts, texts
 from sgi_core import evaluation
 from sgi_core.evaluation import bootstrap
@@ -114,7 +114,7 @@ def test_chunked_scoring_equals_one_pass(monkeypatch, isolated_cache):
     monkeypatch.setattr(services, "chosen_device", lambda: "cpu")
     services.scored_frame.clear()
     table = load_triples(SAMPLE_CSV)
-    chunked = services.scored_frame(("sample", "chunked", (), "grounded"), MODEL, table)
+    chunked = services.scored_frame(state.DataKey("sample", "chunked", (), "grounded"), MODEL, table)
     pd.testing.assert_frame_equal(chunked, score_table(table, load_encoder(MODEL)))
 
 

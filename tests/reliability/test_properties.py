@@ -92,8 +92,10 @@ def test_csv_export_reads_back_as_the_escaped_cells(frame):
     back = read_table(to_csv_bytes(frame), name="export.csv")
     assert back.columns.tolist() == frame.columns.tolist()
     for name in frame.columns:
-        # Spreadsheets skip leading spaces (and no-break spaces) before deciding that a cell is a formula.
-        expected = ["'" + v if v.lstrip(" \u00a0").startswith(("=", "+", "-", "@", "\t", "\r", "\n"))
+        # Spreadsheets skip leading spaces (and no-break spaces) before deciding that a cell is a formula, and read
+        # the fullwidth forms of = + - @ (U+FF1D, U+FF0B, U+FF0D, U+FF20) as those signs.
+        formula = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20", "\t", "\r", "\n", "\x0b", "\x0c")
+        expected = ["'" + v if v.lstrip(" \u00a0").startswith(formula)
                     and not is_plain_number(v.lstrip(" \u00a0")) else v for v in frame[name]]
         assert back[name].tolist() == expected, name
 
