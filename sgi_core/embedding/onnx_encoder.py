@@ -117,6 +117,7 @@ class OnnxEncoder:
         import onnxruntime as ort
 
         self.model_id, self.cache_key, self.backend = model_id, cache_key, backend
+        self._folder = folder
         self.device, self.precision = "cpu", "fp32"
         self.max_seq_length = max_seq_length
         self.tokenizer = FastTokenizer(folder / "tokenizer.json")
@@ -128,7 +129,20 @@ class OnnxEncoder:
         self._inputs = [item.name for item in self._session.get_inputs()]
         self.dimension = int(json.loads((folder / "config.json").read_text(encoding="utf-8"))["hidden_size"])
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def with_model(self, model_path: Path, backend: str) -> OnnxEncoder:
+        """This encoder's tokenizer, pooling and normalising around another export of its transformer.
+
+        ``model_path`` is, say, an int8 variant of the export
+        (:func:`~sgi_core.embedding.int8.quantize_int8`); ``backend`` names it, in
+        the ``backend`` attribute and the last part of ``cache_key``.
+        """
+        cache_key = f"{self.cache_key.rsplit('|', 1)[0]}|{backend}"
+        return OnnxEncoder(self.model_id, self._folder, model_path, cache_key=cache_key, backend=backend,
+                           pooling_mode=self._pooling_mode, normalize=self._normalize,
+                           max_seq_length=self.max_seq_length)
+
+    def feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """``input_ids``, ``attention_mask`` and ``token_type_ids`` of ``texts``: int64, zero-padded to the longest."""
         encodings = self.tokenizer.encode(texts, max_length=self.max_seq_length)
         width = max(len(e.ids) for e in encodings)
         feeds = {name: np.zeros((len(texts), width), dtype=np.int64) for name in ("input_ids", "attention_mask",
@@ -137,6 +151,10 @@ class OnnxEncoder:
             n = len(e.ids)
             feeds["input_ids"][row, :n], feeds["attention_mask"][row, :n] = e.ids, 1
             feeds["token_type_ids"][row, :n] = e.type_ids
+        return feeds
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        feeds = self.feeds(texts)
         token_embeddings = self._session.run(None, {name: feeds[name] for name in self._inputs})[0]
         vectors = pool(token_embeddings, feeds["attention_mask"], self._pooling_mode)
         if self._normalize:

@@ -15,18 +15,18 @@ quantisation config. It is written into a temporary folder and renamed into plac
 so a killed export leaves nothing half-written under the key; a file whose hash does
 not match (damaged, truncated) is removed and exported again.
 
-The quantisation config follows the CPU (:func:`quantization_target`): ``avx512_vnni``
-(also AVX-VNNI), ``avx2`` (8-bit arithmetic can saturate without VNNI, so weights use
-7 bits: ``reduce_range``) or ``arm64``.
+``onnx-int8`` is the ``full`` recipe of :mod:`sgi_core.embedding.int8`. Its config follows
+the CPU (:func:`~sgi_core.embedding.int8.quantization_target`): ``avx512_vnni`` (also
+AVX-VNNI), ``avx2`` (8-bit arithmetic can saturate without VNNI, so weights use 7 bits:
+``reduce_range``) or ``arm64``. That module also holds recipes that leave parts of the
+graph in fp32; none of them is a backend.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import logging
 import os
-import platform
 import shutil
 import tempfile
 import warnings
@@ -34,17 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
+from sgi_core.embedding.int8 import quantization_target, quantize_int8
 from sgi_core.errors import SGIInputError
 
 #: Embedding backends: ``auto`` (:func:`resolve_backend`), torch (sentence-transformers as it is),
 #: ONNX Runtime fp32 and int8.
 BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
-#: ``onnxruntime.quantization.quantize_dynamic`` options by CPU target.
-QUANTIZATION = {
-    "avx512_vnni": {"per_channel": True, "reduce_range": False},
-    "avx2": {"per_channel": True, "reduce_range": True},
-    "arm64": {"per_channel": True, "reduce_range": False},
-}
 _OPSET = 17
 #: The export's file name in its folder (beside ``model.onnx.sha256``).
 MODEL_FILE = "model.onnx"
@@ -92,43 +87,6 @@ def check_backend(backend: str, *, device: str = "cpu", precision: str = "fp32")
         raise SGIInputError(f"backend '{backend}' takes --precision fp32 only (got {precision})",
                             hint="onnx-int8 is the reduced-precision choice on the CPU")
     return backend
-
-
-def quantization_target(machine: str | None = None, cpu_flags: set[str] | None = None) -> str:
-    """The int8 config for this CPU: ``avx512_vnni``, ``avx2`` or ``arm64``.
-
-    Parameters
-    ----------
-    machine : str, optional
-        ``platform.machine()`` by default.
-    cpu_flags : set of str, optional
-        The CPU's feature flags; read from ``/proc/cpuinfo`` by default (empty elsewhere).
-
-    Examples
-    --------
-    >>> quantization_target("x86_64", {"avx2", "avx512_vnni"})
-    'avx512_vnni'
-    >>> quantization_target("x86_64", {"avx2"})
-    'avx2'
-    >>> quantization_target("aarch64", set())
-    'arm64'
-    """
-    machine = (machine or platform.machine()).lower()
-    if machine in ("arm64", "aarch64"):
-        return "arm64"
-    flags = _cpu_flags() if cpu_flags is None else cpu_flags
-    return "avx512_vnni" if flags & {"avx512_vnni", "avx_vnni"} else "avx2"
-
-
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        return set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.partition(":")[2].split())
-    return set()
 
 
 def backend_tag(backend: str) -> str:
@@ -212,17 +170,7 @@ def ensure_export(st_model, folder: Path, backend: str) -> Path:
         _export_fp32(st_model, staging / "fp32.onnx")
         model = staging / MODEL_FILE
         if backend == "onnx-int8":
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            # quantize_dynamic logs a pre-processing tip through the root logger on every call.
-            root = logging.getLogger()
-            level = root.level
-            root.setLevel(logging.ERROR)
-            try:
-                quantize_dynamic(str(staging / "fp32.onnx"), str(model), weight_type=QuantType.QInt8,
-                                 **QUANTIZATION[quantization_target()])
-            finally:
-                root.setLevel(level)
+            quantize_int8(staging / "fp32.onnx", model, "full")
             (staging / "fp32.onnx").unlink()
         else:
             (staging / "fp32.onnx").rename(model)
