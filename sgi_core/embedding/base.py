@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -112,3 +114,15 @@ class HashingEncoder:
         if progress is not None:
             progress(len(texts), len(texts))
         return out
+
+
+@contextlib.contextmanager
+def logger_at_error(name: str | None = None):
+    """Let only errors through the logger ``name`` (the root logger for None) inside the block; its level after."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

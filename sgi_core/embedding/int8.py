@@ -13,13 +13,13 @@ is a backend of its own: on 2,000 paired HaluEval rows none kept every row's |dS
 
 from __future__ import annotations
 
-import logging
 import platform
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from sgi_core.embedding.base import logger_at_error
 
 #: ``onnxruntime.quantization.quantize_dynamic`` options by CPU target.
 QUANTIZATION = {
@@ -141,18 +141,6 @@ def fp32_nodes(graph, variant: Int8Variant) -> list[str]:
     return [node.name for node in graph.node if kept(node.name)]
 
 
-@contextmanager
-def _root_logger_quiet() -> Iterator[None]:
-    """ONNX Runtime's quantisation logs a pre-processing tip through the root logger on every call."""
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        root.setLevel(level)
-
-
 def _calibration_reader(feeds: Iterable[dict], names: set[str]):
     from onnxruntime.quantization import CalibrationDataReader
 
@@ -198,7 +186,8 @@ def quantize_int8(source: Path, target: Path, variant: str = "full", calibration
     graph = onnx.load(str(source), load_external_data=False).graph
     options = {**QUANTIZATION[quantization_target()], "op_types_to_quantize": list(recipe.op_types) or None,
                "nodes_to_exclude": fp32_nodes(graph, recipe), "weight_type": QuantType.QInt8}
-    with _root_logger_quiet():
+    # ONNX Runtime's quantisation logs a pre-processing tip through the root logger on every call.
+    with logger_at_error():
         if not recipe.static:
             quantize_dynamic(str(source), str(target), **options)
             return

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from sgi_core.embedding.base import ProgressCallback
+from sgi_core.embedding.base import ProgressCallback, logger_at_error
 from sgi_core.embedding.device import (
     DEFAULT_TOKEN_BUDGET,
     check_precision,
@@ -24,21 +22,14 @@ from sgi_core.errors import SGIInputError
 _TOKENIZER_LOGGER = "transformers.tokenization_utils_base"
 
 
-@contextlib.contextmanager
 def tokenizing_past_the_limit():
-    """Silence the tokenizer's over-length warning while counting tokens.
+    """Silence the tokenizer's over-length warning while counting tokens (a context manager).
 
     Counting the tokens of a text longer than the model reads is the point here (the
     project truncates on purpose and reports how many texts are truncated), so the
     warning's advice about indexing errors does not apply.
     """
-    logger = logging.getLogger(_TOKENIZER_LOGGER)
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
+    return logger_at_error(_TOKENIZER_LOGGER)
 
 
 def configure_offline() -> None:
