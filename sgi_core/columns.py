@@ -57,6 +57,9 @@ CONTEXT_PIECES_COLUMN = "context_pieces"
 CONTEXT_STRATEGIES = ("joined", "mean", "nearest")
 DEFAULT_CONTEXT_STRATEGY = "joined"
 
+#: The status of a scored row whose response embeds as its context: theta(r,c) ~ 0, SGI unbounded (~1e8).
+UNBOUNDED_SGI_STATUS = "degenerate: response equals context (SGI unbounded)"
+
 #: Columns the library adds (the roles and ``input_row`` in :mod:`sgi_core.io.triples`, the score
 #: columns and the word overlap in scoring, ``p_grounded`` and ``flagged_hallucinated`` in
 #: :func:`sgi_core.io.session.apply_session`); input columns that already bear these names are

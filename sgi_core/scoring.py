@@ -22,6 +22,7 @@ from sgi_core.columns import (
     STATUS_COLUMN,
     STATUS_OK,
     TEXT_COLUMNS,
+    UNBOUNDED_SGI_STATUS,
     WORD_OVERLAP_COLUMN,
     not_scored_status,
 )
@@ -40,7 +41,7 @@ def _status(angles, unscorable_rows: np.ndarray, reasons: dict[int, str], n: int
     flags = (
         (angles.context_is_question, f"{CONTEXT_IS_QUESTION_STATUS} (SGI ~1 whatever the response)"),
         (angles.response_is_question, "degenerate: response equals question"),
-        (angles.response_is_context, "degenerate: response equals context (SGI unbounded)"),
+        (angles.response_is_context, UNBOUNDED_SGI_STATUS),
     )
     scored = np.flatnonzero(~unscorable_rows)
     for mask, text in flags:

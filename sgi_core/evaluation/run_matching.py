@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import STATUS_COLUMN, UNBOUNDED_SGI_STATUS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -116,6 +117,9 @@ def _per_key(frame: pd.DataFrame, keys: pd.Series, scores: tuple[str, ...]) -> t
     """Per-key means of ``scores`` (and of ``label``), first row per key, and keys with several rows."""
     columns = [c for c in (*scores, "label") if c in frame.columns]
     values = frame[columns].reset_index(drop=True).apply(pd.to_numeric, errors="coerce").astype(np.float64)
+    if "sgi" in columns and STATUS_COLUMN in frame.columns:
+        # SGI ~1e8 where the response embeds as the context: a number no mean or difference can carry.
+        values.loc[(frame[STATUS_COLUMN].astype(str) == UNBOUNDED_SGI_STATUS).to_numpy(), "sgi"] = np.nan
     values["_key"] = keys.to_numpy()
     grouped = values.groupby("_key", sort=False)
     means = grouped.mean()
@@ -128,6 +132,10 @@ def _per_key(frame: pd.DataFrame, keys: pd.Series, scores: tuple[str, ...]) -> t
 
 def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> MatchedRuns:
     """Match two runs' rows by ``key`` and average each score per key.
+
+    A row whose ``sgi_status`` says its SGI is unbounded (the response embeds as its
+    context, :data:`~sgi_core.columns.UNBOUNDED_SGI_STATUS`) has no SGI here: its key's
+    SGI is the mean of its other rows, or missing, and is left out of SGI's comparison.
 
     Parameters
     ----------

@@ -24,7 +24,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from sgi_core.columns import ADDED_COLUMNS, DEFAULT_CONTEXT_STRATEGY, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS
+from sgi_core.columns import (
+    ADDED_COLUMNS, CONTEXT_PIECES_COLUMN, DEFAULT_CONTEXT_STRATEGY, INPUT_ROW, STATUS_COLUMN, TEXT_COLUMNS,
+)
 from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.io.mapping import COLUMN_ALIASES
 from sgi_core.detectors.registry import FAMILIES
@@ -47,7 +49,7 @@ ORIENTED_SCORES = {name: spec for name, spec in SCORES.items() if spec.kind != "
 
 #: Columns that are never scores: statuses, flags and row numbers the library writes, and the detector
 #: families' other per-row columns (sentence counts, per-sentence SGI summaries).
-NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, "flagged_hallucinated", "label",
+NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, CONTEXT_PIECES_COLUMN, "flagged_hallucinated", "label",
                         *(c for family in FAMILIES.values() for c in family.columns if c not in ORIENTED_SCORES)})
 
 # Ids, row numbers and indexes by name: a column called pair_id repeats within a file, so the

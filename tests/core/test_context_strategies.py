@@ -162,3 +162,19 @@ def test_truncation_is_counted_per_passage(minilm):
     cut, sentence = truncation_text(mean, "minilm")
     assert not cut and "with the context strategy 'mean' each passage is embedded in windows that fit" in sentence
     assert sentence.endswith("1 of 3 passages is longer than that on its own and is embedded in windows.")
+
+
+def test_compare_leaves_an_unbounded_sgi_out_and_counts_no_piece_column_as_a_score(tmp_path, capsys):
+    # Under "nearest" a response that copies a passage embeds as its context: SGI ~1e8, status degenerate.
+    rows = {"id": range(30), "question": [f"what is fact {i}?" for i in range(30)],
+            "context": [json.dumps([f"Fact {i} is about the river.", f"Other text {i}."]) for i in range(30)],
+            "response": [f"an answer about {i}" for i in range(30)], "label": [1, 0] * 15}
+    pd.DataFrame(rows).to_csv(tmp_path / "base.csv", index=False)
+    new = pd.DataFrame(rows)
+    new.loc[0, "response"] = "Fact 0 is about the river."
+    new.to_csv(tmp_path / "new.csv", index=False)
+    assert main(["compare", str(tmp_path / "base.csv"), str(tmp_path / "new.csv"), "--key", "id", "--model", "hashing",
+                 "--context-strategy", "nearest", "--n-boot", "50", "--json", str(tmp_path / "c.json")]) == 0
+    scores = {row["score"]: row for row in json.loads((tmp_path / "c.json").read_text())["scores"]}
+    assert "context_pieces" not in scores
+    assert scores["sgi"]["n_keys"] == 29 and abs(scores["sgi"]["mean_new"]) < 10
