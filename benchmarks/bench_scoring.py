@@ -24,7 +24,7 @@ the model on ``--device`` (default cpu) in ``--precision`` (default fp32):
   vector per response to one per sentence. It computes no whole-response SGI, so it
   has no SGI difference to report;
 - ``onnx`` and ``onnx_int8``: ``cold`` through the ONNX Runtime backends
-  (:mod:`sgi_core.embedding.onnx_runtime`, exported before the clock starts), each with
+  (:mod:`sgi_core.models.onnx_export`, exported before the clock starts), each with
   an empty cache of its own; ``onnx_speedup_vs_cold`` and ``onnx_int8_speedup_vs_cold``
   are ``cold``'s seconds over theirs, and ``<variant>_max_abs_dsgi`` their max |dSGI|
   against ``cold`` (torch fp32);

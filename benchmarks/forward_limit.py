@@ -3,7 +3,7 @@
 No sentence-transformers: ``AutoTokenizer`` and ``AutoModel`` load from the folder the
 encoder itself loaded. The texts are tokenised once (truncated to the encoder's
 ``max_seq_length``), sorted by token count and cut into batches of at most
-``token_budget`` padded tokens (:func:`sgi_core.embedding.device.token_budget_batches`);
+``token_budget`` padded tokens (:func:`sgi_core.models.device.token_budget_batches`);
 each batch runs under ``torch.inference_mode``, and its vectors are mean-pooled over the
 attention mask and L2-normalised on the device,
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgi_core.embedding.device import token_budget_batches
+from sgi_core.models.device import token_budget_batches
 
 DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 

@@ -4,7 +4,7 @@
 
 On the first ``--rows`` rows of the paired HaluEval QA file (both answers of ``rows / 2``
 questions), the distinct texts are encoded by the fp32 export (the ``onnx`` backend) and by
-each int8 recipe of :data:`sgi_core.embedding.int8.INT8_VARIANTS` made from it
+each int8 recipe of :data:`sgi_core.models.int8.INT8_VARIANTS` made from it
 (``full`` is the ``onnx-int8`` backend), all through the torch-free encoder
 (:class:`sgi_core.embedding.onnx_encoder.OnnxEncoder`: same tokenizer, window, pooling and
 normalising; only the ONNX model differs). For each variant it prints:
@@ -57,7 +57,7 @@ def fp32_encoder(model: str):
     from sgi_core.embedding import load_encoder
     from sgi_core.embedding.cache import default_cache_dir
     from sgi_core.embedding.onnx_encoder import OnnxEncoder
-    from sgi_core.embedding.onnx_runtime import MODEL_FILE, export_folder
+    from sgi_core.models.onnx_export import MODEL_FILE, export_folder
 
     encoder = load_encoder(model, device="cpu", backend="onnx")
     if not isinstance(encoder, OnnxEncoder):
@@ -79,7 +79,7 @@ def calibration_texts(measured: set[str]) -> list[str]:
 
 def build_variants(encoder, fp32_path: Path, workdir: Path, names: list[str], calibration: list[str]) -> dict:
     """``{name: (encoder, seconds to quantise)}``: fp32 ``onnx`` first, then each int8 variant."""
-    from sgi_core.embedding.int8 import INT8_VARIANTS, quantize_int8
+    from sgi_core.models.int8 import INT8_VARIANTS, quantize_int8
 
     built = {"onnx": (encoder, 0.0)}
     for name in names:
@@ -163,7 +163,7 @@ def print_table(report: dict) -> None:
 def main() -> int:
     import onnxruntime
 
-    from sgi_core.embedding.int8 import INT8_VARIANTS, quantization_target
+    from sgi_core.models.int8 import INT8_VARIANTS, quantization_target
     from sgi_core.io.triples import validate_triples
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

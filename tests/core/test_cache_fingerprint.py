@@ -14,7 +14,7 @@ from sgi_core.embedding import (
     registry,
 )
 from sgi_core.embedding.cache import text_key
-from sgi_core.embedding.sources import folder_fingerprint, package_fingerprint
+from sgi_core.models.sources import folder_fingerprint, package_fingerprint
 
 
 class SourceEncoder:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sgi_core.embedding import load_encoder, resolve_device
-from sgi_core.embedding.device import (
+from sgi_core.models.device import (
     check_precision,
     count_batches,
     token_budget_batches,

@@ -5,9 +5,9 @@ import onnx
 import pytest
 from onnx import helper
 
-from sgi_core.embedding.int8 import INT8_VARIANTS, fp32_nodes, quantize_int8
+from sgi_core.models.int8 import INT8_VARIANTS, fp32_nodes, quantize_int8
 from sgi_core.embedding.onnx_encoder import torch_free_encoder
-from sgi_core.embedding.onnx_runtime import MODEL_FILE, ensure_export, export_folder
+from sgi_core.models.onnx_export import MODEL_FILE, ensure_export, export_folder
 
 #: A graph named as torch exports a 12-layer BERT: embeddings, then per layer q/k/v, attention output and FFN.
 LAYER_NODES = ("attention/self/query/MatMul", "attention/self/key/MatMul", "attention/self/value/MatMul",

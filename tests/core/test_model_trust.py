@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sgi_core.embedding import load_encoder, mpnet, registry, sources
-from sgi_core.embedding.trust import check_model_code, class_references
+from sgi_core.embedding import load_encoder, mpnet, registry
 from sgi_core.errors import SGIInputError
+from sgi_core.models import sources
+from sgi_core.models.trust import check_model_code, class_references, is_allowed
 from tests.conftest import REPO
 
 EVIL_CODE = "from pathlib import Path\nPath({marker!r}).write_text('ran')\n\nclass Evil:\n    pass\n"
@@ -58,7 +59,7 @@ def test_folder_naming_its_own_module_is_refused_before_loading(tmp_path, monkey
 
 
 @pytest.mark.parametrize(
-    ("module_config", "expected"),
+    ("module_config", "untrusted"),
     [
         ({"types": {"query": "sentence_transformers.models.Transformer", "doc": "pkg.Evil"}},
          [("1_Router/config.json", "pkg.Evil")]),
@@ -66,7 +67,7 @@ def test_folder_naming_its_own_module_is_refused_before_loading(tmp_path, monkey
         ({"types": {"query": "sentence_transformers.models.Transformer"}, "type": "linear"}, []),
     ],
 )
-def test_class_references_in_module_configs(tmp_path, module_config, expected):
+def test_class_references_in_module_configs(tmp_path, module_config, untrusted):
     modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
                {"idx": 1, "name": "1", "path": "1_Router", "type": "sentence_transformers.models.Router"}]
     (tmp_path / "modules.json").write_text(json.dumps(modules))
@@ -74,7 +75,7 @@ def test_class_references_in_module_configs(tmp_path, module_config, expected):
     (tmp_path / "1_Router").mkdir()
     (tmp_path / "1_Router" / "config.json").write_text(json.dumps(module_config))
     refs = class_references(tmp_path)
-    assert [r for r in refs if not r[1].startswith("sentence_transformers.")] == expected
+    assert [r for r in refs if not is_allowed(r[1])] == untrusted
     assert refs[:2] == [("modules.json", "sentence_transformers.models.Transformer"),
                         ("modules.json", "sentence_transformers.models.Router")]
 

@@ -6,8 +6,8 @@ import pytest
 
 from sgi_core.io.triples import load_triples
 from sgi_core.embedding import BACKENDS, EmbeddingCache, backend_used, load_encoder
-from sgi_core.embedding.int8 import QUANTIZATION, quantization_target
-from sgi_core.embedding.onnx_runtime import check_backend, export_folder, resolve_backend
+from sgi_core.models.int8 import QUANTIZATION, quantization_target
+from sgi_core.models.onnx_export import check_backend, export_folder, resolve_backend
 from sgi_core.errors import SGIInputError
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV

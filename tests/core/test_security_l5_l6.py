@@ -6,9 +6,9 @@ import stat
 
 import pytest
 
-from sgi_core.embedding import onnx_runtime
+from sgi_core.models import onnx_export
 from sgi_core.embedding.cache import private_folder
-from sgi_core.embedding.trust import TORCH_ACTIVATIONS, check_model_code
+from sgi_core.models.trust import TORCH_ACTIVATIONS, check_model_code
 from sgi_core.errors import SGIInputError
 
 
@@ -59,12 +59,12 @@ def _mode(path) -> int:
 
 
 def test_the_onnx_export_folders_are_created_owner_only(tmp_path, monkeypatch):
-    monkeypatch.setattr(onnx_runtime, "_export_fp32", lambda st_model, target: target.write_bytes(b"onnx"))
+    monkeypatch.setattr(onnx_export, "_export_fp32", lambda st_model, target: target.write_bytes(b"onnx"))
     cache = tmp_path / "fresh" / "cache"
-    folder = onnx_runtime.export_folder(cache, "weights", "onnx")
+    folder = onnx_export.export_folder(cache, "weights", "onnx")
     old = os.umask(0o022)
     try:
-        model = onnx_runtime.ensure_export(None, folder, "onnx")
+        model = onnx_export.ensure_export(None, folder, "onnx")
     finally:
         os.umask(old)
     assert model.read_bytes() == b"onnx"

@@ -13,7 +13,7 @@ from sgi_core import evaluation
 from sgi_core.evaluation import bootstrap
 from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
-from sgi_core.embedding.device import resolve_device
+from sgi_core.models.device import resolve_device
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, array, assert_clean, figures, goto, metric, upload

@@ -123,7 +123,7 @@ def test_the_halueval_converter_reads_its_lines_with_the_one_reader(tmp_path, ca
 
 
 def test_a_model_folders_json_is_read_with_the_one_reader(tmp_path):
-    from sgi_core.embedding.trust import check_model_code
+    from sgi_core.models.trust import check_model_code
 
     (tmp_path / "modules.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(SGIInputError, match=r"^cannot read 'modules\.json' of model folder '.*': JSON nested too deeply"):

@@ -1,7 +1,7 @@
 """int8 recipes for the ONNX export: full dynamic quantisation, and variants that leave parts of it in fp32.
 
 ``full`` (:data:`INT8_VARIANTS`) is the ``onnx-int8`` backend
-(:func:`sgi_core.embedding.onnx_runtime.ensure_export`), in the config of this CPU
+(:func:`sgi_core.models.onnx_export.ensure_export`), in the config of this CPU
 (:func:`quantization_target`, :data:`QUANTIZATION`). The others keep the embedding
 block, the last transformer layers or chosen projections in fp32 (:func:`fp32_nodes`), or
 fix the activation ranges once from calibration inputs (static QDQ);

@@ -15,8 +15,8 @@ quantisation config. It is written into a temporary folder and renamed into plac
 so a killed export leaves nothing half-written under the key; a file whose hash does
 not match (damaged, truncated) is removed and exported again.
 
-``onnx-int8`` is the ``full`` recipe of :mod:`sgi_core.embedding.int8`. Its config follows
-the CPU (:func:`~sgi_core.embedding.int8.quantization_target`): ``avx512_vnni`` (also
+``onnx-int8`` is the ``full`` recipe of :mod:`sgi_core.models.int8`. Its config follows
+the CPU (:func:`~sgi_core.models.int8.quantization_target`): ``avx512_vnni`` (also
 AVX-VNNI), ``avx2`` (8-bit arithmetic can saturate without VNNI, so weights use 7 bits:
 ``reduce_range``) or ``arm64``. That module also holds recipes that leave parts of the
 graph in fp32; none of them is a backend.
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sgi_core.embedding.int8 import quantization_target, quantize_int8
+from sgi_core.models.int8 import quantization_target, quantize_int8
 from sgi_core.errors import SGIInputError
 
 #: Embedding backends: ``auto`` (:func:`resolve_backend`), torch (sentence-transformers as it is),
