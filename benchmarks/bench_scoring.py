@@ -383,7 +383,7 @@ def main() -> int:
             return 0
     if args.table1 == "paper":
         args.table1 = PAPER_FILE
-    from sgi_core.io.formats import DEFAULT_CHUNK_ROWS
+    from sgi_core.io.table_formats import DEFAULT_CHUNK_ROWS
 
     try:
         args.device = resolve_device(args.device)

@@ -38,14 +38,14 @@ sys.path.insert(0, str(REPO))
 from sgi_core.detectors.specifics import specifics_scores  # noqa: E402
 from sgi_core.embedding import EmbeddingCache, load_encoder  # noqa: E402
 from sgi_core.evaluation.baselines import baseline_scores  # noqa: E402
-from sgi_core.evaluation.crossval import out_of_fold_probability  # noqa: E402
 from sgi_core.evaluation.detectors import compare_detectors  # noqa: E402
-from sgi_core.evaluation.folds import crossfit_folds  # noqa: E402
-from sgi_core.evaluation.ranking import roc_analysis  # noqa: E402
 from sgi_core.evaluation.refit import judge_combined  # noqa: E402
 from sgi_core.io.triples import load_triples  # noqa: E402
 from sgi_core.results import UndefinedStatisticWarning  # noqa: E402
 from sgi_core.scoring import score_table  # noqa: E402
+from sgi_core.stats.crossval import out_of_fold_probability  # noqa: E402
+from sgi_core.stats.folds import crossfit_folds  # noqa: E402
+from sgi_core.stats.ranking import roc_analysis  # noqa: E402
 
 DATA = {"truthfulqa": REPO.parent / "shared" / "data" / "truthfulqa" / "truthfulqa.csv",
         "halueval": REPO.parent / "shared" / "data" / "halueval" / "halueval_qa_paperlike5000.csv"}

@@ -12,7 +12,7 @@ normalising; only the ONNX model differs). For each variant it prints:
 - ``max |dSGI|`` and ``p99 |dSGI|``: over rows, ``|SGI_variant - SGI_fp32|``;
 - ``min cos``: the smallest cosine between a text's variant and fp32 vectors;
 - ``AUROC`` and ``d``: Table 1's AUROC and Cohen's d of SGI
-  (:func:`sgi_core.evaluation.roc_analysis`, :func:`sgi_core.evaluation.effect_size`, as
+  (:func:`sgi_core.evaluation.roc_analysis`, :func:`sgi_core.stats.effect_size`, as
   ``bench_scoring.py --table1`` computes them), and ``|dAUROC|``, ``|dd|`` against fp32;
 - ``wall s`` and ``cpu s``: medians over ``--repeats`` encodes of all distinct texts (the
   variants interleaved within each repeat, each session warmed up first), and
@@ -112,7 +112,8 @@ def time_encodes(encoders: dict, texts: list[str], repeats: int, batch_size: int
 
 def table1(labels: np.ndarray, sgi: np.ndarray) -> tuple[float, float]:
     """Table 1's AUROC and Cohen's d of SGI (no bootstrap)."""
-    from sgi_core.evaluation import effect_size, roc_analysis
+    from sgi_core.evaluation import roc_analysis
+    from sgi_core.stats.effect_size import effect_size
 
     return roc_analysis(labels, sgi, n_boot=0).auroc, effect_size(labels, sgi, n_boot=0).cohens_d
 
@@ -163,8 +164,8 @@ def print_table(report: dict) -> None:
 def main() -> int:
     import onnxruntime
 
-    from sgi_core.models.int8 import INT8_VARIANTS, quantization_target
     from sgi_core.io.triples import validate_triples
+    from sgi_core.models.int8 import INT8_VARIANTS, quantization_target
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=2000)

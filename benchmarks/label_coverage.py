@@ -11,7 +11,7 @@ drawn independently per run. Both runs are scored once with ``--model``. The tru
 difference of hallucination rates over all matched keys, from every label.
 
 For each of ``--run-pairs`` pairs of runs, ``--samples`` times: ``--labelled`` keys drawn at
-random are labelled in both runs and :func:`sgi_core.evaluation.run_labels.label_shift`
+random are labelled in both runs and :func:`sgi_core.runs.labels.label_shift`
 estimates the difference (prediction-powered over every key, the labels-only interval beside
 it). Printed: the coverage of the 95% intervals (the share that hold the truth), their median
 width, and how often the verdict word is wrong (a regression called where the new run is
@@ -36,9 +36,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from sgi_core.embedding import EmbeddingCache, load_encoder  # noqa: E402
-from sgi_core.evaluation.run_labels import label_shift  # noqa: E402
-from sgi_core.evaluation.run_matching import match_runs  # noqa: E402
-from sgi_core.pipelines.runs import read_run  # noqa: E402
+from sgi_core.runs.labels import label_shift  # noqa: E402
+from sgi_core.runs.matching import match_runs  # noqa: E402
+from sgi_core.runs.reading import read_run  # noqa: E402
 from sgi_core.scoring import score_table  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "halueval" / "halueval_qa.csv"

@@ -37,7 +37,6 @@ from paper_tables import (
     verdict_section,
 )
 
-from sgi_core.io.triples import load_triples
 from sgi_core.detectors.report import detector_report
 from sgi_core.embedding import EmbeddingCache, load_encoder, model_availability
 from sgi_core.evaluation import (
@@ -49,9 +48,10 @@ from sgi_core.evaluation import (
     roc_analysis,
 )
 from sgi_core.evaluation.baselines import response_length
-from sgi_core.evaluation.length_matched import length_matched_auroc
+from sgi_core.io.triples import load_triples
 from sgi_core.long_context import truncation_report
 from sgi_core.scoring import score_table
+from sgi_core.stats.length_matched import length_matched_auroc
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"

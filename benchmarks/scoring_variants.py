@@ -63,10 +63,11 @@ BACKEND_VARIANTS = {"onnx": "onnx", "onnx_int8": "onnx-int8", "onnx_limit": "onn
 
 def run_table1(spec: dict) -> dict:
     """Table 1's AUROC and Cohen's d of SGI on ``spec['data']`` scored through ``spec['backend']``."""
-    from sgi_core.io.triples import load_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
-    from sgi_core.evaluation import effect_size, roc_analysis
+    from sgi_core.evaluation import roc_analysis
+    from sgi_core.io.triples import load_triples
     from sgi_core.scoring import score_table
+    from sgi_core.stats.effect_size import effect_size
 
     limit_threads(spec["threads"])
     encoder = load_encoder(spec["model"], device="cpu", backend=spec["backend"])
@@ -113,8 +114,8 @@ def onnx_session_limit(encoder, texts: list[str]):
 
 def run_model_variant(spec: dict) -> dict:
     """Time one variant; save its SGI to ``spec['sgi_out']``."""
-    from sgi_core.io.triples import validate_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
+    from sgi_core.io.triples import validate_triples
     from sgi_core.models.device import DEFAULT_TOKEN_BUDGET
     from sgi_core.scoring import score_table
 
@@ -205,9 +206,9 @@ def run_model_variant(spec: dict) -> dict:
 
 def run_scale_variant(spec: dict) -> dict:
     """Score ``spec['csv']`` whole, or chunked as the ``score`` command does; report time and peak RSS."""
-    from sgi_core.io.triples import load_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.io.export import write_table
+    from sgi_core.io.triples import load_triples
     from sgi_core.pipelines.local_engine import read_chunks, score_to_file
     from sgi_core.scoring import score_table
 

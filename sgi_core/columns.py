@@ -62,7 +62,7 @@ UNBOUNDED_SGI_STATUS = "degenerate: response equals context (SGI unbounded)"
 
 #: Columns the library adds (the roles and ``input_row`` in :mod:`sgi_core.io.triples`, the score
 #: columns and the word overlap in scoring, ``p_grounded`` and ``flagged_hallucinated`` in
-#: :func:`sgi_core.io.session.apply_session`); input columns that already bear these names are
+#: :func:`sgi_core.policy.sessions.apply_session`); input columns that already bear these names are
 #: kept under an ``input_`` prefix. The label column is kept so too when it is named
 #: ``label``, since ``label`` is rewritten as 1.0 / 0.0 / NaN.
 ADDED_COLUMNS = (*ROLES, INPUT_ROW, *SCORE_COLUMNS, WORD_OVERLAP_COLUMN, "p_grounded", "flagged_hallucinated")

@@ -22,9 +22,9 @@ from sgi_core.columns import CONTEXT_STRATEGIES
 from sgi_core.embedding import EmbeddingCache, encode_unique
 from sgi_core.embedding.sentence_transformer import tokenizing_past_the_limit
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import check_choice
-from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.geometry import l2_normalize
+from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.stats.checks import check_choice
 
 #: The context strategies that embed a context piece by piece (``joined`` embeds it whole).
 PIECE_STRATEGIES = tuple(s for s in CONTEXT_STRATEGIES if s != "joined")

@@ -14,11 +14,11 @@ import pandas as pd
 
 from sgi_core.columns import (
     ANGLE_COLUMNS,
+    CONTEXT_IS_QUESTION_STATUS,
     CONTEXT_PIECES_COLUMN,
     CONTEXT_STRATEGIES,
     DEFAULT_CONTEXT_STRATEGY,
     PASSAGES_COLUMN,
-    CONTEXT_IS_QUESTION_STATUS,
     STATUS_COLUMN,
     STATUS_OK,
     TEXT_COLUMNS,
@@ -26,15 +26,16 @@ from sgi_core.columns import (
     WORD_OVERLAP_COLUMN,
     not_scored_status,
 )
-from sgi_core.io.triples import TripleTable
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import lexical_groundedness
-from sgi_core.evaluation.checks import check_choice
-from sgi_core.io.passages import PASSAGE_SEPARATOR, row_passages
-from sgi_core.long_context import context_embeddings
 from sgi_core.geometry import sgi_bounds, triple_angles
+from sgi_core.io.passages import PASSAGE_SEPARATOR, row_passages
+from sgi_core.io.triples import TripleTable
+from sgi_core.long_context import context_embeddings
 from sgi_core.results import JsonResult
+from sgi_core.stats.checks import check_choice
+
 
 def _status(angles, unscorable_rows: np.ndarray, reasons: dict[int, str], n: int) -> np.ndarray:
     status = np.full(n, STATUS_OK, dtype=object)

@@ -1,12 +1,19 @@
-"""Shared fixtures: an isolated embedding cache and the real MiniLM model."""
+"""Shared fixtures: an isolated embedding cache and the real MiniLM model; Hypothesis profiles."""
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 SAMPLE_CSV = REPO / "sample_data" / "halueval_qa_sample.csv"
+
+# Property tests run 300 examples by default (and in CI); HYPOTHESIS_PROFILE=dev runs 30 while editing.
+settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

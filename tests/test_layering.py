@@ -31,8 +31,12 @@ PACKAGES = ("sgi_core", "dashboard")
 MAX_MODULE_LINES = 350
 #: What sgi_core.evaluation may import: the standard library, these packages and these sgi_core modules.
 EVALUATION_PACKAGES = {"numpy", "pandas", "scipy", "sklearn"}
-EVALUATION_MODULES = ("sgi_core.evaluation", "sgi_core.results", "sgi_core.errors", "sgi_core.columns", "sgi_core.jsonio",
-                      "sgi_core.retrieval", "sgi_core.scores")
+EVALUATION_MODULES = ("sgi_core.evaluation", "sgi_core.stats", "sgi_core.results", "sgi_core.errors",
+                      "sgi_core.columns", "sgi_core.jsonio", "sgi_core.retrieval", "sgi_core.scores")
+#: What the statistics room may import: topics only, nothing of the product but its error and result types.
+STATISTICS_MODULES = ("sgi_core.stats", "sgi_core.results", "sgi_core.errors")
+#: The library's figures: the only sgi_core modules that may import plotly (and no other UI package).
+FIGURE_MODULES = ("sgi_core.render.figures", "sgi_core.render.html_report")
 #: The command line, which no library module may import (it is the top floor).
 CLI_MODULES = ("sgi_core.cli", "sgi_core.commands", "sgi_core.__main__")
 
@@ -142,13 +146,13 @@ def cli_importers(graph: dict[str, set[str]]) -> dict[str, set[str]]:
             if not is_within(module, CLI_MODULES) and any(is_within(t, CLI_MODULES) for t in targets)}
 
 
-def evaluation_outsiders(root) -> dict[str, set[str]]:
-    """Modules of ``sgi_core.evaluation`` importing anything beyond the standard library and the allow-list."""
+def evaluation_outsiders(root, room="evaluation", allowed=EVALUATION_MODULES) -> dict[str, set[str]]:
+    """Modules of ``sgi_core.<room>`` importing anything beyond the standard library and the allow-list."""
     offenders = {}
-    for path in sorted((root / "sgi_core" / "evaluation").rglob("*.py")):
+    for path in sorted((root / "sgi_core" / room).rglob("*.py")):
         outside = {name for name in imported_modules(path)
                    if name.split(".")[0] not in sys.stdlib_module_names
-                   and name.split(".")[0] not in EVALUATION_PACKAGES and not is_within(name, EVALUATION_MODULES)
+                   and name.split(".")[0] not in EVALUATION_PACKAGES and not is_within(name, allowed)
                    and name != "sgi_core"}  # the package root: the error type and the lazy exports
         if outside:
             offenders[str(path.relative_to(root))] = outside
@@ -181,19 +185,14 @@ def encoding_imports(path) -> set[str]:
             if any(name == m or name.startswith(m + ".") for m in ENCODING_MODULES)}
 
 
-#: The one way the command line reaches the dashboard: its drawing layer's HTML report (figures are made in one
-#: place), imported inside the command that writes ``--html``. The library itself imports no UI at all.
-CLI_DRAWING = "dashboard.views.html_report"
-
-
 def ui_imports(root) -> dict[str, set[str]]:
-    """sgi_core modules importing a UI package; the command line may import :data:`CLI_DRAWING` and nothing else."""
+    """sgi_core modules importing a UI package; only :data:`FIGURE_MODULES` may import plotly, and none the dashboard."""
     offenders = {}
     for path in sorted((root / "sgi_core").rglob("*.py")):
         names = imported_modules(path)
-        is_cli = is_within(".".join(path.relative_to(root).with_suffix("").parts), CLI_MODULES)
+        is_figures = is_within(".".join(path.relative_to(root).with_suffix("").parts), FIGURE_MODULES)
         found = {name.split(".")[0] for name in names if name.split(".")[0] in UI_PACKAGES
-                 and not (is_cli and name == CLI_DRAWING)}
+                 and not (is_figures and name.split(".")[0] == "plotly")}
         if found:
             offenders[str(path.relative_to(root))] = found
     return offenders
@@ -203,11 +202,13 @@ def test_sgi_core_imports_no_ui_library():
     assert (REPO / "sgi_core").is_dir() and ui_imports(REPO) == {}
 
 
-def test_a_ui_import_in_the_library_or_a_second_one_in_the_command_line_is_found(tmp_path):
-    plant(tmp_path, {"sgi_core/commands/ok.py": f"def f():\n    from {CLI_DRAWING} import file_report\n",
+def test_a_ui_import_in_the_library_outside_its_figures_is_found(tmp_path):
+    plant(tmp_path, {"sgi_core/render/figures.py": "import plotly.graph_objects as go\n",
                      "sgi_core/commands/bad.py": "import plotly\n",
-                     "sgi_core/render/bad.py": f"from {CLI_DRAWING} import file_report\n"})
-    assert ui_imports(tmp_path) == {"sgi_core/commands/bad.py": {"plotly"}, "sgi_core/render/bad.py": {"dashboard"}}
+                     "sgi_core/render/bad.py": "def f():\n    from dashboard.views import tables\n",
+                     "sgi_core/render/html_report.py": "import streamlit\n"})
+    assert ui_imports(tmp_path) == {"sgi_core/commands/bad.py": {"plotly"}, "sgi_core/render/bad.py": {"dashboard"},
+                                    "sgi_core/render/html_report.py": {"streamlit"}}
 
 
 def module_exists(name: str) -> bool:
@@ -272,17 +273,21 @@ def test_every_listed_encoding_module_exists():
 
 
 def test_evaluation_is_statistics_only():
-    files = sorted((REPO / "sgi_core" / "evaluation").rglob("*.py"))
+    files = sorted((REPO / "sgi_core" / "evaluation").rglob("*.py")) + sorted((REPO / "sgi_core" / "stats").rglob("*.py"))
     assert len(files) > 8
     offenders = {str(f.relative_to(REPO)): encoding_imports(f) for f in files}
     assert not {f: m for f, m in offenders.items() if m}
 
 
-def test_pages_import_only_the_dashboard():
+#: The library's drawing layer (words, tables, figures): the one part of sgi_core a page may call itself.
+PAGE_LIBRARY_MODULES = ("sgi_core.render",)
+
+
+def test_pages_import_only_the_dashboard_and_the_drawing_layer():
     files = sorted((REPO / "dashboard" / "pages").glob("*.py"))
     assert len(files) > 5
-    offenders = {str(f.relative_to(REPO)): {m for m in imported_modules(f) if m.split(".")[0] == "sgi_core"}
-                 for f in files}
+    offenders = {str(f.relative_to(REPO)): {m for m in imported_modules(f) if m.split(".")[0] == "sgi_core"
+                                            and not is_within(m, PAGE_LIBRARY_MODULES)} for f in files}
     assert not {f: m for f, m in offenders.items() if m}
 
 
@@ -344,6 +349,11 @@ def test_evaluation_imports_only_from_its_allow_list():
     assert evaluation_outsiders(REPO) == {}
 
 
+def test_statistics_import_nothing_of_the_product():
+    assert len(list((REPO / "sgi_core" / "stats").glob("*.py"))) > 10
+    assert evaluation_outsiders(REPO, "stats", STATISTICS_MODULES) == {}
+
+
 def test_no_module_is_longer_than_the_limit():
     assert long_modules(REPO) == {}
 
@@ -398,6 +408,9 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
     assert graph["sgi_core.e"] == {"sgi_core.a"} and graph["sgi_core.commands.run"] == {"sgi_core.e"}
     assert cli_importers(graph) == {"sgi_core.gate": {"sgi_core.cli"}}
     assert evaluation_outsiders(tmp_path) == {"sgi_core/evaluation/bad.py": {"torch", "sgi_core.scoring"}}
+    assert evaluation_outsiders(tmp_path, "evaluation", STATISTICS_MODULES) == {
+        "sgi_core/evaluation/bad.py": {"torch", "sgi_core.scoring"},
+        "sgi_core/evaluation/ok.py": {"sgi_core.evaluation.ok"}}
     assert long_modules(tmp_path) == {"sgi_core/long.py": MAX_MODULE_LINES + 1}
     assert [line.split(":")[1] for line in page_statistics(tmp_path)] == ["1", "2", "3", "4"]
 
@@ -436,7 +449,7 @@ def test_drawing_code_calls_no_service():
 
 
 def test_drawing_code_calling_a_service_is_found(tmp_path):
-    plant(tmp_path, {"dashboard/views/ok.py": "from dashboard.views.charts import x\n",
+    plant(tmp_path, {"dashboard/views/ok.py": "from sgi_core.render.figures import x\n",
                      "dashboard/views/bad.py": "from dashboard import services\nfrom dashboard.services.a import b\n"})
     assert view_service_calls(tmp_path) == {"dashboard/views/bad.py": {"dashboard.services", "dashboard.services.a"}}
 
@@ -446,6 +459,6 @@ def test_every_dashboard_module_a_page_uses_is_imported():
 
 
 def test_a_page_using_a_module_it_does_not_import_is_found(tmp_path):
-    plant(tmp_path, {"dashboard/services/__init__.py": "", "dashboard/views/charts.py": "",
+    plant(tmp_path, {"dashboard/services/__init__.py": "", "sgi_core/render/figures.py": "",
                      "dashboard/pages/p.py": "from dashboard import charts\ncharts.draw()\nservices.csv_bytes(1)\n"})
     assert unimported_modules(tmp_path) == ["p.py: services"]

@@ -7,7 +7,8 @@ import streamlit as st
 
 from dashboard import page, services, state
 from dashboard.services import confound_services
-from dashboard.views import charts, tables, texts
+from dashboard.views import tables, texts
+from sgi_core.render import figures
 
 PRESETS = {"youden": "Youden's J (best recall - false-flag rate)", "target_recall": "reach a recall",
            "target_precision": "reach a precision", "cost": "cost of a missed hallucination"}
@@ -60,8 +61,8 @@ metrics[0].metric("ECE (10 equal-count bins)", f"{result.ece_quantile:.3f}", hel
 metrics[1].metric("ECE (10 equal-width bins)", f"{result.ece_uniform:.3f}")
 metrics[2].metric("Brier score", f"{result.brier:.3f}", help="Mean squared error of P(grounded); lower is better.")
 left, right = st.columns(2)
-left.plotly_chart(charts.reliability_figure(result), key=state.CALIBRATION_RELIABILITY)
-right.plotly_chart(charts.decile_figure(result), key=state.CALIBRATION_DECILES)
+left.plotly_chart(figures.reliability_figure(result), key=state.CALIBRATION_RELIABILITY)
+right.plotly_chart(figures.decile_figure(result), key=state.CALIBRATION_DECILES)
 
 
 def _apply_preset() -> None:
@@ -105,7 +106,7 @@ def _load_session(key, frame, models: list) -> None:
 @st.fragment
 def threshold_panel() -> None:
     """Redrawn alone when the slider or a preset moves, so the page above is not recomputed."""
-    grid, n_thresholds = services.threshold_grid(data.key, data.model, charts.CURVE_POINTS, data.frame)
+    grid, n_thresholds = services.threshold_grid(data.key, data.model, figures.CURVE_POINTS, data.frame)
     lowest, highest = services.threshold_range(data.key, data.model, data.frame)
     if state.CALIBRATION_THRESHOLD not in st.session_state:
         st.session_state[state.CALIBRATION_THRESHOLD] = services.choose_threshold(
@@ -139,8 +140,8 @@ def threshold_panel() -> None:
                                          ("Accuracy", metrics.accuracy)]):
         col.metric(name, f"{value:.3f}")
     left, right = st.columns(2)
-    left.plotly_chart(charts.confusion_figure(metrics), key=state.CALIBRATION_CONFUSION)
-    right.plotly_chart(charts.threshold_curves(grid, threshold, x_range=(lowest, highest), log_x=page.log_axes()),
+    left.plotly_chart(figures.confusion_figure(metrics), key=state.CALIBRATION_CONFUSION)
+    right.plotly_chart(figures.threshold_curves(grid, threshold, x_range=(lowest, highest), log_x=page.log_axes()),
                        key=state.CALIBRATION_CURVES)
     if n_thresholds > len(grid):
         right.caption(f"Drawn through {len(grid):,} of the {n_thresholds:,} thresholds; the metrics above use "

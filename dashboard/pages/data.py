@@ -5,7 +5,8 @@ import streamlit as st
 
 from dashboard import local_files, page, services, state
 from dashboard.services import confound_services
-from dashboard.views import charts, texts
+from dashboard.views import texts
+from sgi_core.render import figures
 
 FILE_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "jsonl", "ndjson", "json"]
 #: Rows of a table listed on this page; the rest are in every statistic and download.
@@ -177,7 +178,7 @@ st.subheader("Scores")
 data = page.scored_data()
 for model, frame in data.frames.items():
     # Columns first: filtering the whole frame would copy every text column of a big file.
-    odd = frame[["input_row", "sgi", "sgi_status"]][~charts.ordinary_rows(frame)]
+    odd = frame[["input_row", "sgi", "sgi_status"]][~figures.ordinary_rows(frame)]
     st.markdown(f"**{model}**: scored. " + (f"{len(odd):,} rows are degenerate or not scored:"
                                             if len(odd) else "Every row scored normally."))
     if len(odd):

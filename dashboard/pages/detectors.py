@@ -5,7 +5,8 @@ import streamlit as st
 
 from dashboard import page, services, state
 from dashboard.services import confound_services, detector_services
-from dashboard.views import charts, detector_charts, texts
+from dashboard.views import detector_charts, texts
+from sgi_core.render import figures
 
 st.title("Detectors")
 st.write("Other detectors beside SGI, judged the same way: the registered detector families (the seed's geometric "
@@ -57,7 +58,7 @@ def computed_families() -> tuple:
         f"{', '.join(computed.combined_features)}, predicted out of fold on the same folds; "
         f"{detector_charts.report_combined_note(computed)} "
         "Length-matched: AUROC after matching the two classes' response lengths (coarsened exact matching).")
-    st.plotly_chart(charts.roc_figure({"SGI": report.roc, **curves}), key="detectors.families_roc")
+    st.plotly_chart(figures.roc_figure({"SGI": report.roc, **curves}), key="detectors.families_roc")
     return kinds
 
 
@@ -97,7 +98,7 @@ def file_columns() -> None:
     curves = dict(zip(comparison.names, comparison.roc))
     if not comparison.withheld:
         curves["combined (out of fold)"] = comparison.combined_roc
-    st.plotly_chart(charts.roc_figure(curves), key="detectors.roc")
+    st.plotly_chart(figures.roc_figure(curves), key="detectors.roc")
 
     st.markdown("**Calibration and threshold of each column**")
     method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
@@ -115,7 +116,7 @@ def file_columns() -> None:
                "measured on the other half. Threshold on the oriented score; a row below it is flagged as "
                "hallucinated, and precision / recall count hallucinated rows as the positives.")
     shown = st.selectbox("Reliability diagram of", [column for column, _ in specs], key=state.DETECTOR_CALIBRATION)
-    st.plotly_chart(charts.reliability_figure(services.detector_calibration(data.key, shown, dict(specs)[shown],
+    st.plotly_chart(figures.reliability_figure(services.detector_calibration(data.key, shown, dict(specs)[shown],
                                                                              method, data.table)),
                     key="detectors.reliability")
 

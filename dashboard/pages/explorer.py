@@ -3,7 +3,8 @@
 import streamlit as st
 
 from dashboard import page, services, state
-from dashboard.views import charts, texts
+from dashboard.views import texts
+from sgi_core.render import figures
 
 st.title("Explorer")
 st.write("Pick a row of the data (or click a point on the Geometry page), or type your own triple. "
@@ -24,7 +25,7 @@ if state.EXPLORER_ROW not in st.session_state:
 st.number_input(f"Row of the file (1 to {len(frame):,})", min_value=1, max_value=len(frame), step=1,
                 key=state.EXPLORER_ROW, on_change=_open_row, **state.PERSIST)
 source = page.file_row(frame, st.session_state[state.EXPLORER_ROW])
-label = charts.label_names([source["label"]])[0]
+label = figures.label_names([source["label"]])[0]
 st.caption(f"Row {source['input_row']} is labelled **{label}**; its SGI in the scored file is {source['sgi']:.4f} "
            f"({texts.plain(source['sgi_status'])}). Typing here does not change the file.")
 
@@ -53,12 +54,12 @@ try:
 except page.SGIInputError as err:
     cols[4].metric("P(grounded)", "n/a", help=f"No calibrator: {err}")
 
-st.plotly_chart(charts.bounds_figure(scores), key=state.EXPLORER_BOUNDS)
+st.plotly_chart(figures.bounds_figure(scores), key=state.EXPLORER_BOUNDS)
 st.caption(f"The spherical triangle inequality keeps θ(r,q) between |θ(q,c) - θ(r,c)| and θ(q,c) + θ(r,c), so for "
            f"this context and θ(r,c) SGI can only lie in [{scores.sgi_lower:.3f}, {scores.sgi_upper:.3f}]. "
            "The closer the context is to the question, the tighter this range squeezes SGI toward 1.")
-shown, shown_note = page.drawn(charts.plottable(frame))
-st.plotly_chart(charts.position_figure(shown, scores.sgi, log_x=page.log_axes()), key=state.EXPLORER_POSITION)
+shown, shown_note = page.drawn(figures.plottable(frame))
+st.plotly_chart(figures.position_figure(shown, scores.sgi, log_x=page.log_axes()), key=state.EXPLORER_POSITION)
 if shown_note:
     st.caption(shown_note)
 percentile = services.sgi_percentile(data.key, data.model, scores.sgi, frame)

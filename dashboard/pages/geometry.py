@@ -4,7 +4,8 @@ import streamlit as st
 
 from dashboard import page, state
 from dashboard.services import geometry_services
-from dashboard.views import charts, geometry_charts
+from dashboard.views import geometry_charts
+from sgi_core.render import figures
 
 st.title("Geometry")
 st.write("Two views of the same triples. **Canonical triangle**: each triple drawn exactly from its three angles, "
@@ -13,7 +14,7 @@ st.write("Two views of the same triples. **Canonical triangle**: each triple dra
 
 data = page.scored_data()
 warm_up = geometry_services.umap_warm_up()
-n_ordinary = charts.n_ordinary(data.frame)
+n_ordinary = figures.n_ordinary(data.frame)
 if not n_ordinary:
     st.info("No row has an ordinary SGI to place (see the Data page for why rows were not scored).")
     st.stop()
@@ -22,7 +23,7 @@ st.session_state.setdefault(state.GEOMETRY_SIZE, min(300, n_ordinary))
 st.session_state[state.GEOMETRY_SIZE] = min(st.session_state[state.GEOMETRY_SIZE], n_ordinary)
 size = st.number_input(f"Triples shown (of {n_ordinary:,})", min_value=1, max_value=n_ordinary, step=50,
                        key=state.GEOMETRY_SIZE, **state.PERSIST, help="A random sample, the same each time and the "
-                       f"same in both views; above {charts.WEBGL_POINTS // 3:,} triples the map uses WebGL.")
+                       f"same in both views; above {figures.WEBGL_POINTS // 3:,} triples the map uses WebGL.")
 shown_note = (f"{min(int(size), n_ordinary):,} of {len(data.frame):,} rows drawn; rows with a degenerate or "
               "missing SGI are never drawn." if int(size) < len(data.frame) else "")
 

@@ -4,7 +4,8 @@ import streamlit as st
 
 from dashboard import page, services, state
 from dashboard.services import model_services
-from dashboard.views import charts, tables, texts
+from dashboard.views import tables, texts
+from sgi_core.render import figures
 
 st.title("Models")
 data = page.scored_data()
@@ -31,9 +32,9 @@ cols = st.columns(2)
 cols[0].metric("Mean Pearson r between models", f"{agreement.mean_offdiag_pearson:.3f}")
 cols[1].metric("Mean Spearman ρ between models", f"{agreement.mean_offdiag_spearman:.3f}")
 left, right = st.columns(2)
-left.plotly_chart(charts.correlation_heatmap(agreement.names, agreement.pearson, title="Pearson r of per-row SGI"),
+left.plotly_chart(figures.correlation_heatmap(agreement.names, agreement.pearson, title="Pearson r of per-row SGI"),
                   key=state.MODELS_PEARSON)
-right.plotly_chart(charts.correlation_heatmap(agreement.names, agreement.spearman,
+right.plotly_chart(figures.correlation_heatmap(agreement.names, agreement.spearman,
                                               title="Spearman ρ of per-row SGI"), key=state.MODELS_SPEARMAN)
 left_out = (f"; the {agreement.n_degenerate:,} rows with degenerate geometry under a model are left out, since one "
             "SGI near 1e8 would decide Pearson's r alone" if agreement.n_degenerate else "")
@@ -46,8 +47,8 @@ model_b = pick_b.selectbox("Model B", models, index=1, key=state.MODELS_B)
 pairs = data.frame[["input_row", "label"]].copy()
 for name in {model_a, model_b}:
     pairs[name] = data.frames[name]["sgi"].to_numpy()
-ordinary = charts.ordinary_rows(data.frames[model_a]) & charts.ordinary_rows(data.frames[model_b])
-st.plotly_chart(charts.model_scatter(pairs[ordinary], model_a, model_b, log_x=page.log_axes()), key=state.MODELS_SCATTER)
+ordinary = figures.ordinary_rows(data.frames[model_a]) & figures.ordinary_rows(data.frames[model_b])
+st.plotly_chart(figures.model_scatter(pairs[ordinary], model_a, model_b, log_x=page.log_axes()), key=state.MODELS_SCATTER)
 if not ordinary.all():
-    n_hidden = len(ordinary) - charts.n_ordinary(data.frames[model_a], data.frames[model_b])
+    n_hidden = len(ordinary) - figures.n_ordinary(data.frames[model_a], data.frames[model_b])
     st.caption(f"{n_hidden:,} rows with a degenerate or missing SGI under either model are not drawn.")

@@ -6,7 +6,8 @@ import streamlit as st
 
 from dashboard import page, services, state
 from dashboard.services import confound_services, report_services
-from dashboard.views import charts, tables, texts
+from dashboard.views import tables, texts
+from sgi_core.render import figures
 
 LENGTH_MATCHED = "AUROC, length-matched"
 REPORT_DOWNLOAD = state.OVERVIEW_REPORT
@@ -72,8 +73,8 @@ else:
     st.info(labelled + " Or label rows yourself on the **Review** page, one at a time: every page then uses them.")
 
 threshold = st.session_state.get(state.CALIBRATION_THRESHOLD)
-shown, shown_note = page.drawn(charts.plottable(data.frame))
-st.plotly_chart(charts.score_histogram(shown, threshold=threshold, log_x=page.log_axes()), key=state.OVERVIEW_HISTOGRAM)
+shown, shown_note = page.drawn(figures.plottable(data.frame))
+st.plotly_chart(figures.score_histogram(shown, threshold=threshold, log_x=page.log_axes()), key=state.OVERVIEW_HISTOGRAM)
 if shown_note:
     st.caption(shown_note)
 st.caption("Dashed line: the threshold set on the Calibration session page (rows left of it are flagged)."
@@ -97,23 +98,23 @@ if labelled is None:
         st.write(texts.confound_text(verdict))
     curves = {"SGI": roc}
     for name, curve in services.baseline_curves(data.key, data.model, data.frame).items():
-        curves[charts.BASELINE_NAMES.get(name, name)] = curve
+        curves[figures.BASELINE_NAMES.get(name, name)] = curve
     st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score); say what their high "
                    "values mean, and see them combined with SGI, on the Detectors page",
                    confound_services.score_columns(data.key, data.table), key=state.DETECTOR_COLUMNS,
                    **state.PERSIST)
     for column, higher_is in state.detector_specs():
         curves[column] = services.column_roc(data.key, column, higher_is, data.table)
-    st.plotly_chart(charts.roc_figure(curves), key=state.OVERVIEW_ROC)
+    st.plotly_chart(figures.roc_figure(curves), key=state.OVERVIEW_ROC)
     longest = max(len(curve.fpr) for curve in curves.values())
-    if longest > charts.CURVE_POINTS:
-        st.caption(f"Each curve is drawn through at most {charts.CURVE_POINTS:,} of its points (the longest has "
+    if longest > figures.CURVE_POINTS:
+        st.caption(f"Each curve is drawn through at most {figures.CURVE_POINTS:,} of its points (the longest has "
                    f"{longest:,}); the AUROCs use every row.")
     tables.baselines_table(report, data.model)
     st.markdown("**With response lengths matched.** Each score's AUROC once grounded and hallucinated rows have "
                 "the same response-length distribution, so length can no longer do the separating; 0.5 = nothing "
                 "beyond length. Response length itself is left out: matching on it removes it by construction.")
-    tables.length_matched_table({"SGI" if name == "sgi" else charts.BASELINE_NAMES[name]: result
+    tables.length_matched_table({"SGI" if name == "sgi" else figures.BASELINE_NAMES[name]: result
                                  for name, result in matched.items()})
     if report.beyond_length is not None:
         st.caption(f"SGI beside response length in cross-validated logistic models ({report.beyond_length.n_splits} "

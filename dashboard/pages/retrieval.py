@@ -3,7 +3,8 @@
 import streamlit as st
 
 from dashboard import page, services, state
-from dashboard.views import charts, tables
+from dashboard.views import tables
+from sgi_core.render import figures
 
 st.title("Retrieval")
 st.write("Your file lists the retrieved document ids (ranked) and the relevant ids of each row, so retrieval and "
@@ -39,6 +40,6 @@ st.write("SGI measures whether the response moved toward the context it was give
 strata = rag.sgi_by_hit
 tables.strata_table(strata, edge_format=None)
 if any(s.n_valid and s.n_halluc for s in strata.strata):
-    st.plotly_chart(charts.strata_figure(strata, show_range=False), key=state.RETRIEVAL_BY_HIT)
+    st.plotly_chart(figures.strata_figure(strata, show_range=False), key=state.RETRIEVAL_BY_HIT)
 else:
     st.info("The labels are needed on both sides of the split to compare SGI's separation.")

@@ -4,7 +4,8 @@ import streamlit as st
 
 from dashboard import page, state
 from dashboard.services import confound_services
-from dashboard.views import charts, tables, texts
+from dashboard.views import tables, texts
+from sgi_core.render import figures
 
 GROUP_COLUMN = "strata.group_column"
 
@@ -17,7 +18,7 @@ st.subheader("By the question-context angle θ(q,c)")
 st.write("When the context is close to the question (small θ(q,c)), the triangle inequality squeezes SGI toward 1 "
          "for every answer, so SGI can only separate the labels well where θ(q,c) is large.")
 if report.theta_qc_strata is not None:
-    st.plotly_chart(charts.strata_figure(report.theta_qc_strata), key=state.STRATA_THETA_QC)
+    st.plotly_chart(figures.strata_figure(report.theta_qc_strata), key=state.STRATA_THETA_QC)
     tables.strata_table(report.theta_qc_strata, edge_format="%.3f rad")
 
 st.subheader("By text length (characters)")
@@ -27,7 +28,7 @@ st.write("If SGI only tracked answer length, its AUROC would fall to about 0.5 *
 ordered = sorted(report.length_strata, key=lambda strata: strata.name != "response")
 for tab, strata in zip(st.tabs([f"{s.name} length" for s in ordered]), ordered):
     with tab:
-        st.plotly_chart(charts.strata_figure(strata), key=f"strata.length.{strata.name}")
+        st.plotly_chart(figures.strata_figure(strata), key=f"strata.length.{strata.name}")
         tables.strata_table(strata, edge_format="%.0f chars")
         if strata.name == "context":
             page.truncation_note(data)
@@ -59,5 +60,5 @@ else:
                    "is grounded: judge SGI by its AUROC within the groups, not over the whole file.")
     else:
         st.caption(f"{texts.plain(confound.message)}; no group is nearly all one label.")
-    st.plotly_chart(charts.group_forest(analysis), key=state.STRATA_GROUPS)
+    st.plotly_chart(figures.group_forest(analysis), key=state.STRATA_GROUPS)
     tables.group_table(analysis)

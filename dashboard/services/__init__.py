@@ -35,8 +35,6 @@ from dashboard import state
 from dashboard.devices import chosen_backend, chosen_device
 from sgi_core import evaluation
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY, is_ordinary, one_label_column
-from sgi_core.io.conversion import read_input
-from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.detectors.folds import question_groups
 from sgi_core.embedding import (
     DEFAULT_MODEL,
@@ -46,16 +44,25 @@ from sgi_core.embedding import (
     model_availability,
 )
 from sgi_core.evaluation import detectors
-from sgi_core.evaluation.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
+from sgi_core.io.convert.detection import read_input
+from sgi_core.io.export import to_csv_bytes
 from sgi_core.io.limits import LIMIT_ENV as LIMIT_ENV  # the Data page names the variables
 from sgi_core.io.limits import InputLimits, is_scored
-from sgi_core.retrieval import find_retrieval_columns
-from sgi_core.io.scored import scored_table
-from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
-from sgi_core.io.export import to_csv_bytes
 from sgi_core.io.passages import row_passages
-from sgi_core.io.session import CalibrationSession, apply_session, data_fingerprint, load_session, new_session, session_to_json
+from sgi_core.io.scored import scored_table
+from sgi_core.io.triples import TripleTable, validate_triples
+from sgi_core.policy.sessions import (
+    CalibrationSession,
+    apply_session,
+    data_fingerprint,
+    load_session,
+    new_session,
+    session_to_json,
+)
+from sgi_core.retrieval import find_retrieval_columns
+from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
+from sgi_core.stats.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
 
 pa.set_memory_pool(pa.system_memory_pool())
 
@@ -117,7 +124,7 @@ def input_limits() -> InputLimits:
 def raw_frame(name: str, digest: str, _raw, limits: InputLimits | None = None) -> pd.DataFrame:
     """The file's raw columns, read under ``limits`` (default: the environment's); shared, not copied.
 
-    A trace export (Phoenix, Langfuse, OpenTelemetry) opens as its triples (:func:`~sgi_core.io.conversion.read_input`).
+    A trace export (Phoenix, Langfuse, OpenTelemetry) opens as its triples (:func:`~sgi_core.io.convert.detection.read_input`).
     """
     return read_input(_raw, name=name, limits=limits or InputLimits.from_env())
 

@@ -17,15 +17,15 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.services import SCORE_CHUNK_ROWS, disk_cache, input_limits, model_encoder
-from sgi_core.io.triples import TripleTable
-from sgi_core.evaluation.run_comparison import RunComparison, compare_runs
-from sgi_core.evaluation.run_matching import KeyChanges, MatchedRuns, largest_changes, match_runs
 from sgi_core.io.reading import read_table
-from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.io.triples import TripleTable
 from sgi_core.render.runs import auroc_frame, deltas_frame, labels_headline, reconciliation
+from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
 from sgi_core.review.label_sources import combine_labels, join_labels, labels_from_decisions
-from sgi_core.pipelines.runs import Run, read_run
+from sgi_core.runs.comparison import RunComparison, compare_runs
+from sgi_core.runs.matching import KeyChanges, MatchedRuns, largest_changes, match_runs
+from sgi_core.runs.reading import Run, read_run
 from sgi_core.scoring import score_table
 
 #: Bootstrap resamples of keys behind the page's intervals.

@@ -10,16 +10,15 @@ import streamlit as st
 
 from dashboard import services, state
 from dashboard.services import baselines, numeric_columns, report
-from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
 from sgi_core import evaluation
+from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
 from sgi_core.embedding import backend_used
-from sgi_core.evaluation.verdict import standing_of
-from sgi_core.io.scored import scored_with as scored_with_record
-from sgi_core.pipelines.policies import write_refusal
-from sgi_core.io.triples import TripleTable
 from sgi_core.evaluation import detectors
+from sgi_core.evaluation.verdict import standing_of
 from sgi_core.io.labels import distinct_label_values
-
+from sgi_core.io.scored import scored_with as scored_with_record
+from sgi_core.io.triples import TripleTable
+from sgi_core.policy.rules import write_refusal
 
 #: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).
 LENGTH_MATCHED_BASELINES = ("theta_rq", "lexical_groundedness")

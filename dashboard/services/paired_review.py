@@ -19,12 +19,12 @@ import streamlit as st
 
 from dashboard import services, state
 from dashboard.services import compare_services, review_services
-from sgi_core.evaluation.label_rates import KeysToDecide, keys_to_decide
-from sgi_core.evaluation.run_labels import LabelShift, label_shift
-from sgi_core.evaluation.run_matching import MatchedRuns
 from sgi_core.frames import take_rows
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
 from sgi_core.review.queues import paired_queue
+from sgi_core.runs.labels import LabelShift, label_shift
+from sgi_core.runs.matching import MatchedRuns
+from sgi_core.stats.proportions import KeysToDecide, keys_to_decide
 
 __all__ = ["PairedRuns", "estimate", "keys_needed", "open_pair", "order", "pair_labels"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dashboard import services, state
 from dashboard.services import confound_services, review_services
-from dashboard.views import html_report
 from sgi_core.embedding import backend_used
+from sgi_core.render import html_report
 from sgi_core.render.provenance import provenance
 from sgi_core.scores import BASELINE_LABELS
 

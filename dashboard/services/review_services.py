@@ -20,17 +20,16 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
-from sgi_core.review.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
-from sgi_core.review.label_exchange import LabelImport, annotation_table, id_column, import_lines
 from sgi_core.columns import ANGLE_COLUMNS
-from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.registry import score_specs
 from sgi_core.evaluation import response_length
 from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
-from sgi_core.evaluation.rater_agreement import KappaResult, cohens_kappa
 from sgi_core.geometry import canonical_triangle
+from sgi_core.io.triples import TripleTable
 from sgi_core.judge.cache import AnswerCache
 from sgi_core.judge.statements import cached_statements
+from sgi_core.review.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
+from sgi_core.review.label_exchange import LabelImport, annotation_table, id_column, import_lines
 from sgi_core.review.label_sources import (
     LABEL_SOURCES,
     CombinedLabels,
@@ -42,6 +41,7 @@ from sgi_core.review.label_sources import (
 )
 from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
 from sgi_core.scores import SCORES
+from sgi_core.stats.kappa import KappaResult, cohens_kappa
 
 __all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "export_jsonl",
            "export_table", "has_annotations", "import_labels", "judge_statements", "judge_verdict_columns",

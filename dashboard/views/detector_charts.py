@@ -7,10 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.views import tables
-from dashboard.views.charts import label_names
 from sgi_core.detectors.registry import COMBINED, PROTOCOL_LABELS
 from sgi_core.evaluation.refit import COMBINED_PROTOCOL, HELD_FIXED, REFIT_CI_NAME, REFIT_MAX_ROWS, RefitComparison
 from sgi_core.frames import take_rows
+from sgi_core.render.figures import label_names
 from sgi_core.render.numbers import format_ci
 from sgi_core.scores import display_name
 

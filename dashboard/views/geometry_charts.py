@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.views.charts import COLOURS, GROUNDED, HALLUCINATED, LAYOUT, UNLABELLED, WEBGL_POINTS, label_names
+from sgi_core.render.figures import COLOURS, GROUNDED, HALLUCINATED, LAYOUT, UNLABELLED, WEBGL_POINTS, label_names
 
 ROLE_SYMBOLS = {"question": "circle", "context": "square", "response": "diamond"}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.views.charts import BASELINE_NAMES
 from sgi_core.render import tables
+from sgi_core.render.figures import BASELINE_NAMES
 from sgi_core.render.numbers import format_ci
 
 #: Display name and number format of each column sgi_core's tables may carry.

@@ -1,7 +1,7 @@
 """``python -m sgi_core compare BASE NEW``: which run hallucinates less, by the labels, and how each score moved.
 
 Prints :func:`sgi_core.render.runs.comparison_text` of
-:func:`sgi_core.evaluation.run_comparison.compare_runs`: the labels' verdict first, then
+:func:`sgi_core.runs.comparison.compare_runs`: the labels' verdict first, then
 each score's difference, worded only where the score is validated; ``--json OUT``
 writes the result. Files without SGI are scored first with ``--model``; ``--labels``
 (repeatable) joins labels of either run or both by their texts.
@@ -50,16 +50,16 @@ def run(args) -> int:
     import warnings
 
     from sgi_core.commands.run_files import read_runs
-    from sgi_core.evaluation.policy_file import load_policy
-    from sgi_core.evaluation.run_comparison import compare_runs
     from sgi_core.io.export import atomic_output
-    from sgi_core.pipelines.runs import model_scorer
+    from sgi_core.policy.file import load_policy
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.runs import comparison_text
     from sgi_core.results import UndefinedStatisticWarning
+    from sgi_core.runs.comparison import compare_runs
+    from sgi_core.runs.reading import model_scorer
 
     if args.key is None:
-        from sgi_core.io.trace_ids import default_run_key
+        from sgi_core.runs.trace_ids import default_run_key
 
         args.key, note = default_run_key(args.base, args.new)
         if note:
@@ -94,7 +94,7 @@ def run(args) -> int:
 def _html(args, pair, comparison) -> str:
     """The comparison as one HTML file, drawn as the Compare runs page draws it."""
     # The dashboard's drawing layer (figures, no Streamlit state): the one place figures are made.
-    from dashboard.views.html_report import comparison_report
+    from sgi_core.render.html_report import comparison_report
     from sgi_core.render.provenance import file_fingerprint, provenance
 
     made = [m or {} for m in pair.made_by]

@@ -1,7 +1,7 @@
 """``python -m sgi_core convert [--from FORMAT] IN -o OUT``: trace exports and benchmark files as triples.
 
 The formats, their help and their detection come from the registry
-(:data:`sgi_core.io.converters.FORMATS`). ``convert KIND IN -o OUT`` (the format first, as
+(:data:`sgi_core.io.convert.registry.FORMATS`). ``convert KIND IN -o OUT`` (the format first, as
 before) still works.
 """
 
@@ -12,7 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from sgi_core.io.converters import FORMATS, KIND_NAMES
+from sgi_core.io.convert.registry import FORMATS, KIND_NAMES
 
 
 def _formats_help() -> str:
@@ -42,7 +42,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from sgi_core.errors import SGIInputError
-    from sgi_core.io.conversion import convert_file
+    from sgi_core.io.convert.detection import convert_file
     from sgi_core.io.export import check_output_path, write_table
 
     if args.kind is not None and args.kind not in FORMATS:

@@ -1,9 +1,9 @@
 """``python -m sgi_core gate``: fail a CI job when a labelled file falls short of a policy.
 
-Prints one line per check of :func:`sgi_core.evaluation.gate.run_gate` and exits 1 when any fails
+Prints one line per check of :func:`sgi_core.policy.policy_gate.run_gate` and exits 1 when any fails
 (0 otherwise, 2 on bad input). ``--min-auroc X`` alone checks the AUROC's lower bound
 with no policy. ``--write-policy OUT`` makes the policy instead, from a labelled file
-(:func:`sgi_core.evaluation.policy.make_policy`): it prints the AUROC with its interval
+(:func:`sgi_core.policy.making.make_policy`): it prints the AUROC with its interval
 and refuses a score whose interval holds 0.5 unless ``--force``.
 
 A policy is tied to the model and precision that made its scores: a scored Parquet
@@ -24,8 +24,8 @@ import numpy as np
 from sgi_core.commands import gate_baseline
 from sgi_core.commands.label_option import add_labels_option, labelled_table
 from sgi_core.commands.options import (
-    add_label_map_option,
     add_embedding_run_options,
+    add_label_map_option,
     add_model_options,
     label_map_option,
     model_load_options,
@@ -33,7 +33,7 @@ from sgi_core.commands.options import (
 )
 from sgi_core.embedding import DEFAULT_MODEL, backend_used
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.gate import run_gate
+from sgi_core.policy.policy_gate import run_gate
 
 
 def add_parser(subparsers) -> None:
@@ -96,9 +96,9 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabell
     is what a scored Parquet file records (:func:`~sgi_core.io.scored.scored_with`),
     None when unrecorded. SGI computed here is made by ``model`` at ``--precision``.
     """
-    from sgi_core.io.triples import load_triples
-    from sgi_core.evaluation.policy_file import NOT_SCORE_COLUMNS
     from sgi_core.io.scored import scored_with
+    from sgi_core.io.triples import load_triples
+    from sgi_core.policy.file import NOT_SCORE_COLUMNS
 
     if score_column in NOT_SCORE_COLUMNS:
         raise SGIInputError(f"'{score_column}' is the label or a row number, not a score", column=score_column,
@@ -165,9 +165,9 @@ def _numeric(column, source: str, name: str) -> np.ndarray:
 
 def _auroc_line(labels, scores, n_boot: int, seed: int):
     """The AUROC of the scores with its interval, as ``write_policy`` prints it, and the interval."""
-    from sgi_core.evaluation.ranking import roc_analysis
     from sgi_core.evaluation.verdict import standing_of
     from sgi_core.render.numbers import NAN_INTERVAL, format_ci
+    from sgi_core.stats.ranking import roc_analysis
 
     roc = roc_analysis(labels, scores, n_boot=max(n_boot, 200), seed=seed)
     standing = standing_of(roc.auroc_ci)
@@ -191,9 +191,9 @@ def _groups(args, table):
 
 
 def _write_policy(args) -> int:
-    from sgi_core.evaluation.policy import make_policy
-    from sgi_core.pipelines.policies import save_policy, write_refusal
     from sgi_core.io.output_paths import check_output_file
+    from sgi_core.policy.making import make_policy
+    from sgi_core.policy.rules import save_policy, write_refusal
     from sgi_core.render.lines import policy_lines
 
     check_output_file(args.write_policy, inputs=[args.input], what="policy")  # before any work
@@ -227,8 +227,8 @@ def _write_policy(args) -> int:
 
 
 def run(args) -> int:
-    from sgi_core.evaluation.policy_file import load_policy
-    from sgi_core.pipelines.policies import check_made_by, check_policy_model
+    from sgi_core.policy.file import load_policy
+    from sgi_core.policy.rules import check_made_by, check_policy_model
 
     if args.write_policy is not None:
         return _write_policy(args)
@@ -261,8 +261,8 @@ def run(args) -> int:
 
 def _unlabelled_gate(args, policy, table, scores, made_by):
     """An unlabelled file's flags at the policy's threshold: the share with its interval, the rows, the validation."""
-    from sgi_core.evaluation.gate import run_unlabelled_gate
     from sgi_core.evaluation.validation import validate_from_policy
+    from sgi_core.policy.policy_gate import run_unlabelled_gate
     from sgi_core.render.lines import flagged_rows_line
 
     if args.min_auroc is not None:

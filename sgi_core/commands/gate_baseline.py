@@ -1,8 +1,8 @@
 """``gate NEW --baseline BASE``: fail a CI job when the new run is worse than its baseline, by the labels or a validated score.
 
 Parses the options, reads both runs (:func:`sgi_core.commands.run_files.read_runs`),
-compares them (:func:`sgi_core.evaluation.run_comparison.compare_runs`) and applies the
-rules of :mod:`sgi_core.evaluation.release_gate`, one printed line per check. Exit 1
+compares them (:func:`sgi_core.runs.comparison.compare_runs`) and applies the
+rules of :mod:`sgi_core.policy.baseline_gate`, one printed line per check. Exit 1
 when a check fails, 0 otherwise, 2 on bad input or a refused check.
 """
 
@@ -53,16 +53,16 @@ def run(args) -> int:
     from sgi_core.commands.options import model_load_options
     from sgi_core.commands.run_files import read_runs
     from sgi_core.embedding import DEFAULT_MODEL
-    from sgi_core.evaluation import release_gate
-    from sgi_core.evaluation.run_comparison import compare_runs
-    from sgi_core.pipelines.runs import model_scorer
+    from sgi_core.policy import baseline_gate
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.runs import gate_baseline_lines
     from sgi_core.results import UndefinedStatisticWarning
+    from sgi_core.runs.comparison import compare_runs
+    from sgi_core.runs.reading import model_scorer
 
     scores = _checked_options(args)
     if args.key is None:
-        from sgi_core.io.trace_ids import default_run_key
+        from sgi_core.runs.trace_ids import default_run_key
 
         args.key, note = default_run_key(args.baseline, args.input)
         if note:
@@ -84,14 +84,14 @@ def run(args) -> int:
                                   prediction_powered=not pair.targeted_labels)
     for note in dict.fromkeys(str(w.message) for w in caught):
         print(f"note: {note}", file=sys.stderr)
-    release_gate.check_enough_keys(comparison)
-    coverage = release_gate.key_coverage(comparison, pair.matched, scores or [s for s in ("sgi",)
+    baseline_gate.check_enough_keys(comparison)
+    coverage = baseline_gate.key_coverage(comparison, pair.matched, scores or [s for s in ("sgi",)
                                                                               if s in pair.matched.scores],
                                          allow_missing=args.allow_missing_keys)
-    rate = None if args.max_rate_increase is None else release_gate.rate_check(comparison, args.max_rate_increase)
-    drops = (release_gate.drop_checks(comparison, scores, args.max_drop, allow_unvalidated=args.allow_unvalidated)
+    rate = None if args.max_rate_increase is None else baseline_gate.rate_check(comparison, args.max_rate_increase)
+    drops = (baseline_gate.drop_checks(comparison, scores, args.max_drop, allow_unvalidated=args.allow_unvalidated)
              if args.max_drop is not None else ())
-    floors = (release_gate.auroc_floor_checks(comparison, scores or ["sgi"], args.min_auroc)
+    floors = (baseline_gate.auroc_floor_checks(comparison, scores or ["sgi"], args.min_auroc)
               if args.min_auroc is not None else ())
     for line in gate_baseline_lines(coverage, rate, drops, floors, comparison.confidence):
         print(line)

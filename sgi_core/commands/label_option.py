@@ -39,7 +39,7 @@ def read_label_sets(args) -> list:
 
 
 def labelled_run(run, label_sets):
-    """A run of ``compare`` (:class:`sgi_core.pipelines.runs.Run`) with the labels of ``label_sets``, and the join.
+    """A run of ``compare`` (:class:`sgi_core.runs.reading.Run`) with the labels of ``label_sets``, and the join.
 
     Without label sets the run is returned as it is, with None; the join's counts go to stderr.
     """

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sgi_core.commands.label_option import add_labels_option, labelled_table
 from sgi_core.commands.options import (
-    add_label_map_option,
     add_embedding_run_options,
+    add_label_map_option,
     add_model_options,
     label_map_option,
     model_load_options,
@@ -51,13 +51,13 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     import warnings
 
-    from sgi_core.pipelines.model_comparison import compare_models
-    from sgi_core.io.triples import load_triples
     from sgi_core.detectors.report import check_kinds
     from sgi_core.evaluation import UndefinedStatisticWarning
-    from sgi_core.progress import EmbeddingProgress
     from sgi_core.io.export import write_text_output
     from sgi_core.io.output_paths import check_output_file
+    from sgi_core.io.triples import load_triples
+    from sgi_core.pipelines.model_comparison import compare_models
+    from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
 
     for path, what in ((args.json, "report JSON"), (args.html, "HTML report")):
@@ -99,7 +99,7 @@ def run(args) -> int:
 def _html(args, table, comparison, frame, model: str) -> str:
     """The first model's report as one HTML file, drawn as the Overview draws it."""
     # The dashboard's drawing layer (figures, no Streamlit state): the one place figures are made.
-    from dashboard.views.html_report import file_report
+    from sgi_core.render.html_report import file_report
     from sgi_core.render.provenance import file_fingerprint, provenance
     from sgi_core.scores import BASELINE_LABELS
 

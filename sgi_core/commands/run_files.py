@@ -18,11 +18,11 @@ def read_runs(args, paths, scorer, model: str):
     """Both runs (``paths``: base, new) read, labelled by ``--labels`` and paired; notes go to stderr.
 
     Files without SGI are scored with ``scorer`` (``model``); runs scored with another
-    model, precision or backend are refused (:func:`sgi_core.pipelines.run_pair.pair_runs`).
+    model, precision or backend are refused (:func:`sgi_core.runs.pairing.pair_runs`).
     """
     from sgi_core.commands.label_option import check_every_source_matched, labelled_run, read_label_sets
-    from sgi_core.pipelines.run_pair import pair_runs
-    from sgi_core.pipelines.runs import load_run
+    from sgi_core.runs.pairing import pair_runs
+    from sgi_core.runs.reading import load_run
 
     label_sets = read_label_sets(args)
     runs, recorded = [], []

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from sgi_core.commands.options import (
-    add_label_map_option,
     add_embedding_run_options,
+    add_label_map_option,
     add_model_options,
     label_map_option,
     model_load_options,
@@ -16,7 +16,7 @@ from sgi_core.commands.options import (
 from sgi_core.detectors.registry import per_row_families
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
-from sgi_core.io.formats import DEFAULT_CHUNK_ROWS
+from sgi_core.io.table_formats import DEFAULT_CHUNK_ROWS
 
 
 def add_parser(subparsers) -> None:

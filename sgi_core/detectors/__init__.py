@@ -17,7 +17,7 @@ _EXPORTS = {
     "split_sentences": "sgi_core.detectors.claims",
     "GROUP_COLUMNS": "sgi_core.detectors.folds",
     "question_groups": "sgi_core.detectors.folds",
-    "crossfit_folds": "sgi_core.evaluation.folds",
+    "crossfit_folds": "sgi_core.stats.folds",
     "PROTOCOLS": "sgi_core.detectors.reference",
     "REFERENCE_DETECTORS": "sgi_core.detectors.reference",
     "ReferenceScores": "sgi_core.detectors.reference",

@@ -44,9 +44,9 @@ from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.detectors.columns import CLAIM_COLUMNS
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import check_int
 from sgi_core.geometry import l2_normalize, pairwise_angle, sgi_from_angles
 from sgi_core.io.passages import row_passages
+from sgi_core.stats.checks import check_int
 
 #: A sentence longer than this many words is cut into near-equal windows of at most as many.
 DEFAULT_MAX_WORDS = 64

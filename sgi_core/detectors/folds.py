@@ -6,7 +6,7 @@ was learnt on the other folds only. Rows that share a question must share a fold
 otherwise a question's grounded answer sits in the reference set that scores its
 hallucinated twin (in HaluEval both answers of one question share ``pair_id``).
 :func:`question_groups` finds the groups of a table; the folds are dealt by
-:func:`sgi_core.evaluation.folds.crossfit_folds`, which every cross-fitted score and
+:func:`sgi_core.stats.folds.crossfit_folds`, which every cross-fitted score and
 every out-of-fold combination share.
 """
 

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.detectors.columns import REFERENCE_DETECTORS
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import as_labels, check_choice, check_int
 from sgi_core.geometry import l2_normalize, pairwise_angle, triple_angles
 from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.stats.checks import as_labels, check_choice, check_int
+from sgi_core.stats.folds import crossfit_folds
 
 PROTOCOLS = ("crossfit", "leaky")
 #: Principal directions of the neighbours' displacements that span the tangent space.

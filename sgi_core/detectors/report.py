@@ -25,18 +25,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.folds import question_groups
 from sgi_core.detectors.registry import COMBINED, FAMILIES, DetectorInputs, score_specs
 from sgi_core.embedding import EmbeddingCache, Encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.baselines import response_length, word_overlap
-from sgi_core.evaluation.crossval import out_of_fold_probability
 from sgi_core.evaluation.events_per_feature import withheld_reason
-from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.evaluation.refit import REFIT_N_BOOT, RefitComparison, judge_combined, refit_auroc_difference
+from sgi_core.io.triples import TripleTable
 from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.stats.crossval import out_of_fold_probability
+from sgi_core.stats.folds import crossfit_folds
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ import pandas as pd
 from sgi_core.columns import PASSAGES_COLUMN, TEXT_COLUMNS
 from sgi_core.detectors.claims import claims_of_sentences, sentence_scores
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
-from sgi_core.evaluation.checks import check_int
 from sgi_core.results import JsonResult, frozen_array, warn_undefined
+from sgi_core.stats.checks import check_int
 
 #: Rows read at most: a bigger file is read through a seeded random sample of this many rows.
 DEFAULT_MAX_ROWS = 1_000

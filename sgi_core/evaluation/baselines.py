@@ -26,10 +26,10 @@ from sklearn.metrics import roc_auc_score
 
 from sgi_core.columns import WORD_OVERLAP_COLUMN
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import as_labels, as_scores, check_int, validates_inputs
-from sgi_core.evaluation.crossval import fold_ids, out_of_fold_probabilities
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.scores import SCORES, TRIVIAL
+from sgi_core.stats.checks import as_labels, as_scores, check_int, validates_inputs
+from sgi_core.stats.crossval import fold_ids, out_of_fold_probabilities
 
 #: Below this lexical groundedness a response is flagged as not drawn from its context.
 LEXICAL_FLAG_BELOW = 0.1

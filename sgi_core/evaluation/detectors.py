@@ -32,16 +32,23 @@ from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
-from sgi_core.evaluation.crossval import out_of_fold_probabilities
 from sgi_core.evaluation.events_per_feature import WITHHELD, withheld_reason
-from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
+from sgi_core.evaluation.refit import (
+    HELD_FIXED,
+    REFIT_CI_NAME,
+    REFIT_MAX_ROWS,
+    REFIT_N_BOOT,
+    percentile_interval,
+    rank_auroc,
+    refit_replicates,
+)
 from sgi_core.results import JsonResult, warn_undefined
-from sgi_core.evaluation.paired import delong_test
-from sgi_core.evaluation.ranking import RocResult, roc_analysis
-from sgi_core.evaluation.refit import (HELD_FIXED, REFIT_CI_NAME, REFIT_MAX_ROWS, REFIT_N_BOOT, percentile_interval,
-                                       rank_auroc, refit_replicates)
+from sgi_core.stats.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
+from sgi_core.stats.crossval import out_of_fold_probabilities
+from sgi_core.stats.folds import crossfit_folds
+from sgi_core.stats.paired import delong_test
+from sgi_core.stats.ranking import RocResult, roc_analysis
 
 DIRECTIONS = ("grounded", "hallucinated")
 #: The combination's row in :meth:`DetectorComparison.to_frame`.

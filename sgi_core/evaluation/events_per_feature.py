@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgi_core.evaluation.checks import as_labels, check_int
+from sgi_core.stats.checks import as_labels, check_int
 
 #: Rows of the smaller labelled class needed per feature before a combination fitted on the labels is reported.
 MIN_EVENTS_PER_FEATURE = 10

@@ -2,8 +2,8 @@
 
 Per group (generator model, domain, task type, ...): AUROC (grounded positive) and
 Cohen's d (valid minus hallucinated) with their bootstrap intervals, from
-:func:`~sgi_core.evaluation.ranking.roc_analysis` and
-:func:`~sgi_core.evaluation.effect_size.effect_size`.
+:func:`~sgi_core.stats.ranking.roc_analysis` and
+:func:`~sgi_core.stats.effect_size.effect_size`.
 
 The **authorship confound**: when one group is almost all grounded and another almost
 all hallucinated (answers written by different models or people), a detector can score
@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import as_labels, as_scores, check_fraction, check_int
-from sgi_core.evaluation.effect_size import effect_size
-from sgi_core.evaluation.ranking import auroc, roc_analysis
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
+from sgi_core.stats.checks import as_labels, as_scores, check_fraction, check_int
+from sgi_core.stats.effect_size import effect_size
+from sgi_core.stats.ranking import auroc, roc_analysis
 
 #: Name given to rows whose group value is missing.
 MISSING_GROUP = "(missing)"

@@ -8,7 +8,7 @@ matching, Iacus, King and Porro 2012) with its interval and, for a score learnt 
 reference set, the AUROC of the leaky protocol whose reference set holds the scored row.
 Scores are taken as oriented **higher = grounded**. A score learnt from labels must be
 given out of fold (see :mod:`sgi_core.detectors.folds`); combining scores is a later
-stage (:func:`sgi_core.evaluation.crossval.out_of_fold_probability`).
+stage (:func:`sgi_core.stats.crossval.out_of_fold_probability`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgi_core.evaluation.checks import as_scores
-from sgi_core.evaluation.effect_size import EffectSizeResult, effect_size
-from sgi_core.evaluation.length_matched import LengthMatchedResult, length_matched_auroc
-from sgi_core.evaluation.ranking import RocResult, roc_analysis
 from sgi_core.results import JsonResult
+from sgi_core.stats.checks import as_scores
+from sgi_core.stats.effect_size import EffectSizeResult, effect_size
+from sgi_core.stats.length_matched import LengthMatchedResult, length_matched_auroc
+from sgi_core.stats.ranking import RocResult, roc_analysis
 
 #: How a judged score was obtained: label-free per row, cross-fitted on question-group folds, or the
 #: out-of-fold combination of other scores.
@@ -38,10 +38,10 @@ class ScoreJudgement(JsonResult):
     protocol : str
         One of :data:`PROTOCOLS`.
     auroc, auroc_ci : float, (float, float)
-        Grounded positive; interval of :func:`~sgi_core.evaluation.ranking.roc_analysis`.
+        Grounded positive; interval of :func:`~sgi_core.stats.ranking.roc_analysis`.
     cohens_d, cohens_d_ci : float, (float, float)
         Valid minus hallucinated, ddof=1; interval of
-        :func:`~sgi_core.evaluation.effect_size.effect_size`.
+        :func:`~sgi_core.stats.effect_size.effect_size`.
     auroc_leaky : float
         The same score under the leaky protocol (reference set holding the scored
         row); NaN for scores that need no reference set.
@@ -89,7 +89,7 @@ def judge_score(y_true, y_score, *, lengths, protocol: str = "label-free", leaky
         and Cohen's d, kept in the AUROCs.
     n_boot, seed : int
         Bootstrap settings of the three intervals (0: no intervals). Above
-        :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the
+        :data:`~sgi_core.stats.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the
         three intervals are asymptotic (DeLong's, the delta method's).
 
     Returns

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from sgi_core.evaluation.checks import as_labels
 from sgi_core.results import JsonResult
+from sgi_core.stats.checks import as_labels
 
 #: AUROC (either direction) at or above which a numeric column is taken for the label.
 LEAK_AUROC = 0.99

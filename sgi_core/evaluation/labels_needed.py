@@ -1,7 +1,7 @@
 """How many labelled rows an AUROC interval of a chosen half-width needs, from the labels so far.
 
 DeLong (1988): ``Var(AUROC) = s10^2 / m + s01^2 / n`` for ``m`` grounded and ``n``
-hallucinated rows (:func:`~sgi_core.evaluation.ranking.delong_ci`). At a fixed share
+hallucinated rows (:func:`~sgi_core.stats.ranking.delong_ci`). At a fixed share
 ``pi = m / N`` of grounded rows among ``N`` labelled ones this is ``V1 / N`` with
 ``V1 = s10^2 / pi + s01^2 / (1 - pi)``, so the normal interval's half-width is
 ``w(N) = z * sqrt(V1 / N)`` and a target half-width ``w*`` needs
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from sgi_core.evaluation.checks import check_fraction, check_int, labelled_groups
-from sgi_core.evaluation.paired import delong_components
 from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.stats.checks import check_fraction, check_int, labelled_groups
+from sgi_core.stats.paired import delong_components
 
 
 @dataclass(frozen=True)

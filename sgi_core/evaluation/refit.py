@@ -12,7 +12,7 @@ percentiles of a statistic over the resamples (Efron and Tibshirani 1993, ch. 13
 bootstrap of a cross-validated procedure, ch. 17).
 
 Resamples draw whole question groups with replacement within strata of group make-up
-(one row per group: the two-class bootstrap of :func:`~sgi_core.evaluation.ranking.roc_analysis`);
+(one row per group: the two-class bootstrap of :func:`~sgi_core.stats.ranking.roc_analysis`);
 copies of a drawn group share a fold, so no row is scored by a model that saw its copy.
 Copies leave about 63% distinct training rows, so the refit AUROCs spread a little wider
 and sit a little lower than the estimate's: the interval errs on the cautious side
@@ -20,7 +20,7 @@ and sit a little lower than the estimate's: the interval errs on the cautious si
 naive; subsamples of a 1,500-row file: its AUROC covered in 98% at 44 labels, 93% at 142).
 
 Cost: :data:`REFIT_N_BOOT` resamples of ``n_splits`` fits each, solved together by
-:func:`~sgi_core.evaluation.crossval.out_of_fold_batch` (0.5 s for 44 rows and 14
+:func:`~sgi_core.stats.crossval.out_of_fold_batch` (0.5 s for 44 rows and 14
 features, 7 s at 2,000 rows, one core). Above :data:`REFIT_MAX_ROWS` labelled rows the
 fitted probabilities are held fixed, fitting adding less spread the more rows there
 are, and ``ci_method`` says so (:data:`HELD_FIXED`).
@@ -45,14 +45,14 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
-from sgi_core.evaluation.crossval import out_of_fold_batch
-from sgi_core.evaluation.effect_size import cohens_d_along
-from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
-from sgi_core.evaluation.length_matched import length_matched_auroc
-from sgi_core.evaluation.paired import delong_test
 from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefined
+from sgi_core.stats.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
+from sgi_core.stats.crossval import out_of_fold_batch
+from sgi_core.stats.effect_size import cohens_d_along
+from sgi_core.stats.folds import crossfit_folds
+from sgi_core.stats.length_matched import length_matched_auroc
+from sgi_core.stats.paired import delong_test
 
 #: Default bootstrap resamples of an interval that refits the pipeline in each one (``n_splits`` fits each).
 REFIT_N_BOOT = 200
@@ -85,8 +85,8 @@ def refit_replicates(features, labels, *, groups=None, column_sets=None, n_split
     """Bootstrap resamples of the labelled rows, each with the out-of-fold pipeline refitted on it.
 
     Each resample draws whole groups (module notes), deals them to ``n_splits`` folds
-    with :func:`~sgi_core.evaluation.folds.crossfit_folds` and predicts every row out of
-    fold with :func:`~sgi_core.evaluation.crossval.out_of_fold_batch`.
+    with :func:`~sgi_core.stats.folds.crossfit_folds` and predicts every row out of
+    fold with :func:`~sgi_core.stats.crossval.out_of_fold_batch`.
 
     Parameters
     ----------

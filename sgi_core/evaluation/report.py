@@ -20,14 +20,20 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import as_labels, as_scores, inputs_checked, validates_inputs
-from sgi_core.results import JsonResult, UndefinedStatisticWarning
-from sgi_core.evaluation.baselines import BASELINE_DESCRIPTIONS, BeyondLengthResult, baseline_scores, beyond_length, response_length
-from sgi_core.evaluation.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects
+from sgi_core.evaluation.baselines import (
+    BASELINE_DESCRIPTIONS,
+    BeyondLengthResult,
+    baseline_scores,
+    beyond_length,
+    response_length,
+)
 from sgi_core.evaluation.judgement import judge_score
-from sgi_core.evaluation.length_matched import LengthMatchedResult
-from sgi_core.evaluation.ranking import RocResult
 from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_strata
+from sgi_core.results import JsonResult, UndefinedStatisticWarning
+from sgi_core.stats.checks import as_labels, as_scores, inputs_checked, validates_inputs
+from sgi_core.stats.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects
+from sgi_core.stats.length_matched import LengthMatchedResult
+from sgi_core.stats.ranking import RocResult
 
 #: Texts whose character lengths are stratified, in the paper's Table 3 order.
 LENGTH_COLUMNS = ("question", "context", "response")
@@ -152,7 +158,7 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
     score_col : str, default "sgi"
     n_boot : int, default 1000
         Bootstrap resamples for the intervals of d, AUROC and the length-matched
-        AUROC. Above :data:`~sgi_core.evaluation.bootstrap.BOOTSTRAP_MAX_ROWS`
+        AUROC. Above :data:`~sgi_core.stats.bootstrap.BOOTSTRAP_MAX_ROWS`
         labelled rows the intervals are asymptotic instead (DeLong's for AUROC, the
         delta method's for d and the length-matched statistics); each result's
         ``ci_method`` and ``n_boot`` say which.

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.evaluation.checks import as_scores, validates_inputs
-from sgi_core.results import JsonResult
 from sgi_core.evaluation.strata import StrataResult, group_strata
+from sgi_core.results import JsonResult
 from sgi_core.retrieval import DEFAULT_KS, RetrievalResult, diagnose, retrieval_metrics_from_frame
+from sgi_core.stats.checks import as_scores, validates_inputs
 
 #: SGI at or above which a response counts as grounded in the diagnosis: equal
 #: angles to question and context.

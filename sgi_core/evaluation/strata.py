@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.results import JsonResult, warn_undefined
-from sgi_core.evaluation.bootstrap import normal_interval
-from sgi_core.evaluation.effect_size import cohens_d_along, cohens_d_variance
-from sgi_core.evaluation.ranking import auroc_of_groups, delong_ci
+from sgi_core.stats.bootstrap import normal_interval
+from sgi_core.stats.checks import as_labels, as_scores, check_int, validates_inputs
+from sgi_core.stats.effect_size import cohens_d_along, cohens_d_variance
+from sgi_core.stats.ranking import auroc_of_groups, delong_ci
 
 #: Confidence of the per-stratum intervals.
 CONFIDENCE = 0.95

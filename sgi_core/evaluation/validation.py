@@ -124,7 +124,7 @@ def validate_from_policy(score: str, policy, *, model: str | None) -> ScoreValid
     score : str
         The oriented score column.
     policy : Policy
-        :class:`~sgi_core.evaluation.policy_file.Policy`; its ``heldout_auroc_ci`` is NaN
+        :class:`~sgi_core.policy.file.Policy`; its ``heldout_auroc_ci`` is NaN
         when the policy predates recording it.
     model : str or None
         The model that scored the runs, when known; a policy of another model does not

@@ -27,10 +27,10 @@ import math
 import warnings
 from dataclasses import dataclass
 
-from sgi_core.evaluation.checks import as_labels, as_scores
-from sgi_core.evaluation.paired import delong_test
-from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
+from sgi_core.stats.checks import as_labels, as_scores
+from sgi_core.stats.paired import delong_test
+from sgi_core.stats.ranking import roc_analysis
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
         Trivial scores, higher = grounded as stated; each is flipped when the other
         direction separates better here.
     n_boot, seed
-        Resamples of the AUROC intervals (:func:`~sgi_core.evaluation.ranking.roc_analysis`).
+        Resamples of the AUROC intervals (:func:`~sgi_core.stats.ranking.roc_analysis`).
     rocs : dict of str to RocResult, optional
         Scores already judged (a :class:`~sgi_core.evaluation.judgement.ScoreJudgement`'s
         ``roc``, of the same values as stated and the same ``n_boot`` and ``seed``): their

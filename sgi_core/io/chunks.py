@@ -20,7 +20,10 @@ import pandas as pd
 
 from sgi_core.errors import SGIInputError
 from sgi_core.io.decoding import detect_separator, file_encoding
-from sgi_core.io.formats import (
+from sgi_core.io.limits import InputLimits, check_cells, check_header_width, check_shape, limit_error
+from sgi_core.io.parquet import is_parquet_path, large_strings, open_measurable, parquet_error
+from sgi_core.io.reading import csv_parse_error, max_input_bytes, parse_jsonl_record, read_table
+from sgi_core.io.table_formats import (
     CSV_READ_OPTIONS,
     check_unique_columns,
     empty_file_error,
@@ -28,9 +31,6 @@ from sgi_core.io.formats import (
     split_header,
     table_format,
 )
-from sgi_core.io.limits import InputLimits, check_cells, check_header_width, check_shape, limit_error
-from sgi_core.io.parquet import is_parquet_path, large_strings, open_measurable, parquet_error
-from sgi_core.io.reading import csv_parse_error, max_input_bytes, parse_jsonl_record, read_table
 
 #: Files up to this size are read whole by :func:`~sgi_core.io.reading.read_table`, so they
 #: get exactly its checks and messages; parsed, they take about as much memory as

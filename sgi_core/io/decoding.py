@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sgi_core.errors import SGIInputError
-from sgi_core.io.formats import (
+from sgi_core.io.table_formats import (
     BYTE_ORDER_MARKS,
     FORMATS_HINT,
     TEXT_ENCODINGS,

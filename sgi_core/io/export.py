@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.io.formats import CSV_OUTPUT_SUFFIXES, PARQUET_SUFFIXES, PLAIN_NUMBER
-from sgi_core.io.scored import SCORED_WITH_KEY
 from sgi_core.io.output_paths import check_output_file, is_stdout
+from sgi_core.io.scored import SCORED_WITH_KEY
+from sgi_core.io.table_formats import CSV_OUTPUT_SUFFIXES, PARQUET_SUFFIXES, PLAIN_NUMBER
 
 _FORMULA_PREFIXES = (
     "=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20", "\t", "\r", "\n", "\x0b", "\x0c", "\x00",

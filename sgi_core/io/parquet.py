@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.io.formats import PARQUET_SUFFIXES, check_unique_columns, no_rows_error
 from sgi_core.io.limits import InputLimits, check_cells, check_shape, is_scored, parquet_shape
+from sgi_core.io.table_formats import PARQUET_SUFFIXES, check_unique_columns, no_rows_error
 
 #: Rows per Parquet record batch read under limits: each batch's cells are checked as it is read.
 PARQUET_BATCH_ROWS = 65_536

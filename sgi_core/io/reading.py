@@ -24,7 +24,9 @@ import pandas as pd
 
 from sgi_core.errors import SGIInputError
 from sgi_core.io.decoding import decode_text, detect_separator, header_only_error
-from sgi_core.io.formats import (
+from sgi_core.io.limits import InputLimits, check_cells, check_header_width, check_shape, is_scored, limit_error
+from sgi_core.io.parquet import is_parquet_path, read_parquet_bytes, read_parquet_limited
+from sgi_core.io.table_formats import (
     CSV_READ_OPTIONS,
     FORMATS_HINT,
     check_unique_columns,
@@ -33,8 +35,6 @@ from sgi_core.io.formats import (
     split_header,
     table_format,
 )
-from sgi_core.io.limits import InputLimits, check_cells, check_header_width, check_shape, is_scored, limit_error
-from sgi_core.io.parquet import is_parquet_path, read_parquet_bytes, read_parquet_limited
 from sgi_core.jsonio import loads_json
 
 #: Files above this size are refused before they are read; ``SGI_MAX_INPUT_MB`` overrides it.

@@ -32,9 +32,9 @@ from sgi_core.columns import (
     not_scored_status,
 )
 from sgi_core.errors import SGIInputError, format_rows
-from sgi_core.io.formats import PARQUET_SUFFIXES
 from sgi_core.io.labels import label_warnings
 from sgi_core.io.mapping import ColumnMapping
+from sgi_core.io.table_formats import PARQUET_SUFFIXES
 from sgi_core.io.triples import TripleTable, as_text
 
 #: Parquet key-value metadata naming the embedding model and precision behind a scored file's angles and SGI.

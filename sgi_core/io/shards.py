@@ -1,6 +1,6 @@
 """Finding the shards of a dataset, and their format, for the Ray engine (:mod:`sgi_core.pipelines.ray_engine`).
 
-A shard's format is decided as for every other file (:func:`sgi_core.io.formats.table_format`:
+A shard's format is decided as for every other file (:func:`sgi_core.io.table_formats.table_format`:
 the suffix, and Parquet's magic bytes), so the two engines read the same file the same way.
 """
 
@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from sgi_core.errors import SGIInputError
-from sgi_core.io.formats import PARQUET_SUFFIXES, table_format
+from sgi_core.io.table_formats import PARQUET_SUFFIXES, table_format
 
 #: What a shard may be called: a CSV or Parquet file.
 SHARD_SUFFIXES = (".csv", *PARQUET_SUFFIXES)
@@ -20,7 +20,7 @@ _MAGIC_BYTES = 4
 
 
 def shard_format(path: Path) -> str:
-    """``"parquet"`` or ``"csv"``, as :func:`~sgi_core.io.formats.table_format` decides it for this file.
+    """``"parquet"`` or ``"csv"``, as :func:`~sgi_core.io.table_formats.table_format` decides it for this file.
 
     Examples
     --------

@@ -24,9 +24,6 @@ import pandas as pd
 from sgi_core.columns import INPUT_ROW, ROLES, TEXT_COLUMNS
 from sgi_core.errors import format_rows
 from sgi_core.frames import take_rows
-from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
-from sgi_core.io.limits import InputLimits
-from sgi_core.io.reading import cell_to_text, read_table, source_name
 from sgi_core.io.labels import (
     MISSING_WORDS,
     default_label_positive,
@@ -35,8 +32,11 @@ from sgi_core.io.labels import (
     rewritten_label_warning,
     unmapped_label_warnings,
 )
+from sgi_core.io.limits import InputLimits
 from sgi_core.io.mapping import ColumnMapping, input_renames, resolve_mapping
 from sgi_core.io.passages import context_passages
+from sgi_core.io.reading import cell_to_text, read_table, source_name
+from sgi_core.io.table_formats import PLAIN_NUMBER, check_unique_columns
 
 #: The paper's protocol drops responses shorter than this; SGI is not validated on them.
 SHORT_RESPONSE_CHARS = 20

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.http.client import ApiError
 from sgi_core.columns import STATUS_OK
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.checks import check_int
+from sgi_core.http.client import ApiError
 from sgi_core.io.passages import row_passages
 from sgi_core.judge.cache import AnswerCache, answer_key
 from sgi_core.judge.client import JudgeClient, estimate_tokens
@@ -30,6 +29,7 @@ from sgi_core.judge.output import BEYOND_MAX_ROWS
 from sgi_core.judge.prompts import PROMPT_VERSION, TASKS, AnswerError
 from sgi_core.results import JsonResult
 from sgi_core.retrieval import parse_id_list
+from sgi_core.stats.checks import check_int
 
 #: ``progress(rows_done, rows_total, tokens_spent)``.
 JudgeProgress = Callable[[int, int, int], None]

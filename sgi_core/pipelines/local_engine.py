@@ -37,19 +37,19 @@ from sgi_core.columns import (
     PASSAGES_COLUMN,
     STATUS_COLUMN,
 )
+from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
+from sgi_core.errors import SGIInputError, format_rows
+from sgi_core.io.chunks import raw_chunks
+from sgi_core.io.export import check_output_path, table_writer
+from sgi_core.io.labels import label_class_warnings
+from sgi_core.io.passages import row_passages
+from sgi_core.io.table_formats import DEFAULT_CHUNK_ROWS, no_rows_error
 from sgi_core.io.triples import (
     CONTEXT_IS_QUESTION_EVERYWHERE,
     ColumnMapping,
     TripleTable,
     validate_triples,
 )
-from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
-from sgi_core.errors import SGIInputError, format_rows
-from sgi_core.io.chunks import raw_chunks
-from sgi_core.io.export import check_output_path, table_writer
-from sgi_core.io.formats import DEFAULT_CHUNK_ROWS, no_rows_error
-from sgi_core.io.labels import label_class_warnings
-from sgi_core.io.passages import row_passages
 from sgi_core.scoring import ScoreSummary, score_table
 
 

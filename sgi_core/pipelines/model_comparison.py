@@ -7,17 +7,16 @@ from dataclasses import dataclass
 import pandas as pd
 
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
-from sgi_core.io.triples import TripleTable
 from sgi_core.detectors.report import DetectorReport, detector_report
 from sgi_core.embedding import EmbeddingCache, ProgressCallback, backend_used, load_encoder
-from sgi_core.results import JsonResult
-from sgi_core.evaluation.agreement import AgreementResult, cross_model_agreement
-from sgi_core.long_context import TruncationResult, truncation_report
 from sgi_core.evaluation.baselines import baseline_scores
 from sgi_core.evaluation.report import EvaluationReport, evaluate
 from sgi_core.evaluation.verdict import Verdict, file_verdict
+from sgi_core.io.triples import TripleTable
+from sgi_core.long_context import TruncationResult, truncation_report
+from sgi_core.results import JsonResult
 from sgi_core.scoring import score_table
-
+from sgi_core.stats.correlation import AgreementResult, cross_model_agreement
 
 #: Parts of a judgement left out of the report JSON (the curve and the full results behind its headline numbers).
 JUDGEMENT_DETAILS = ("roc", "effect", "length_matched")

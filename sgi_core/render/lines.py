@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from sgi_core.render.numbers import NAN_INTERVAL, format_ci
 
 if TYPE_CHECKING:
-    from sgi_core.evaluation.gate import GateCheck, GateResult
     from sgi_core.judge.runner import JudgeEstimate
+    from sgi_core.policy.policy_gate import GateCheck, GateResult
     from sgi_core.projection import TripleProjection
     from sgi_core.scoring import ScoreSummary
 

@@ -1,7 +1,7 @@
 """A run comparison as tables and text: what ``compare`` and ``gate --baseline`` print, and the page's tables.
 
-Reads :class:`~sgi_core.evaluation.run_comparison.RunComparison` and
-the checks of :mod:`sgi_core.evaluation.release_gate`; computes nothing.
+Reads :class:`~sgi_core.runs.comparison.RunComparison` and
+the checks of :mod:`sgi_core.policy.baseline_gate`; computes nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 from sgi_core.render.numbers import format_ci
 
 if TYPE_CHECKING:
-    from sgi_core.evaluation.run_comparison import RunComparison
+    from sgi_core.runs.comparison import RunComparison
 
 #: Keys listed by name in the text before "and N more".
 LISTED_KEYS = 10
@@ -142,7 +142,7 @@ def comparison_text(res: RunComparison) -> str:
 
 
 def drop_check_line(check, confidence: float = 0.95) -> str:
-    """One :class:`sgi_core.evaluation.release_gate.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
+    """One :class:`sgi_core.policy.baseline_gate.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
     level = round(confidence * 100)
     about = (f"mean {check.mean_base:.4g} -> {check.mean_new:.4g}, new - base {check.difference:+.4g} "
              f"{format_ci(check.ci, '+.4f')} over {check.n_keys} keys")
@@ -156,7 +156,7 @@ def drop_check_line(check, confidence: float = 0.95) -> str:
 
 
 def gate_baseline_lines(coverage, rate, drops, floors, confidence: float = 0.95) -> list[str]:
-    """The checks of ``gate --baseline`` (:mod:`sgi_core.evaluation.release_gate`), one line each, ``PASS`` or ``FAIL`` first."""
+    """The checks of ``gate --baseline`` (:mod:`sgi_core.policy.baseline_gate`), one line each, ``PASS`` or ``FAIL`` first."""
     level = round(confidence * 100)
     lines = []
     gaps = len(coverage.missing) + len(coverage.unscored)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.evaluation.run_comparison import RunComparison
+from sgi_core.runs.comparison import RunComparison
 from tests.conftest import SAMPLE_CSV
 
 pytestmark = pytest.mark.slow

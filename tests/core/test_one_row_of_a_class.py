@@ -8,8 +8,8 @@ import pytest
 
 from sgi_core.cli import main
 from sgi_core.evaluation import evaluate, roc_analysis
-from sgi_core.evaluation.bootstrap import two_sample_ci
 from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats.bootstrap import two_sample_ci
 
 
 def _one_grounded_row(n_halluc=9):

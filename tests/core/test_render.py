@@ -4,12 +4,12 @@ import math
 
 import numpy as np
 
-from sgi_core.evaluation.release_gate import DropCheck
-from sgi_core.evaluation.gate import GateCheck, GateResult
+from sgi_core.policy.baseline_gate import DropCheck
+from sgi_core.policy.policy_gate import GateCheck, GateResult
 from sgi_core.projection import TripleProjection
 from sgi_core.render.lines import gate_check_line, projection_note, score_summary_lines
-from sgi_core.render.runs import drop_check_line
 from sgi_core.render.numbers import format_ci
+from sgi_core.render.runs import drop_check_line
 from sgi_core.scoring import ScoreSummary
 
 

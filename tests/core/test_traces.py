@@ -17,9 +17,9 @@ import pytest
 
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.io.conversion import convert_file, recognised_formats
+from sgi_core.io.convert.detection import convert_file, recognised_formats
+from sgi_core.io.convert.traces import value_text
 from sgi_core.io.passages import join_passages
-from sgi_core.io.traces import value_text
 from sgi_core.io.triples import validate_triples
 from sgi_core.scoring import score_table
 

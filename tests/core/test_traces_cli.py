@@ -4,7 +4,7 @@
 gaps it found and writes the rows with their ``trace_id``; the file written reopens as
 the same passages. ``compare`` matches rows on ``trace_id`` when both runs share its
 values, else on the question, and says why. The upload's reader
-(:func:`sgi_core.io.conversion.read_input`) opens a trace export as its triples, under
+(:func:`sgi_core.io.convert.detection.read_input`) opens a trace export as its triples, under
 the page's limits, and any other file exactly as ``read_table`` does.
 """
 
@@ -16,12 +16,12 @@ import pytest
 
 from sgi_core.cli import main
 from sgi_core.errors import SGIInputError
-from sgi_core.io.conversion import read_input
-from sgi_core.io.converters import FORMATS
+from sgi_core.io.convert.detection import read_input
+from sgi_core.io.convert.registry import FORMATS
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table
-from sgi_core.io.trace_ids import default_run_key
 from sgi_core.io.triples import validate_triples
+from sgi_core.runs.trace_ids import default_run_key
 from tests.conftest import SAMPLE_CSV
 from tests.core.test_traces import EXPECTED, FIXTURES, LANGFUSE, OTEL, PHOENIX, rows
 

@@ -8,13 +8,14 @@ import pandas as pd
 import pytest
 
 from dashboard import devices, page, services, state
-from dashboard.views import charts, texts
+from dashboard.views import texts
 from sgi_core import evaluation
-from sgi_core.evaluation import bootstrap
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
+from sgi_core.io.triples import load_triples
 from sgi_core.models.device import resolve_device
+from sgi_core.render import figures as charts
 from sgi_core.scoring import score_table
+from sgi_core.stats import bootstrap
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, array, assert_clean, figures, goto, metric, upload
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sgi_core import evaluation
-from sgi_core.io.session import load_session, new_session, session_to_json
+from sgi_core.policy.sessions import load_session, new_session, session_to_json
 from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, metric
 
 SLIDER = "calibration.threshold"

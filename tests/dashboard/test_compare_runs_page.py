@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation.run_comparison import compare_runs
-from sgi_core.evaluation.run_matching import match_runs
-from sgi_core.pipelines.runs import read_run
+from sgi_core.runs.comparison import compare_runs
+from sgi_core.runs.matching import match_runs
+from sgi_core.runs.reading import read_run
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, array, assert_clean, figures, goto, metric, upload

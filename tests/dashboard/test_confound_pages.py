@@ -9,10 +9,10 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import app_test
 
-from dashboard.views import charts
 from dashboard.views.texts import plain
 from sgi_core import evaluation
 from sgi_core.embedding import backend_used, load_encoder
+from sgi_core.render import figures as charts
 from sgi_core.retrieval import DIAGNOSES
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import (

@@ -8,7 +8,7 @@ import pytest
 
 from dashboard.views.texts import plain
 from sgi_core import evaluation
-from sgi_core.io.session import new_session, session_to_json
+from sgi_core.policy.sessions import new_session, session_to_json
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, upload
 

@@ -4,12 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.views import charts
 from sgi_core import evaluation
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.geometry import sgi_bounds, triple_angles
+from sgi_core.io.triples import load_triples
 from sgi_core.projection import project_triples, sample_rows
+from sgi_core.render import figures as charts
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, PAGES, array, assert_clean, figures, goto, metric, upload

@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 
 from dashboard.review_panel import label_button_key
-from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import roc_analysis
-from sgi_core.evaluation.rater_agreement import cohens_kappa
+from sgi_core.io.triples import load_triples
 from sgi_core.judge.cache import AnswerCache
 from sgi_core.judge.client import JudgeClient
 from sgi_core.judge.runner import plan_judging
+from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
 from sgi_core.scoring import score_table
+from sgi_core.stats.kappa import cohens_kappa
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import assert_clean, goto, metric, upload
 

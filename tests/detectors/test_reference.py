@@ -8,9 +8,9 @@ from sklearn.neighbors import NearestNeighbors
 
 from sgi_core.detectors import REFERENCE_DETECTORS, ReferenceScores, reference_scores, reference_sets
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.geometry import triple_angles
 from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats.ranking import roc_analysis
 
 SQ3 = math.sqrt(3.0)
 

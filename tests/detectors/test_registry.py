@@ -6,8 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.io.triples import load_triples
-from sgi_core.detectors.report import check_kinds, detector_report
 from sgi_core.detectors.folds import question_groups
 from sgi_core.detectors.registry import (
     COMBINED,
@@ -21,13 +19,16 @@ from sgi_core.detectors.registry import (
     per_row_families,
     score_specs,
 )
+from sgi_core.detectors.report import check_kinds, detector_report
 from sgi_core.embedding import load_encoder
-from sgi_core.scores import ScoreSpec
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import effect_size, length_matched_auroc, response_length, roc_analysis
-from sgi_core.evaluation.folds import crossfit_folds
+from sgi_core.evaluation import length_matched_auroc, response_length, roc_analysis
 from sgi_core.evaluation.judgement import PROTOCOLS
+from sgi_core.io.triples import load_triples
+from sgi_core.scores import ScoreSpec
 from sgi_core.scoring import score_table
+from sgi_core.stats.effect_size import effect_size
+from sgi_core.stats.folds import crossfit_folds
 from tests.conftest import SAMPLE_CSV
 
 

@@ -10,15 +10,23 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
-from sgi_core.evaluation import crossval, refit
-from sgi_core.evaluation.crossval import normal_scores, out_of_fold_batch, out_of_fold_probability
-from sgi_core.evaluation.folds import crossfit_folds
-from sgi_core.evaluation.judgement import judge_score
-from sgi_core.evaluation.ranking import roc_analysis
-from sgi_core.evaluation.refit import (HELD_FIXED, REFIT_CI_NAME, judge_combined, percentile_interval, rank_auroc,
-                                       refit_auroc_difference, refit_replicates)
 from sgi_core.errors import SGIInputError
+from sgi_core.evaluation import refit
+from sgi_core.evaluation.judgement import judge_score
+from sgi_core.evaluation.refit import (
+    HELD_FIXED,
+    REFIT_CI_NAME,
+    judge_combined,
+    percentile_interval,
+    rank_auroc,
+    refit_auroc_difference,
+    refit_replicates,
+)
 from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats import crossval
+from sgi_core.stats.crossval import normal_scores, out_of_fold_batch, out_of_fold_probability
+from sgi_core.stats.folds import crossfit_folds
+from sgi_core.stats.ranking import roc_analysis
 
 
 def awkward_features(rng, n, k):
@@ -180,6 +188,7 @@ def test_too_few_rows_of_a_class_warn_and_give_nan():
     assert math.isnan(res.difference) and res.ci_method == "none"
 
 
+@pytest.mark.statistical
 def test_noise_features_refit_interval_covers_chance_where_the_naive_one_does_not():
     """44 labels, 14 pure-noise features: the true AUROC of anything fitted is 0.5.
 

@@ -9,9 +9,9 @@ import pytest
 from scipy import stats
 
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import cross_model_agreement, evaluate, robust_range, threshold_range
+from sgi_core.io.triples import load_triples
 from sgi_core.render.tables import table2, table3
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
@@ -134,7 +134,8 @@ def test_robust_range_against_numpy_quantiles():
 
 
 def test_group_d_leaves_degenerate_rows_out_and_keeps_them_in_the_auroc(scored):
-    from sgi_core.evaluation import effect_size, group_analysis
+    from sgi_core.evaluation import group_analysis
+    from sgi_core.stats.effect_size import effect_size
 
     degenerate = scored["sgi_status"].str.startswith("degenerate").to_numpy()
     groups = np.where(np.arange(len(scored)) < 45, "first half", "second half")

@@ -8,15 +8,15 @@ from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import UndefinedStatisticWarning
-from sgi_core.evaluation.crossval import out_of_fold_probability
 from sgi_core.evaluation.detectors import (
     DetectorComparison,
     compare_detectors,
     numeric_score_columns,
     orient_detector_score,
 )
-from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import judge_score
+from sgi_core.stats.crossval import out_of_fold_probability
+from sgi_core.stats.folds import crossfit_folds
 
 
 def test_orientation_and_blank_cells():

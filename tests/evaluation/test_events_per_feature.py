@@ -9,12 +9,12 @@ from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import events_per_feature
-from sgi_core.evaluation.crossval import out_of_fold_probability
 from sgi_core.evaluation.detectors import COMBINED_NAME, DetectorComparison, compare_detectors
 from sgi_core.evaluation.events_per_feature import MIN_EVENTS_PER_FEATURE, WITHHELD, withheld_reason
-from sgi_core.evaluation.folds import crossfit_folds
-from sgi_core.evaluation.ranking import roc_analysis
 from sgi_core.render.report import detector_comparison_text
+from sgi_core.stats.crossval import out_of_fold_probability
+from sgi_core.stats.folds import crossfit_folds
+from sgi_core.stats.ranking import roc_analysis
 
 
 def labels(n_grounded, n_hallucinated):

@@ -7,8 +7,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.effect_size import cohens_d
 from sgi_core.evaluation.groups import GroupAnalysis, group_analysis, group_confound
+from sgi_core.stats.effect_size import cohens_d
 
 
 def _two_groups():

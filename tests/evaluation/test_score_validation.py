@@ -7,9 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.evaluation.policy import make_policy
-from sgi_core.evaluation.run_comparison import compare_runs
-from sgi_core.evaluation.run_matching import match_runs
 from sgi_core.evaluation.validation import (
     NOT_VALIDATED,
     RunAuroc,
@@ -18,6 +15,9 @@ from sgi_core.evaluation.validation import (
     validate_on_labels,
     verdict_word,
 )
+from sgi_core.policy.making import make_policy
+from sgi_core.runs.comparison import compare_runs
+from sgi_core.runs.matching import match_runs
 
 GOOD = RunAuroc("base", 0.8, (0.7, 0.9), 50, 50)
 

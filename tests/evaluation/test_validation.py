@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import checks, evaluate, expected_calibration_error, reliability_bins, roc_analysis
-from sgi_core.evaluation.calibration import halluc_rate_by_quantile
+from sgi_core.evaluation import evaluate, expected_calibration_error, reliability_bins, roc_analysis
+from sgi_core.stats import checks
+from sgi_core.stats.calibration import halluc_rate_by_quantile
 
 
 @pytest.fixture

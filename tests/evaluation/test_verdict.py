@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from sgi_core.evaluation.paired import delong_test
 from sgi_core.evaluation.verdict import Verdict, file_verdict, standing_of
+from sgi_core.stats.paired import delong_test
 
 
 def _file(seed, n=400):
@@ -68,7 +68,7 @@ def test_standing_of_its_interval():
 
 
 def test_a_flipped_trivial_score_has_the_interval_of_the_score_negated():
-    from sgi_core.evaluation.ranking import roc_analysis
+    from sgi_core.stats.ranking import roc_analysis
 
     y, rng = _file(9)
     longer = np.round(y + rng.normal(0, 1, len(y)), 1)  # ties included

@@ -1,0 +1,215 @@
+"""The trace exports read as triples: Phoenix span exports, OTLP/OpenInference JSON, Langfuse traces.
+
+Each reader takes the file's ``(row, record)`` pairs (:func:`sgi_core.io.convert.traces.load_records`)
+and gives one :class:`~sgi_core.io.convert.traces.TraceParts` per trace, in the order the traces
+first appear. Spans (Phoenix, OTLP) are joined by trace id: the root is the span without
+a parent in the file (the earliest, if several), its ``input.value`` the question and
+``output.value`` the answer; every ``RETRIEVER`` span contributes its
+``retrieval.documents``. Langfuse traces carry their observations: the trace's
+``input`` / ``output`` (else the root observation's), and the ``output`` documents of each
+retrieval observation (type ``RETRIEVER``, or a child ``SPAN`` whose name contains "retriev").
+
+Errors name the file, the record's row (a data row or a JSON Lines line), the field, and
+what to do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sgi_core.errors import SGIInputError
+from sgi_core.io.convert.traces import (
+    TraceParts,
+    document_text,
+    flatten,
+    indexed_documents,
+    is_missing,
+    parse_json_text,
+    start_key,
+    value_text,
+)
+
+RETRIEVER = "RETRIEVER"
+_JSON_MIME = "application/json"
+_PHOENIX_HINT = ("Save the spans dataframe (px.Client().get_spans_dataframe()) with to_parquet or to_json("
+                 "orient='records', lines=True), every column kept")
+_OTLP_HINT = "Give the OTLP JSON as the exporter wrote it: resourceSpans -> scopeSpans -> spans"
+_LANGFUSE_HINT = ("Give the traces as GET /api/public/traces/{traceId} returns them (langfuse.api.trace.get), "
+                  "one per line or in one JSON array")
+
+
+@dataclass(frozen=True)
+class Span:
+    """One span of an OpenInference trace, its texts already read."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str
+    kind: str
+    start: float | None
+    order: int
+    question: str | None
+    answer: str | None
+    documents: tuple
+
+
+def _text(attributes: dict, key: str, side: str) -> str | None:
+    value = attributes.get(f"{key}.value")
+    if attributes.get(f"{key}.mime_type") == _JSON_MIME:
+        value = parse_json_text(value)
+    return value_text(value, side)
+
+
+def _span(attributes: dict, *, trace_id, span_id, parent_id, kind, start, order: int) -> Span:
+    kind = str(kind or attributes.get("openinference.span.kind") or "").upper()
+    documents = tuple(indexed_documents(attributes, "retrieval.documents")) if kind == RETRIEVER else ()
+    return Span(str(trace_id), str(span_id), "" if is_missing(parent_id) else str(parent_id), kind,
+                start_key(start), order, _text(attributes, "input", "question"), _text(attributes, "output", "answer"),
+                documents)
+
+
+def _ids(trace_id, span_id, *, name: str, row: int, fields: tuple[str, str], hint: str) -> None:
+    for value, field in zip((trace_id, span_id), fields):
+        if is_missing(value):
+            raise SGIInputError(f"a span has no {field}", source=name, rows=[row], column=field, hint=hint)
+
+
+def traces_from_spans(spans: list[Span]) -> list[TraceParts]:
+    """One :class:`TraceParts` per trace id, in order of first appearance."""
+    by_trace: dict[str, list[Span]] = {}
+    for span in spans:
+        by_trace.setdefault(span.trace_id, []).append(span)
+    traces = []
+    for trace_id, members in by_trace.items():
+        ids = {span.span_id for span in members}
+        in_order = sorted(members, key=lambda s: (s.start is None, s.start or 0.0, s.order))
+        roots = [span for span in in_order if not span.parent_id] or [s for s in in_order if s.parent_id not in ids]
+        root = roots[0] if roots else in_order[0]
+        retrievals = tuple(span.documents for span in in_order if span.kind == RETRIEVER)
+        traces.append(TraceParts(trace_id, root.question, root.answer, retrievals))
+    return traces
+
+
+def phoenix_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
+    """Phoenix's spans dataframe (``get_spans_dataframe``) or its span JSON, one span per record.
+
+    Columns read: ``context.trace_id``, ``context.span_id``, ``parent_id``, ``span_kind``,
+    ``start_time``, ``attributes.input.value`` / ``.mime_type``, ``attributes.output.value`` /
+    ``.mime_type`` and ``attributes.retrieval.documents`` (a list of
+    ``{"document.content", "document.id", "document.score"}``, or flattened as
+    ``attributes.retrieval.documents.0.document.content``). Nested ``context`` and
+    ``attributes`` objects (Phoenix's span JSON) read the same.
+    """
+    spans = []
+    for order, (row, record) in enumerate(records):
+        flat = flatten(record)
+        trace_id, span_id = flat.get("context.trace_id"), flat.get("context.span_id")
+        _ids(trace_id, span_id, name=name, row=row, fields=("context.trace_id", "context.span_id"), hint=_PHOENIX_HINT)
+        attributes = {key[len("attributes."):]: value for key, value in flat.items() if key.startswith("attributes.")}
+        spans.append(_span(attributes, trace_id=trace_id, span_id=span_id, parent_id=flat.get("parent_id"),
+                           kind=flat.get("span_kind"), start=flat.get("start_time"), order=order))
+    return traces_from_spans(spans)
+
+
+def _any_value(value: dict):
+    """An OTLP ``AnyValue`` as Python (lowerCamelCase or snake_case keys)."""
+    for key, item in value.items():
+        kind = key.replace("_", "").lower()
+        if kind in ("stringvalue", "boolvalue", "doublevalue", "bytesvalue"):
+            return item
+        if kind == "intvalue":
+            return int(item)
+        if kind == "arrayvalue":
+            return [_any_value(v) for v in (item or {}).get("values", [])]
+        if kind == "kvlistvalue":
+            return _attributes((item or {}).get("values", []))
+    return None
+
+
+def _attributes(pairs) -> dict:
+    return {pair["key"]: _any_value(pair.get("value") or {}) for pair in pairs
+            if isinstance(pair, dict) and "key" in pair}
+
+
+def _field(mapping: dict, camel: str):
+    """An OTLP field by its lowerCamelCase name or its proto (snake_case) name."""
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+    return mapping.get(camel, mapping.get(snake))
+
+
+def otlp_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
+    """OTLP JSON (``ExportTraceServiceRequest``: ``resourceSpans`` -> ``scopeSpans`` -> ``spans``), one or per line.
+
+    Span fields read: ``traceId``, ``spanId``, ``parentSpanId``, ``startTimeUnixNano`` and
+    the attributes ``openinference.span.kind``, ``input.value`` / ``input.mime_type``,
+    ``output.value`` / ``output.mime_type``, ``retrieval.documents.N.document.content``.
+    """
+    spans = []
+    for row, record in records:
+        for r, resource in enumerate(_field(record, "resourceSpans") or []):
+            scopes = _field(resource, "scopeSpans") or _field(resource, "instrumentationLibrarySpans") or []
+            for s, scope in enumerate(scopes):
+                for k, span in enumerate(_field(scope, "spans") or []):
+                    where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{k}]"
+                    if not isinstance(span, dict):
+                        raise SGIInputError(f"{where} is not an object", source=name, rows=[row], hint=_OTLP_HINT)
+                    trace_id, span_id = _field(span, "traceId"), _field(span, "spanId")
+                    _ids(trace_id, span_id, name=name, row=row, fields=(f"{where}.traceId", f"{where}.spanId"),
+                         hint=_OTLP_HINT)
+                    spans.append(_span(_attributes(span.get("attributes") or []), trace_id=trace_id,
+                                       span_id=span_id, parent_id=_field(span, "parentSpanId"), kind=None,
+                                       start=_field(span, "startTimeUnixNano"), order=len(spans)))
+    if not spans:
+        raise SGIInputError("the file holds no spans", source=name, hint=_OTLP_HINT)
+    return traces_from_spans(spans)
+
+
+def _retrieved(output) -> tuple:
+    """The documents of a Langfuse retrieval observation's output."""
+    output = parse_json_text(output)
+    if isinstance(output, dict):
+        listed = [output[k] for k in ("documents", "docs", "context", "results", "nodes") if k in output]
+        output = listed[0] if listed else [output]
+    if is_missing(output):
+        return ()
+    return tuple(document_text(item) for item in (output if isinstance(output, list) else [output]))
+
+
+def _is_retrieval(observation: dict) -> bool:
+    """A ``RETRIEVER`` observation, or a child ``SPAN`` named for retrieval (the older SDKs' LangChain retriever)."""
+    kind = str(observation.get("type") or "").upper()
+    return kind == RETRIEVER or (kind == "SPAN" and not is_missing(observation.get("parentObservationId"))
+                                 and "retriev" in str(observation.get("name") or "").lower())
+
+
+def langfuse_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
+    """Langfuse traces with their observations (``GET /api/public/traces/{traceId}``), one per record.
+
+    Trace fields read: ``id``, ``input``, ``output``, ``observations``; observation fields:
+    ``type``, ``name``, ``startTime``, ``parentObservationId``, ``input``, ``output``.
+    """
+    traces = []
+    for row, record in records:
+        trace_id, observations = record.get("id"), record.get("observations")
+        if is_missing(trace_id):
+            raise SGIInputError("a trace has no id", source=name, rows=[row], column="id", hint=_LANGFUSE_HINT)
+        if not isinstance(observations, list) or not all(isinstance(o, dict) for o in observations):
+            raise SGIInputError(
+                f"trace '{trace_id}' lists its observations by id only, not as objects", source=name, rows=[row],
+                column="observations",
+                hint=_LANGFUSE_HINT + "; a trace from GET /api/public/traces (the list) carries only their ids")
+        in_order = sorted(enumerate(observations),
+                          key=lambda pair: (start_key(pair[1].get("startTime")) is None,
+                                            start_key(pair[1].get("startTime")) or 0.0, pair[0]))
+        in_order = [observation for _, observation in in_order]
+        roots = [o for o in in_order if is_missing(o.get("parentObservationId"))]
+        root = roots[0] if roots else {}
+        question = value_text(parse_json_text(record.get("input")), "question")
+        answer = value_text(parse_json_text(record.get("output")), "answer")
+        traces.append(TraceParts(
+            str(trace_id),
+            question if question is not None else value_text(parse_json_text(root.get("input")), "question"),
+            answer if answer is not None else value_text(parse_json_text(root.get("output")), "answer"),
+            tuple(_retrieved(o.get("output")) for o in in_order if _is_retrieval(o)),
+        ))
+    return traces

@@ -1,0 +1,2 @@
+"""Flagging policies: making one, its file, the rules it is written under, the gates that hold a
+file to it or a new run to its baseline, and calibration sessions."""

@@ -1,0 +1,188 @@
+"""The rules of ``gate NEW --baseline BASE``: hold a new run to its baseline on labels and on validated scores.
+
+Checks, each on a :class:`~sgi_core.runs.comparison.RunComparison`:
+
+* :func:`rate_check`: fails when the upper 95% bound of the hallucination-rate
+  increase ``rate_new - rate_base`` (from the labels, prediction-powered where only a
+  sample is labelled) exceeds ``max_increase``;
+* :func:`drop_checks`: fails when the lower 95% bound of a score's mean change
+  ``mean(new) - mean(base)`` is below ``-max_drop``; a score that is not validated on
+  these labels is refused (its movement says nothing about grounding) unless the
+  caller allows it;
+* :func:`auroc_floor_checks`: fails when a score's AUROC lower bound is below
+  ``min_auroc`` in either run;
+* :func:`key_coverage`: fails when keys of the base run are missing from the new run,
+  or unscored there, unless allowed (a run that kept only its best questions must not
+  pass).
+
+Refusals (bad input, an unvalidated score, no labels for a label check, fewer than
+:data:`MIN_MATCHED_KEYS` matched keys) raise :class:`~sgi_core.errors.SGIInputError`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sgi_core.errors import SGIInputError
+from sgi_core.results import JsonResult
+
+#: Fewer matched keys than this leave every interval too wide to gate on.
+MIN_MATCHED_KEYS = 30
+
+
+@dataclass(frozen=True)
+class DropCheck(JsonResult):
+    """One score held to a maximum drop: ``passed`` when ``ci[0] >= -max_drop``.
+
+    ``difference = mean_new - mean_base`` over ``n_keys`` matched keys, ``ci`` its
+    bootstrap interval; an undefined interval fails. ``validated`` and ``validation``
+    say whether the score tracks grounding on these labels.
+    """
+
+    score: str
+    n_keys: int
+    mean_base: float
+    mean_new: float
+    difference: float
+    ci: tuple[float, float]
+    max_drop: float
+    passed: bool
+    validated: bool
+    validation: str
+
+
+@dataclass(frozen=True)
+class RateCheck(JsonResult):
+    """The hallucination-rate increase held to ``max_increase``: ``passed`` when ``ci[1] <= max_increase``."""
+
+    n_keys: int
+    rate_base: float
+    rate_new: float
+    difference: float
+    ci: tuple[float, float]
+    method: str
+    max_increase: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class AurocFloorCheck(JsonResult):
+    """A score's AUROC lower bound in one run held to ``min_auroc``."""
+
+    score: str
+    run: str
+    auroc: float
+    auroc_ci: tuple[float, float]
+    min_auroc: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class KeyCoverage(JsonResult):
+    """Base keys the new run lacks or leaves unscored; ``passed`` when there are none or they are allowed."""
+
+    n_keys_base: int
+    missing: tuple[str, ...]
+    unscored: tuple[str, ...]
+    allowed: bool
+    passed: bool
+
+
+def _finite_bound(value: float, name: str) -> float:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+        raise SGIInputError(f"{name} must be a finite number >= 0; got {value!r}")
+    return float(value)
+
+
+def check_enough_keys(comparison) -> None:
+    """Refuse fewer than :data:`MIN_MATCHED_KEYS` matched keys."""
+    n = comparison.match.n_matched
+    if n < MIN_MATCHED_KEYS:
+        raise SGIInputError(f"the runs share only {n} keys; the gate needs at least {MIN_MATCHED_KEYS} to bound a "
+                            "change", hint="Compare runs of the same inputs, or match them on another --key")
+
+
+def key_coverage(comparison, matched, scores, *, allow_missing: bool) -> KeyCoverage:
+    """Base keys absent from the new run, and matched keys a score of ``scores`` leaves unscored in the new run only."""
+    unscored = np.zeros(len(matched.keys), dtype=bool)
+    for score in scores:
+        base, new = matched.base[score].to_numpy(), matched.new[score].to_numpy()
+        unscored |= ~np.isnan(base) & np.isnan(new)
+    missing = tuple(comparison.match.only_in_base)
+    gaps = tuple(map(str, matched.keys[unscored]))
+    return KeyCoverage(comparison.match.n_keys_base, missing, gaps, allow_missing,
+                       allow_missing or not (missing or gaps))
+
+
+def rate_check(comparison, max_increase: float) -> RateCheck:
+    """Hold the labels' hallucination-rate increase to ``max_increase`` (see the module notes).
+
+    Raises
+    ------
+    SGIInputError
+        When the runs carry no labels, or ``max_increase`` is not a finite number >= 0.
+    """
+    max_increase = _finite_bound(max_increase, "--max-rate-increase")
+    lab = comparison.labels
+    if lab is None:
+        raise SGIInputError("the hallucination-rate check needs labels of both runs",
+                            hint="Pass --labels FILE (the Review page's annotations of each run, or a table of labelled "
+                                 "rows of both)")
+    return RateCheck(lab.n_keys, lab.rate_base, lab.rate_new, lab.difference, lab.ci, lab.method, max_increase,
+                     bool(lab.ci[1] <= max_increase))
+
+
+def drop_checks(comparison, scores, max_drop: float, *, allow_unvalidated: bool = False) -> tuple[DropCheck, ...]:
+    """Hold each of ``scores`` to ``max_drop``; an undefined interval fails.
+
+    Raises
+    ------
+    SGIInputError
+        A negative or non-finite ``max_drop``, a score the comparison does not hold, or a
+        score not validated on these labels without ``allow_unvalidated``.
+    """
+    max_drop = _finite_bound(max_drop, "--max-drop")
+    by_name = {d.score: d for d in comparison.scores}
+    missing = [s for s in scores if s not in by_name]
+    if missing:
+        raise SGIInputError(f"score {', '.join(map(repr, missing))} is not in both runs",
+                            hint=f"Scores of both runs: {', '.join(by_name)}")
+    unvalidated = [by_name[s] for s in scores if not by_name[s].validated]
+    if unvalidated and not allow_unvalidated:
+        reasons = "; ".join(f"{d.score}: {d.validation}" for d in unvalidated)
+        raise SGIInputError(f"not validated on these labels, so a drop says nothing about grounding ({reasons})",
+                            hint="Label a sample of both runs (--labels) and gate on --max-rate-increase, or pass "
+                                 "--allow-unvalidated to gate on the score anyway")
+    return tuple(DropCheck(d.score, d.n_keys, d.mean_base, d.mean_new, d.difference, d.ci, max_drop,
+                           bool(d.ci[0] >= -max_drop), d.validated, d.validation)
+                 for d in (by_name[s] for s in scores))
+
+
+def auroc_floor_checks(comparison, scores, min_auroc: float) -> tuple[AurocFloorCheck, ...]:
+    """Each score's AUROC lower bound in each run against ``min_auroc``; an undefined bound fails.
+
+    Raises
+    ------
+    SGIInputError
+        Without labels, or with ``min_auroc`` outside [0, 1].
+    """
+    if not (math.isfinite(min_auroc) and 0.0 <= min_auroc <= 1.0):
+        raise SGIInputError(f"--min-auroc must be in [0, 1]; got {min_auroc!r}")
+    if comparison.labels is None:
+        raise SGIInputError("--min-auroc needs labels of both runs to compute an AUROC",
+                            hint="Pass --labels FILE, or drop --min-auroc")
+    by_name = {d.score: d for d in comparison.scores}
+    missing = [s for s in scores if s not in by_name]
+    if missing:
+        raise SGIInputError(f"score {', '.join(map(repr, missing))} is not in both runs",
+                            hint=f"Scores of both runs: {', '.join(by_name)}")
+    checks = []
+    for score in scores:
+        d = by_name[score]
+        for run, auroc, ci in (("base", d.auroc_base, d.auroc_base_ci), ("new", d.auroc_new, d.auroc_new_ci)):
+            checks.append(AurocFloorCheck(score, run, auroc, ci, float(min_auroc),
+                                          bool(not math.isnan(ci[0]) and ci[0] >= min_auroc)))
+    return tuple(checks)

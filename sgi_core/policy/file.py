@@ -1,0 +1,169 @@
+"""The policy file ``gate`` reads: a flagging rule, its calibrator and its held-out numbers.
+
+A :class:`Policy` is written by :func:`~sgi_core.policy.making.make_policy` and stored
+as strict JSON, read by the rules of :mod:`sgi_core.policy.saved_json` (the same as
+calibration sessions): unknown, missing, repeated or mistyped fields are refused, the
+calibrator must apply, nothing is evaluated or unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from sgi_core.columns import CONTEXT_STRATEGIES
+from sgi_core.errors import SGIInputError
+from sgi_core.policy.saved_json import check_fields, check_schema, is_number, read_calibrator, read_json_object
+from sgi_core.results import JsonResult
+from sgi_core.stats.thresholds import CHOICE_METHODS
+
+POLICY_SCHEMA = "sgi-workbench/policy"
+POLICY_VERSION = 5
+#: Columns that are never a score: the label (and its input copy) and the row number.
+NOT_SCORE_COLUMNS = ("label", "input_label", "input_row")
+#: Precisions an embedding model runs at (``sgi_core.models.device.PRECISIONS``).
+MODEL_PRECISIONS = ("fp32", "fp16", "bf16")
+#: Backends that run it (``sgi_core.embedding.BACKENDS``).
+MODEL_BACKENDS = ("torch", "onnx", "onnx-int8")
+_HINT = "Write policies with `python -m sgi_core gate FILE --write-policy OUT`"
+
+
+@dataclass(frozen=True)
+class Policy(JsonResult):
+    """A flagging rule to apply to new data, with what it achieved on held-out rows.
+
+    Attributes
+    ----------
+    model : str
+        Embedding model the scores come from (``"minilm"``, ...).
+    model_precision : str or None
+        Precision the model ran at (``"fp32"``, ``"fp16"``, ``"bf16"``) when it scored
+        the file; None when the file did not record it. Another precision moves SGI
+        slightly, so the gate refuses to mix them.
+    model_backend : str or None
+        What ran the model (``"torch"``, ``"onnx"``, ``"onnx-int8"``); None when unrecorded.
+        int8 weights move SGI, so the gate refuses to mix backends too.
+    context_strategy : str
+        How each context became one embedding (``"joined"``, ``"mean"``, ``"nearest"``;
+        :func:`~sgi_core.scoring.score_table`); ``"joined"`` in policies of versions before 5,
+        when it was the only one. The gate refuses scores made with another.
+    score_column : str
+        ``"sgi"`` or another column of the file, higher = grounded; never the label
+        or a row number (:data:`NOT_SCORE_COLUMNS`).
+    calibrator : dict
+        :meth:`Calibrator.to_dict` of a calibrator fitted on the development half.
+    threshold : float
+        Flag ``score < threshold`` as hallucinated.
+    threshold_method : str
+    precision, recall, flag_rate : float
+        Held-out values at the threshold (hallucinated positive); NaN if undefined.
+    min_auroc : float or None
+        Lowest acceptable lower 95% bound of the AUROC, if any.
+    heldout_auroc, heldout_auroc_ci : float, (float, float)
+        The score's AUROC (grounded positive) on the held-out half with its 95% interval:
+        the record that validates the score for ``model``
+        (:func:`~sgi_core.evaluation.validation.validate_from_policy`); NaN in policies of
+        versions before 4.
+    created : str
+        ISO 8601 UTC time.
+    schema, version : str, int
+    """
+
+    model: str
+    model_precision: str | None
+    model_backend: str | None
+    context_strategy: str
+    score_column: str
+    calibrator: dict
+    threshold: float
+    threshold_method: str
+    precision: float
+    recall: float
+    flag_rate: float
+    min_auroc: float | None
+    heldout_auroc: float
+    heldout_auroc_ci: tuple[float, float]
+    created: str
+    schema: str = POLICY_SCHEMA
+    version: int = POLICY_VERSION
+
+    @classmethod
+    def from_dict(cls, data: dict, *, source: str = "<policy>") -> Policy:
+        """Strict reading (:mod:`sgi_core.policy.saved_json`): every field present with the right type."""
+        if not isinstance(data, dict):
+            raise SGIInputError("a policy must be a JSON object", source=source, hint=_HINT)
+        version = check_schema(data, POLICY_SCHEMA, tuple(range(1, POLICY_VERSION + 1)), source=source, what="a policy")
+        # Version 1 recorded neither the model's precision nor its backend; version 2 no backend; before version 4
+        # no held-out AUROC.
+        unrecorded = {1: {"model_precision", "model_backend"}, 2: {"model_backend"}}.get(version, set())
+        if version < 4:
+            unrecorded |= {"heldout_auroc", "heldout_auroc_ci"}
+        if version < 5:
+            unrecorded |= {"context_strategy"}
+        expected = {f.name for f in fields(cls)} - unrecorded
+        check_fields(data, expected, source=source, what="the policy", hint=_HINT)
+        for name in ("model", "score_column", "threshold_method", "created"):
+            _check(isinstance(data[name], str) and data[name], name, "a non-empty string", source)
+        _check(data["score_column"] not in NOT_SCORE_COLUMNS, "score_column",
+               f"a score, not the label or a row number ({', '.join(NOT_SCORE_COLUMNS)})", source)
+        precision = data.get("model_precision")
+        _check(precision is None or precision in MODEL_PRECISIONS, "model_precision",
+               f"null or one of {', '.join(MODEL_PRECISIONS)}", source)
+        backend = data.get("model_backend")
+        _check(backend is None or backend in MODEL_BACKENDS, "model_backend",
+               f"null or one of {', '.join(MODEL_BACKENDS)}", source)
+        strategy = data.get("context_strategy", "joined")
+        _check(strategy in CONTEXT_STRATEGIES, "context_strategy", f"one of {', '.join(CONTEXT_STRATEGIES)}", source)
+        _check(data["threshold_method"] in CHOICE_METHODS, "threshold_method", f"one of {CHOICE_METHODS}", source)
+        _check(is_number(data["threshold"]), "threshold", "a number", source)
+        for name in ("precision", "recall", "flag_rate", "min_auroc"):
+            value = data[name]
+            _check(value is None or (is_number(value) and 0.0 <= value <= 1.0), name, "null or in [0, 1]", source)
+        auroc = data.get("heldout_auroc")
+        _check(auroc is None or (is_number(auroc) and 0.0 <= auroc <= 1.0), "heldout_auroc", "null or in [0, 1]",
+               source)
+        auroc_ci = data.get("heldout_auroc_ci", [None, None])
+        _check(isinstance(auroc_ci, list) and len(auroc_ci) == 2
+               and all(v is None or (is_number(v) and 0.0 <= v <= 1.0) for v in auroc_ci), "heldout_auroc_ci",
+               "a list of two bounds, each null or in [0, 1]", source)
+        calibrator = read_calibrator(data["calibrator"], source=source, hint=_HINT)
+        nan = math.nan
+        return cls(
+            model=data["model"], model_precision=precision, model_backend=backend, context_strategy=strategy,
+            score_column=data["score_column"],
+            calibrator=calibrator.to_dict(), threshold=float(data["threshold"]),
+            threshold_method=data["threshold_method"],
+            precision=nan if data["precision"] is None else float(data["precision"]),
+            recall=nan if data["recall"] is None else float(data["recall"]),
+            flag_rate=nan if data["flag_rate"] is None else float(data["flag_rate"]),
+            min_auroc=None if data["min_auroc"] is None else float(data["min_auroc"]),
+            heldout_auroc=nan if auroc is None else float(auroc),
+            heldout_auroc_ci=tuple(nan if v is None else float(v) for v in auroc_ci),
+            created=data["created"],
+        )
+
+
+def _check(ok: bool, name: str, what: str, source: str) -> None:
+    if not ok:
+        raise SGIInputError(f"policy field '{name}' must be {what}", source=source, hint=_HINT)
+
+
+def policy_to_json(policy: Policy) -> str:
+    """The policy as indented JSON (NaN written as null)."""
+    return json.dumps(policy.to_dict(), indent=2, allow_nan=False)
+
+
+def policy_from_json(text: str | bytes, *, source: str = "<policy>") -> Policy:
+    """Read a policy written by :func:`policy_to_json`; refuses anything else with :class:`SGIInputError`."""
+    return Policy.from_dict(read_json_object(text, source=source, what="the policy", hint=_HINT), source=source)
+
+
+def load_policy(path) -> Policy:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise SGIInputError(f"cannot read the policy: {err}", source=str(path)) from None
+    return policy_from_json(raw, source=str(path))

@@ -1,0 +1,193 @@
+"""A run of a RAG system read for comparison: its rows, its labels and its scores oriented higher = grounded.
+
+A run file may be *scored* (the output of ``score``: ``theta_*``, ``sgi``,
+``sgi_status``), *judged* (``judge_*`` columns) or *plain* (question, context,
+response[, label]); a file without SGI is scored with the caller's scorer, the
+same :func:`sgi_core.scoring.score_table` path as ``score`` and ``report``.
+
+The scores compared, each a column oriented **higher = grounded** by its
+:class:`~sgi_core.scores.ScoreSpec`: the registered scores the file carries (SGI; the
+three angles, ``theta_rq`` as it is and ``theta_rc``, ``theta_qc`` negated; the
+detectors' per-row scores); the baselines ``neg_response_length`` and
+``lexical_groundedness`` (word overlap with the context); LLM judge columns (``judge_*``,
+all higher = better); and any other numeric column of the file, taken as higher =
+grounded unless named in ``hallucinated_high`` (then negated as ``neg_<name>``).
+Labels, ids, row numbers, counts and flags are never compared as scores.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from sgi_core.columns import (
+    ADDED_COLUMNS,
+    CONTEXT_PIECES_COLUMN,
+    DEFAULT_CONTEXT_STRATEGY,
+    INPUT_ROW,
+    STATUS_COLUMN,
+    TEXT_COLUMNS,
+)
+from sgi_core.detectors.registry import FAMILIES
+from sgi_core.errors import SGIInputError
+from sgi_core.evaluation.baselines import baseline_scores
+from sgi_core.evaluation.detectors import numeric_score_columns, orient_detector_score
+from sgi_core.io.limits import is_scored
+from sgi_core.io.mapping import COLUMN_ALIASES
+from sgi_core.io.scored import scored_table
+from sgi_core.io.triples import TripleTable, validate_triples
+from sgi_core.judge.metrics import METRICS
+from sgi_core.scores import SCORES, column_spec
+
+#: Every column the LLM judge writes a score in (higher = better).
+JUDGE_COLUMNS = tuple(column for metric in METRICS.values() for column in metric.columns)
+
+#: Registered score columns a file may carry (:data:`sgi_core.scores.SCORES`): SGI, the angles, a session's
+#: probability, the detectors' per-row scores; the baselines are computed from the texts, and ``combined`` is
+#: fitted across detectors in ``report``, never a column of a file. Each is oriented by its spec and
+#: renamed ``neg_<column>`` when negated, so that every compared score reads higher = grounded.
+ORIENTED_SCORES = {name: spec for name, spec in SCORES.items() if spec.kind != "baseline" and name != "combined"}
+
+#: Columns that are never scores: statuses, flags and row numbers the library writes, and the detector
+#: families' other per-row columns (sentence counts, per-sentence SGI summaries).
+NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, CONTEXT_PIECES_COLUMN, "flagged_hallucinated", "label",
+                        *(c for family in FAMILIES.values() for c in family.columns if c not in ORIENTED_SCORES)})
+
+# Ids, row numbers and indexes by name: a column called pair_id repeats within a file, so the
+# "integers, one per row" test of numeric_score_columns does not catch it.
+_ID_NAME = re.compile(r"(^|_)(id|ids|row|rows|index|idx|key)$", re.IGNORECASE)
+
+Scorer = Callable[[TripleTable], pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run, ready for :func:`sgi_core.runs.matching.match_runs`.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        The file's rows in order: its columns (``label`` as 1.0 / 0.0 / NaN) plus every
+        oriented score column.
+    source : str
+    scores : tuple of str
+        The oriented score columns, library scores first, then judge and imported columns.
+    scored_here : bool
+        True when SGI and the angles were computed by the scorer, False when the file carried them.
+    warnings : tuple of str
+    """
+
+    frame: pd.DataFrame
+    source: str
+    scores: tuple[str, ...]
+    scored_here: bool
+    warnings: tuple[str, ...]
+
+
+def _is_excluded(column: str, table: TripleTable) -> bool:
+    mapped = {c for c in table.mapping.to_dict().values() if c}
+    # input_label, input_sgi, ...: an input column set aside because the library writes one of that name.
+    set_aside = column.startswith("input_") and column.removeprefix("input_") in ADDED_COLUMNS
+    return (column in NOT_SCORES or column in TEXT_COLUMNS or column in mapped or column in table.renamed.values()
+            or set_aside or column.lower() in COLUMN_ALIASES["label"] or bool(_ID_NAME.search(column)))
+
+
+def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_positive: str | None = None,
+             key: str | None = None, hallucinated_high=()) -> Run:
+    """Validate a run's raw frame, score it when it carries no SGI, and orient its scores.
+
+    Parameters
+    ----------
+    raw : DataFrame
+        The file as read (:func:`sgi_core.io.reading.read_table`).
+    source : str
+        Its name, for messages.
+    scorer : callable or None
+        ``scorer(table) -> scored frame`` (e.g. :func:`~sgi_core.scoring.score_table`
+        with an encoder); None refuses a file without SGI.
+    label_positive : {"grounded", "hallucinated"}, optional
+        What 1/true/yes means in the label column of an unscored file.
+    key : str, optional
+        The matching column, never compared as a score.
+    hallucinated_high : iterable of str
+        Imported columns where a high value means hallucinated (negated as ``neg_<name>``).
+
+    Raises
+    ------
+    SGIInputError
+        An unscored file with no scorer, a named column missing, a score column with text in it.
+    """
+    if is_scored(raw.columns):
+        table, frame = scored_table(raw, source=source)
+        scored_here = False
+    else:
+        table = validate_triples(raw, label_positive=label_positive, source=source)
+        if scorer is None:
+            raise SGIInputError("this run carries no SGI scores", source=source,
+                                hint="Score it first with `python -m sgi_core score`, or give a model to score it")
+        frame, scored_here = scorer(table), True
+    frame = frame.copy()
+    for name in hallucinated_high:
+        if name not in frame.columns:
+            raise SGIInputError(f"column '{name}' named as hallucinated-high is not in the run", source=source,
+                                column=name, hint=f"Columns present: {', '.join(map(str, frame.columns))}")
+    scores = []
+    for column, spec in ORIENTED_SCORES.items():
+        if column in frame.columns:
+            frame[spec.oriented_name] = orient_detector_score(frame[column].to_numpy(), higher_is=spec.higher_is,
+                                                              source=source, column=column)
+            scores.append(spec.oriented_name)
+    baselines = baseline_scores(frame).drop(columns=["theta_rq"], errors="ignore")
+    for name in baselines.columns:
+        frame[name] = baselines[name].to_numpy(dtype=np.float64)
+        scores.append(name)
+    exclude = {*ORIENTED_SCORES, *scores, *([key] if key else [])}
+    imported = [c for c in numeric_score_columns(frame, exclude=exclude) if not _is_excluded(str(c), table)]
+    # A judge metric column is a score whatever it holds: text in it is an error (with its rows), not a reason
+    # to leave the column out.
+    imported += [c for c in JUDGE_COLUMNS if c in frame.columns and c not in imported and c != key]
+    for column in sorted(imported, key=lambda c: (not str(c).startswith("judge_"), str(c))):
+        spec = column_spec(str(column), higher_is="hallucinated" if column in hallucinated_high else "grounded")
+        frame[spec.oriented_name] = orient_detector_score(frame[column].to_numpy(), higher_is=spec.higher_is,
+                                                          source=source, column=str(column))
+        scores.append(spec.oriented_name)
+    return Run(frame, source, tuple(scores), scored_here, tuple(table.warnings))
+
+
+def model_scorer(model: str, *, load_options: dict | None = None, batch_size: int = 64, use_cache: bool = True,
+                 progress=None, context_strategy: str = DEFAULT_CONTEXT_STRATEGY) -> Scorer:
+    """A :data:`Scorer` embedding with ``model``, loaded on first use (a scored run never loads it).
+
+    ``load_options`` go to :func:`sgi_core.embedding.load_encoder` (device, precision,
+    backend, ...). Scores with :func:`sgi_core.scoring.score_table` (``context_strategy``)
+    and the on-disk embedding cache, as ``score`` and ``report`` do.
+    """
+    loaded = {}
+
+    def score(table: TripleTable) -> pd.DataFrame:
+        # Imported here: reading two scored files must not import torch.
+        from sgi_core.embedding import EmbeddingCache, load_encoder
+        from sgi_core.scoring import score_table
+
+        if "encoder" not in loaded:
+            loaded["encoder"] = load_encoder(model, **(load_options or {}))
+        encoder = loaded["encoder"]
+        cache = EmbeddingCache(encoder.model_id) if use_cache else None
+        return score_table(table, encoder, context_strategy=context_strategy, cache=cache, batch_size=batch_size,
+                           progress=progress)
+
+    return score
+
+
+def load_run(path, *, scorer: Scorer | None, label_positive: str | None = None, key: str | None = None,
+             hallucinated_high=()) -> Run:
+    """Read a run file (CSV, TSV, JSON Lines, JSON or Parquet) and :func:`read_run` it."""
+    from sgi_core.io.reading import read_table, source_name
+
+    name = source_name(path)
+    return read_run(read_table(path, name=name), source=name, scorer=scorer, label_positive=label_positive, key=key,
+                    hallucinated_high=hallucinated_high)
