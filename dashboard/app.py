@@ -13,19 +13,22 @@ import streamlit as st  # noqa: E402
 from dashboard import access, devices, page, services, state  # noqa: E402
 from sgi_core.columns import CONTEXT_STRATEGIES  # noqa: E402
 
-PAGES = [
-    st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
-    st.Page("pages/overview.py", title="Overview", icon=":material/insights:"),
-    st.Page("pages/strata.py", title="Strata", icon=":material/stacked_bar_chart:"),
-    st.Page("pages/calibration.py", title="Calibration session", icon=":material/tune:"),
-    st.Page("pages/geometry.py", title="Geometry", icon=":material/scatter_plot:"),
-    st.Page("pages/explorer.py", title="Explorer", icon=":material/search:"),
-    st.Page("pages/models.py", title="Models", icon=":material/compare:"),
-    st.Page("pages/judge.py", title="Judge", icon=":material/gavel:"),
-    st.Page("pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
-    st.Page("pages/review.py", title="Review", icon=":material/rate_review:"),
-    st.Page("pages/compare_runs.py", title="Compare runs", icon=":material/difference:"),
-]
+# The pages in the order of the work: bring a file, judge it, label it, compare two runs, keep a policy.
+SECTIONS = {
+    "Data": [st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True)],
+    "Judge a file": [
+        st.Page("pages/overview.py", title="Overview", icon=":material/insights:"),
+        st.Page("pages/strata.py", title="Strata", icon=":material/stacked_bar_chart:"),
+        st.Page("pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
+        st.Page("pages/judge.py", title="Judge", icon=":material/gavel:"),
+        st.Page("pages/models.py", title="Models", icon=":material/compare:"),
+        st.Page("pages/geometry.py", title="Geometry", icon=":material/scatter_plot:"),
+        st.Page("pages/explorer.py", title="Explorer", icon=":material/search:"),
+    ],
+    "Label": [st.Page("pages/review.py", title="Review", icon=":material/rate_review:")],
+    "Compare": [st.Page("pages/compare_runs.py", title="Compare runs", icon=":material/difference:")],
+    "Monitor": [st.Page("pages/calibration.py", title="Calibration session", icon=":material/tune:")],
+}
 # Only files that list retrieved and relevant ids get this page.
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
 
@@ -35,7 +38,8 @@ if not access.granted():
     st.error("Open the app with the URL printed in the terminal when it started: it ends in `?token=...`, which is "
              "new at every launch.")
     st.stop()
-current = st.navigation(PAGES + ([RETRIEVAL_PAGE] if page.has_retrieval_columns() else []))
+retrieval = [RETRIEVAL_PAGE] if page.has_retrieval_columns() else []
+current = st.navigation({**SECTIONS, "Judge a file": SECTIONS["Judge a file"] + retrieval})
 with st.sidebar:
     models = state.chosen_models(services.default_model())
     if len(models) > 1:
