@@ -15,6 +15,9 @@ METRIC_TEXT = {
     "answer_consistency": "share of the response's statements supported by the passages; `_binary` is 1 when "
                           "every statement is.",
     "retrieval_k_recall": "share of the relevant passages that are ranked in the top k.",
+    "groundedness": "P(yes) of one Yes/No question, is the response grounded in the passages, read from the "
+                    "judge's token log-probabilities (guardian-style judges); the bare answer, 0 or 1, where the "
+                    "endpoint gives none, as `judge_groundedness_source` says.",
 }
 NEEDS_TEXT = {"contexts": "retrieved passages", "reference": "reference answer"}
 SAMPLE_TEXT = {judging.SAMPLE_FIRST: "the first N rows", judging.SAMPLE_RANDOM: "a random sample of N rows (seed 0)"}
