@@ -16,9 +16,10 @@ where ``n(t)`` is the token stripped of whitespace and lower-cased (``"Yes"``, `
 Probability mass on other tokens (``"The"``, ``"Maybe"``) is left out, so the score is
 the judge's preference between the two answers. Higher = Yes.
 
-Where the endpoint gives no log-probabilities (a server that ignores the option), or
-neither answer is among the first token's alternatives, the score falls back to the
-answer itself, 1.0 for Yes and 0.0 for No, and :attr:`YesNo.source` says so.
+Where the endpoint gives no log-probabilities (a server that ignores the option), gives
+the chosen token alone without its alternatives, or neither answer is among them, the
+score falls back to the answer itself, 1.0 for Yes and 0.0 for No, and
+:attr:`YesNo.source` says so.
 
 References
 ----------
@@ -113,8 +114,9 @@ def first_answer_alternatives(logprobs) -> list[tuple[str, float]] | None:
 
     ``logprobs`` is a chat completion choice's ``logprobs`` object,
     ``{"content": [{"token", "logprob", "top_logprobs": [{"token", "logprob"}, ...]}, ...]}``.
-    Leading whitespace tokens are skipped. None when it holds no such token; entries
-    that are not a text token with a finite log-probability are left out.
+    Leading whitespace tokens are skipped. Entries that are not a text token with a finite
+    log-probability are left out. None when it holds no such token, or fewer than two
+    alternatives for it (the chosen token alone says nothing of the other answer).
 
     Examples
     --------
@@ -136,7 +138,7 @@ def first_answer_alternatives(logprobs) -> list[tuple[str, float]] | None:
             finite = isinstance(logprob, (int, float)) and not isinstance(logprob, bool) and math.isfinite(logprob)
             if isinstance(token, str) and finite and logprob <= 0:
                 found.setdefault(token, float(logprob))
-        return list(found.items())
+        return list(found.items()) if len(found) >= 2 else None
     return None
 
 

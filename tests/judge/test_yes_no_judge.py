@@ -99,6 +99,9 @@ def test_the_first_answer_token_skips_leading_whitespace_and_ignores_broken_entr
     assert first_answer_alternatives(logprobs) == [("Yes", -1.2), ("No", -0.4)]
     assert first_answer_alternatives(None) is None and first_answer_alternatives({"content": None}) is None
     assert first_answer_alternatives({"content": [{"token": "\n", "logprob": 0.0}]}) is None
+    # The chosen token without its alternatives (top_logprobs not honoured) is no probability.
+    assert first_answer_alternatives({"content": [{"token": "Yes", "logprob": -0.1}]}) is None
+    assert first_answer_alternatives({"content": [{"token": "Yes", "logprob": -0.1, "top_logprobs": []}]}) is None
 
 
 @pytest.mark.parametrize(("content", "verdict"), [("Yes", True), (" yes.", True), ("YES!", True), ("No", False),
