@@ -22,7 +22,7 @@ from sgi_core.columns import STATUS_OK
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.checks import check_int
 from sgi_core.io.passages import row_passages
-from sgi_core.judge.cache import AnswerCache, JudgeCacheWarning, answer_key, cached_values, save_answers
+from sgi_core.judge.cache import AnswerCache, answer_key, cached_values, save_answers
 from sgi_core.judge.client import JudgeClient, estimate_tokens
 from sgi_core.judge.metrics import METRICS, Metric
 from sgi_core.judge.output import BEYOND_MAX_ROWS
