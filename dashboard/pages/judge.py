@@ -125,13 +125,19 @@ if st.button("Run the judge", key=state.JUDGE_RUN, type="primary", disabled=gues
     st.session_state[state.JUDGE_RESULT] = {
         "digest": state.data_digest(), "columns": judged,
         "summary": f"{summary.n_ok:,} of {summary.n_rows:,} sampled rows judged ok · {summary.n_sent:,} requests "
-                   f"sent, {summary.n_cached:,} answers from the cache, {summary.tokens:,} tokens."}
+                   f"sent, {summary.n_cached:,} answers from the cache, {summary.tokens:,} tokens.",
+        "bare_answers": summary.n_from_answer}
     st.rerun()
 
 result = st.session_state.get(state.JUDGE_RESULT)
 if result is not None and result["digest"] == key.digest:
     st.subheader("Last run")
     st.success(result["summary"])
+    if result.get("bare_answers"):
+        st.warning(f"The endpoint gave no token log-probabilities for {result['bare_answers']:,} rows: their "
+                   "Yes/No score is the bare answer, 0 or 1, not P(yes), so they rank only as two ties "
+                   "(`judge_groundedness_source` says `answer` there). Serve the judge where the chat API returns "
+                   "logprobs (vLLM, llama.cpp, Ollama) to rank them.")
     st.write(f"The judged file, **{texts.plain(key.name)}**, is now the current file: every row is kept, with the "
              "judge columns added. Pick them as detector scores on the Detectors page.")
     st.page_link("pages/detectors.py", label="Compare the judge with SGI on the Detectors page",
