@@ -85,6 +85,14 @@ def traces_from_spans(spans: list[Span]) -> list[TraceParts]:
     return traces
 
 
+def _flat_id(flat: dict, key: str):
+    """An id of a flattened record; an id that was an object (flattened into ``key.<field>``) as that object."""
+    if key in flat:
+        return flat[key]
+    inner = {name[len(key) + 1:]: value for name, value in flat.items() if name.startswith(key + ".")}
+    return inner or None
+
+
 def phoenix_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
     """Phoenix's spans dataframe (``get_spans_dataframe``) or its span JSON, one span per record.
 
@@ -99,9 +107,9 @@ def phoenix_traces(records: list[tuple[int, dict]], name: str) -> list[TracePart
     for order, (row, record) in enumerate(records):
         flat, where = flatten(record), Record(name, row, _PHOENIX_HINT)
         attributes = {key[len("attributes."):]: value for key, value in flat.items() if key.startswith("attributes.")}
-        spans.append(_span(attributes, trace_id=text_id(flat.get("context.trace_id"), where, "context.trace_id"),
-                           span_id=text_id(flat.get("context.span_id"), where, "context.span_id"),
-                           parent_id=text_id(flat.get("parent_id"), where, "parent_id", required=False),
+        spans.append(_span(attributes, trace_id=text_id(_flat_id(flat, "context.trace_id"), where, "context.trace_id"),
+                           span_id=text_id(_flat_id(flat, "context.span_id"), where, "context.span_id"),
+                           parent_id=text_id(_flat_id(flat, "parent_id"), where, "parent_id", required=False),
                            kind=flat.get("span_kind"), start=start_key(flat.get("start_time"), where, "start_time"),
                            order=order))
     return traces_from_spans(spans)

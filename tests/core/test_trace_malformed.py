@@ -168,6 +168,14 @@ def test_a_phoenix_id_that_is_not_text_is_refused(field, value):
         convert_file(_phoenix(2, field, value), name="p.jsonl")
 
 
+def test_a_phoenix_trace_id_nested_as_an_object_is_refused_as_one():
+    spans = copy.deepcopy(PHOENIX_SPANS)
+    spans[1]["context.trace_id"] = {"value": spans[1]["context.trace_id"]}
+    with pytest.raises(SGIInputError, match=r"^the id context\.trace_id is an object, not text; .* \(file 'p\.jsonl', "
+                                            r"column 'context\.trace_id', row 2\)"):
+        convert_file("".join(json.dumps(s) + "\n" for s in spans).encode(), name="p.jsonl")
+
+
 @pytest.mark.parametrize("value", [1, ["lf-trace-0001"], {"id": "lf"}])
 def test_a_langfuse_id_that_is_not_text_is_refused(value):
     raw = _langfuse(lambda traces: traces[3].__setitem__("id", value))
