@@ -150,18 +150,21 @@ def context_pieces(encoder, passages) -> list[list[str]]:
         (:func:`split_into_windows`); an encoder without them (an API model, the hashing
         encoder) takes each passage whole.
     passages : sequence of sequence of str
-        One sequence of passages per row.
+        One sequence of passages per row. Blank passages (empty or only whitespace)
+        are left out: a blank piece would pull the mean towards the embedding of
+        nothing, and ``nearest`` could pick it.
 
     Returns
     -------
     list of list of str
         Row by row, the windows of its passages in order.
     """
+    texts = [[str(p) for p in row if str(p).strip()] for row in passages]
     tokenizer, max_len = getattr(encoder, "tokenizer", None), getattr(encoder, "max_seq_length", None)
     if tokenizer is None or max_len is None:
-        return [[str(p) for p in row] for row in passages]
+        return texts
     window = int(max_len) - _SPECIAL_TOKENS
-    return [[piece for p in row for piece in split_into_windows(str(p), tokenizer, window)] for row in passages]
+    return [[piece for p in row for piece in split_into_windows(p, tokenizer, window)] for row in texts]
 
 
 def context_embeddings(
@@ -189,7 +192,7 @@ def context_embeddings(
     ----------
     encoder : Encoder
     passages : sequence of sequence of str
-        One non-empty sequence of passages per row.
+        One sequence of passages per row, at least one of them not blank.
     strategy : {"mean", "nearest"}
     r_emb : ndarray of shape (n, d), optional
         Response embeddings, row-aligned with ``passages``; needed by ``nearest``.

@@ -195,6 +195,10 @@ class ScoreSummary(JsonResult):
         Input files read.
     actors : int
         Encoders scoring at once (one in the local engine).
+    blank_passages : int or None
+        Blank passages (empty or only whitespace) left out of the context lists before
+        embedding (:func:`~sgi_core.io.passages.context_passages`); None on Ray, whose
+        actors each validate their own rows.
     """
 
     engine: str
@@ -205,6 +209,7 @@ class ScoreSummary(JsonResult):
     chunks: int | None = None
     shards: int = 1
     actors: int = 1
+    blank_passages: int | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ METRIC_TEXT = {
     "answer_consistency": "share of the response's statements supported by the passages; `_binary` is 1 when "
                           "every statement is.",
     "retrieval_k_recall": "share of the relevant passages that are ranked in the top k.",
+    "groundedness": "P(yes) of one Yes/No question, is the response grounded in the passages, read from the "
+                    "judge's token log-probabilities (guardian-style judges); the bare answer, 0 or 1, where the "
+                    "endpoint gives none, as `judge_groundedness_source` says.",
 }
 NEEDS_TEXT = {"contexts": "retrieved passages", "reference": "reference answer"}
 SAMPLE_TEXT = {judging.SAMPLE_FIRST: "the first N rows", judging.SAMPLE_RANDOM: "a random sample of N rows (seed 0)"}
@@ -122,13 +125,19 @@ if st.button("Run the judge", key=state.JUDGE_RUN, type="primary", disabled=gues
     st.session_state[state.JUDGE_RESULT] = {
         "digest": state.data_digest(), "columns": judged,
         "summary": f"{summary.n_ok:,} of {summary.n_rows:,} sampled rows judged ok · {summary.n_sent:,} requests "
-                   f"sent, {summary.n_cached:,} answers from the cache, {summary.tokens:,} tokens."}
+                   f"sent, {summary.n_cached:,} answers from the cache, {summary.tokens:,} tokens.",
+        "bare_answers": summary.n_from_answer}
     st.rerun()
 
 result = st.session_state.get(state.JUDGE_RESULT)
 if result is not None and result["digest"] == key.digest:
     st.subheader("Last run")
     st.success(result["summary"])
+    if result.get("bare_answers"):
+        st.warning(f"The endpoint gave no token log-probabilities for {result['bare_answers']:,} rows: their "
+                   "Yes/No score is the bare answer, 0 or 1, not P(yes), so they rank only as two ties "
+                   "(`judge_groundedness_source` says `answer` there). Serve the judge where the chat API returns "
+                   "logprobs (vLLM, llama.cpp, Ollama) to rank them.")
     st.write(f"The judged file, **{texts.plain(key.name)}**, is now the current file: every row is kept, with the "
              "judge columns added. Pick them as detector scores on the Detectors page.")
     st.page_link("pages/detectors.py", label="Compare the judge with SGI on the Detectors page",

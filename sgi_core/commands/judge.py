@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,6 +86,7 @@ def run(args) -> int:
     from sgi_core.judge.client import JudgeClient
     from sgi_core.judge.output import renamed_input_columns, with_judge_columns
     from sgi_core.judge.runner import estimate, plan_judging, run_judge
+    from sgi_core.judge.yes_no import JudgeProbabilityWarning
     from sgi_core.render.lines import judge_estimate_line
 
     check_output_path(args.output)  # before any request is paid for
@@ -103,7 +105,9 @@ def run(args) -> int:
             print(judge_estimate_line(guess))
             return 0
         print(judge_estimate_line(guess), file=sys.stderr)
-        with tqdm(total=guess.n_judged_rows, unit="row", desc="judge", file=sys.stderr) as bar:
+        with tqdm(total=guess.n_judged_rows, unit="row", desc="judge", file=sys.stderr) as bar, \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", JudgeProbabilityWarning)
             columns, summary = run_judge(plan, judge, cache=cache, concurrency=args.concurrency,
                                          progress=_tqdm_progress(bar))
     except KeyboardInterrupt:
@@ -113,6 +117,12 @@ def run(args) -> int:
         return INTERRUPTED
     finally:
         judge.close()
+    for caught_warning in caught:  # the Yes/No metrics' fallback as a warning line; any other as Python shows it
+        if issubclass(caught_warning.category, JudgeProbabilityWarning):
+            print(f"warning: {caught_warning.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(caught_warning.message, caught_warning.category, caught_warning.filename,
+                                 caught_warning.lineno)
     renamed = renamed_input_columns(base, columns)
     if renamed:
         print(f"warning: input columns {', '.join(renamed)} were renamed to {', '.join(renamed.values())}",

@@ -15,7 +15,10 @@ passages joined by a blank line, :data:`PASSAGE_SEPARATOR`::
     context = passage_1 + "\\n\\n" + passage_2 + ... + "\\n\\n" + passage_k
 
 so a file of lists scores exactly like the plain file holding that joined text. A list
-is never embedded as its JSON text. An array holding anything but strings is refused;
+is never embedded as its JSON text. Blank passages (empty, or only whitespace: retrieved
+chunks with no text, as trace exports hold) are left out before anything is embedded, so
+``[P]``, ``["", P]`` and ``[" ", P]`` score alike under every context strategy; a row left
+with no passage is not scored (empty context), and a warning counts them. An array holding anything but strings is refused;
 a text cell that looks like an array (it opens with ``["``, ``['`` or ``[]``, or opens
 with ``[`` and ends with ``]``) but is not JSON (a Python list in single quotes, an array
 cut off by a spreadsheet) is kept as text, with a warning.
@@ -53,15 +56,18 @@ class ContextPassages:
     Attributes
     ----------
     passages : tuple of tuple of str
-        One tuple per row, in row order. A list cell gives its strings (an empty list
-        gives ``()``); a text cell in the same column gives ``(text,)``, a missing
-        or empty cell ``()``.
+        One tuple per row, in row order. A list cell gives its strings that are not
+        blank (an empty list gives ``()``); a text cell in the same column gives
+        ``(text,)``, a missing or empty cell ``()``.
     text : list of str
         ``PASSAGE_SEPARATOR.join(passages[i])`` for each row ``i``.
+    n_blank : int
+        Blank passages (empty or only whitespace) left out of the lists.
     """
 
     passages: tuple
     text: list
+    n_blank: int = 0
 
 
 def join_passages(passages) -> str:
@@ -73,6 +79,17 @@ def join_passages(passages) -> str:
     'Paris is in France.\\n\\nIt is the capital.'
     """
     return PASSAGE_SEPARATOR.join(passages)
+
+
+def is_blank(passage: str) -> bool:
+    """Whether a passage holds no text: empty, or only whitespace (``str.isspace``, Unicode included).
+
+    Examples
+    --------
+    >>> [is_blank(p) for p in ["", " \\n", "\\u3000", "a"]]
+    [True, True, True, False]
+    """
+    return not passage.strip()
 
 
 def _cell_items(cell):
@@ -112,8 +129,8 @@ def context_passages(
         ``None`` when no cell is a list (a plain-text column, read as before);
         otherwise every row's passages and joined text.
     warnings : list of str
-        Text cells that look like an array of strings but are not JSON; they are kept
-        as text.
+        Text cells that look like an array of strings but are not JSON (they are kept
+        as text), and the rows whose lists held blank passages (left out, counted).
 
     Raises
     ------
@@ -128,11 +145,15 @@ def context_passages(
     ((('a', 'b'), ('plain',), ()), ['a\\n\\nb', 'plain', ''])
     >>> context_passages(pd.Series(["[1] Smith (2020) says so."]))
     (None, [])
+    >>> found, warnings = context_passages(pd.Series(['["", "a"]', '[" "]']))
+    >>> found.passages, found.text, found.n_blank
+    ((('a',), ()), ['a', ''], 2)
     """
     cells = column.to_numpy(dtype=object)
     lists: dict[int, tuple] = {}
     not_text: dict[int, object] = {}
-    unparsed = []
+    unparsed, blank_rows = [], []
+    n_blank = 0
     for position, cell in enumerate(cells):
         items, looked_like_array = _cell_items(cell)
         if items is None:
@@ -143,7 +164,10 @@ def context_passages(
         if not_strings:
             not_text[position + first_row] = not_strings[0]
         else:
-            lists[position] = tuple(items)
+            lists[position] = tuple(item for item in items if not is_blank(item))
+            if len(lists[position]) < len(items):
+                n_blank += len(items) - len(lists[position])
+                blank_rows.append(position + first_row)
     if not_text:
         rows = list(not_text)
         raise SGIInputError(
@@ -157,11 +181,26 @@ def context_passages(
             f"{format_rows(unparsed)}: it is scored as that text. To score it as passages, write it as a JSON "
             'array of strings in double quotes, e.g. ["first passage", "second passage"]'
         )
+    if blank_rows:
+        warnings.append(blank_passages_warning(n_blank, blank_rows, column_name))
     if not lists:
         return None, warnings
     passages = tuple(lists[position] if position in lists else _plain_passages(cell)
                      for position, cell in enumerate(cells))
-    return ContextPassages(passages, [join_passages(row) for row in passages]), warnings
+    return ContextPassages(passages, [join_passages(row) for row in passages], n_blank), warnings
+
+
+def blank_passages_warning(n_blank: int, rows, column_name: str = "context") -> str:
+    """The warning counting blank passages left out of a context column's lists, naming their rows.
+
+    Examples
+    --------
+    >>> blank_passages_warning(3, [2, 5])
+    "3 blank passages (empty or only whitespace) in column 'context' in rows 2, 5 were left out before embedding; a row left with none is not scored (empty context)"
+    """
+    return (f"{n_blank} blank passage{'s' if n_blank != 1 else ''} (empty or only whitespace) in column "
+            f"'{column_name}' in {format_rows(list(rows))} were left out before embedding; a row left with none "
+            "is not scored (empty context)")
 
 
 def row_passages(frame: pd.DataFrame, passages: tuple | None = None) -> tuple:
@@ -181,6 +220,7 @@ def row_passages(frame: pd.DataFrame, passages: tuple | None = None) -> tuple:
         One tuple per row. Without ``passages``, the cells of
         :data:`~sgi_core.columns.PASSAGES_COLUMN` (lists, or JSON arrays as text) where the
         frame has it and the cell holds a list, else ``(context,)`` (``()`` for an empty context).
+        Blank passages are left out either way.
 
     Examples
     --------
@@ -190,7 +230,7 @@ def row_passages(frame: pd.DataFrame, passages: tuple | None = None) -> tuple:
     (('a', 'b'),)
     """
     if passages is not None:
-        return tuple(tuple(row) for row in passages)
+        return tuple(tuple(p for p in row if not is_blank(p)) for row in passages)
     contexts = frame["context"].to_numpy(dtype=object)
     if PASSAGES_COLUMN not in frame.columns:
         return tuple(_plain_passages(cell) for cell in contexts)
@@ -198,7 +238,7 @@ def row_passages(frame: pd.DataFrame, passages: tuple | None = None) -> tuple:
     for cell, context in zip(frame[PASSAGES_COLUMN].to_numpy(dtype=object), contexts):
         items, _ = _cell_items(cell)
         strings = items is not None and all(isinstance(item, str) for item in items)
-        out.append(tuple(items) if strings else _plain_passages(context))
+        out.append(tuple(item for item in items if not is_blank(item)) if strings else _plain_passages(context))
     return tuple(out)
 
 

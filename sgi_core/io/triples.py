@@ -73,6 +73,9 @@ class TripleTable:
         text cell ``(text,)``, an empty cell ``()``. ``frame["context"]`` is then
         ``"\\n\\n".join(passages[i])``, and an input column of another name keeps its cells. ``None`` when
         every context is plain text: each row is then one passage, its context.
+        Blank passages (empty or only whitespace) are left out.
+    blank_passages : int
+        How many blank passages the context lists held (left out; a warning names their rows).
     """
 
     frame: pd.DataFrame
@@ -83,6 +86,7 @@ class TripleTable:
     warnings: list = field(default_factory=list)
     renamed: dict = field(default_factory=dict)
     passages: tuple | None = None
+    blank_passages: int = 0
 
     @property
     def has_labels(self) -> bool:
@@ -106,7 +110,7 @@ class TripleTable:
 
         ``unscorable`` is renumbered to the new positions and ``passages`` taken at them;
         ``input_row`` still names file rows.
-        Warnings are left out: they speak of the whole table.
+        Warnings and the count of blank passages are left out: they speak of the whole table.
 
         Examples
         --------
@@ -266,7 +270,7 @@ def validate_triples(
         warnings += unmapped_label_warnings(out[source_cols["label"]], label_map, positive, first_row)
     warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
     return TripleTable(out, source, col_map, positive, unscorable, warnings, renames,
-                       found.passages if found else None)
+                       found.passages if found else None, found.n_blank if found else 0)
 
 
 def load_triples(

@@ -1,6 +1,6 @@
 """LLM-judged RAG metrics through any OpenAI-compatible chat-completions endpoint.
 
-The six metrics of :mod:`sgi_core.judge.metrics`, asked with the versioned prompts of
+The metrics of :mod:`sgi_core.judge.metrics`, asked with the versioned prompts of
 :mod:`sgi_core.judge.prompts`, answers cached on disk (:mod:`sgi_core.judge.cache`) and
 run with bounded concurrency (:mod:`sgi_core.judge.runner`). The ``judge_<metric>``
 columns are oriented higher = grounded, like SGI, and feed ``report --detector``.
@@ -24,7 +24,8 @@ _EXPORTS = {
     "with_judge_columns": "sgi_core.judge.output",
     "PROMPT_VERSION": "sgi_core.judge.prompts",
     "TASKS": "sgi_core.judge.prompts",
-    "JudgeCacheWarning": "sgi_core.judge.runner",
+    "JudgeCacheWarning": "sgi_core.judge.cache",
+    "JudgeProbabilityWarning": "sgi_core.judge.yes_no",
     "JudgeEstimate": "sgi_core.judge.runner",
     "JudgePlan": "sgi_core.judge.runner",
     "JudgeSummary": "sgi_core.judge.runner",

@@ -17,13 +17,18 @@ import json
 import os
 import sqlite3
 import threading
+import warnings
 from pathlib import Path
 
 from sgi_core.embedding.cache import default_cache_dir, private_file, private_folder
 from sgi_core.errors import SGIInputError
-from sgi_core.judge.prompts import PROMPT_VERSION
+from sgi_core.judge.prompts import PROMPT_VERSION, TASKS, AnswerError
 
 _SQL_PARAMS = 900
+
+
+class JudgeCacheWarning(UserWarning):
+    """Answers could not be written to the judge cache; the run keeps them, a later run asks again."""
 
 
 def judge_cache_dir() -> Path:
@@ -122,3 +127,32 @@ class AnswerCache:
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+
+def cached_values(requests: dict, cache: AnswerCache | None) -> dict:
+    """Request key -> parsed value of each request's cached answer (``requests``: key -> (task, inputs)).
+
+    An answer its task no longer parses (a cache written by an older reader) is left out, so it is asked again.
+    """
+    values: dict = {}
+    for key, answer in (cache.get_many(requests) if cache is not None else {}).items():
+        task, inputs = requests[key]
+        try:
+            values[key] = TASKS[task].parse(answer, inputs)
+        except AnswerError:
+            continue
+    return values
+
+
+def save_answers(cache: AnswerCache, unsaved: list) -> None:
+    """Store ``(key, task, answer)`` entries a busy cache refused during a run; warn about any it still refuses."""
+    left = []
+    for entry in unsaved:
+        try:
+            cache.put(*entry)
+        except SGIInputError:
+            left.append(entry)
+    if left:
+        warnings.warn(f"{len(left)} judge answers could not be written to the cache ({cache.path}), which another "
+                      "program held locked; they are in this run's output, a later run asks for them again",
+                      JudgeCacheWarning, stacklevel=3)

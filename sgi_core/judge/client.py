@@ -1,4 +1,9 @@
-"""Asking an OpenAI-compatible chat-completions endpoint one judge task."""
+"""Asking an OpenAI-compatible chat-completions endpoint one judge task.
+
+A task answered with a JSON object is asked in JSON mode; a task answered Yes or No
+(:attr:`~sgi_core.judge.prompts.Task.answer_form` ``"yes_no"``) is asked for its token
+log-probabilities (``logprobs=true``, ``top_logprobs``), read by :mod:`sgi_core.judge.yes_no`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from dataclasses import dataclass
 from sgi_core.http.client import ApiClient, ApiError
 from sgi_core.errors import SGIInputError
 from sgi_core.judge.prompts import AnswerError, Task, decode_answer
+from sgi_core.judge.yes_no import TOP_LOGPROBS, YesNoError, yes_no_verdict
 
 #: Characters per token assumed by the estimates (English prose, OpenAI tokenizers).
 CHARS_PER_TOKEN = 4
@@ -17,6 +23,8 @@ MAX_REPLY_BYTES = 4 * 2**20
 ECHO_CHARS = 2_000
 #: Most tokens one request may report using; a larger or negative count is replaced by the estimate.
 MAX_TOKENS_PER_REQUEST = 10_000_000
+#: Longest reply asked for a Yes/No task: the word, and room for a leading space or a full stop.
+YES_NO_MAX_TOKENS = 8
 
 
 def estimate_tokens(messages: list[dict]) -> int:
@@ -97,9 +105,12 @@ class JudgeClient:
     def close(self) -> None:
         self._api.close()
 
-    def _chat(self, messages: list[dict]) -> tuple[object, int]:
+    def _chat(self, messages: list[dict], answer_form: str = "json") -> tuple[object, object, int]:
+        """``(content, logprobs, tokens)`` of one request; ``logprobs`` is the choice's, None unless asked."""
         body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_tokens}
-        if self.json_mode:
+        if answer_form == "yes_no":
+            body.update(max_tokens=min(self.max_tokens, YES_NO_MAX_TOKENS), logprobs=True, top_logprobs=TOP_LOGPROBS)
+        elif self.json_mode:
             body["response_format"] = {"type": "json_object"}
         payload = self._api.post_json("chat/completions", body)
         usage = payload.get("usage")
@@ -110,10 +121,23 @@ class JudgeClient:
         with self._lock:
             self.tokens += tokens
         try:
-            content = payload["choices"][0]["message"]["content"]
+            choice = payload["choices"][0]
+            content = choice["message"]["content"]
         except (KeyError, IndexError, TypeError):
-            content = None
-        return content, tokens
+            return None, None, tokens
+        return content, choice.get("logprobs") if answer_form == "yes_no" else None, tokens
+
+    @staticmethod
+    def _answer(task: Task, content, logprobs, inputs: dict) -> tuple[dict, object]:
+        """The answer object (what the cache keeps) and its parsed value; raises :class:`AnswerError`."""
+        if task.answer_form == "yes_no":
+            try:
+                answer = yes_no_verdict(content, logprobs).to_answer()
+            except YesNoError as err:
+                raise AnswerError(str(err)) from None
+        else:
+            answer = decode_answer(content)
+        return answer, task.parse(answer, inputs)
 
     def check_connection(self) -> str:
         """Send one tiny chat request (a few tokens) and return the model name the endpoint answered as.
@@ -145,18 +169,15 @@ class JudgeClient:
             The request failed (after the client's retries).
         """
         messages = task.messages(inputs)
-        content, tokens = self._chat(messages)
+        content, logprobs, tokens = self._chat(messages, task.answer_form)
         try:
-            answer = decode_answer(content)
-            return Reply(answer, task.parse(answer, inputs), tokens)
+            return Reply(*self._answer(task, content, logprobs, inputs), tokens)
         except AnswerError as err:
             echo = content[:ECHO_CHARS] if isinstance(content, str) else ""
             retry = [*messages, {"role": "assistant", "content": echo},
-                     {"role": "user", "content": f"That reply was not valid: {err}. Reply again with only the "
-                                                 "JSON object in the form asked for."}]
-        content, more = self._chat(retry)
+                     {"role": "user", "content": f"That reply was not valid: {err}. Reply again with {task.ask_again}."}]
+        content, logprobs, more = self._chat(retry, task.answer_form)
         try:
-            answer = decode_answer(content)
-            return Reply(answer, task.parse(answer, inputs), tokens + more)
+            return Reply(*self._answer(task, content, logprobs, inputs), tokens + more)
         except AnswerError as err:
             raise AnswerError(f"malformed answer twice ({err})") from None

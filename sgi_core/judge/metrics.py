@@ -1,4 +1,4 @@
-"""The six judge metrics (after Tonic Validate), each a formula over task answers.
+"""The judge metrics (six after Tonic Validate, and a Yes/No verdict), each a formula over task answers.
 
 Every score lies in [0, 1] and is oriented **higher = better / grounded**. With
 ``rel_i`` the relevance verdict of passage ``i`` (task ``relevance``), ``used_i`` whether
@@ -14,7 +14,15 @@ retrieval_k_recall          sum_{i <= k} rel_i / sum_i rel_i                   n
 augmentation_precision      sum_i (rel_i and used_i) / sum_i rel_i             no passage is relevant
 augmentation_accuracy       mean_i used_i                                      never
 answer_consistency          mean_j sup_j  (+ ``_binary``: 1 if all j hold)     the response states nothing
+groundedness                P(yes) = p_yes / (p_yes + p_no)                    never
 ==========================  =================================================  ============================
+
+``groundedness`` asks one Yes/No question per row (task ``grounded``: is the response
+grounded in the passages?) and reads P(yes) from the first answer token's log-probabilities,
+normalised over the two answers (:mod:`sgi_core.judge.yes_no`), so that it ranks rows
+continuously. Where the endpoint gives no log-probabilities it is the answer itself,
+1 (Yes) or 0 (No), and its :attr:`Metric.source_column` says ``"answer"`` instead of
+``"logprobs"``.
 
 ``answer_consistency_binary`` is 1 when the response contains nothing unsupported (also
 when it states nothing) and 0 otherwise. The passages are the row's retrieved-contexts
@@ -45,12 +53,21 @@ class Metric:
         when it needs a reference-answer column, None when the triple suffices.
     compute : callable
         ``compute(answers, k) -> (scores by column, reason it is undefined or None)``.
+    reads_logprobs : bool
+        Its score is P(yes) of a Yes/No task (:class:`~sgi_core.judge.yes_no.YesNo`), read
+        from the token log-probabilities where the endpoint gives them.
     """
 
     name: str
     tasks: tuple[str, ...]
     needs: str | None
     compute: Callable[[dict, int], tuple[Scores, str | None]]
+    reads_logprobs: bool = False
+
+    @property
+    def source_column(self) -> str | None:
+        """Per row, where the score came from (``"logprobs"`` or ``"answer"``); None for a metric of JSON answers."""
+        return f"judge_{self.name}_source" if self.reads_logprobs else None
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -94,6 +111,10 @@ def _answer_consistency(answers, k):
     return scores, (None if len(supported) else "undefined share, the response states nothing")
 
 
+def _groundedness(answers, k):
+    return {"judge_groundedness": answers["grounded"].score}, None
+
+
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("answer_similarity", ("similarity",), "reference", _similarity),
     Metric("retrieval_precision", ("relevance",), "contexts", _retrieval_precision),
@@ -101,4 +122,5 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("augmentation_accuracy", ("usage",), None, _augmentation_accuracy),
     Metric("answer_consistency", ("support",), None, _answer_consistency),
     Metric("retrieval_k_recall", ("relevance",), "contexts", _retrieval_k_recall),
+    Metric("groundedness", ("grounded",), None, _groundedness, reads_logprobs=True),
 )}

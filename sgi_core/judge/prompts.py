@@ -10,6 +10,10 @@ relevance verdicts of the ``relevance`` task, which is asked once per row.
 Parsing is strict: the answer must be one JSON object (a single ```json fence around it
 is tolerated); booleans must be JSON ``true``/``false``, scores JSON integers in range,
 lists exactly one entry per passage. Keys beyond the schema are ignored.
+
+A task whose :attr:`Task.answer_form` is ``"yes_no"`` is answered with one word, Yes or
+No, as guardian-style judges answer; its request asks for the token log-probabilities and
+its answer is read as P(yes) (:mod:`sgi_core.judge.yes_no`).
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from dataclasses import dataclass
 
 from sgi_core.errors import SGIInputError
 from sgi_core.jsonio import loads_json
+from sgi_core.judge.yes_no import YesNo, YesNoError, parse_yes_no
 
 #: Part of every cache key and written to every output row; change it with any prompt.
 PROMPT_VERSION = "sgi-judge-1"
 #: Most statements the ``support`` task may list, so that a long answer stays one reply.
 MAX_STATEMENTS = 30
+#: The forms of answer a task asks for: a JSON object, or one word (Yes or No).
+ANSWER_FORMS = ("json", "yes_no")
 
 
 class AnswerError(ValueError):
@@ -54,12 +61,21 @@ class Task:
         The system message.
     parse : callable
         ``parse(answer_object, inputs) -> value``; raises :class:`AnswerError`.
+    answer_form : {"json", "yes_no"}
+        ``"yes_no"``: the reply is one word, asked with its token log-probabilities, and
+        its answer object is :meth:`~sgi_core.judge.yes_no.YesNo.to_answer`'s.
     """
 
     name: str
     inputs: tuple[str, ...]
     instructions: str
     parse: Callable[[dict, dict], object]
+    answer_form: str = "json"
+
+    @property
+    def ask_again(self) -> str:
+        """What the second request after a malformed answer asks for."""
+        return "only Yes or No" if self.answer_form == "yes_no" else "only the JSON object in the form asked for"
 
     def messages(self, inputs: dict) -> list[dict]:
         """The chat messages for one row's ``inputs``."""
@@ -127,6 +143,13 @@ def _parse_support(answer: dict, inputs: dict) -> tuple[bool, ...]:
     return tuple(verdicts)
 
 
+def _parse_yes_no(answer: dict, inputs: dict) -> YesNo:
+    try:
+        return parse_yes_no(answer)
+    except YesNoError as err:
+        raise AnswerError(str(err)) from None
+
+
 def _parse_similarity(answer: dict, inputs: dict) -> int:
     score = answer.get("score")
     if type(score) is not int or not 0 <= score <= 5:
@@ -159,4 +182,10 @@ TASKS: dict[str, Task] = {task.name: task for task in (
         "or omissions, 3 when it holds part of it, 2 when it is related but misses the answer, 1 "
         "when it answers something else, 0 when it contradicts the reference." + _REPLY +
         '{"score": <an integer from 0 to 5>}'), _parse_similarity),
+    Task("grounded", ("question", "contexts", "response"), _PREAMBLE.format(name="grounded") + (
+        "Decide whether \"response\" is grounded in the passages in \"contexts\": every factual statement "
+        "it makes, read together with \"question\", is stated there or directly implied. A statement "
+        "that may be true but is not in the passages is not grounded. A response with no factual "
+        "statement (a refusal, \"I don't know\") is grounded.\n\nAnswer with one word and nothing else: "
+        "Yes if the response is grounded, No if it is not."), _parse_yes_no, answer_form="yes_no"),
 )}

@@ -10,7 +10,6 @@ arrives, and returns one row of judge columns per input row, in input order.
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -22,21 +21,18 @@ from sgi_core.columns import STATUS_OK
 from sgi_core.errors import SGIInputError
 from sgi_core.http.client import ApiError
 from sgi_core.io.passages import row_passages
-from sgi_core.judge.cache import AnswerCache, answer_key
+from sgi_core.judge.cache import AnswerCache, answer_key, cached_values, save_answers
 from sgi_core.judge.client import JudgeClient, estimate_tokens
 from sgi_core.judge.metrics import METRICS, Metric
 from sgi_core.judge.output import BEYOND_MAX_ROWS
 from sgi_core.judge.prompts import PROMPT_VERSION, TASKS, AnswerError
+from sgi_core.judge.yes_no import warn_without_logprobs
 from sgi_core.results import JsonResult
 from sgi_core.retrieval import parse_id_list
 from sgi_core.stats.checks import check_int
 
 #: ``progress(rows_done, rows_total, tokens_spent)``.
 JudgeProgress = Callable[[int, int, int], None]
-
-
-class JudgeCacheWarning(UserWarning):
-    """Answers could not be written to the judge cache; the run keeps them, a later run asks again."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +79,8 @@ class JudgeSummary(JsonResult):
     every request sent (retries and second asks after a malformed answer included, each
     may be billed), ``n_cached`` the answers read from the cache, ``tokens`` the tokens the
     server reported (or the estimate, where it reported none or an implausible count).
+    ``n_from_answer`` counts the rows whose Yes/No metric (``groundedness``) is the bare
+    answer, 0 or 1, because the endpoint gave no log-probabilities to read P(yes) from.
     """
 
     n_rows: int
@@ -91,6 +89,7 @@ class JudgeSummary(JsonResult):
     n_sent: int
     n_cached: int
     tokens: int
+    n_from_answer: int = 0
 
 
 def parse_metrics(names) -> tuple[Metric, ...]:
@@ -203,33 +202,8 @@ class _Failed:
     reason: str
 
 
-def _cached_outcomes(plan, cache) -> dict:
-    outcomes: dict = {}
-    for key, answer in (cache.get_many(plan.requests) if cache is not None else {}).items():
-        task, inputs = plan.requests[key]
-        try:
-            outcomes[key] = TASKS[task].parse(answer, inputs)
-        except AnswerError:
-            continue
-    return outcomes
-
-
-def _save(cache, unsaved: list) -> None:
-    """Store answers a busy cache refused during the run; warn about any it still refuses."""
-    left = []
-    for entry in unsaved:
-        try:
-            cache.put(*entry)
-        except SGIInputError:
-            left.append(entry)
-    if left:
-        warnings.warn(f"{len(left)} judge answers could not be written to the cache ({cache.path}), which another "
-                      "program held locked; they are in this run's output, a later run asks for them again",
-                      JudgeCacheWarning, stacklevel=3)
-
-
 def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, int]:
-    outcomes = _cached_outcomes(plan, cache)
+    outcomes = cached_values(plan.requests, cache)
     n_cached = len(outcomes)
     waiting = {i: {k for k in row.values() if k not in outcomes} for i, row in enumerate(plan.rows)
                if isinstance(row, dict)}
@@ -295,7 +269,7 @@ def _ask_all(plan, judge, cache, concurrency, progress) -> tuple[dict, int]:
         if stop.is_set():
             judge.resume()
         if unsaved:
-            _save(cache, unsaved)
+            save_answers(cache, unsaved)
     return outcomes, n_cached
 
 
@@ -307,9 +281,17 @@ def run_judge(plan: JudgePlan, judge: JudgeClient, *, cache: AnswerCache | None 
     -------
     columns : DataFrame
         One row per input row, in order: ``judge_<metric>`` columns in [0, 1] (NaN where
-        not judged or undefined), ``judge_status`` (``ok``, ``not judged: <why>`` or
-        ``<metric>: <reason>; ...``), ``judge_model`` and ``judge_prompt_version``.
+        not judged or undefined), for a Yes/No metric its
+        :attr:`~sgi_core.judge.metrics.Metric.source_column` (``"logprobs"`` where the score
+        is P(yes), ``"answer"`` where it is the bare answer, empty where not judged),
+        ``judge_status`` (``ok``, ``not judged: <why>`` or ``<metric>: <reason>; ...``),
+        ``judge_model`` and ``judge_prompt_version``.
     summary : JudgeSummary
+
+    Warns
+    -----
+    JudgeProbabilityWarning
+        A Yes/No metric's score is the bare answer on some rows (:func:`~sgi_core.judge.yes_no.warn_without_logprobs`).
 
     Raises
     ------
@@ -321,6 +303,7 @@ def run_judge(plan: JudgePlan, judge: JudgeClient, *, cache: AnswerCache | None 
     requests_before, tokens_before = judge.n_requests, judge.tokens
     outcomes, n_cached = _ask_all(plan, judge, cache, concurrency, progress)
     scores = {col: np.full(len(plan.rows), np.nan) for col in plan.columns}
+    sources = {m.source_column: np.full(len(plan.rows), None, dtype=object) for m in plan.metrics if m.source_column}
     status = []
     for i, row in enumerate(plan.rows):
         if isinstance(row, str):
@@ -336,13 +319,17 @@ def run_judge(plan: JudgePlan, judge: JudgeClient, *, cache: AnswerCache | None 
             values, note = metric.compute(answers, plan.k)
             for col, value in values.items():
                 scores[col][i] = value
+            if metric.source_column:
+                sources[metric.source_column][i] = answers[metric.tasks[0]].source
             if note:
                 notes.append(f"{metric.name}: {note}")
         status.append("; ".join(notes) or STATUS_OK)
-    columns = pd.DataFrame(scores)
+    columns = pd.DataFrame({**scores, **sources})
+    n_from_answer = warn_without_logprobs(sources)
     columns["judge_status"] = status
     columns["judge_model"] = judge.model
     columns["judge_prompt_version"] = PROMPT_VERSION
     summary = JudgeSummary(len(plan.rows), sum(isinstance(row, dict) for row in plan.rows), status.count(STATUS_OK),
-                           judge.n_requests - requests_before, n_cached, judge.tokens - tokens_before)
+                           judge.n_requests - requests_before, n_cached, judge.tokens - tokens_before, n_from_answer)
     return columns, summary
+

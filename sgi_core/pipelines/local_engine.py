@@ -212,7 +212,7 @@ def score_to_file(
         result = step(*args, cache=cache, batch_size=batch_size, progress=count, **kwargs)
         return result, pass_new_texts[0]
 
-    rows = scored = new_texts = n_chunks = n_grounded = n_halluc = n_context_is_question = 0
+    rows = scored = new_texts = n_chunks = n_grounded = n_halluc = n_context_is_question = n_blank = 0
     label_column = passages_written = None
     with table_writer(output, scored_by=scored_by) as write:
         for table in chunks:
@@ -241,6 +241,7 @@ def score_to_file(
             n_halluc += int((labels == 0.0).sum())
             n_context_is_question += int(frame[STATUS_COLUMN].str.startswith(CONTEXT_IS_QUESTION_STATUS).sum())
             new_texts += n_new
+            n_blank += table.blank_passages
             n_chunks += 1
     file_warnings = label_class_warnings(n_grounded, n_halluc, label_column)
     if scored and n_context_is_question == scored:
@@ -249,4 +250,4 @@ def score_to_file(
         if warn is not None:
             warn(text)
     return ScoreSummary(engine="local", rows=rows, scored=scored, seconds=time.perf_counter() - start,
-                        new_texts=new_texts, chunks=n_chunks)
+                        new_texts=new_texts, chunks=n_chunks, blank_passages=n_blank)

@@ -31,7 +31,9 @@ def score_summary_lines(summary: ScoreSummary, output) -> list[str]:
         return [f"wrote {summary.rows} rows ({summary.scored} scored) from {_plural(summary.shards, 'shard')} "
                 f"with {_plural(summary.actors, 'encoder actor')} in {summary.seconds:.1f} s; "
                 f"Parquet dataset in {output}"]
-    return [f"{summary.new_texts} new texts embedded, the rest from the cache",
+    blank = ([f"{_plural(summary.blank_passages, 'blank passage')} (empty or only whitespace) left out of the "
+              "contexts before embedding"] if summary.blank_passages else [])
+    return [f"{summary.new_texts} new texts embedded, the rest from the cache", *blank,
             f"wrote {summary.rows} rows ({summary.scored} scored) to {output}"]
 
 

@@ -7,7 +7,13 @@ deterministic functions of the judge prompt (a lexical stand-in for a judge mode
 - ``usage``: a passage is used when it shares a content word with the response;
 - ``support``: the response's sentences are its statements; one is supported when all its
   content words occur in the passages;
-- ``similarity``: ``round(5 * Jaccard(content words of response, of reference))``.
+- ``similarity``: ``round(5 * Jaccard(content words of response, of reference))``;
+- ``grounded`` (answered Yes or No): P(yes) is the share of the response's content words
+  found in the passages (:func:`grounded_share`); the answer is Yes when it is at least
+  0.5. Asked with ``logprobs``, the reply carries the first token's top alternatives
+  (:func:`yes_no_alternatives`), unless :attr:`FakeServer.logprobs` is False (a server
+  that ignores the option) or the request's fault is ``"no_logprobs"``; the fault
+  ``"lead_newline"`` puts a newline token before the answer.
 
 A chat request that is no judge task (a connection check) is answered ``OK``.
 
@@ -27,6 +33,7 @@ the request); ``"ok"`` lets one request through. A response holding ``ALWAYS_BAD
 from __future__ import annotations
 
 import json
+import math
 import re
 import socket
 import threading
@@ -43,6 +50,20 @@ _TASK = re.compile(r"judge task '(\w+)'")
 
 def content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 3}
+
+
+def grounded_share(inputs: dict) -> float:
+    """The fake Yes/No judge's P(yes): the share of the response's content words found in the passages."""
+    words, known = content_words(inputs["response"]), content_words(" ".join(inputs.get("contexts", [])))
+    return len(words & known) / len(words) if words else 1.0
+
+
+def yes_no_alternatives(p_yes: float) -> list[dict]:
+    """The first answer token's top alternatives: 0.9 * P(yes) split 2:1 over "Yes" and " yes", 0.9 * P(no) over
+    "No" and "NO", 0.1 on "The"; a token of probability 0 is left out, as a real top list would."""
+    mass = {"Yes": 0.6 * p_yes, " yes": 0.3 * p_yes, "No": 0.6 * (1 - p_yes), "NO": 0.3 * (1 - p_yes), "The": 0.1}
+    ranked = sorted(((token, p) for token, p in mass.items() if p > 0), key=lambda item: -item[1])
+    return [{"token": token, "logprob": math.log(p), "bytes": list(token.encode())} for token, p in ranked]
 
 
 def judge_answer(task: str, inputs: dict) -> dict:
@@ -120,6 +141,7 @@ class FakeServer(ThreadingHTTPServer):
         self.redirect_target = ""
         self.requests: list[dict] = []
         self.delay = 0.0
+        self.logprobs = True
         self.in_flight = self.max_in_flight = 0
         self._faults: deque = deque()
         self._lock = threading.Lock()
@@ -166,8 +188,23 @@ class FakeServer(ThreadingHTTPServer):
     def chat_reply(self, body: dict, fault: str | None) -> dict:
         messages = body["messages"]
         asked = _TASK.search(messages[0]["content"])
+        logprobs = None
         if asked is None:  # not a judge task (a connection check): a short plain answer
             content = "OK"
+        elif asked.group(1) == "grounded":
+            inputs = json.loads(messages[1]["content"])
+            p_yes = grounded_share(inputs)
+            content = "Yes" if p_yes >= 0.5 else "No"
+            if fault == "bad_answer" or "ALWAYS_BAD" in inputs.get("response", ""):
+                content, p_yes = "It depends.", 0.0
+            if body.get("logprobs") and self.logprobs and fault != "no_logprobs":
+                alternatives = yes_no_alternatives(p_yes)
+                chosen = next((a["logprob"] for a in alternatives if a["token"] == content), math.log(0.1))
+                tokens = [{"token": content, "logprob": chosen, "top_logprobs": alternatives}]
+                if fault == "lead_newline":
+                    tokens.insert(0, {"token": "\n", "logprob": 0.0, "top_logprobs": [{"token": "\n", "logprob": 0.0}]})
+                    content = "\n" + content
+                logprobs = {"content": tokens}
         else:
             inputs = json.loads(messages[1]["content"])
             spoiled = fault == "bad_answer" or "ALWAYS_BAD" in inputs.get("response", "")
@@ -175,7 +212,7 @@ class FakeServer(ThreadingHTTPServer):
         prompt_chars = sum(len(m["content"]) for m in messages)
         return {"object": "chat.completion", "model": body["model"],
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                             "finish_reason": "stop"}],
+                             "logprobs": logprobs, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content) // 4,
                           "total_tokens": prompt_chars // 4 + len(content) // 4}}
 

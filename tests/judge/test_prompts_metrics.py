@@ -9,6 +9,7 @@ import pytest
 from sgi_core.judge.cache import answer_key
 from sgi_core.judge.metrics import METRICS
 from sgi_core.judge.prompts import PROMPT_VERSION, TASKS, AnswerError, decode_answer
+from sgi_core.judge.yes_no import YesNo
 
 TWO = {"question": "q", "contexts": ["p1", "p2"], "response": "r", "reference_answer": "a"}
 
@@ -101,7 +102,8 @@ def test_undefined_metrics_are_nan_with_a_reason():
 def test_every_score_lies_in_the_unit_interval():
     for bits in itertools.product([False, True], repeat=3):
         for used in itertools.product([False, True], repeat=3):
-            answers = {"relevance": bits, "usage": used, "support": bits, "similarity": sum(bits)}
+            answers = {"relevance": bits, "usage": used, "support": bits, "similarity": sum(bits),
+                       "grounded": YesNo(bits[0], None if used[0] else sum(bits) / 3)}
             for metric in METRICS.values():
                 for value in metric.compute(answers, 2)[0].values():
                     assert math.isnan(value) or 0.0 <= value <= 1.0

@@ -10,7 +10,8 @@ a parent in the file (the earliest, if several), its ``input.value`` the questio
 retrieval observation (type ``RETRIEVER``, or a child ``SPAN`` whose name contains "retriev").
 
 Errors name the file, the record's row (a data row or a JSON Lines line), the field, and
-what to do.
+what to do (:mod:`sgi_core.io.convert.trace_fields`): ids must be text, start times ISO 8601 text or
+nanoseconds, and OTLP's nesting lists of objects, whatever a malformed export holds.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sgi_core.errors import SGIInputError
+from sgi_core.io.convert.trace_fields import Record, attributes, repeated, start_key, text_id
 from sgi_core.io.convert.traces import (
     TraceParts,
     document_text,
@@ -25,7 +27,6 @@ from sgi_core.io.convert.traces import (
     indexed_documents,
     is_missing,
     parse_json_text,
-    start_key,
     value_text,
 )
 
@@ -60,18 +61,12 @@ def _text(attributes: dict, key: str, side: str) -> str | None:
     return value_text(value, side)
 
 
-def _span(attributes: dict, *, trace_id, span_id, parent_id, kind, start, order: int) -> Span:
+def _span(attributes: dict, *, trace_id: str, span_id: str, parent_id: str, kind, start: float | None,
+          order: int) -> Span:
     kind = str(kind or attributes.get("openinference.span.kind") or "").upper()
     documents = tuple(indexed_documents(attributes, "retrieval.documents")) if kind == RETRIEVER else ()
-    return Span(str(trace_id), str(span_id), "" if is_missing(parent_id) else str(parent_id), kind,
-                start_key(start), order, _text(attributes, "input", "question"), _text(attributes, "output", "answer"),
-                documents)
-
-
-def _ids(trace_id, span_id, *, name: str, row: int, fields: tuple[str, str], hint: str) -> None:
-    for value, field in zip((trace_id, span_id), fields):
-        if is_missing(value):
-            raise SGIInputError(f"a span has no {field}", source=name, rows=[row], column=field, hint=hint)
+    return Span(trace_id, span_id, parent_id, kind, start, order, _text(attributes, "input", "question"),
+                _text(attributes, "output", "answer"), documents)
 
 
 def traces_from_spans(spans: list[Span]) -> list[TraceParts]:
@@ -90,6 +85,14 @@ def traces_from_spans(spans: list[Span]) -> list[TraceParts]:
     return traces
 
 
+def _flat_id(flat: dict, key: str):
+    """An id of a flattened record; an id that was an object (flattened into ``key.<field>``) as that object."""
+    if key in flat:
+        return flat[key]
+    inner = {name[len(key) + 1:]: value for name, value in flat.items() if name.startswith(key + ".")}
+    return inner or None
+
+
 def phoenix_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
     """Phoenix's spans dataframe (``get_spans_dataframe``) or its span JSON, one span per record.
 
@@ -102,33 +105,14 @@ def phoenix_traces(records: list[tuple[int, dict]], name: str) -> list[TracePart
     """
     spans = []
     for order, (row, record) in enumerate(records):
-        flat = flatten(record)
-        trace_id, span_id = flat.get("context.trace_id"), flat.get("context.span_id")
-        _ids(trace_id, span_id, name=name, row=row, fields=("context.trace_id", "context.span_id"), hint=_PHOENIX_HINT)
+        flat, where = flatten(record), Record(name, row, _PHOENIX_HINT)
         attributes = {key[len("attributes."):]: value for key, value in flat.items() if key.startswith("attributes.")}
-        spans.append(_span(attributes, trace_id=trace_id, span_id=span_id, parent_id=flat.get("parent_id"),
-                           kind=flat.get("span_kind"), start=flat.get("start_time"), order=order))
+        spans.append(_span(attributes, trace_id=text_id(_flat_id(flat, "context.trace_id"), where, "context.trace_id"),
+                           span_id=text_id(_flat_id(flat, "context.span_id"), where, "context.span_id"),
+                           parent_id=text_id(_flat_id(flat, "parent_id"), where, "parent_id", required=False),
+                           kind=flat.get("span_kind"), start=start_key(flat.get("start_time"), where, "start_time"),
+                           order=order))
     return traces_from_spans(spans)
-
-
-def _any_value(value: dict):
-    """An OTLP ``AnyValue`` as Python (lowerCamelCase or snake_case keys)."""
-    for key, item in value.items():
-        kind = key.replace("_", "").lower()
-        if kind in ("stringvalue", "boolvalue", "doublevalue", "bytesvalue"):
-            return item
-        if kind == "intvalue":
-            return int(item)
-        if kind == "arrayvalue":
-            return [_any_value(v) for v in (item or {}).get("values", [])]
-        if kind == "kvlistvalue":
-            return _attributes((item or {}).get("values", []))
-    return None
-
-
-def _attributes(pairs) -> dict:
-    return {pair["key"]: _any_value(pair.get("value") or {}) for pair in pairs
-            if isinstance(pair, dict) and "key" in pair}
 
 
 def _field(mapping: dict, camel: str):
@@ -146,19 +130,22 @@ def otlp_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
     """
     spans = []
     for row, record in records:
-        for r, resource in enumerate(_field(record, "resourceSpans") or []):
-            scopes = _field(resource, "scopeSpans") or _field(resource, "instrumentationLibrarySpans") or []
+        where = Record(name, row, _OTLP_HINT)
+        resources = repeated(_field(record, "resourceSpans"), where, "resourceSpans")
+        for r, resource in enumerate(resources):
+            scope_field = "instrumentationLibrarySpans" if _field(resource, "scopeSpans") is None else "scopeSpans"
+            scopes = repeated(_field(resource, scope_field), where, f"resourceSpans[{r}].{scope_field}")
             for s, scope in enumerate(scopes):
-                for k, span in enumerate(_field(scope, "spans") or []):
-                    where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{k}]"
-                    if not isinstance(span, dict):
-                        raise SGIInputError(f"{where} is not an object", source=name, rows=[row], hint=_OTLP_HINT)
-                    trace_id, span_id = _field(span, "traceId"), _field(span, "spanId")
-                    _ids(trace_id, span_id, name=name, row=row, fields=(f"{where}.traceId", f"{where}.spanId"),
-                         hint=_OTLP_HINT)
-                    spans.append(_span(_attributes(span.get("attributes") or []), trace_id=trace_id,
-                                       span_id=span_id, parent_id=_field(span, "parentSpanId"), kind=None,
-                                       start=_field(span, "startTimeUnixNano"), order=len(spans)))
+                listed = repeated(_field(scope, "spans"), where, f"resourceSpans[{r}].{scope_field}[{s}].spans")
+                for k, span in enumerate(listed):
+                    at = f"resourceSpans[{r}].{scope_field}[{s}].spans[{k}]"
+                    spans.append(_span(
+                        attributes(span.get("attributes"), where, f"{at}.attributes"),
+                        trace_id=text_id(_field(span, "traceId"), where, f"{at}.traceId"),
+                        span_id=text_id(_field(span, "spanId"), where, f"{at}.spanId"),
+                        parent_id=text_id(_field(span, "parentSpanId"), where, f"{at}.parentSpanId", required=False),
+                        kind=None, start=start_key(_field(span, "startTimeUnixNano"), where, f"{at}.startTimeUnixNano"),
+                        order=len(spans)))
     if not spans:
         raise SGIInputError("the file holds no spans", source=name, hint=_OTLP_HINT)
     return traces_from_spans(spans)
@@ -188,26 +175,29 @@ def langfuse_traces(records: list[tuple[int, dict]], name: str) -> list[TracePar
     Trace fields read: ``id``, ``input``, ``output``, ``observations``; observation fields:
     ``type``, ``name``, ``startTime``, ``parentObservationId``, ``input``, ``output``.
     """
-    traces = []
+    traces, rows_of = [], {}
     for row, record in records:
-        trace_id, observations = record.get("id"), record.get("observations")
-        if is_missing(trace_id):
-            raise SGIInputError("a trace has no id", source=name, rows=[row], column="id", hint=_LANGFUSE_HINT)
+        where = Record(name, row, _LANGFUSE_HINT)
+        trace_id, observations = text_id(record.get("id"), where, "id"), record.get("observations")
+        if trace_id in rows_of:
+            raise where.refuse("id", f"the records in rows {rows_of[trace_id]} and {row} have one id, '{trace_id}': "
+                                     "two traces under one id would be averaged as one")
+        rows_of[trace_id] = row
         if not isinstance(observations, list) or not all(isinstance(o, dict) for o in observations):
             raise SGIInputError(
                 f"trace '{trace_id}' lists its observations by id only, not as objects", source=name, rows=[row],
                 column="observations",
                 hint=_LANGFUSE_HINT + "; a trace from GET /api/public/traces (the list) carries only their ids")
-        in_order = sorted(enumerate(observations),
-                          key=lambda pair: (start_key(pair[1].get("startTime")) is None,
-                                            start_key(pair[1].get("startTime")) or 0.0, pair[0]))
-        in_order = [observation for _, observation in in_order]
+        starts = [start_key(o.get("startTime"), where, f"observations[{i}].startTime")
+                  for i, o in enumerate(observations)]
+        in_order = [observations[i] for i in sorted(range(len(observations)),
+                                                    key=lambda i: (starts[i] is None, starts[i] or 0.0, i))]
         roots = [o for o in in_order if is_missing(o.get("parentObservationId"))]
         root = roots[0] if roots else {}
         question = value_text(parse_json_text(record.get("input")), "question")
         answer = value_text(parse_json_text(record.get("output")), "answer")
         traces.append(TraceParts(
-            str(trace_id),
+            trace_id,
             question if question is not None else value_text(parse_json_text(root.get("input")), "question"),
             answer if answer is not None else value_text(parse_json_text(root.get("output")), "answer"),
             tuple(_retrieved(o.get("output")) for o in in_order if _is_retrieval(o)),

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sgi_core.errors import SGIInputError
@@ -171,21 +170,6 @@ def first_record_keys(raw: bytes, name: str) -> set[str] | None:
     return set(record) | set(flatten(record)) if isinstance(record, dict) else None
 
 
-def start_key(value) -> float | None:
-    """A start time as seconds, to order steps: ISO text, a datetime, or a count of nanoseconds (OTLP)."""
-    if is_missing(value):
-        return None
-    if hasattr(value, "timestamp"):
-        return float(value.timestamp())
-    text = str(value).strip()
-    if text.lstrip("-").isdigit():
-        return int(text) / 1e9
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def parse_json_text(value):
     """``value`` parsed when it is text of a JSON object or array, else as it is."""
     if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
@@ -250,26 +234,36 @@ def document_text(document) -> str | None:
 
 
 def indexed_documents(attributes: dict, prefix: str) -> list:
-    """Documents stored as a list under ``prefix`` or flattened as ``prefix.0.document.content``, ``prefix.1...``.
+    """Documents stored as a list under ``prefix``, flattened as ``prefix.0.document.content``, ``prefix.1...``, or one object.
+
+    One document given as an object rather than a list of one (``prefix.document.content``
+    once flattened) is read as that one document.
 
     Examples
     --------
     >>> indexed_documents({"retrieval.documents.1.document.content": "b",
     ...                    "retrieval.documents.0.document.content": "a"}, "retrieval.documents")
     ['a', 'b']
+    >>> indexed_documents({"retrieval.documents.document.content": "a"}, "retrieval.documents")
+    ['a']
     """
     listed = attributes.get(prefix)
     if isinstance(listed, str):
         listed = parse_json_text(listed)
     if isinstance(listed, list):
         return [document_text(item) for item in listed]
+    if isinstance(listed, dict):
+        return [document_text(listed)]
     found: dict[int, dict] = {}
+    single: dict = {}
     for key, value in attributes.items():
         if key.startswith(prefix + "."):
             position, _, field = key[len(prefix) + 1:].partition(".")
-            if position.isdigit():
+            if position.isdecimal() and position.isascii():
                 found.setdefault(int(position), {})[field] = value
-    return [document_text(found[position]) for position in sorted(found)]
+            else:
+                single[key[len(prefix) + 1:]] = value
+    return [document_text(found[position]) for position in sorted(found)] + ([document_text(single)] if single else [])
 
 
 def _named(ids: list[str]) -> str:
