@@ -12,7 +12,8 @@ Checks, each on a :class:`~sgi_core.evaluation.run_comparison.RunComparison`:
 * :func:`auroc_floor_checks`: fails when a score's AUROC lower bound is below
   ``min_auroc`` in either run;
 * :func:`key_coverage`: fails when keys of the base run are missing from the new run,
-  or unscored there, unless allowed (a run that kept only its best questions must not
+  unscored there, or have fewer scored rows there than in the base run, unless allowed
+  (a run that kept only its best questions, or only the best answer of each, must not
   pass).
 
 Refusals (bad input, an unvalidated score, no labels for a label check, fewer than
@@ -82,13 +83,27 @@ class AurocFloorCheck(JsonResult):
 
 @dataclass(frozen=True)
 class KeyCoverage(JsonResult):
-    """Base keys the new run lacks or leaves unscored; ``passed`` when there are none or they are allowed."""
+    """Base keys the new run lacks, leaves unscored or scores on fewer rows; ``passed`` when none or allowed.
+
+    Attributes
+    ----------
+    n_keys_base : int
+    missing, unscored : tuple of str
+        Base keys absent from the new run; matched keys with no scored row in the new run.
+    allowed, passed : bool
+    fewer_scored : tuple of str
+        Matched keys scored in the new run on fewer rows than in the base run (some scored).
+    rows_unscored : int
+        Rows those keys lack in the new run: the sum over them of ``scored_base - scored_new``.
+    """
 
     n_keys_base: int
     missing: tuple[str, ...]
     unscored: tuple[str, ...]
     allowed: bool
     passed: bool
+    fewer_scored: tuple[str, ...] = ()
+    rows_unscored: int = 0
 
 
 def _finite_bound(value: float, name: str) -> float:
@@ -106,15 +121,26 @@ def check_enough_keys(comparison) -> None:
 
 
 def key_coverage(comparison, matched, scores, *, allow_missing: bool) -> KeyCoverage:
-    """Base keys absent from the new run, and matched keys a score of ``scores`` leaves unscored in the new run only."""
+    """Base keys absent from the new run, and matched keys a score of ``scores`` leaves (partly) unscored in the new run.
+
+    A key counts as scored only when the new run scores as many of its rows as the base
+    run does (per score, from ``matched.scored_rows_*``): a run that empties the weaker
+    answer of each question keeps every key but not every answer.
+    """
     unscored = np.zeros(len(matched.keys), dtype=bool)
+    lacking = np.zeros(len(matched.keys), dtype=np.int64)
     for score in scores:
         base, new = matched.base[score].to_numpy(), matched.new[score].to_numpy()
         unscored |= ~np.isnan(base) & np.isnan(new)
+        if matched.scored_rows_base is not None and matched.scored_rows_new is not None:
+            gap = matched.scored_rows_base[score].to_numpy() - matched.scored_rows_new[score].to_numpy()
+            lacking = np.maximum(lacking, gap)
+    fewer = (lacking > 0) & ~unscored
     missing = tuple(comparison.match.only_in_base)
     gaps = tuple(map(str, matched.keys[unscored]))
     return KeyCoverage(comparison.match.n_keys_base, missing, gaps, allow_missing,
-                       allow_missing or not (missing or gaps))
+                       allow_missing or not (missing or gaps or fewer.any()),
+                       tuple(map(str, matched.keys[fewer])), int(lacking[fewer].sum()))
 
 
 def rate_check(comparison, max_increase: float) -> RateCheck:

@@ -159,15 +159,19 @@ def gate_baseline_lines(coverage, rate, drops, floors, confidence: float = 0.95)
     """The checks of ``gate --baseline`` (:mod:`sgi_core.evaluation.release_gate`), one line each, ``PASS`` or ``FAIL`` first."""
     level = round(confidence * 100)
     lines = []
-    gaps = len(coverage.missing) + len(coverage.unscored)
+    gaps = len(coverage.missing) + len(coverage.unscored) + len(coverage.fewer_scored)
     if gaps:
         what = (f"{len(coverage.missing)} of {coverage.n_keys_base} base keys are missing from the new run"
                 f"{': ' + _keys(coverage.missing) if coverage.missing else ''}; {len(coverage.unscored)} are unscored "
                 f"there{': ' + _keys(coverage.unscored) if coverage.unscored else ''}")
+        if coverage.fewer_scored:
+            what += (f"; {len(coverage.fewer_scored)} have fewer scored rows there than in the base run "
+                     f"({coverage.rows_unscored} rows unscored): {_keys(coverage.fewer_scored)}")
         lines.append(f"{'PASS' if coverage.passed else 'FAIL'} keys: {what}"
                      + (" (allowed by --allow-missing-keys)" if coverage.allowed else ""))
     else:
-        lines.append(f"PASS keys: every one of the {coverage.n_keys_base} base keys is in the new run and scored")
+        lines.append(f"PASS keys: every one of the {coverage.n_keys_base} base keys is in the new run and scored on "
+                     "as many rows")
     if rate is not None:
         verdict = "PASS" if rate.passed else "FAIL"
         lines.append(f"{verdict} hallucination rate: upper {level}% bound of the increase {rate.ci[1]:+.3f} "
