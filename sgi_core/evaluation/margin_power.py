@@ -68,7 +68,7 @@ class MarginPower(JsonResult):
     variance : float
         ``v``, the variance of one key's contribution (see the module notes).
     extra_variance : float
-        The variance of the estimate that more labels do not shrink (PPI's unlabelled term; 0 otherwise).
+        The variance of the estimate from the unlabelled keys (PPI's second term; 0 otherwise).
     variance_source : str
         Where ``v`` came from: "observed", "conservative: ..." or "prior: ...".
     smallest_margin : float
@@ -88,20 +88,19 @@ class MarginPower(JsonResult):
     def keys_needed(self, margin: float) -> int:
         """Keys labelled in both runs for an unchanged run to pass at ``margin`` with probability ``power``.
 
-        ``ceil((z + z_power)^2 v / (M^2 - (z + z_power)^2 extra_variance))``; -1 when no
-        number of keys is enough (the unlabelled term alone is wider than ``margin``).
+        ``ceil((z + z_power)^2 v / M^2)`` (:func:`keys_for_margin`). PPI's unlabelled term
+        is left out: it shrinks as keys move from unlabelled to labelled, and vanishes
+        when every key is labelled.
         """
-        return keys_for_margin(self.variance, margin, confidence=self.confidence, power=self.power,
-                               extra_variance=self.extra_variance)
+        return keys_for_margin(self.variance, margin, confidence=self.confidence, power=self.power)
 
 
 def _z(confidence: float) -> float:
     return float(stats.norm.ppf(0.5 + confidence / 2.0))
 
 
-def keys_for_margin(variance: float, margin: float, *, confidence: float = 0.95, power: float = 0.8,
-                    extra_variance: float = 0.0) -> int:
-    """Keys for an unchanged run to pass a margin: ``ceil((z + z_power)^2 v / (M^2 - (z + z_power)^2 extra))``.
+def keys_for_margin(variance: float, margin: float, *, confidence: float = 0.95, power: float = 0.8) -> int:
+    """Keys for an unchanged run to pass a margin with probability ``power``: ``ceil((z + z_power)^2 v / M^2)``.
 
     Parameters
     ----------
@@ -109,13 +108,10 @@ def keys_for_margin(variance: float, margin: float, *, confidence: float = 0.95,
         ``v``, one key's variance.
     margin : float > 0
     confidence, power : float in (0, 1)
-    extra_variance : float >= 0
-        Variance that more keys do not shrink.
 
     Returns
     -------
     int
-        -1 when ``extra_variance`` alone leaves the margin out of reach.
 
     Examples
     --------
@@ -129,11 +125,8 @@ def keys_for_margin(variance: float, margin: float, *, confidence: float = 0.95,
     confidence = check_fraction(confidence, "confidence", "keys_for_margin")
     power = check_fraction(power, "power", "keys_for_margin")
     factor = (_z(confidence) + float(stats.norm.ppf(power))) ** 2
-    room = margin ** 2 - factor * extra_variance
-    if room <= 0:
-        return -1
     # The tolerance keeps float noise in an exact integer answer from adding a key.
-    return max(1, int(math.ceil(factor * variance / room - 1e-9)))
+    return max(1, int(math.ceil(factor * variance / margin ** 2 - 1e-9)))
 
 
 def paired_discordance(n_base_only: int, n_new_only: int, n_keys: int, *,

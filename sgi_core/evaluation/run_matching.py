@@ -208,7 +208,8 @@ def _mixed_label_keys(frame: pd.DataFrame, keys: pd.Series, matched) -> set:
     if "label" not in frame.columns:
         return set()
     labels = pd.Series(pd.to_numeric(frame["label"], errors="coerce").to_numpy(), index=keys.to_numpy())
-    spread = labels[labels.index.isin(matched)].groupby(level=0).agg(["min", "max"])
+    labels = labels[labels.index.isin(matched)].dropna()  # an unlabelled row disagrees with nothing
+    spread = labels.groupby(level=0).agg(["min", "max"])
     return set(spread.index[spread["min"] != spread["max"]])
 
 
