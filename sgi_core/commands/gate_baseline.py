@@ -42,7 +42,7 @@ def _checked_options(args) -> list[str]:
         raise SGIInputError("gate --baseline needs --max-rate-increase X (labels), --max-drop X (a validated "
                             "--score) or --min-auroc X",
                             hint="For the labels' verdict: gate NEW --baseline BASE --labels FILE --max-rate-increase "
-                                 "0.02")
+                                 "X, with X at least the change the labels can detect (`compare` prints it)")
     if args.score and args.max_drop is None and args.min_auroc is None:
         raise SGIInputError("--score needs --max-drop X (or --min-auroc X) to hold it to")
     if args.sequential and args.max_rate_increase is None:
