@@ -99,6 +99,21 @@ def _z(confidence: float) -> float:
     return float(stats.norm.ppf(0.5 + confidence / 2.0))
 
 
+def zero_difference_half_width(variance: float, n_keys: int, *, confidence: float = 0.95) -> float:
+    """The interval's half-width were the difference zero, ``z sqrt(v / n)``: the smallest passable margin.
+
+    Examples
+    --------
+    >>> round(zero_difference_half_width(0.2, 40), 4)  # 1.96 * sqrt(0.2 / 40)
+    0.1386
+    """
+    n_keys = check_int(n_keys, "n_keys", "zero_difference_half_width", minimum=1)
+    confidence = check_fraction(confidence, "confidence", "zero_difference_half_width")
+    if not variance >= 0:
+        raise SGIInputError(f"zero_difference_half_width needs a variance >= 0. Got {variance!r} instead.")
+    return _z(confidence) * math.sqrt(variance / n_keys)
+
+
 def keys_for_margin(variance: float, margin: float, *, confidence: float = 0.95, power: float = 0.8) -> int:
     """Keys for an unchanged run to pass a margin with probability ``power``: ``ceil((z + z_power)^2 v / M^2)``.
 
@@ -172,7 +187,7 @@ def paired_power(n_base_only: int, n_new_only: int, n_keys: int, *, confidence: 
     confidence = check_fraction(confidence, "confidence", "paired_power")
     power = check_fraction(power, "power", "paired_power")
     psi, source = paired_discordance(n_base_only, n_new_only, n_keys, confidence=confidence)
-    margin = _z(confidence) * math.sqrt(psi / n_keys) if n_keys else math.inf
+    margin = zero_difference_half_width(psi, n_keys, confidence=confidence) if n_keys else math.inf
     return MarginPower(n_keys, "paired", psi, 0.0, source, margin, confidence, power)
 
 

@@ -156,7 +156,7 @@ def key_coverage(comparison, matched, scores, *, allow_missing: bool) -> KeyCove
                        tuple(map(str, matched.keys[fewer])), int(lacking[fewer].sum()))
 
 
-def _refuse_unreachable(lab, max_increase: float) -> None:
+def _refuse_unreachable(lab, max_increase: float, n_matched: int) -> None:
     """Refuse a margin below what the labels could pass were the difference zero, with what it would need."""
     power = lab.power
     if power is None or not max_increase < power.smallest_margin:
@@ -165,8 +165,9 @@ def _refuse_unreachable(lab, max_increase: float) -> None:
     reach = math.ceil(power.smallest_margin * 1000) / 1000
     labelled = ("keys labelled in both runs" if power.design != "unpaired" else
                 "labelled keys (none labelled in both runs)")
+    beyond = f", more than the {n_matched} matched keys" if needed > n_matched else ""
     more = (f"about {needed} keys labelled in both runs would be needed (for an unchanged run to pass "
-            f"{power.power:.0%} of the time)" if needed > 0 else "no number of labelled keys is enough")
+            f"{power.power:.0%} of the time{beyond})" if needed > 0 else "no number of labelled keys is enough")
     raise SGIInputError(f"with {power.n_keys} {labelled} the increase's interval is about "
                         f"+/-{reach:.3f}: a margin of {max_increase:g} cannot pass; {more}, or a "
                         f"margin of at least {reach:.3f}",
@@ -198,7 +199,7 @@ def rate_check(comparison, max_increase: float, *, sequential: bool = False) -> 
         raise SGIInputError("the hallucination-rate check needs labels of both runs",
                             hint="Pass --labels FILE (the Review page's annotations of each run, or a table of labelled "
                                  "rows of both)")
-    _refuse_unreachable(lab, max_increase)
+    _refuse_unreachable(lab, max_increase, comparison.match.n_matched)
     margin = lab.power.smallest_margin if lab.power is not None else math.nan
     if not sequential:
         return RateCheck(lab.n_keys, lab.rate_base, lab.rate_new, lab.difference, lab.ci, lab.method, max_increase,

@@ -73,7 +73,8 @@ def detectable_line(res: RunComparison) -> str:
             f"{power.n_keys} labelled keys, none in both runs")
     if math.isinf(power.smallest_margin):
         return f"detectable change: none yet ({keys})"
-    return (f"detectable change: about +/-{power.smallest_margin:.3f} with {keys} (the {power.design} interval's "
+    reach = math.ceil(power.smallest_margin * 1000) / 1000
+    return (f"detectable change: about +/-{reach:.3f} with {keys} (the {power.design} interval's "
             f"half-width were the difference zero; variance {power.variance_source}); `gate --max-rate-increase` "
             "refuses a smaller margin, and halving it takes about four times the keys")
 
