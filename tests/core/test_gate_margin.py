@@ -100,11 +100,14 @@ def test_sequential_reading_is_decided_only_when_the_sequence_excludes_the_margi
 
 def test_compare_says_what_change_the_labels_can_detect(tmp_path, capsys):
     paths = labelled_runs(tmp_path, 0.3, 0.3)
-    assert main(["compare", str(paths["base"]), str(paths["new"]), "--n-boot", "200"]) == 0
+    html = tmp_path / "comparison.html"
+    assert main(["compare", str(paths["base"]), str(paths["new"]), "--n-boot", "200", "--html", str(html)]) == 0
     printed = capsys.readouterr().out
-    half = stats.norm.ppf(0.975) * math.sqrt(discordance(paths) / N)
-    assert f"detectable change: about +/-{half:.3f} with {N} keys labelled in both runs" in printed
+    half = math.ceil(stats.norm.ppf(0.975) * math.sqrt(discordance(paths) / N) * 1000) / 1000
+    detectable = f"detectable change: about +/-{half:.3f} with {N} keys labelled in both runs"
+    assert detectable in printed
     assert "the interval above assumes the number of labelled keys was fixed in advance" in printed
+    assert detectable in html.read_text(encoding="utf-8")
 
 
 def test_a_key_counts_as_scored_only_when_all_its_rows_are(tmp_path, capsys):
