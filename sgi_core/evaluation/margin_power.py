@@ -21,11 +21,14 @@ estimate of ``d``, ``n`` for the keys labelled in both runs and
   :data:`MIN_PAIRED_KEYS` keys or :data:`MIN_DISCORDANT` discordant keys the observed
   share is too rough, and the upper Wilson bound of it is used (with no key at all, the
   prior :data:`PRIOR_DISCORDANCE`, the discordance of two independent runs at a 50% rate);
-* **labels, unpaired**: ``p (1 - p) (1 / n_base + 1 / n_new)`` with ``p`` the pooled rate
-  (``p (1 - p) = 1/4`` with fewer than :data:`MIN_PAIRED_KEYS` labelled rows in all);
+* **labels, unpaired**: ``2 p (1 - p)`` with ``p`` the pooled rate, so that the
+  half-width is ``z sqrt(p (1 - p) (1 / n_base + 1 / n_new))`` and ``n`` counts keys
+  labelled in each run (``p (1 - p) = 1/4`` with fewer than :data:`MIN_PAIRED_KEYS`
+  labelled rows in all or :data:`MIN_DISCORDANT` of a class);
 * **prediction-powered** (PPI++): the measured variance of the rectified differences
-  ``d - lam f`` per labelled key, plus the unlabelled keys' term held at its value
-  (:class:`~sgi_core.evaluation.prediction_powered.PPIEstimate`).
+  ``d - lam f`` per labelled key (:class:`~sgi_core.evaluation.prediction_powered.PPIEstimate`);
+  the smallest margin adds the unlabelled keys' term as measured, the keys needed leave
+  it out (it shrinks as keys move from unlabelled to labelled).
 
 References
 ----------
@@ -195,8 +198,8 @@ def unpaired_power(x_base: int, n_base: int, x_new: int, n_new: int, *, confiden
                    power: float = 0.8) -> MarginPower:
     """What two independent labelled samples can detect: ``z sqrt(p (1 - p) (1/n_base + 1/n_new))``.
 
-    ``variance`` is per key labelled in both runs' worth of labels, ``2 p (1 - p)`` (one
-    label in each run per key), so :meth:`MarginPower.keys_needed` counts keys of each run.
+    ``variance`` is ``2 p (1 - p)``: one label in each run per key, so
+    :meth:`MarginPower.keys_needed` counts keys to label in each run.
 
     Examples
     --------

@@ -150,3 +150,17 @@ def test_compare_names_keys_whose_rows_carry_both_labels(tmp_path, capsys):
     run.to_csv(path, index=False)
     assert main(["compare", str(path), str(path), "--key", "id", "--n-boot", "100"]) == 0
     assert re.search(r"\n  20 keys carry both labels \(their rows disagree\) and are left out", capsys.readouterr().out)
+
+
+def test_compare_sequential_takes_its_verdict_from_the_sequence(tmp_path, capsys):
+    same = balanced_runs(tmp_path)
+    assert main(["compare", str(same["base"]), str(same["new"]), "--n-boot", "100", "--sequential"]) == 0
+    printed = capsys.readouterr().out
+    headline = next(line for line in printed.splitlines() if line.startswith("hallucination rate (labels)"))
+    assert headline.endswith("no clear change")
+    assert ("  sequential reading (betting confidence sequence (Waudby-Smith and Ramdas 2024), valid when stopped at "
+            "any time): new - base +0.000 [-0.") in printed
+    fall = labelled_runs(tmp_path, 0.6, 0.1, seed=2, name="fall")
+    assert main(["compare", str(fall["base"]), str(fall["new"]), "--n-boot", "100", "--sequential"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  sequential reading"))
+    assert line.endswith("over 150 keys labelled in both runs: improvement")
