@@ -39,7 +39,7 @@ from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.evaluation.paired import delong_test
-from sgi_core.evaluation.ranking import RocResult, roc_analysis
+from sgi_core.evaluation.ranking import RocResult, roc_analysis, separation_floor
 from sgi_core.evaluation.refit import (HELD_FIXED, REFIT_CI_NAME, REFIT_MAX_ROWS, REFIT_N_BOOT, percentile_interval,
                                        rank_auroc, refit_replicates)
 
@@ -231,7 +231,9 @@ def _refit_intervals(features, y, groups, combined_prob, alone_probs, *, n_boot:
     replicates = refit_replicates(features, y, groups=groups, column_sets=[*([j] for j in range(k)), range(k)],
                                   n_splits=n_splits, n_boot=min(n_boot, REFIT_N_BOOT), seed=seed)
     aurocs = np.array([[rank_auroc(y[rows], prob) for prob in probs] for rows, probs in replicates]).reshape(-1, k + 1)
-    roc = replace(roc_analysis(y, combined_prob, n_boot=0), auroc_ci=percentile_interval(aurocs[:, -1]),
+    roc = roc_analysis(y, combined_prob, n_boot=0)
+    roc = replace(roc, auroc_ci=separation_floor(roc.auroc, roc.n_pos, roc.n_neg, percentile_interval(aurocs[:, -1]),
+                                                 confidence=0.95),
                   ci_method=REFIT_CI_NAME, n_boot=len(replicates))
     return roc, percentile_interval(aurocs[:, -1] - aurocs[:, :-1].max(axis=1))
 

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sgi_core.evaluation.length_matched import length_matched_auroc
 from sgi_core.evaluation.label_rates import (
     paired_difference_ci,
     paired_rate_difference,
@@ -66,6 +67,11 @@ CASES = [
     ("AUROC DeLong, separated 15 + 15", lambda: roc_analysis(*SEPARATED_15, ci_method="asymptotic").auroc_ci, None),
     ("AUROC bootstrap, separated 2 + 2", lambda: roc_analysis(*SEPARATED_2, ci_method="bootstrap").auroc_ci, 0.5),
     ("AUROC DeLong, separated 2 + 2", lambda: roc_analysis(*SEPARATED_2, ci_method="asymptotic").auroc_ci, 0.5),
+    ("length-matched AUROC bootstrap, separated 15 + 15",
+     lambda: length_matched_auroc(*SEPARATED_15, np.tile(np.arange(15.0), 2), n_bins=3, n_boot=200).auroc_ci, None),
+    ("length-matched AUROC delta method, separated 15 + 15",
+     lambda: length_matched_auroc(*SEPARATED_15, np.tile(np.arange(15.0), 2), n_bins=3,
+                                  ci_method="asymptotic").auroc_ci, None),
 ]
 
 
