@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from sgi_core.evaluation.length_matched import length_matched_auroc
+from sgi_core.evaluation.refit import judge_combined
 from sgi_core.evaluation.label_rates import (
     paired_difference_ci,
     paired_rate_difference,
@@ -72,6 +73,9 @@ CASES = [
     ("length-matched AUROC delta method, separated 15 + 15",
      lambda: length_matched_auroc(*SEPARATED_15, np.tile(np.arange(15.0), 2), n_bins=3,
                                   ci_method="asymptotic").auroc_ci, None),
+    ("refitted combination's AUROC, separated 15 + 15",
+     lambda: judge_combined(SEPARATED_15[0], np.r_[np.full(15, 0.9), np.full(15, 0.1)], SEPARATED_15[1][:, None],
+                            n_refit=30).auroc_ci, None),
 ]
 
 
