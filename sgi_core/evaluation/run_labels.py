@@ -255,10 +255,12 @@ def _prediction_powered(matched: MatchedRuns, halluc_base, halluc_new, confidenc
                                         confidence=confidence))
 
 
-def _key_hash_order(keys) -> np.ndarray:
-    """Positions of ``keys`` sorted by the SHA-256 of each key's text: an order that no row order changes."""
-    digests = [hashlib.sha256(str(key).encode("utf-8")).hexdigest() for key in keys]
-    return np.argsort(np.array(digests, dtype=object), kind="stable")
+def _key_hash_order(keys, both) -> np.ndarray:
+    """Positions of ``keys`` sorted by the SHA-256 of each key's text (the keys labelled in both first, only they
+    hashed): an order that no row order changes."""
+    labelled = np.flatnonzero(both)
+    digests = np.array([hashlib.sha256(str(key).encode("utf-8")).hexdigest() for key in keys[labelled]], dtype=object)
+    return np.concatenate([labelled[np.argsort(digests, kind="stable")], np.flatnonzero(~both)])
 
 
 def _sequential(halluc_base, halluc_new, both, order, confidence: float) -> SequentialInterval:
@@ -318,7 +320,7 @@ def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0
     rate_base, rate_new, difference, ci, method = estimate
     sequential = None
     if rates.paired:
-        order = _key_hash_order(matched.keys) if order is None else order
+        order = _key_hash_order(matched.keys, both) if order is None else order
         sequential = _sequential(1.0 - lab_base, 1.0 - lab_new, both, order, confidence)
     return LabelShift(rates.n_keys, int(has_base.sum()), int(has_new.sum()), rate_base, rate_new, difference, ci,
                       rates.ci, rate_verdict(ci), rates.paired, method,

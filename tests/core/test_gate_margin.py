@@ -164,3 +164,17 @@ def test_compare_sequential_takes_its_verdict_from_the_sequence(tmp_path, capsys
     assert main(["compare", str(fall["base"]), str(fall["new"]), "--n-boot", "100", "--sequential"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  sequential reading"))
     assert line.endswith("over 150 keys labelled in both runs: improvement")
+
+
+def test_the_sequence_reads_the_same_whatever_the_files_row_order(tmp_path):
+    from sgi_core.evaluation.run_comparison import compare_runs
+    from sgi_core.evaluation.run_matching import match_runs
+
+    paths = labelled_runs(tmp_path, 0.4, 0.2, seed=8)
+    base, new = (pd.read_csv(paths[side]) for side in ("base", "new"))
+    readings = []
+    for seed in (0, 1):
+        shuffled = [frame.sample(frac=1.0, random_state=seed) for frame in (base, new)]
+        matched = match_runs(*shuffled, key="question", scores=["sgi"])
+        readings.append(compare_runs(matched, n_boot=50).labels.sequential)
+    assert readings[0] == readings[1] and readings[0].n == N
