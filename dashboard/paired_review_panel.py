@@ -38,12 +38,18 @@ def _estimate(shift, n_left: int) -> None:
     cells = st.columns(3)
     cells[0].metric("Hallucination rate, base", f"{shift.rate_base:.1%}")
     cells[1].metric("Hallucination rate, new", f"{shift.rate_new:.1%}")
-    cells[2].metric(f"New − base: {shift.verdict}", f"{shift.difference:+.3f}",
-                    delta=f"[{shift.ci[0]:+.3f}, {shift.ci[1]:+.3f}]", delta_color="off",
-                    help=f"95% interval ({shift.method}); labels alone [{shift.labels_only_ci[0]:+.3f}, "
-                         f"{shift.labels_only_ci[1]:+.3f}]")
+    seq = shift.sequential
+    if seq is None:
+        cells[2].metric("New − base", "none yet", help="Needs keys labelled in both runs.")
+    else:
+        cells[2].metric(f"New − base: {shift.sequential_verdict}", f"{seq.estimate:+.3f}",
+                        delta=f"[{seq.ci[0]:+.3f}, {seq.ci[1]:+.3f}]", delta_color="off",
+                        help=f"95% {seq.method}: stop labelling whenever it is decided. The fixed-sample interval, "
+                             f"valid only for a number of keys planned in advance: [{shift.ci[0]:+.3f}, "
+                             f"{shift.ci[1]:+.3f}] ({shift.method})")
     st.caption(f"{shift.n_keys:,} keys labelled in both runs; {shift.base_only:,} hallucinated in the base run only, "
-               f"{shift.new_only:,} in the new run only.")
+               f"{shift.new_only:,} in the new run only. The interval is a confidence sequence: it stays valid when "
+               "you stop as soon as it excludes the change you care about.")
     effect = st.select_slider("Difference of hallucination rate to decide", EFFECTS, value=0.1,
                               key=state.REVIEW_PAIR_EFFECT, format_func=lambda e: f"{e:.0%}")
     needed = paired_review.keys_needed(shift, effect, n_left)
@@ -71,7 +77,7 @@ def paired_mode(data) -> None:
     st.caption(f"Base: this file; new: {texts.plain(pair.new_name)}. Keys in a random order (seed {seed}), so the "
                "keys labelled in both runs are a random sample, as the estimates assume. Labels go to each file's "
                f"own annotations; {len(left):,} of {len(pair.matched.keys):,} matched keys left.")
-    _estimate(paired_review.estimate(pair, labels), len(left))
+    _estimate(paired_review.estimate(pair, labels, seed), len(left))
     if not len(left):
         st.success("Both answers to every matched key are labelled.")
         return

@@ -97,13 +97,18 @@ def order(pair: PairedRuns, labels: dict, seed: int) -> np.ndarray:
     return paired_queue(labels["decided_base"], labels["decided_new"], seed=seed)
 
 
-def estimate(pair: PairedRuns, labels: dict) -> LabelShift | None:
-    """What the labels given here say: the paired hallucination rates and, from a sample, the prediction-powered ones."""
+def estimate(pair: PairedRuns, labels: dict, seed: int) -> LabelShift | None:
+    """What the labels given here say: the paired rates, the prediction-powered ones from a sample, and the sequence.
+
+    The confidence sequence takes the keys in the queue's order for ``seed`` (the order
+    they are labelled in), so it stays valid whenever the labelling stops.
+    """
     matched = replace(pair.matched, base=pair.matched.base.assign(label=labels["label_base"]),
                       new=pair.matched.new.assign(label=labels["label_new"]))
+    nobody = np.zeros(len(pair.matched.keys), dtype=bool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return label_shift(matched)
+        return label_shift(matched, order=paired_queue(nobody, nobody, seed=seed))
 
 
 def keys_needed(shift: LabelShift | None, effect: float, n_left: int) -> KeysToDecide | None:

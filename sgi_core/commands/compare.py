@@ -38,6 +38,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--n-boot", type=non_negative_int, default=2000,
                    help="bootstrap resamples of keys for the 95%% intervals (default 2000)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sequential", action="store_true",
+                   help="let the labels' verdict come from a confidence sequence of the paired difference, valid "
+                        "whenever you stop labelling, instead of the fixed-sample interval (which assumes the number "
+                        "of labelled keys was fixed in advance)")
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column of an unscored file (default: from its name)")
     add_labels_option(p)
@@ -77,7 +81,7 @@ def run(args) -> int:
                   f"{pair.model or args.model} (pass --model {policy.model})", file=sys.stderr)
         comparison = compare_runs(pair.matched, threshold=threshold, policy=policy, model=pair.model,
                                   n_boot=args.n_boot, seed=args.seed, prediction_powered=not pair.targeted_labels)
-    print(comparison_text(comparison))
+    print(comparison_text(comparison, sequential=args.sequential))
     for note in dict.fromkeys(str(w.message) for w in caught):
         print(f"note: {note}", file=sys.stderr)
     if args.json:

@@ -26,6 +26,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="with --max-drop: gate on a score even when the labels do not show it tracks grounding")
     p.add_argument("--allow-missing-keys", action="store_true",
                    help="with --baseline: pass even when keys of the baseline are missing or unscored in the new run")
+    p.add_argument("--sequential", action="store_true",
+                   help="with --max-rate-increase: read a confidence sequence of the paired difference, valid however "
+                        "many keys were labelled and whenever you stopped (decided when it excludes X; undecided "
+                        "fails), instead of the fixed-sample interval, which assumes the number was fixed in advance")
     p.add_argument("--key", default=None,
                    help="with --baseline: the column matching rows (default: as `compare` chooses it, trace_id when both "
                         "runs share its values, else the question)")
@@ -38,9 +42,11 @@ def _checked_options(args) -> list[str]:
         raise SGIInputError("gate --baseline needs --max-rate-increase X (labels), --max-drop X (a validated "
                             "--score) or --min-auroc X",
                             hint="For the labels' verdict: gate NEW --baseline BASE --labels FILE --max-rate-increase "
-                                 "0.02")
+                                 "X, with X at least the change the labels can detect (`compare` prints it)")
     if args.score and args.max_drop is None and args.min_auroc is None:
         raise SGIInputError("--score needs --max-drop X (or --min-auroc X) to hold it to")
+    if args.sequential and args.max_rate_increase is None:
+        raise SGIInputError("--sequential reads the hallucination-rate check: it needs --max-rate-increase X")
     if args.max_drop is not None and not args.score:
         raise SGIInputError("--max-drop needs the score to hold: --score NAME (validated on the labels)")
     return list(dict.fromkeys(args.score or []))
@@ -88,7 +94,8 @@ def run(args) -> int:
     coverage = baseline_gate.key_coverage(comparison, pair.matched, scores or [s for s in ("sgi",)
                                                                               if s in pair.matched.scores],
                                          allow_missing=args.allow_missing_keys)
-    rate = None if args.max_rate_increase is None else baseline_gate.rate_check(comparison, args.max_rate_increase)
+    rate = (None if args.max_rate_increase is None else
+            baseline_gate.rate_check(comparison, args.max_rate_increase, sequential=args.sequential))
     drops = (baseline_gate.drop_checks(comparison, scores, args.max_drop, allow_unvalidated=args.allow_unvalidated)
              if args.max_drop is not None else ())
     floors = (baseline_gate.auroc_floor_checks(comparison, scores or ["sgi"], args.min_auroc)

@@ -48,7 +48,7 @@ from sgi_core.stats.checks import as_labels, as_scores, check_choice, check_int,
 from sgi_core.stats.crossval import out_of_fold_probabilities
 from sgi_core.stats.folds import crossfit_folds
 from sgi_core.stats.paired import delong_test
-from sgi_core.stats.ranking import RocResult, roc_analysis
+from sgi_core.stats.ranking import RocResult, roc_analysis, separation_floor
 
 DIRECTIONS = ("grounded", "hallucinated")
 #: The combination's row in :meth:`DetectorComparison.to_frame`.
@@ -238,7 +238,9 @@ def _refit_intervals(features, y, groups, combined_prob, alone_probs, *, n_boot:
     replicates = refit_replicates(features, y, groups=groups, column_sets=[*([j] for j in range(k)), range(k)],
                                   n_splits=n_splits, n_boot=min(n_boot, REFIT_N_BOOT), seed=seed)
     aurocs = np.array([[rank_auroc(y[rows], prob) for prob in probs] for rows, probs in replicates]).reshape(-1, k + 1)
-    roc = replace(roc_analysis(y, combined_prob, n_boot=0), auroc_ci=percentile_interval(aurocs[:, -1]),
+    roc = roc_analysis(y, combined_prob, n_boot=0)
+    roc = replace(roc, auroc_ci=separation_floor(roc.auroc, roc.n_pos, roc.n_neg, percentile_interval(aurocs[:, -1]),
+                                                 confidence=0.95),
                   ci_method=REFIT_CI_NAME, n_boot=len(replicates))
     return roc, percentile_interval(aurocs[:, -1] - aurocs[:, :-1].max(axis=1))
 

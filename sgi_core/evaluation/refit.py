@@ -53,6 +53,7 @@ from sgi_core.stats.effect_size import cohens_d_along
 from sgi_core.stats.folds import crossfit_folds
 from sgi_core.stats.length_matched import length_matched_auroc
 from sgi_core.stats.paired import delong_test
+from sgi_core.stats.ranking import separation_floor
 
 #: Default bootstrap resamples of an interval that refits the pipeline in each one (``n_splits`` fits each).
 REFIT_N_BOOT = 200
@@ -242,6 +243,7 @@ def judge_combined(y_true, probability, features, *, lengths=None, groups=None, 
                                   n_boot=n_refit, seed=seed)
     stats = _refit_statistics(labels[used], replicates, lengths)
     intervals = [percentile_interval(stats[:, j]) for j in range(2 if lengths is None else 4)]
+    intervals[0] = separation_floor(judged.auroc, judged.roc.n_pos, judged.roc.n_neg, intervals[0], confidence=0.95)
     how = {"ci_method": REFIT_CI_NAME, "n_boot": len(replicates)}
     parts["roc"] = replace(judged.roc, auroc_ci=intervals[0], **how)
     parts["effect"] = replace(judged.effect, cohens_d_ci=intervals[1], **how)

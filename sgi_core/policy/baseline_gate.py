@@ -4,7 +4,12 @@ Checks, each on a :class:`~sgi_core.runs.comparison.RunComparison`:
 
 * :func:`rate_check`: fails when the upper 95% bound of the hallucination-rate
   increase ``rate_new - rate_base`` (from the labels, prediction-powered where only a
-  sample is labelled) exceeds ``max_increase``;
+  sample is labelled) exceeds ``max_increase``; refuses a ``max_increase`` below the
+  smallest margin the labels could pass were the difference zero
+  (:mod:`~sgi_core.stats.margin_power`), saying how many keys it would need. Read
+  sequentially, it passes when the confidence sequence's upper bound is at most
+  ``max_increase``, fails when its lower bound is above, and is undecided (failed, label
+  more) otherwise;
 * :func:`drop_checks`: fails when the lower 95% bound of a score's mean change
   ``mean(new) - mean(base)`` is below ``-max_drop``; a score that is not validated on
   these labels is refused (its movement says nothing about grounding) unless the
@@ -12,7 +17,8 @@ Checks, each on a :class:`~sgi_core.runs.comparison.RunComparison`:
 * :func:`auroc_floor_checks`: fails when a score's AUROC lower bound is below
   ``min_auroc`` in either run;
 * :func:`key_coverage`: fails when keys of the base run are missing from the new run,
-  or unscored there, unless allowed (a run that kept only its best questions must not
+  unscored there, or have fewer scored rows there than in the base run, unless allowed
+  (a run that kept only its best questions, or only the best answer of each, must not
   pass).
 
 Refusals (bad input, an unvalidated score, no labels for a label check, fewer than
@@ -56,7 +62,12 @@ class DropCheck(JsonResult):
 
 @dataclass(frozen=True)
 class RateCheck(JsonResult):
-    """The hallucination-rate increase held to ``max_increase``: ``passed`` when ``ci[1] <= max_increase``."""
+    """The hallucination-rate increase held to ``max_increase``: ``passed`` when ``ci[1] <= max_increase``.
+
+    ``smallest_margin`` is what the labels could pass were the difference zero. With
+    ``sequential``, ``ci`` is the confidence sequence's and ``decided`` says whether it
+    excludes ``max_increase``; a fixed-sample check is always decided.
+    """
 
     n_keys: int
     rate_base: float
@@ -66,6 +77,9 @@ class RateCheck(JsonResult):
     method: str
     max_increase: float
     passed: bool
+    smallest_margin: float = math.nan
+    sequential: bool = False
+    decided: bool = True
 
 
 @dataclass(frozen=True)
@@ -82,13 +96,27 @@ class AurocFloorCheck(JsonResult):
 
 @dataclass(frozen=True)
 class KeyCoverage(JsonResult):
-    """Base keys the new run lacks or leaves unscored; ``passed`` when there are none or they are allowed."""
+    """Base keys the new run lacks, leaves unscored or scores on fewer rows; ``passed`` when none or allowed.
+
+    Attributes
+    ----------
+    n_keys_base : int
+    missing, unscored : tuple of str
+        Base keys absent from the new run; matched keys with no scored row in the new run.
+    allowed, passed : bool
+    fewer_scored : tuple of str
+        Matched keys scored in the new run on fewer rows than in the base run (some scored).
+    rows_unscored : int
+        Rows those keys lack in the new run: the sum over them of ``scored_base - scored_new``.
+    """
 
     n_keys_base: int
     missing: tuple[str, ...]
     unscored: tuple[str, ...]
     allowed: bool
     passed: bool
+    fewer_scored: tuple[str, ...] = ()
+    rows_unscored: int = 0
 
 
 def _finite_bound(value: float, name: str) -> float:
@@ -106,24 +134,64 @@ def check_enough_keys(comparison) -> None:
 
 
 def key_coverage(comparison, matched, scores, *, allow_missing: bool) -> KeyCoverage:
-    """Base keys absent from the new run, and matched keys a score of ``scores`` leaves unscored in the new run only."""
+    """Base keys absent from the new run, and matched keys a score of ``scores`` leaves (partly) unscored in the new run.
+
+    A key counts as scored only when the new run scores as many of its rows as the base
+    run does (per score, from ``matched.scored_rows_*``): a run that empties the weaker
+    answer of each question keeps every key but not every answer.
+    """
     unscored = np.zeros(len(matched.keys), dtype=bool)
+    lacking = np.zeros(len(matched.keys), dtype=np.int64)
     for score in scores:
         base, new = matched.base[score].to_numpy(), matched.new[score].to_numpy()
         unscored |= ~np.isnan(base) & np.isnan(new)
+        if matched.scored_rows_base is not None and matched.scored_rows_new is not None:
+            gap = matched.scored_rows_base[score].to_numpy() - matched.scored_rows_new[score].to_numpy()
+            lacking = np.maximum(lacking, gap)
+    fewer = (lacking > 0) & ~unscored
     missing = tuple(comparison.match.only_in_base)
     gaps = tuple(map(str, matched.keys[unscored]))
     return KeyCoverage(comparison.match.n_keys_base, missing, gaps, allow_missing,
-                       allow_missing or not (missing or gaps))
+                       allow_missing or not (missing or gaps or fewer.any()),
+                       tuple(map(str, matched.keys[fewer])), int(lacking[fewer].sum()))
 
 
-def rate_check(comparison, max_increase: float) -> RateCheck:
+def _refuse_unreachable(lab, max_increase: float, n_matched: int) -> None:
+    """Refuse a margin below what the labels could pass were the difference zero, with what it would need."""
+    power = lab.power
+    if power is None or not max_increase < power.smallest_margin:
+        return
+    needed = power.keys_needed(max_increase) if max_increase > 0 else -1
+    reach = math.ceil(power.smallest_margin * 1000) / 1000
+    labelled = ("keys labelled in both runs" if power.design != "unpaired" else
+                "labelled keys (none labelled in both runs)")
+    beyond = f", more than the {n_matched} matched keys" if needed > n_matched else ""
+    more = (f"about {needed} keys labelled in both runs would be needed (for an unchanged run to pass "
+            f"{power.power:.0%} of the time{beyond})" if needed > 0 else "no number of labelled keys is enough")
+    raise SGIInputError(f"with {power.n_keys} {labelled} the increase's interval is about "
+                        f"+/-{reach:.3f}: a margin of {max_increase:g} cannot pass; {more}, or a "
+                        f"margin of at least {reach:.3f}",
+                        hint="Label more keys in both runs (the Review page's two-runs mode), or raise "
+                             "--max-rate-increase")
+
+
+def rate_check(comparison, max_increase: float, *, sequential: bool = False) -> RateCheck:
     """Hold the labels' hallucination-rate increase to ``max_increase`` (see the module notes).
+
+    Parameters
+    ----------
+    comparison : RunComparison
+    max_increase : float >= 0
+    sequential : bool, default False
+        Read the confidence sequence (valid however the number of labels was chosen)
+        instead of the fixed-sample interval (which assumes it was fixed in advance).
 
     Raises
     ------
     SGIInputError
-        When the runs carry no labels, or ``max_increase`` is not a finite number >= 0.
+        When the runs carry no labels, ``max_increase`` is not a finite number >= 0 or is
+        below the smallest margin the labels could pass, or ``sequential`` without keys
+        labelled in both runs.
     """
     max_increase = _finite_bound(max_increase, "--max-rate-increase")
     lab = comparison.labels
@@ -131,8 +199,18 @@ def rate_check(comparison, max_increase: float) -> RateCheck:
         raise SGIInputError("the hallucination-rate check needs labels of both runs",
                             hint="Pass --labels FILE (the Review page's annotations of each run, or a table of labelled "
                                  "rows of both)")
-    return RateCheck(lab.n_keys, lab.rate_base, lab.rate_new, lab.difference, lab.ci, lab.method, max_increase,
-                     bool(lab.ci[1] <= max_increase))
+    _refuse_unreachable(lab, max_increase, comparison.match.n_matched)
+    margin = lab.power.smallest_margin if lab.power is not None else math.nan
+    if not sequential:
+        return RateCheck(lab.n_keys, lab.rate_base, lab.rate_new, lab.difference, lab.ci, lab.method, max_increase,
+                         bool(lab.ci[1] <= max_increase), margin)
+    if lab.sequential is None:
+        raise SGIInputError("--sequential needs keys labelled in both runs (the sequence is of the paired difference)",
+                            hint="Label the same keys in both runs, or drop --sequential")
+    seq = lab.sequential
+    return RateCheck(seq.n, lab.rate_base, lab.rate_new, seq.estimate, seq.ci, seq.method, max_increase,
+                     bool(seq.ci[1] <= max_increase), margin, True,
+                     bool(seq.ci[1] <= max_increase or seq.ci[0] > max_increase))
 
 
 def drop_checks(comparison, scores, max_drop: float, *, allow_unvalidated: bool = False) -> tuple[DropCheck, ...]:

@@ -53,12 +53,55 @@ def _keys(keys: tuple[str, ...]) -> str:
     return shown + (f" and {len(keys) - LISTED_KEYS} more" if len(keys) > LISTED_KEYS else "")
 
 
-def labels_headline(res: RunComparison) -> str:
-    """The labels' verdict in one sentence: each run's hallucination rate, the difference and how it was estimated."""
+def _no_labels(res: RunComparison) -> str:
+    mixed = res.match.mixed_label_keys
+    if mixed:
+        return (f"labels: {mixed} keys carry both labels (their rows disagree) and are left out, and no other key is "
+                "labelled in both runs' matched keys, so nothing here says which run is more grounded; label each "
+                "key's rows alike, or match on a key that tells the rows apart (--key)")
+    return ("labels: none in either run, so nothing here says which run is more grounded; label a sample of "
+            "both runs (--labels FILE, or the Review page) to decide")
+
+
+def detectable_line(res: RunComparison) -> str:
+    """What size of change the labels' interval can detect (its half-width were the difference zero); "" without labels."""
+    lab = res.labels
+    if lab is None or lab.power is None:
+        return ""
+    power = lab.power
+    keys = (f"{power.n_keys} keys labelled in both runs" if power.design != "unpaired" else
+            f"{power.n_keys} labelled keys, none in both runs")
+    if math.isinf(power.smallest_margin):
+        return f"detectable change: none yet ({keys})"
+    reach = math.ceil(power.smallest_margin * 1000) / 1000
+    return (f"detectable change: about +/-{reach:.3f} with {keys} (the {power.design} interval's "
+            f"half-width were the difference zero; variance {power.variance_source}); `gate --max-rate-increase` "
+            "refuses a smaller margin, and halving it takes about four times the keys")
+
+
+def sequential_line(res: RunComparison, *, sequential: bool = False) -> str:
+    """The confidence sequence's reading, or a note that the fixed-sample interval assumes a planned sample."""
+    lab = res.labels
+    if lab is None or lab.sequential is None:
+        return ""
+    seq = lab.sequential
+    reading = (f"new - base {seq.estimate:+.3f} {format_ci(seq.ci, '+.3f')} over {seq.n} keys labelled in both runs: "
+               f"{lab.sequential_verdict}")
+    if sequential:
+        return f"sequential reading ({seq.method}): {reading}"
+    return (f"the interval above assumes the number of labelled keys was fixed in advance; if you labelled until it "
+            f"looked decided, read the confidence sequence instead (--sequential): {reading}")
+
+
+def labels_headline(res: RunComparison, *, sequential: bool = False) -> str:
+    """The labels' verdict: each run's hallucination rate, the difference, how it was estimated and what it can detect.
+
+    With ``sequential`` the verdict is the confidence sequence's (valid when labelling
+    stopped at any time); otherwise a line says the fixed-sample interval assumes a planned sample.
+    """
     lab = res.labels
     if lab is None:
-        return ("labels: none in either run, so nothing here says which run is more grounded; label a sample of "
-                "both runs (--labels FILE, or the Review page) to decide")
+        return _no_labels(res)
     level = round(res.confidence * 100)
     extra = ""
     if lab.ci != lab.labels_only_ci:
@@ -66,12 +109,18 @@ def labels_headline(res: RunComparison) -> str:
     counts = (f"{lab.n_keys} keys labelled in both runs" if lab.paired else
               f"{lab.n_labelled_base} base and {lab.n_labelled_new} new keys labelled, none in both")
     mcnemar = f", McNemar exact p {_p(lab.mcnemar_p)}" if lab.paired and not math.isnan(lab.mcnemar_p) else ""
+    verdict = lab.sequential_verdict if sequential and lab.sequential is not None else lab.verdict
     line = (f"hallucination rate (labels): base {lab.rate_base:.1%}, new {lab.rate_new:.1%}, new - base "
             f"{lab.difference:+.3f} {format_ci(lab.ci, '+.3f')} ({level}%, {lab.method}{extra}; {counts}{mcnemar}): "
-            f"{lab.verdict}")
+            f"{verdict}")
     if lab.method.startswith("prediction-powered"):
         line += ("\n  every matched key enters through the scores' mapping to P(hallucinated), fitted out of fold "
                  "on the labels; valid when the labelled keys are a random sample of the matched keys")
+    if res.match.mixed_label_keys:
+        line += f"\n  {res.match.mixed_label_keys} keys carry both labels (their rows disagree) and are left out"
+    for extra_line in (sequential_line(res, sequential=sequential), detectable_line(res)):
+        if extra_line:
+            line += f"\n  {extra_line}"
     return line
 
 
@@ -93,7 +142,7 @@ def reconciliation(res: RunComparison) -> list[str]:
     return lines
 
 
-def comparison_text(res: RunComparison) -> str:
+def comparison_text(res: RunComparison, *, sequential: bool = False) -> str:
     """The comparison as plain text: matching, the labels' verdict, the table of scores, flags and AUROC shifts."""
     m = res.match
     lines = [f"matched {m.n_matched} keys on '{m.key}': base {m.n_rows_base} rows / {m.n_keys_base} keys, "
@@ -108,7 +157,7 @@ def comparison_text(res: RunComparison) -> str:
         if keyless:
             lines.append(f"{len(keyless)} {side} rows have an empty key and are left out: rows "
                          f"{', '.join(map(str, keyless[:LISTED_KEYS]))}")
-    lines.append("\n" + labels_headline(res))
+    lines.append("\n" + labels_headline(res, sequential=sequential))
     level = round(res.confidence * 100)
     lines.append(f"\nscores, higher = grounded; difference = new - base, {level}% interval over keys "
                  f"({res.n_boot} bootstrap resamples); a score earns a verdict only where its AUROC's {level}% "
@@ -155,20 +204,40 @@ def drop_check_line(check, confidence: float = 0.95) -> str:
             f"-{check.max_drop:g} allowed ({about})")
 
 
+def _sequential_rate_line(rate, level: int) -> str:
+    """A sequential rate check: decided (PASS or FAIL) when the sequence excludes the margin, else undecided (FAIL)."""
+    about = (f"new - base {rate.difference:+.3f} {format_ci(rate.ci, '+.3f')} over {rate.n_keys} keys labelled in both, "
+             f"{level}% {rate.method}")
+    if not rate.decided:
+        return (f"FAIL hallucination rate: not decided yet, the sequence holds {rate.max_increase:g} ({about}); "
+                "label more keys in both runs and run the gate again")
+    relation = "<=" if rate.passed else ">"
+    bound = rate.ci[1] if rate.passed else rate.ci[0]
+    side = "upper" if rate.passed else "lower"
+    return (f"{'PASS' if rate.passed else 'FAIL'} hallucination rate: {side} bound of the sequence {bound:+.3f} "
+            f"{relation} {rate.max_increase:g} allowed ({about})")
+
+
 def gate_baseline_lines(coverage, rate, drops, floors, confidence: float = 0.95) -> list[str]:
     """The checks of ``gate --baseline`` (:mod:`sgi_core.policy.baseline_gate`), one line each, ``PASS`` or ``FAIL`` first."""
     level = round(confidence * 100)
     lines = []
-    gaps = len(coverage.missing) + len(coverage.unscored)
+    gaps = len(coverage.missing) + len(coverage.unscored) + len(coverage.fewer_scored)
     if gaps:
         what = (f"{len(coverage.missing)} of {coverage.n_keys_base} base keys are missing from the new run"
                 f"{': ' + _keys(coverage.missing) if coverage.missing else ''}; {len(coverage.unscored)} are unscored "
                 f"there{': ' + _keys(coverage.unscored) if coverage.unscored else ''}")
+        if coverage.fewer_scored:
+            what += (f"; {len(coverage.fewer_scored)} have fewer scored rows there than in the base run "
+                     f"({coverage.rows_unscored} rows unscored): {_keys(coverage.fewer_scored)}")
         lines.append(f"{'PASS' if coverage.passed else 'FAIL'} keys: {what}"
                      + (" (allowed by --allow-missing-keys)" if coverage.allowed else ""))
     else:
-        lines.append(f"PASS keys: every one of the {coverage.n_keys_base} base keys is in the new run and scored")
-    if rate is not None:
+        lines.append(f"PASS keys: every one of the {coverage.n_keys_base} base keys is in the new run and scored on "
+                     "as many rows")
+    if rate is not None and rate.sequential:
+        lines.append(_sequential_rate_line(rate, level))
+    elif rate is not None:
         verdict = "PASS" if rate.passed else "FAIL"
         lines.append(f"{verdict} hallucination rate: upper {level}% bound of the increase {rate.ci[1]:+.3f} "
                      f"{'<=' if rate.passed else '>'} {rate.max_increase:g} allowed (base {rate.rate_base:.1%}, new "

@@ -16,7 +16,15 @@ hallucinated per key:
   is ``ci``, the labels-only one ``labels_only_ci``.
 
 ``difference = rate_new - rate_base`` (a rise is a regression); every interval is at
-``confidence``. Each score's AUROC (grounded positive) on each run's labelled keys
+``confidence`` and assumes a number of labelled keys fixed in advance. Beside it:
+
+* ``power``: the smallest change these labels can detect, and what a margin needs
+  (:mod:`~sgi_core.stats.margin_power`);
+* ``sequential``: a confidence sequence of the paired difference over the keys labelled
+  in both (:mod:`~sgi_core.stats.confidence_sequence`), valid however the number of
+  labels was chosen, even by stopping as soon as it looked decided. The keys enter in
+  the order given (the Review page's queue), by default in the order of a hash of the
+  key, so a file's row order changes nothing. Each score's AUROC (grounded positive) on each run's labelled keys
 feeds :func:`sgi_core.evaluation.validation.validate_on_labels`, and DeLong's test
 (DeLong, DeLong & Clarke-Pearson 1988) compares the two AUROCs, paired when both runs
 carry the same label on every key labelled in both.
@@ -24,6 +32,7 @@ carry the same label on every key labelled in both.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from dataclasses import dataclass
@@ -31,12 +40,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.validation import RunAuroc, ScoreValidation, verdict_word
 from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefined
 from sgi_core.runs.matching import MatchedRuns
+from sgi_core.stats.confidence_sequence import SequentialInterval, sequential_mean
+from sgi_core.stats.margin_power import MarginPower, paired_power, ppi_power, unpaired_power
 from sgi_core.stats.paired import delong_components, delong_test
 from sgi_core.stats.prediction_powered import cross_fitted_predictions, ppi_mean, ppi_rate_difference
-from sgi_core.stats.proportions import paired_rate_difference, unpaired_rate_difference
+from sgi_core.stats.proportions import RateDifference, paired_rate_difference, unpaired_rate_difference
 from sgi_core.stats.ranking import roc_analysis
 
 #: Keys labelled in both runs below which no prediction-powered estimate is attempted (too few to cross-fit).
@@ -86,6 +98,12 @@ class LabelShift(JsonResult):
     predictor_loss : dict of str -> float
         Out-of-fold log loss of each run's predictor of the prediction-powered estimate (``base``, ``new``).
     auroc : tuple of AurocShift
+    power : MarginPower or None
+        What ``ci``'s design can detect: its half-width were the difference zero, and the keys a margin needs.
+    sequential : SequentialInterval or None
+        The confidence sequence of the paired difference at ``n_keys`` keys (None unpaired).
+    sequential_verdict : str
+        :func:`rate_verdict` of ``sequential.ci`` ("" unpaired).
     """
 
     n_keys: int
@@ -104,6 +122,9 @@ class LabelShift(JsonResult):
     new_only: int
     predictor_loss: dict[str, float]
     auroc: tuple[AurocShift, ...]
+    power: MarginPower | None = None
+    sequential: SequentialInterval | None = None
+    sequential_verdict: str = ""
 
 
 #: The labels are the ground truth: their difference always earns its word.
@@ -193,11 +214,16 @@ class _PredictionPowered:
     ci: tuple[float, float]
     method: str
     predictor_loss: dict[str, float]
+    power: MarginPower
 
 
 def _prediction_powered(matched: MatchedRuns, halluc_base, halluc_new, confidence: float,
-                        seed: int) -> _PredictionPowered | None:
+                        seed: int) -> _PredictionPowered | str | None:
     """PPI++ estimates over every matched key, or None when every key is labelled in both runs (or too few are).
+
+    When the labels hold too few keys hallucinated in one run only to bound it
+    (:data:`~sgi_core.stats.prediction_powered.MIN_CLASS_COUNT`), the reason, a string:
+    the labels alone are reported then.
 
     The predictor of each run is one logistic model of P(hallucinated) on every compared
     score of that run, cross-fitted on the labels (each labelled key predicted by the model
@@ -221,12 +247,41 @@ def _prediction_powered(matched: MatchedRuns, halluc_base, halluc_new, confidenc
             rates.append(ppi_mean(y[lab], pred_lab, pred_unlab, confidence=confidence).estimate)
         diff = ppi_rate_difference(halluc_base, halluc_new, features["base"], features["new"], confidence=confidence,
                                    seed=seed)
+    if diff.method.startswith("labels only"):
+        return diff.method
     method = f"prediction-powered (cross-fitted logistic on {len(matched.scores)} scores)"
-    return _PredictionPowered(rates[0], rates[1], diff.estimate, diff.ci, method, losses)
+    return _PredictionPowered(rates[0], rates[1], diff.estimate, diff.ci, method, losses,
+                              ppi_power(diff.residual_variance, diff.unlabelled_variance, diff.n_labelled,
+                                        confidence=confidence))
+
+
+def _key_hash_order(keys, both) -> np.ndarray:
+    """Positions of ``keys`` sorted by the SHA-256 of each key's text (the keys labelled in both first, only they
+    hashed): an order that no row order changes."""
+    labelled = np.flatnonzero(both)
+    digests = np.array([hashlib.sha256(str(key).encode("utf-8")).hexdigest() for key in keys[labelled]], dtype=object)
+    return np.concatenate([labelled[np.argsort(digests, kind="stable")], np.flatnonzero(~both)])
+
+
+def _sequential(halluc_base, halluc_new, both, order, confidence: float) -> SequentialInterval:
+    """The confidence sequence of ``y_new - y_base`` over the keys labelled in both, in ``order``."""
+    order = np.asarray(order)
+    if order.shape != both.shape or not np.array_equal(np.sort(order), np.arange(len(both))):
+        raise SGIInputError(f"'order' must list each of the {len(both)} matched keys' positions once",
+                            hint="Pass the positions 0..k-1 in the order the keys were labelled")
+    ranked = order[both[order]]
+    return sequential_mean(halluc_new[ranked] - halluc_base[ranked], lower=-1.0, upper=1.0, confidence=confidence)
+
+
+def _labels_power(rates: RateDifference, confidence: float) -> MarginPower:
+    if rates.paired:
+        return paired_power(max(rates.base_only, 0), max(rates.new_only, 0), rates.n_keys, confidence=confidence)
+    return unpaired_power(round(rates.rate_base * rates.n_base), rates.n_base, round(rates.rate_new * rates.n_new),
+                          rates.n_new, confidence=confidence)
 
 
 def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0,
-                prediction_powered: bool = True) -> LabelShift | None:
+                prediction_powered: bool = True, order=None) -> LabelShift | None:
     """What the labels of both runs say (see the module notes); None when neither run has a labelled key.
 
     Parameters
@@ -238,6 +293,9 @@ def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0
         Folds of the cross-fitted predictors.
     prediction_powered : bool, default True
         Estimate the difference over every matched key when only some are labelled in both.
+    order : array_like of int, optional
+        Positions of the matched keys in the order they were labelled (the confidence
+        sequence's order); default: by a hash of each key.
     """
     n = len(matched.keys)
     lab_base = matched.base["label"].to_numpy() if "label" in matched.base else np.full(n, np.nan)
@@ -252,13 +310,20 @@ def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0
         rates = unpaired_rate_difference(1.0 - lab_base[has_base], 1.0 - lab_new[has_new], confidence=confidence)
     estimate = (rates.rate_base, rates.rate_new, rates.difference, rates.ci,
                 "labels (paired)" if rates.paired else "labels (unpaired)")
-    losses = {}
+    losses, power = {}, _labels_power(rates, confidence)
     ppi = _prediction_powered(matched, 1.0 - lab_base, 1.0 - lab_new, confidence, seed) if prediction_powered else None
-    if ppi is not None:
+    if isinstance(ppi, str):
+        estimate = (*estimate[:4], f"{estimate[4]}; prediction-powered left out, {ppi}")
+    elif ppi is not None:
         estimate = (ppi.rate_base, ppi.rate_new, ppi.difference, ppi.ci, ppi.method)
-        losses = dict(ppi.predictor_loss)
+        losses, power = dict(ppi.predictor_loss), ppi.power
     rate_base, rate_new, difference, ci, method = estimate
+    sequential = None
+    if rates.paired:
+        order = _key_hash_order(matched.keys, both) if order is None else order
+        sequential = _sequential(1.0 - lab_base, 1.0 - lab_new, both, order, confidence)
     return LabelShift(rates.n_keys, int(has_base.sum()), int(has_new.sum()), rate_base, rate_new, difference, ci,
                       rates.ci, rate_verdict(ci), rates.paired, method,
                       rates.p_value if rates.paired else math.nan, rates.base_only, rates.new_only, losses,
-                      _auroc_shifts(matched, lab_base, lab_new, confidence))
+                      _auroc_shifts(matched, lab_base, lab_new, confidence), power, sequential,
+                      rate_verdict(sequential.ci) if sequential is not None else "")

@@ -82,6 +82,9 @@ class MatchedRuns:
         0-based position in each input table of the first row under each key.
     scores : tuple of str
         The score columns compared (present in both runs).
+    scored_rows_base, scored_rows_new : DataFrame, optional
+        Indexed like ``keys``: per score, the rows under each key that carry a value
+        (a key is fully scored only when as many of its rows are scored in both runs).
     """
 
     match: KeyMatch
@@ -91,6 +94,8 @@ class MatchedRuns:
     first_row_base: np.ndarray
     first_row_new: np.ndarray
     scores: tuple[str, ...]
+    scored_rows_base: pd.DataFrame | None = None
+    scored_rows_new: pd.DataFrame | None = None
 
 
 def _key_text(frame: pd.DataFrame, key: str, side: str) -> pd.Series:
@@ -113,8 +118,9 @@ def _key_cell(value) -> str:
     return str(int(whole.group(1))) if whole else text
 
 
-def _per_key(frame: pd.DataFrame, keys: pd.Series, scores: tuple[str, ...]) -> tuple[pd.DataFrame, pd.Series, int]:
-    """Per-key means of ``scores`` (and of ``label``), first row per key, and keys with several rows."""
+def _per_key(frame: pd.DataFrame, keys: pd.Series,
+             scores: tuple[str, ...]) -> tuple[pd.DataFrame, pd.Series, int, pd.DataFrame]:
+    """Per-key means of ``scores`` (and of ``label``), first row per key, keys with several rows, scored rows per key."""
     columns = [c for c in (*scores, "label") if c in frame.columns]
     values = frame[columns].reset_index(drop=True).apply(pd.to_numeric, errors="coerce").astype(np.float64)
     if "sgi" in columns and STATUS_COLUMN in frame.columns:
@@ -127,7 +133,7 @@ def _per_key(frame: pd.DataFrame, keys: pd.Series, scores: tuple[str, ...]) -> t
         # A key whose rows disagree on the label has no label (0.5 would read as a probability).
         means.loc[(means["label"] > 0) & (means["label"] < 1), "label"] = np.nan
     first = pd.Series(np.arange(len(values)), index=keys.to_numpy()).groupby(level=0, sort=False).first()
-    return means, first, int((grouped.size() > 1).sum())
+    return means, first, int((grouped.size() > 1).sum()), grouped[list(scores)].count()
 
 
 def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> MatchedRuns:
@@ -171,9 +177,9 @@ def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> Ma
     if len(keyless_base) or len(keyless_new):
         warnings.warn(f"{len(keyless_base)} base and {len(keyless_new)} new rows have an empty '{key}' and are "
                       "left out of the comparison (listed in the result)", UserWarning, stacklevel=2)
-    base_means, base_first, averaged_base = _per_key(base[key_base.to_numpy() != ""], key_base[key_base != ""],
+    base_means, base_first, averaged_base, base_counts = _per_key(base[key_base.to_numpy() != ""], key_base[key_base != ""],
                                                      scores)
-    new_means, new_first, averaged_new = _per_key(new[key_new.to_numpy() != ""], key_new[key_new != ""], scores)
+    new_means, new_first, averaged_new, new_counts = _per_key(new[key_new.to_numpy() != ""], key_new[key_new != ""], scores)
     # Positions within the keyed rows back to positions in the input tables.
     base_first = np.flatnonzero(key_base != "")[base_first.to_numpy()]
     new_first = pd.Series(np.flatnonzero(key_new != "")[new_first.to_numpy()], index=new_first.index)
@@ -193,7 +199,8 @@ def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> Ma
         mixed_label_keys=mixed,
     )
     return MatchedRuns(match, keys.to_numpy(dtype=object), base_kept.reset_index(drop=True),
-                       new_kept.reset_index(drop=True), base_first[in_new], new_first.loc[keys].to_numpy(), scores)
+                       new_kept.reset_index(drop=True), base_first[in_new], new_first.loc[keys].to_numpy(), scores,
+                       base_counts.loc[keys].reset_index(drop=True), new_counts.loc[keys].reset_index(drop=True))
 
 
 def _mixed_label_keys(frame: pd.DataFrame, keys: pd.Series, matched) -> set:
@@ -201,7 +208,8 @@ def _mixed_label_keys(frame: pd.DataFrame, keys: pd.Series, matched) -> set:
     if "label" not in frame.columns:
         return set()
     labels = pd.Series(pd.to_numeric(frame["label"], errors="coerce").to_numpy(), index=keys.to_numpy())
-    spread = labels[labels.index.isin(matched)].groupby(level=0).agg(["min", "max"])
+    labels = labels[labels.index.isin(matched)].dropna()  # an unlabelled row disagrees with nothing
+    spread = labels.groupby(level=0).agg(["min", "max"])
     return set(spread.index[spread["min"] != spread["max"]])
 
 

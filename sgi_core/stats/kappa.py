@@ -12,6 +12,11 @@ Fleiss, Cohen & Everitt (1969), clipped to [-1, 1]:
     C = (kappa - p_e (1 - kappa))^2
 
 Rows where either label is missing (NaN) are left out and counted.
+
+With fewer than :data:`MIN_DISAGREEMENTS` disagreements the large-sample variance
+collapses (to 0 at perfect agreement), so the interval is widened to the hull of it and
+the Wilson (1927) interval of ``p_o`` carried to kappa at the observed ``p_e``:
+``((l - p_e) / (1 - p_e), (u - p_e) / (1 - p_e))``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,10 @@ from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.stats.bootstrap import normal_interval
 from sgi_core.stats.checks import check_fraction
+from sgi_core.stats.proportions import wilson_interval
+
+#: Disagreements below which the kappa interval is never narrower than what ``p_o``'s Wilson interval bounds.
+MIN_DISAGREEMENTS = 5
 
 
 @dataclass(frozen=True)
@@ -120,4 +129,8 @@ def cohens_kappa(labels_a, labels_b, *, confidence: float = 0.95) -> KappaResult
     _, p_e, variance = kappa_variance(table)
     kappa = float(cohen_kappa_score(a, b, labels=classes))
     interval = normal_interval(kappa, variance, confidence, bounds=(-1.0, 1.0)) if math.isfinite(kappa) else (nan, nan)
+    if math.isfinite(kappa) and len(disagree) < MIN_DISAGREEMENTS:
+        low, high = (max((bound - p_e) / (1.0 - p_e), -1.0)
+                     for bound in wilson_interval(n - len(disagree), n, confidence=confidence))
+        interval = (min(interval[0], low), max(interval[1], min(high, 1.0)))
     return KappaResult(kappa, interval, p_o, p_e, n, len(disagree), excluded, disagree, confidence)

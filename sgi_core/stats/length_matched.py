@@ -36,6 +36,7 @@ from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.stats.bootstrap import CI_METHODS, DELTA_METHOD_CI_NAMES, interval_kind, normal_interval
 from sgi_core.stats.checks import as_labels, as_scores, check_choice, check_fraction, check_int
 from sgi_core.stats.length_matched_variance import length_matched_variances
+from sgi_core.stats.ranking import separation_floor
 
 METHOD = "coarsened exact matching on quantile bins of response length"
 
@@ -279,6 +280,8 @@ def length_matched_auroc(
             aurocs.append(_weighted_auroc_of_levels(levels, labels, w, n_levels))
             ds.append(_weighted_d(scores[w > 0], labels[w > 0], w[w > 0]))
         auroc_ci, d_ci = _percentile_ci(aurocs, confidence), _percentile_ci(ds, confidence)
+    auroc_ci = separation_floor(auroc, int((labels[used] == 1).sum()), int((labels[used] == 0).sum()), auroc_ci,
+                                confidence=confidence)
     return LengthMatchedResult(
         method=METHOD,
         auroc=auroc,

@@ -6,6 +6,12 @@ useless predictor gets ``lam`` near 0 (the labels-only interval), a good one nar
 The predictor is fitted by cross-prediction (Zrnic and Candès 2024): a labelled row is
 predicted by a model not fitted on its fold, so no label both fits and corrects it.
 
+An estimate is never narrower than the labels can bound: with fewer than
+:data:`MIN_CLASS_COUNT` labelled rows of a class (or nonzero paired differences), the
+cross-fitted predictor is near constant and the normal interval's variance collapses
+(to zero with one class), so the labels-only interval is reported instead and the
+``method`` says so.
+
 References: Angelopoulos, A. N., Duchi, J. C. and Zrnic, T. (2023). PPI++: Efficient
 prediction-powered inference. arXiv:2311.01453. Zrnic, T. and Candès, E. J. (2024).
 Cross-prediction-powered inference. PNAS 121(15), e2322083121.
@@ -27,6 +33,9 @@ from sgi_core.stats.checks import as_scores, check_fraction, check_int
 from sgi_core.stats.crossval import fold_ids, mapped_in_blocks, normal_scores
 from sgi_core.stats.proportions import as_halluc, paired_difference_ci, wilson_interval
 
+#: Labelled rows of each class (or nonzero paired differences) below which PPI++ falls back to the labels alone.
+MIN_CLASS_COUNT = 5
+
 
 @dataclass(frozen=True)
 class PPIEstimate(JsonResult):
@@ -42,7 +51,12 @@ class PPIEstimate(JsonResult):
         The tuning ``lam`` in [0, 1]; 0 = labels only, 1 = plain PPI.
     n_labelled, n_unlabelled : int
     method, labels_only_method : str
+        ``method`` starts with "labels only" when too few labels of a class left PPI++ out (see the module).
     confidence : float
+    residual_variance : float
+        ``var(y - lam f)`` over the labelled rows (ddof=0): one more label's share of the variance.
+    unlabelled_variance : float
+        ``var(lam f~) / N``: the part of the variance that more labels do not shrink.
     """
 
     estimate: float
@@ -55,6 +69,8 @@ class PPIEstimate(JsonResult):
     method: str
     labels_only_method: str
     confidence: float
+    residual_variance: float = math.nan
+    unlabelled_variance: float = math.nan
 
 
 def _undefined(n_labelled: int, n_unlabelled: int, method: str, confidence: float) -> PPIEstimate:
@@ -62,8 +78,8 @@ def _undefined(n_labelled: int, n_unlabelled: int, method: str, confidence: floa
     return PPIEstimate(nan, (nan, nan), nan, (nan, nan), nan, n_labelled, n_unlabelled, method, "", confidence)
 
 
-def _ppi(y, f_lab, f_unlab, confidence, power_tuning) -> tuple[float, tuple[float, float], float]:
-    """Estimate, normal interval and ``lam`` by ppi_py's conventions (see :func:`ppi_mean`)."""
+def _ppi(y, f_lab, f_unlab, confidence, power_tuning) -> tuple[float, tuple[float, float], float, float, float]:
+    """Estimate, normal interval, ``lam`` and the two variance terms by ppi_py's conventions (see :func:`ppi_mean`)."""
     n, big_n = len(y), len(f_unlab)
     pooled = np.concatenate([f_lab, f_unlab])
     if not power_tuning:
@@ -75,9 +91,18 @@ def _ppi(y, f_lab, f_unlab, confidence, power_tuning) -> tuple[float, tuple[floa
         lam = float(np.clip(cov / ((1 + n / big_n) * np.var(pooled, ddof=1)), 0.0, 1.0))
     rectifier = y - lam * f_lab
     estimate = float(rectifier.mean() + (lam * f_unlab.mean() if big_n else 0.0))
-    variance = rectifier.var() / n + ((lam * f_unlab).var() / big_n if big_n else 0.0)
-    half = float(stats.norm.ppf(0.5 + confidence / 2.0)) * math.sqrt(variance)
-    return estimate, (estimate - half, estimate + half), lam
+    unlabelled = float((lam * f_unlab).var() / big_n) if big_n else 0.0
+    half = float(stats.norm.ppf(0.5 + confidence / 2.0)) * math.sqrt(rectifier.var() / n + unlabelled)
+    return estimate, (estimate - half, estimate + half), lam, float(rectifier.var()), unlabelled
+
+
+def _too_few(counts: dict[str, int]) -> str:
+    """The fallback method when a count of ``counts`` is below :data:`MIN_CLASS_COUNT`; "" otherwise."""
+    short = [f"{count} {name}" for name, count in counts.items() if count < MIN_CLASS_COUNT]
+    if not short:
+        return ""
+    return (f"labels only: {' and '.join(short)} labelled (fewer than {MIN_CLASS_COUNT}), too few to fit a predictor "
+            "that could narrow the labels' interval")
 
 
 def _complete(values, name: str, *, n: int | None = None) -> np.ndarray:
@@ -124,10 +149,12 @@ def ppi_mean(y_labelled, pred_labelled, pred_unlabelled, *, confidence: float = 
 
     Examples
     --------
-    >>> y, f = np.array([1, 0, 1, 1, 0, 0, 1, 0]), np.array([0.6, 0.2, 0.3, 0.5, 0.1, 0.5, 0.4, 0.4])
+    >>> y, f = np.array([1, 0, 1, 1, 0, 0, 1, 0] * 2), np.array([0.6, 0.2, 0.3, 0.5, 0.1, 0.5, 0.4, 0.4] * 2)
     >>> res = ppi_mean(y, f, np.linspace(0.0, 1.0, 11))
     >>> round(res.estimate, 4), round(res.lam, 4), res.labels_only_method
-    (0.5357, 0.2858, 'Wilson')
+    (0.5312, 0.2495, 'Wilson')
+    >>> ppi_mean(y[:8], f[:8], np.linspace(0.0, 1.0, 11)).method.split(":")[0]  # 4 of each class: too few
+    'labels only'
     """
     confidence = check_fraction(confidence, "confidence", "ppi_mean")
     y = _complete(y_labelled, "y_labelled")
@@ -138,13 +165,18 @@ def ppi_mean(y_labelled, pred_labelled, pred_unlabelled, *, confidence: float = 
     if n < 2:
         warn_undefined(f"the PPI++ interval needs at least 2 labelled rows; got {n}")
         return _undefined(n, len(f_unlab), method, confidence)
-    estimate, ci, lam = _ppi(y, f_lab, f_unlab, confidence, power_tuning)
-    if np.isin(y, (0.0, 1.0)).all():
+    estimate, ci, lam, residual, unlabelled = _ppi(y, f_lab, f_unlab, confidence, power_tuning)
+    binary = bool(np.isin(y, (0.0, 1.0)).all())
+    if binary:
         labels_ci, labels_method = wilson_interval(int(y.sum()), n, confidence=confidence), "Wilson"
     else:
         labels_ci, labels_method = _ppi(y, f_lab, f_unlab[:0], confidence, True)[1], "normal (ddof=0)"
+    fallback = _too_few({"rows of class 1": int(y.sum()), "rows of class 0": int(n - y.sum())}) if binary else ""
+    if fallback:
+        estimate, ci, lam, method = float(y.mean()), labels_ci, 0.0, fallback
+        residual, unlabelled = float(y.var()), 0.0
     return PPIEstimate(estimate, ci, float(y.mean()), labels_ci, lam, n, len(f_unlab), method, labels_method,
-                       confidence)
+                       confidence, residual, unlabelled)
 
 
 def _as_features(values, name: str, *, n: int | None = None, columns: int | None = None) -> np.ndarray:
@@ -285,8 +317,14 @@ def ppi_rate_difference(halluc_base, halluc_new, score_base, score_new, *, confi
     fitted = [cross_fitted_predictions(x[lab], y[lab], x[~lab], n_folds=n_folds, seed=seed, groups=groups_lab)
               for x, y in ((x_base, base), (x_new, new))]
     d = new[lab] - base[lab]
-    estimate, ci, lam = _ppi(d, fitted[1][0] - fitted[0][0], fitted[1][1] - fitted[0][1], confidence, power_tuning)
+    estimate, ci, lam, residual, unlabelled = _ppi(d, fitted[1][0] - fitted[0][0], fitted[1][1] - fitted[0][1],
+                                                   confidence, power_tuning)
     table = [int(np.sum((d == 0) & (new[lab] == 1))), int(np.sum(d == -1)), int(np.sum(d == 1)),
              int(np.sum((d == 0) & (new[lab] == 0)))]
-    return PPIEstimate(estimate, ci, float(d.mean()), paired_difference_ci(*table, confidence=confidence), lam,
-                       int(lab.sum()), int((~lab).sum()), method, "Newcombe paired (method 10)", confidence)
+    labels_ci = paired_difference_ci(*table, confidence=confidence)
+    fallback = _too_few({"keys hallucinated in one run only": int(np.sum(d != 0))})
+    if fallback:
+        estimate, ci, lam, method = float(d.mean()), labels_ci, 0.0, fallback
+        residual, unlabelled = float(d.var()), 0.0
+    return PPIEstimate(estimate, ci, float(d.mean()), labels_ci, lam, int(lab.sum()), int((~lab).sum()), method,
+                       "Newcombe paired (method 10)", confidence, residual, unlabelled)

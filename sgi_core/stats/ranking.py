@@ -19,6 +19,7 @@ from sgi_core.results import JsonResult, frozen_array, same_fields, warn_undefin
 from sgi_core.stats.bootstrap import CI_METHODS, interval_kind, normal_interval, two_sample_ci
 from sgi_core.stats.checks import as_scores, check_choice, check_fraction, check_int, labelled_groups, validates_inputs
 from sgi_core.stats.paired import delong_components
+from sgi_core.stats.proportions import wilson_interval
 
 #: ``RocResult.ci_method`` for each kind of interval.
 AUROC_CI_NAMES = {"bootstrap": "percentile bootstrap", "asymptotic": "DeLong", "none": "none"}
@@ -77,6 +78,28 @@ def delong_ci(valid: np.ndarray, halluc: np.ndarray, *, confidence: float) -> tu
     auc, v10, v01 = delong_components(valid, halluc)
     variance = np.var(v10, ddof=1) / len(valid) + np.var(v01, ddof=1) / len(halluc)
     return normal_interval(auc, float(variance), confidence, bounds=(0.0, 1.0))
+
+
+def separation_floor(auroc_value: float, n_pos: int, n_neg: int, interval, *,
+                     confidence: float) -> tuple[float, float]:
+    """Widen the interval of a perfectly separating AUROC (0 or 1), where resampling and DeLong collapse to a point.
+
+    Birnbaum and Klose (1957) bound the AUROC's variance by ``A (1 - A) / min(m, n)``:
+    no sample of ``m`` and ``n`` rows says more than ``min(m, n)`` independent trials,
+    so the interval is widened to the Wilson interval of ``round(A k)`` successes in
+    ``k = min(m, n)`` trials (:func:`~sgi_core.stats.proportions.wilson_interval`).
+    Other AUROCs keep ``interval``.
+
+    Examples
+    --------
+    >>> [round(x, 3) for x in separation_floor(1.0, 15, 15, (1.0, 1.0), confidence=0.95)]
+    [0.796, 1.0]
+    """
+    if auroc_value not in (0.0, 1.0) or math.isnan(interval[0]):
+        return interval
+    k = min(n_pos, n_neg)
+    low, high = wilson_interval(int(round(auroc_value * k)), k, confidence=confidence)
+    return (min(interval[0], low), max(interval[1], high))
 
 
 def _why_auroc_undefined(valid: np.ndarray, halluc: np.ndarray) -> str | None:
@@ -218,12 +241,14 @@ def roc_analysis(y_true, y_score, *, n_boot: int = 1000, seed: int = 0, confiden
         interval = delong_ci(valid, halluc, confidence=confidence)
     else:
         interval, kind = (math.nan, math.nan), "none"
+    area = float(auc(fpr, tpr))
+    interval = separation_floor(area, len(valid), len(halluc), interval, confidence=confidence)
     return RocResult(
         fpr=frozen_array(fpr),
         tpr=frozen_array(tpr),
         thresholds=frozen_array(thresholds),
         # roc_auc_score is auc() of this same curve: reading it off saves a second sort of every score.
-        auroc=float(auc(fpr, tpr)),
+        auroc=area,
         auroc_ci=interval,
         n_pos=len(valid),
         n_neg=len(halluc),

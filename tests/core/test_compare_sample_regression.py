@@ -53,7 +53,12 @@ def test_hallucinated_answers_are_a_regression_by_the_labels_and_the_scores_earn
                  "--score", "sgi", "--max-drop", "0.05"])
     assert code == 2
     assert "not validated on these labels" in capsys.readouterr().err
+    # Every key discordant: 150 labelled keys bound the increase to about +/-0.16, so 0.05 is refused and 0.2 decides.
     code = main(["gate", str(sample_runs[1]), "--baseline", str(sample_runs[0]), "--model", "minilm",
                  "--max-rate-increase", "0.05"])
+    assert code == 2
+    assert "a margin of 0.05 cannot pass" in capsys.readouterr().err
+    code = main(["gate", str(sample_runs[1]), "--baseline", str(sample_runs[0]), "--model", "minilm",
+                 "--max-rate-increase", "0.2"])
     assert code == 1
     assert capsys.readouterr().out.splitlines()[1].startswith("FAIL hallucination rate: upper 95% bound")

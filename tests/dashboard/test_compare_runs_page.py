@@ -69,7 +69,8 @@ def test_grounded_against_hallucinated_answers_is_a_regression_by_the_labels_and
     assert metric(app, "Hallucination rate, base") == "0.0%" and metric(app, "Hallucination rate, new") == "100.0%"
     assert metric(app, "New − base: regression") == "+1.000"
     headline = next(md.value for md in app.markdown if md.value.startswith("hallucination rate"))
-    assert "labels \\(paired\\)" in headline and headline.endswith("regression")
+    assert "labels \\(paired\\)" in headline and headline.splitlines()[0].rstrip().endswith("regression")
+    assert "detectable change" in headline and "refuses a smaller margin" in headline
     assert any("not validated on these labels" in w.value for w in app.warning)
     assert [b.label for b in app.get("download_button")] == ["Download the table (CSV)", "Download the report (HTML)"]
 

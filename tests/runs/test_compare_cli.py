@@ -138,7 +138,7 @@ def gate(runs, new, base, *extra):
 def test_gate_baseline_fails_a_drop_of_a_validated_score_beyond_the_allowed_one(runs, capsys):
     assert gate(runs, "worse", "base", "--score", "sgi", "--max-drop", "0.1") == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "PASS keys: every one of the 60 base keys is in the new run and scored"
+    assert lines[0] == "PASS keys: every one of the 60 base keys is in the new run and scored on as many rows"
     assert len(lines) == 2 and lines[1].startswith("FAIL sgi: lower 95% bound -0.3")
 
 
@@ -177,12 +177,13 @@ def labelled_pair(tmp_path, rate_base, rate_new, n=150, seed=3):
 
 
 def test_gate_on_the_labels_fails_a_rise_in_the_hallucination_rate_and_passes_a_fall(tmp_path, capsys):
+    # 150 keys labelled in both runs: the interval's half-width is about 0.12, so the margin is 0.15.
     rise = labelled_pair(tmp_path, 0.2, 0.45)
-    assert gate(rise, "new", "base", "--max-rate-increase", "0.05") == 1
+    assert gate(rise, "new", "base", "--max-rate-increase", "0.15") == 1
     line = capsys.readouterr().out.splitlines()[1]
     assert line.startswith("FAIL hallucination rate: upper 95% bound of the increase +0.")
     fall = labelled_pair(tmp_path, 0.45, 0.2)
-    assert gate(fall, "new", "base", "--max-rate-increase", "0.05") == 0
+    assert gate(fall, "new", "base", "--max-rate-increase", "0.15") == 0
     assert capsys.readouterr().out.splitlines()[1].startswith("PASS hallucination rate")
 
 

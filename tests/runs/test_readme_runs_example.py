@@ -1,0 +1,79 @@
+"""The README's bundled-runs example runs as written and prints what the README shows; its margin table is computed.
+
+The commands are read from the README's "Comparing two runs" section and run with the real
+MiniLM; every line the README quotes must be a line of what they print.
+"""
+
+import re
+import shlex
+
+import pytest
+
+from benchmarks.margin_table import margin_table
+from sgi_core.cli import main
+from tests.conftest import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+SECTION = README[README.index("### Comparing two runs"):README.index("### A report to share")]
+PREFIX = ".venv/bin/python -m sgi_core "
+
+
+def _blocks(text: str) -> list[tuple[str, list[str]]]:
+    """Each indented block of ``text`` with the paragraph just above it (its lines joined)."""
+    blocks, lead, current, fresh = [], "", [], True
+    for line in text.splitlines():
+        if line.startswith("    "):
+            current.append(line[4:])
+            continue
+        if current:
+            blocks.append((lead, current))
+            current = []
+        if not line.strip():
+            fresh = True
+        else:
+            lead = line if fresh else f"{lead} {line}"
+            fresh = False
+    return blocks
+
+
+def _commands() -> list[list[str]]:
+    block = next(lines for _, lines in _blocks(SECTION) if lines[0].startswith(PREFIX))
+    joined = " ".join(line.rstrip("\\").strip() for line in block).split(PREFIX)
+    return [shlex.split(part) for part in joined if part.strip()]
+
+
+def _quoted(after: str) -> list[str]:
+    return next(lines for lead, lines in _blocks(SECTION) if after in lead)
+
+
+def test_the_readme_holds_the_computed_margin_tables():
+    first, second = margin_table().split("\n\n")
+    assert first in README and second in README
+
+
+@pytest.mark.slow
+def test_the_bundled_runs_example_prints_what_the_readme_shows(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    compare, gate = _commands()
+    assert compare[0] == "compare" and gate[0] == "gate"
+    assert main(compare) == 0
+    printed = capsys.readouterr().out.splitlines()
+    for line in _quoted("`compare` prints"):
+        assert line in printed, line
+    margin = gate[gate.index("--max-rate-increase") + 1]
+    assert main(gate) == 0
+    printed = capsys.readouterr().out.splitlines()
+    for line in _quoted("`gate` passes"):
+        assert line in printed, line
+    assert f"<= {margin} allowed" in printed[1]
+    refused = re.search(r"With `--max-rate-increase (\S+)` it refuses \(exit 2\)", SECTION).group(1)
+    gate[gate.index("--max-rate-increase") + 1] = refused
+    assert main(gate) == 2
+    errors = capsys.readouterr().err.splitlines()
+    for line in _quoted("it refuses (exit 2)"):
+        assert line in errors, line
+    # The figures the prose quotes from these outputs.
+    sequence, newcombe = re.search(r"on the bundled\s+runs (\[\S+, \S+\]) against Newcombe's (\[\S+, \S+\])",
+                                   SECTION).groups()
+    quoted = "\n".join(_quoted("`compare` prints"))
+    assert f"labels alone {newcombe}" in quoted and f"(--sequential): new - base -0.325 {sequence}" in quoted

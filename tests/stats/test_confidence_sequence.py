@@ -1,0 +1,111 @@
+"""The betting confidence sequence: pinned to the reference implementation, time-uniform coverage, optional stopping."""
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks.optional_stopping import stopping_errors
+from sgi_core.errors import SGIInputError
+from sgi_core.stats.confidence_sequence import betting_confidence_sequence, sequential_mean
+
+# The reference values below are confseq 0.0.11's `confseq.betting.hedged_cs(x, alpha=0.05, breaks=1000)`
+# (running intersection on, its default), https://github.com/gostevehoward/confseq, src/confseq/betting.py.
+X1 = np.array([0.5, 1.0, 0.5, 0.5, 0.0, 0.5, 1.0, 1.0, 0.5, 0.5, 1.0, 0.5, 0.5, 1.0, 0.5, 0.5, 1.0, 0.5, 0.5, 1.0])
+X1_LOW = [0.0, 0.0, 0.102, 0.148, 0.148, 0.148, 0.2, 0.249, 0.267, 0.283, 0.32, 0.331, 0.34, 0.369, 0.376, 0.382,
+          0.406, 0.41, 0.414, 0.434]
+X1_HIGH = [1.0, 1.0, 1.0, 1.0, 0.907, 0.857, 0.857, 0.857, 0.857, 0.848, 0.848, 0.844, 0.832, 0.832, 0.829, 0.819,
+           0.819, 0.817, 0.809, 0.809]
+X2 = [0.5, 1.0, 0.5, 0.5, 0.5, 1.0, 0.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 1.0, 0.5, 0.5, 1.0, 0.5, 0.5,
+      0.5, 0.0, 0.0, 0.5, 0.5, 1.0, 0.5, 0.5, 0.5, 0.5, 0.0, 0.5, 0.5, 0.5, 0.5, 0.0, 1.0, 0.5, 0.5, 1.0, 0.5, 1.0,
+      0.5, 0.5, 0.0, 0.5, 0.5, 1.0, 0.5, 0.5, 0.0, 0.5, 0.5, 0.5, 1.0, 0.5, 1.0, 0.5]
+X2_AT = [9, 19, 39, 59]
+X2_LOW = [0.283, 0.402, 0.413, 0.434]
+X2_HIGH = [0.856, 0.76, 0.656, 0.642]
+
+
+def test_matches_the_reference_implementation():
+    low, high = betting_confidence_sequence(X1)
+    assert low.tolist() == pytest.approx(X1_LOW, abs=1e-9)
+    assert high.tolist() == pytest.approx(X1_HIGH, abs=1e-9)
+    low, high = betting_confidence_sequence(X2)
+    assert low[X2_AT].tolist() == pytest.approx(X2_LOW, abs=1e-9)
+    assert high[X2_AT].tolist() == pytest.approx(X2_HIGH, abs=1e-9)
+
+
+def test_paired_differences_are_the_rescaled_sequence():
+    d = np.array(X2) * 2.0 - 1.0
+    low, high = betting_confidence_sequence(d, lower=-1.0, upper=1.0)
+    ref_low, ref_high = betting_confidence_sequence(X2)
+    assert low == pytest.approx(2 * ref_low - 1) and high == pytest.approx(2 * ref_high - 1)
+
+
+def _capital(x, m, alpha):
+    """K_t(m) by plain loops (the module's formulas written out one step at a time)."""
+    mu_sum, var_sum, s2_before, out = 0.0, 0.0, 0.25, []
+    k_pos = k_neg = 1.0
+    for i, value in enumerate(x, start=1):
+        bet = math.sqrt(2 * math.log(2 / alpha) / (i * math.log(1 + i) * s2_before))
+        k_pos *= 1 + min(bet, 0.5 / m if m > 0 else math.inf) * (value - m)
+        k_neg *= 1 - min(bet, 0.5 / (1 - m) if m < 1 else math.inf) * (value - m)
+        out.append(max(k_pos, k_neg) / 2)
+        mu_sum += value
+        mu = min((0.5 + mu_sum) / (i + 1), 1.0)
+        var_sum += (value - mu) ** 2
+        s2_before = (0.25 + var_sum) / (i + 1)
+    return np.array(out)
+
+
+def test_every_grid_mean_outside_the_sequence_has_capital_above_one_over_alpha():
+    rng = np.random.default_rng(3)
+    x = rng.beta(2, 5, size=80)
+    low, high = betting_confidence_sequence(x, breaks=200)
+    for m in np.linspace(0, 1, 201):
+        rejected_by_now = np.maximum.accumulate(_capital(x, m, 0.05) > 20)
+        # A grid mean more than a step outside [low, high] was rejected at some time up to t.
+        outside = (m < low - 1e-12) | (m > high + 1e-12)
+        assert not np.any(outside & ~rejected_by_now), m
+
+
+def test_the_sequence_only_narrows_and_holds_the_mean():
+    rng = np.random.default_rng(1)
+    x = rng.choice([-1.0, 0.0, 1.0], p=[0.1, 0.6, 0.3], size=300)
+    low, high = betting_confidence_sequence(x, lower=-1.0, upper=1.0)
+    assert np.all(np.diff(low) >= 0) and np.all(np.diff(high) <= 0) and np.all(low < high)
+    assert low[-1] < x.mean() < high[-1]
+    assert sequential_mean(x).ci == (low[-1], high[-1])
+
+
+def test_time_uniform_coverage_by_simulation():
+    # 300 sequences of 200 draws with mean 0.3: the sequence must miss it at some time in at most ~5% of them.
+    rng = np.random.default_rng(7)
+    misses = 0
+    for _ in range(300):
+        x = rng.binomial(1, 0.3, size=200).astype(float)
+        low, high = betting_confidence_sequence(x, breaks=400)
+        misses += bool(np.any((low > 0.3) | (high < 0.3)))
+    assert misses / 300 <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 300)
+
+
+def test_stopping_when_it_looks_decided_keeps_the_sequences_level_and_breaks_the_fixed_intervals():
+    result = stopping_errors(runs=100, labels=100, seed=1)
+    assert result["sequence_error"] <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 100)
+    assert result["fixed_error"] > 0.1 > result["sequence_error"]
+
+
+def test_no_observation_gives_the_whole_range():
+    res = sequential_mean([], lower=-1.0, upper=1.0)
+    assert res.n == 0 and res.ci == (-1.0, 1.0) and math.isnan(res.estimate)
+
+
+@pytest.mark.parametrize(("x", "kwargs", "match"), [
+    ([0.5, 1.5], {}, r"'x' of betting_confidence_sequence holds values outside \[0, 1\]"),
+    ([0.5, float("nan")], {}, r"holds values outside \[0, 1\] \(or NaN\)"),
+    ([0.5], {"lower": 1.0, "upper": 0.0}, "needs finite bounds with lower < upper"),
+    ([0.5], {"confidence": 1.5}, "confidence"),
+    ([0.5], {"breaks": 1}, "breaks"),
+    (["a"], {}, "must hold numbers"),
+])
+def test_bad_input_is_refused(x, kwargs, match):
+    with pytest.raises(SGIInputError, match=match):
+        betting_confidence_sequence(x, **kwargs)
