@@ -177,3 +177,25 @@ def test_the_sequence_reads_the_same_whatever_the_files_row_order(tmp_path):
         matched = match_runs(*shuffled, key="question", scores=["sgi"])
         readings.append(compare_runs(matched, n_boot=50).labels.sequential)
     assert readings[0] == readings[1] and readings[0].n == N
+
+
+def test_unpaired_labels_are_held_to_what_two_independent_samples_can_show(tmp_path):
+    from sgi_core.errors import SGIInputError
+    from sgi_core.evaluation.release_gate import rate_check
+    from sgi_core.evaluation.run_comparison import compare_runs
+    from sgi_core.evaluation.run_matching import match_runs
+
+    rng = np.random.default_rng(2)
+    label = (rng.random(120) > 0.3).astype(float)
+    base = pd.DataFrame({"id": np.arange(120), "sgi": rng.normal(size=120), "label": np.where(np.arange(120) < 60,
+                                                                                             label, np.nan)})
+    new = base.assign(label=np.where(np.arange(120) >= 60, label, np.nan))
+    comparison = compare_runs(match_runs(base, new, key="id", scores=["sgi"]), n_boot=50)
+    power = comparison.labels.power
+    pooled = label.mean()
+    assert power.design == "unpaired"
+    assert power.smallest_margin == pytest.approx(stats.norm.ppf(0.975) * math.sqrt(pooled * (1 - pooled) / 30))
+    with pytest.raises(SGIInputError, match=r"with 120 labelled keys \(none labelled in both runs\) the increase's "
+                                            r"interval is about \+/-0\.1\d\d: a margin of 0\.05 cannot pass"):
+        rate_check(comparison, 0.05)
+    assert rate_check(comparison, 0.3).max_increase == 0.3
