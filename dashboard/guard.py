@@ -138,8 +138,8 @@ class TokenGuard:
             return
         if scope["path"] == self.health_path and method in _SAFE_METHODS:
             nonce = headers.get(NONCE_HEADER, "")
-            proof = [(PROOF_HEADER.encode(), launch_proof(self.token, nonce).encode())] if _NONCE.fullmatch(nonce) else []
-            await self.app(scope, receive, _with_headers(send, proof))
+            proof = launch_proof(self.token, nonce).encode() if _NONCE.fullmatch(nonce) else None
+            await self.app(scope, receive, _with_headers(send, [(PROOF_HEADER.encode(), proof)] if proof else []))
             return
         if self._has_cookie(headers):
             await self.app(scope, receive, send)

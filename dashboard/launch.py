@@ -147,13 +147,16 @@ def main(arguments: list[str] | None = None) -> int:
     host = _option(arguments, "--server.address") or "127.0.0.1"
     try:
         base = base_path(arguments)
-        port = int(_option(arguments, "--server.port") or 0) or free_port()
-        if _option(arguments, "--server.port") is None:
+        given = _option(arguments, "--server.port")
+        if given is not None and not (given.isascii() and given.isdigit() and 1 <= int(given) <= 65535):
+            raise LaunchError(f"--server.port {given!r} is not a port number: give one from 1 to 65535")
+        port = int(given or 0) or free_port()
+        if given is None:
             arguments += ["--server.port", str(port)]
         if port_taken(host, port):
             raise LaunchError(f"port {port} on {host} is taken: another program listens on it. Choose another "
                               "with --server.port, or leave it out to take the first free port from 8501")
-    except (LaunchError, ValueError) as err:
+    except LaunchError as err:
         print(f"dashboard.launch: {err}", file=sys.stderr, flush=True)
         return 2
     child = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(SERVED_APP), *arguments],

@@ -216,7 +216,7 @@ class DecisionLog:
         self.n_records += 1
 
     def keys_since(self, start: int) -> list[str]:
-        """The keys of records ``start`` to :attr:`n_records` (0-based, damaged lines not counted), retractions included."""
+        """The keys of records ``start`` to :attr:`n_records` (0-based; retractions counted, damaged lines not)."""
         return self._columns["key"][start:self.n_records]
 
     def in_force(self, key: str) -> tuple[str, str] | None:

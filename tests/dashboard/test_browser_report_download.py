@@ -75,7 +75,8 @@ def test_the_report_buttons_download_the_reports(browser_page, runs, tmp_path):
     open_page(page, "Overview")
     assert_no_error(page, "overview")
     report = download(page, tmp_path, "report.html")
-    assert report.startswith('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>SGI report: base_run.csv')
+    assert report.startswith('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>SGI report: '
+                             'base_run.csv')
     assert "the file&#x27;s label column" in report or "the file's label column" in report
     assert report.rstrip().endswith("</html>")
 

@@ -83,6 +83,13 @@ def test_a_base_path_the_app_cannot_serve_is_refused_at_once(base):
     assert "token=" not in done.stdout
 
 
+@pytest.mark.parametrize("port", ["abc", "0", "70000", "８５０１"])
+def test_a_port_that_is_no_port_number_is_refused_at_once(port):
+    done = launcher("--server.port", port)
+    assert done.returncode == 2 and "token=" not in done.stdout
+    assert f"--server.port {port!r} is not a port number: give one from 1 to 65535" in done.stderr
+
+
 def test_the_launch_raises_the_soft_open_files_limit_to_the_hard_one():
     script = ("import resource; from dashboard.launch import raise_open_files_limit; "
               "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]; "
