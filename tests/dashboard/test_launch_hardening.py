@@ -168,20 +168,29 @@ def test_a_refused_request_with_an_unfinished_body_is_closed_at_once(app):
                "Content-Length: 1000000\r\n\r\n" + "x" * 100).encode()
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sock.sendall(request)
-        answer = _read_until_closed(sock, seconds=3)
+        answer = _read_until_closed(sock, seconds=3, trickle=True)  # the body keeps coming, a byte at a time
     assert answer.startswith(b"HTTP/1.1 403") and b"connection: close" in answer.lower()
 
 
-def _read_until_closed(sock: socket.socket, *, seconds: float) -> bytes:
-    """What the server sent before closing the connection; fails when it is still open after ``seconds``."""
-    sock.settimeout(seconds)
+def _read_until_closed(sock: socket.socket, *, seconds: float, trickle: bool = False) -> bytes:
+    """What the server sent before closing the connection; fails when it is still open after ``seconds``.
+
+    With ``trickle``, one more byte of the body is sent every quarter of a second meanwhile.
+    """
+    sock.settimeout(0.25 if trickle else seconds)
     received = b""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
             chunk = sock.recv(65536)
         except socket.timeout:
-            break
+            if not trickle:
+                break
+            try:
+                sock.sendall(b"x")
+            except OSError:  # closed by the server
+                return received
+            continue
         if not chunk:
             return received
         received += chunk
