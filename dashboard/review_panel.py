@@ -17,8 +17,8 @@ import streamlit as st
 from dashboard import devices, page, state
 from dashboard.services import evidence_services, geometry_services, review_services
 from dashboard.views import evidence, geometry_charts, texts
-from sgi_core.review.annotations import MAX_NOTE_CHARS, AnnotationStore
 from sgi_core.columns import is_ordinary
+from sgi_core.review.annotations import MAX_NOTE_CHARS, AnnotationStore
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",
                "uncertain": "most uncertain (SGI near the threshold or P(grounded) near 0.5)",
@@ -172,9 +172,9 @@ def row_panel(data, labels, store, position: int) -> None:
     own_id = review_services.row_id(data.table, position)
     if own_id is not None:
         st.caption(f"{texts.plain(own_id[0])}: {texts.plain(own_id[1])} (the file's own id column)")
-    decided = labels.decisions[labels.decisions["key"] == key]
-    if len(decided):
-        st.caption(f"Labelled {decided['label'].iloc[0]} before; a new label replaces it.")
+    decided = labels.decision(position)
+    if decided is not None:
+        st.caption(f"Labelled {decided} before; a new label replaces it.")
     buttons(store, key, int(row["input_row"]))
     left, right = st.columns(2)
     with left:

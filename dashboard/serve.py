@@ -2,7 +2,8 @@
 
 ``streamlit run dashboard/serve.py`` finds the ``st.App`` below and serves it through Streamlit's own ASGI
 server, with the guard as the outermost middleware, so no Streamlit route answers before the token is checked.
-The token comes from :data:`~dashboard.launch.TOKEN_ENV`; without it the app does not start.
+The token comes from :data:`~dashboard.launch.TOKEN_ENV`; without it the app does not start. The guard learns
+``server.baseUrlPath`` from Streamlit's configuration, so the health check answers under the base path.
 """
 
 import os
@@ -24,4 +25,6 @@ if not os.environ.get(TOKEN_ENV):
     sys.exit(f"dashboard/serve.py serves the app behind the launch token in ${TOKEN_ENV}, which is not set; "
              "start it with `python -m dashboard.launch` (make run).")
 
-app = st.App(Path(__file__).with_name("app.py"), middleware=[Middleware(TokenGuard, token=os.environ[TOKEN_ENV])])
+app = st.App(Path(__file__).with_name("app.py"),
+             middleware=[Middleware(TokenGuard, token=os.environ[TOKEN_ENV],
+                                    base_path=st.get_option("server.baseUrlPath") or "")])

@@ -22,6 +22,7 @@ from dashboard.services import compare_services, review_services
 from sgi_core.frames import take_rows
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
 from sgi_core.review.queues import paired_queue
+from sgi_core.review.row_labels import RowLabelTracker
 from sgi_core.runs.labels import LabelShift, label_shift
 from sgi_core.runs.matching import MatchedRuns
 from sgi_core.stats.proportions import KeysToDecide, keys_to_decide
@@ -34,7 +35,9 @@ class PairedRuns:
     """The two runs matched, and where each answer's label goes.
 
     ``base_keys`` and ``new_keys`` are the row keys of each matched key's first row in
-    each run; ``base_rows`` and ``new_rows`` those rows in each run's frame.
+    each run; ``base_rows`` and ``new_rows`` those rows in each run's frame. ``base_labels``
+    and ``new_labels`` keep each store's decisions on those keys, a click taking in only the
+    decision it appended.
     """
 
     matched: MatchedRuns
@@ -45,6 +48,8 @@ class PairedRuns:
     base_store: AnnotationStore
     new_store: AnnotationStore
     new_name: str
+    base_labels: RowLabelTracker
+    new_labels: RowLabelTracker
 
 
 def open_pair(data) -> PairedRuns | None:
@@ -72,22 +77,23 @@ def _pair(base_key: state.DataKey, new_id: tuple, model_name: str, key_column: s
     matched = compare_services.matched_runs(_base, _new, key_column)
     base_rows = take_rows(_base.frame, matched.first_row_base)
     new_rows = take_rows(_new.frame, matched.first_row_new)
-    return PairedRuns(matched, _base.frame, _new.frame, row_keys(base_rows), row_keys(new_rows),
-                      review_services.annotation_store(base_key), AnnotationStore(annotations_path(name)), name)
+    base_keys, new_keys = row_keys(base_rows), row_keys(new_rows)
+    base_store, new_store = review_services.annotation_store(base_key), AnnotationStore(annotations_path(name))
+    return PairedRuns(matched, _base.frame, _new.frame, base_keys, new_keys, base_store, new_store, name,
+                      RowLabelTracker(base_keys, source=str(base_store.path)),
+                      RowLabelTracker(new_keys, source=str(new_store.path)))
 
 
-def _decisions(store: AnnotationStore, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _decisions(store: AnnotationStore, labels: RowLabelTracker) -> tuple[np.ndarray, np.ndarray]:
     """Per key: whether a decision is in force (unsure included), and its label (NaN unless grounded/hallucinated)."""
-    current = store.current().drop_duplicates("key", keep="last").set_index("key")
-    decided = pd.Index(keys).isin(current.index)
-    label = current["value"].reindex(keys).to_numpy(dtype=np.float64) if len(current) else np.full(len(keys), np.nan)
-    return decided, label
+    rows = labels.update(store.log())
+    return rows.annotated, rows.joined.label
 
 
 def pair_labels(pair: PairedRuns) -> dict:
     """Each run's decisions on the matched keys: ``decided_*`` (unsure counts as decided) and ``label_*``."""
-    decided_base, label_base = _decisions(pair.base_store, pair.base_keys)
-    decided_new, label_new = _decisions(pair.new_store, pair.new_keys)
+    decided_base, label_base = _decisions(pair.base_store, pair.base_labels)
+    decided_new, label_new = _decisions(pair.new_store, pair.new_labels)
     return {"decided_base": decided_base, "label_base": label_base, "decided_new": decided_new,
             "label_new": label_new}
 

@@ -1,4 +1,9 @@
-"""The HTML reports the Overview and Compare runs pages offer: built when the download is clicked, from cached results."""
+"""The HTML reports the Overview and Compare runs pages offer: built when the download is clicked, from cached results.
+
+Streamlit runs a deferred download's builder in a worker thread, where the session's state cannot be read: every
+value that depends on the session (the detector columns chosen, the label source in the provenance) is read
+when the page draws, and the builder only calls cached functions on what it was handed.
+"""
 
 from __future__ import annotations
 
@@ -18,21 +23,24 @@ def _facts(data, **more) -> dict:
 
 def file_report(data):
     """A callable that builds the Overview's report of ``data`` (for ``st.download_button``'s deferred data)."""
+    specs, facts = state.detector_specs(), _facts(data)
+
     def build() -> str:
         report = services.report(data.key, data.model, data.frame)
-        verdict = confound_services.file_verdict(data.key, data.model, state.detector_specs(), data.table, data.frame)
+        verdict = confound_services.file_verdict(data.key, data.model, specs, data.table, data.frame)
         curves = {"SGI": report.roc, **{BASELINE_LABELS.get(b.name, b.name): b.roc for b in report.baselines}}
         matched = confound_services.length_matched(data.key, data.model, data.frame)
-        return html_report.file_report(report, verdict, data.frame, curves, matched, _facts(data))
+        return html_report.file_report(report, verdict, data.frame, curves, matched, facts)
 
     return build
 
 
 def comparison_report(data, new_name: str, result, matched):
     """A callable that builds the Compare runs page's report (base: ``data``; new: ``new_name``)."""
+    facts = _facts(data, new=new_name, matched_keys=result.match.n_matched, key=result.match.key)
+    facts["base"] = facts.pop("file")
+
     def build() -> str:
-        facts = _facts(data, new=new_name, matched_keys=result.match.n_matched, key=result.match.key)
-        facts["base"] = facts.pop("file")
         return html_report.comparison_report(result, matched, facts)
 
     return build

@@ -29,17 +29,17 @@ from sgi_core.io.triples import TripleTable
 from sgi_core.judge.cache import AnswerCache
 from sgi_core.judge.statements import cached_statements
 from sgi_core.review.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
+from sgi_core.review.decision_log import LABEL_VALUE
 from sgi_core.review.label_exchange import LabelImport, annotation_table, id_column, import_lines
 from sgi_core.review.label_sources import (
     LABEL_SOURCES,
     CombinedLabels,
     LabelJoin,
     combine_labels,
-    join_labels,
-    labels_from_decisions,
     read_label_source,
 )
 from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
+from sgi_core.review.row_labels import RowLabelTracker
 from sgi_core.scores import SCORES
 from sgi_core.stats.kappa import KappaResult, cohens_kappa
 
@@ -90,7 +90,6 @@ class LabelState:
     file_label: np.ndarray
     annotations: LabelJoin
     combined: CombinedLabels
-    decisions: pd.DataFrame
     annotated: np.ndarray
     damaged: tuple
     path: str
@@ -112,10 +111,23 @@ class LabelState:
         """Rows whose decision in force is ``unsure``."""
         return int(np.count_nonzero(self.annotated & np.isnan(self.annotations.label)))
 
+    def decision(self, position: int) -> str | None:
+        """The decision in force on row ``position``: ``grounded``, ``hallucinated``, ``unsure``, or None."""
+        if not self.annotated[position]:
+            return None
+        value = self.annotations.label[position]
+        return "unsure" if np.isnan(value) else "grounded" if value == LABEL_VALUE["grounded"] else "hallucinated"
+
     @property
     def n_left(self) -> int:
         """Rows neither labelled (by the pages' label source) nor annotated (``unsure`` included): left to label."""
         return int(np.count_nonzero(np.isnan(self.combined.label) & ~self.annotated))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _tracker(key: state.DataKey, path: str, _table: TripleTable) -> RowLabelTracker:
+    """The rows' labels from the annotations file at ``path``, kept up to date as decisions are appended."""
+    return RowLabelTracker(table_keys(key, _table), source=path)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -123,16 +135,16 @@ def _label_state(key: state.DataKey, version: str, source: str, path: str, _tabl
     store = AnnotationStore(annotations_path(key.name))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        decisions = store.current()
-    annotated = labels_from_decisions(decisions, source=path)
-    # Hashing every row's texts costs seconds on millions of rows: done only once there are annotations to join.
-    keys = table_keys(key, _table) if len(decisions) or len(annotated.labels) else np.array([], dtype=object)
-    joined = join_labels(keys, annotated, require_match=False) if len(keys) else LabelJoin(
-        np.full(_table.n_rows, np.nan), path, 0, 0, 0, 0, 0, 0)
+        log = store.log()
     file_label = _table.frame["label"].to_numpy(dtype=np.float64)
-    targeted = int(pd.Index(keys).isin(list(annotated.targeted_keys)).sum()) if len(keys) else 0
-    return LabelState(keys, file_label, joined, combine_labels(file_label, joined.label, source=source), decisions,
-                      pd.Index(keys).isin(decisions["key"]) if len(keys) else np.zeros(_table.n_rows, dtype=bool),
+    # Hashing every row's texts costs seconds on millions of rows: done only once there are annotations to join.
+    if log.n_records:
+        rows = _tracker(key, path, _table).update(log)
+        keys, joined, annotated, targeted = table_keys(key, _table), rows.joined, rows.annotated, rows.n_targeted
+    else:
+        keys, joined = np.array([], dtype=object), LabelJoin(np.full(_table.n_rows, np.nan), path, 0, 0, 0, 0, 0, 0)
+        annotated, targeted = np.zeros(_table.n_rows, dtype=bool), 0
+    return LabelState(keys, file_label, joined, combine_labels(file_label, joined.label, source=source), annotated,
                       tuple(dict.fromkeys(str(w.message) for w in caught)), path, targeted)
 
 

@@ -218,8 +218,9 @@ def _still_valid(entry: _Read | None, fd: int, info: os.stat_result) -> bool:
     return not entry.mid_line or read_range(fd, entry.offset, entry.offset + 1) in (b"", b"\n")
 
 
-def _read_file(path: Path, what: str) -> tuple[pd.DataFrame | None, str | None]:
-    """The decisions (``what="decisions"``) or the decisions in force (``"current"``) of a file, and its warning."""
+def _read_file(path: Path, what: str) -> tuple[pd.DataFrame | DecisionLog | None, str | None]:
+    """The decisions (``what="decisions"``), the decisions in force (``"current"``) or the log (``"log"``) of a
+    file, and its warning."""
     limit = max_input_bytes()
     with opened(path, os.O_RDONLY, what=WHAT, lock=_SHARED) as fd:
         info = os.fstat(fd)
@@ -234,6 +235,8 @@ def _read_file(path: Path, what: str) -> tuple[pd.DataFrame | None, str | None]:
             _reads[str(path)] = entry
             while len(_reads) > MAX_CACHED_FILES:
                 _reads.popitem(last=False)
+            if what == "log":
+                return entry.log, entry.log.warning(damaged_tail)
             frame = entry.log.decisions() if what == "decisions" else entry.log.current()
             return frame, entry.log.warning(damaged_tail)
 
@@ -284,6 +287,17 @@ class AnnotationStore:
         """The decision in force on each key (:func:`current_decisions`); raises as :meth:`read` does."""
         frame = self._read("current")
         return DecisionLog().current() if frame is None else frame
+
+    def log(self) -> DecisionLog:
+        """The file's :class:`DecisionLog`, caught up with the file (empty when it does not exist yet).
+
+        The same object comes back while the file only grows, holding every line read so far,
+        so that a reader can take in only the records added since it last looked
+        (:meth:`DecisionLog.keys_since`); a file replaced or shortened gives a new one. It is
+        shared: read it, never feed it. Raises as :meth:`read` does.
+        """
+        log = self._read("log")
+        return DecisionLog(str(self.path)) if log is None else log
 
     def raw(self) -> bytes:
         """The file's bytes (empty when it does not exist yet), for an export; raises as :meth:`read` does."""

@@ -173,6 +173,8 @@ class DecisionLog:
         self._stacks: dict[str, list[int]] = {}
         self._frames: dict[str, pd.DataFrame] = {}
         self._arrays: dict[str, np.ndarray] = {}
+        # Records taken in whole, counted last in add(): a reader in another thread sees no record half taken in.
+        self.n_records = 0
 
     def feed(self, raw: bytes) -> None:
         """Read ``raw``: whole lines, numbered on from the lines read so far (a last line may lack its newline)."""
@@ -211,6 +213,18 @@ class DecisionLog:
                 if ids[stack[index]] == record["retracts"]:
                     del stack[index]
                     break
+        self.n_records += 1
+
+    def keys_since(self, start: int) -> list[str]:
+        """The keys of records ``start`` to :attr:`n_records` (0-based; retractions counted, damaged lines not)."""
+        return self._columns["key"][start:self.n_records]
+
+    def in_force(self, key: str) -> tuple[str, str] | None:
+        """``(label, queue)`` of the decision in force on ``key``; None when it has none."""
+        stack = self._stacks.get(key)
+        if not stack:
+            return None
+        return self._columns["label"][stack[-1]], self._columns["queue"][stack[-1]]
 
     def _array(self, name: str) -> np.ndarray:
         """A column as an object array, extended by the lines read since it was last asked for."""

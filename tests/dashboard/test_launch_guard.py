@@ -35,10 +35,11 @@ SCORED = 'cache="dashboard.services.scored_frame",cache_type="st_cache_resource"
 
 
 @contextlib.contextmanager
-def launched(folder: Path) -> Iterator[tuple[int, str, str]]:
+def launched(folder: Path, *arguments: str, path: str = "/") -> Iterator[tuple[int, str, str]]:
     """``python -m dashboard.launch`` on a free port with its own data and cache folders; yields (port, token, output).
 
-    The token is read from the URL the launcher prints; the launcher and its app stop as on Ctrl-C.
+    ``arguments`` go to the launcher; ``path`` is where the printed URL opens the app. The token is read
+    from the URL the launcher prints; the launcher and its app stop as on Ctrl-C.
     """
     port = free_port()
     env = {**os.environ, "SGI_CACHE_DIR": str(folder / "cache"), "SGI_DATA_DIR": str(folder / "data"),
@@ -46,11 +47,12 @@ def launched(folder: Path) -> Iterator[tuple[int, str, str]]:
     env.pop(TOKEN_ENV, None)
     log = folder / "launch.log"
     with log.open("w") as out:
-        child = subprocess.Popen([sys.executable, "-m", "dashboard.launch", "--server.port", str(port)], cwd=REPO,
-                                 env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        child = subprocess.Popen([sys.executable, "-m", "dashboard.launch", "--server.port", str(port), *arguments],
+                                 cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + START_SECONDS
-        while not (found := re.search(rf"http://127\.0\.0\.1:{port}/\?token=([A-Za-z0-9_-]+)", log.read_text())):
+        url = re.escape(f"http://127.0.0.1:{port}{path}?token=")
+        while not (found := re.search(url + "([A-Za-z0-9_-]+)", log.read_text())):
             if child.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the launcher printed no URL; see {log}")
             time.sleep(0.3)
