@@ -136,7 +136,7 @@ def hhem_folder(folder: Path, *, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     encoder, head = T5EncoderModel(config), torch.nn.Linear(32, 2)
     with torch.no_grad():
-        head.weight.mul_(20.0)  # logits far apart, so that a wrong label or token shows
+        head.weight.mul_(3.0)  # logits far apart, so that a wrong label or token shows
     # The encoder's embedding is tied to ``shared``: a checkpoint holds it once.
     state = {f"t5.transformer.{k}": v.contiguous() for k, v in encoder.state_dict().items()
              if k != "encoder.embed_tokens.weight"}
