@@ -69,7 +69,9 @@ def test_score_refuses_a_pickle_only_folder(tiny_folders, small_csv, tmp_path, c
     assert "only pickled weights" in capsys.readouterr().err and not out.exists()
 
 
-def test_report_judges_the_model_beside_sgi(tiny_folders, tmp_path, capsys):
+def test_report_judges_the_model_beside_sgi(tiny_folders, tiny_models, tmp_path, capsys):
+    from sklearn.metrics import roc_auc_score
+
     out = tmp_path / "report.json"
     frame = pd.read_csv(SAMPLE_CSV).head(60)
     path = tmp_path / "rows.csv"
@@ -78,6 +80,8 @@ def test_report_judges_the_model_beside_sgi(tiny_folders, tmp_path, capsys):
                  "--grounding-model", f"nli={tiny_folders['bert_cen']}", "--no-self-test"]) == 0
     text = capsys.readouterr().out
     assert "grounding_nli_min label-free" in " ".join(text.split())
-    judged = json.loads(out.read_text())["detectors"]["hashing"]["detectors"]
+    judged = json.loads(out.read_text())["models"]["hashing"]["detectors"]
     assert {"grounding_nli_min", "grounding_nli_mean"} <= set(judged)
-    assert 0.0 <= judged["grounding_nli_min"]["roc"]["auroc"] <= 1.0
+    direct = grounding_scores(frame, tiny_models["bert_cen"])["grounding_bert_cen_min"]
+    assert judged["grounding_nli_min"]["auroc"] == pytest.approx(roc_auc_score(frame["label"], direct), abs=1e-12)
+    assert judged["grounding_nli_min"]["protocol"] == "label-free"
