@@ -180,7 +180,8 @@ def _specifics(inputs: DetectorInputs) -> FamilyScores:
 def _grounding(inputs: DetectorInputs) -> FamilyScores:
     from sgi_core.grounding.family import grounding_family_scores
 
-    return grounding_family_scores(inputs)
+    columns, specs = grounding_family_scores(inputs)
+    return FamilyScores(columns, scores=specs)
 
 
 FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (

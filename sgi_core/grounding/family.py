@@ -28,18 +28,24 @@ def model_cache(model):
                           default_cache_dir().parent / CACHE_FOLDER)
 
 
-def grounding_family_scores(inputs):
-    """:class:`~sgi_core.detectors.registry.FamilyScores` of every model in ``inputs.grounding_models``.
+def grounding_family_scores(inputs) -> tuple[pd.DataFrame, tuple]:
+    """The columns and the judged score specs of every model in ``inputs.grounding_models``.
 
     The cache is used when ``inputs.cache`` is (a run without the embedding cache
     caches nothing); progress lines count pairs per model when ``inputs.progress`` is set.
+
+    Returns
+    -------
+    columns : DataFrame
+        :func:`~sgi_core.columns.grounding_columns` of each model, indexed like the table.
+    specs : tuple of ScoreSpec
+        The judged ones (:func:`sgi_core.scores.grounding_spec`).
 
     Raises
     ------
     SGIInputError
         When no model was given, or two share a name.
     """
-    from sgi_core.detectors.registry import FamilyScores
     from sgi_core.grounding.scoring import grounding_scores
     from sgi_core.progress import EmbeddingProgress
 
@@ -59,7 +65,7 @@ def grounding_family_scores(inputs):
                                        cache=model_cache(model) if inputs.cache is not None else None,
                                        batch_size=inputs.batch_size, progress=progress))
         specs.extend(grounding_spec(column) for column in grounding_columns(model.name)[:len(GROUNDING_SCORE_SUFFIXES)])
-    return FamilyScores(pd.concat(frames, axis=1), scores=tuple(specs))
+    return pd.concat(frames, axis=1), tuple(specs)
 
 
 def provenance(models) -> str:
