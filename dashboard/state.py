@@ -166,6 +166,19 @@ def detector_family_key(kind: str) -> str:
     return f"detectors.family.{kind}"
 
 
+#: The Detectors page's grounding model folders (one ``NAME=DIR`` or ``DIR`` per line, under the local-files root)
+#: and its "skip the self-test" box; the (data key, model, folders) last computed.
+GROUNDING_FOLDERS = "detectors.grounding_folders"
+GROUNDING_NO_SELF_TEST = "detectors.grounding_no_self_test"
+GROUNDING_RUN = "detectors.grounding_run"
+
+
+def grounding_run(key: DataKey, model: str) -> tuple:
+    """The grounding model folders ((name, path), ...) and self-test choice last computed for this data and model."""
+    run = st.session_state.get(GROUNDING_RUN)
+    return run[2] if run is not None and run[:2] == (key, model) else ()
+
+
 #: Device the embedding models load on, chosen in the sidebar.
 DEVICE = "app.device"
 #: Embedding backend (auto, torch, onnx, onnx-int8), chosen in the sidebar.
