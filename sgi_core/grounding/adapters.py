@@ -73,6 +73,8 @@ class Adapter:
         The manifest's tokens per input; None: the model's own.
     prompt : str or None
         HHEM's template.
+    num_labels : int
+        Outputs of the classifier.
     """
 
     kind: str
@@ -81,6 +83,7 @@ class Adapter:
     hypothesis: str
     max_length: int | None = None
     prompt: str | None = None
+    num_labels: int = 2
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "label": self.label, "label_index": self.label_index,
@@ -179,7 +182,8 @@ def detect_adapter(folder: GroundingFolder) -> Adapter:
     if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 16):
         raise SGIInputError(f"'max_length' in {MANIFEST_NAME} of model folder '{where}' must be a whole number "
                             f">= 16; got {max_length!r}")
-    labels = id2label(config, where)
+    # An HHEM folder's config.json may name no labels; transformers would call its two LABEL_0 and LABEL_1.
+    labels = id2label(config, where) if kind != "hhem" or "id2label" in config else {0: "LABEL_0", 1: "LABEL_1"}
     if kind == "token":
         label, index = find_label(labels, named=manifest.get("hallucinated_label"), names=HALLUCINATED_NAMES,
                                   what="hallucinated", manifest_key="hallucinated_label", folder=where)
@@ -189,4 +193,4 @@ def detect_adapter(folder: GroundingFolder) -> Adapter:
     prompt = manifest.get("prompt", config.get("prompt", HHEM_PROMPT)) if kind == "hhem" else None
     if prompt is not None and ("{text1}" not in prompt or "{text2}" not in prompt):
         raise SGIInputError(f"the HHEM prompt of model folder '{where}' must hold {{text1}} and {{text2}}")
-    return Adapter(kind, label, index, hypothesis, max_length, prompt)
+    return Adapter(kind, label, index, hypothesis, max_length, prompt, len(labels))

@@ -160,7 +160,7 @@ def _network(folder: GroundingFolder, adapter: Adapter):
     if adapter.kind == "hhem":
         from sgi_core.grounding.hhem import load_hhem
 
-        return load_hhem(folder.path, folder.manifest, folder.weights, len(folder.config["id2label"]))
+        return load_hhem(folder.path, folder.manifest, folder.weights, adapter.num_labels)
     auto = AutoModelForTokenClassification if adapter.kind == "token" else AutoModelForSequenceClassification
     return auto.from_pretrained(folder.path, local_files_only=True, trust_remote_code=False,
                                 use_safetensors=folder.safetensors).eval()
