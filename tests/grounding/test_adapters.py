@@ -73,3 +73,18 @@ def test_two_labels_of_one_meaning_are_refused():
     with pytest.raises(SGIInputError, match="names more than one entailment class"):
         find_label({0: "entailment", 1: "Entailment"}, named=None, names=SUPPORTED_NAMES, what="entailment",
                    manifest_key="supported_label", folder="f")
+
+
+def test_an_hhem_config_without_labels_needs_the_label_named(tiny_folders, tmp_path):
+    import shutil
+
+    folder = shutil.copytree(tiny_folders["hhem"], tmp_path / "hhem")
+    config = json.loads((folder / "config.json").read_text())
+    del config["id2label"]
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SGIInputError, match=r"\(LABEL_0, LABEL_1\) names no entailment/supported class"):
+        detect_adapter(read_folder(folder))
+    (folder / "sgi_grounding.json").write_text(json.dumps({"adapter": "hhem", "encoder_folder": "t5",
+                                                           "supported_label": "LABEL_1"}))
+    adapter = detect_adapter(read_folder(folder))
+    assert (adapter.kind, adapter.label_index, adapter.num_labels) == ("hhem", 1, 2)
