@@ -47,13 +47,13 @@ def grounding_choice(text: str, *, self_test: bool) -> tuple:
         A path that is not a folder under the local-files root (:func:`dashboard.local_files.local_folder`).
     """
     from dashboard import local_files
-    from sgi_core.grounding.folder import parse_model_option
+    from sgi_core.grounding.folder import default_name, parse_model_option
 
     folders = []
     for line in filter(None, (line.strip() for line in text.splitlines())):
         name, where = parse_model_option(line)
         path = local_files.local_folder(where)
-        folders.append((name or path.name, str(path)))
+        folders.append((name or default_name(path), str(path)))
     return (tuple(folders), bool(self_test)) if folders else ()
 
 

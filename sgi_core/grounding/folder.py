@@ -20,6 +20,7 @@ is detected from ``config.json`` (:mod:`sgi_core.grounding.adapters` lists its k
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,7 +137,7 @@ def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: 
     path : path-like
         A local folder.
     name : str, optional
-        Its short name (default: the folder's name).
+        Its short name (default: :func:`default_name`).
     trust_model_code : bool
         The user's consent to unpickle ``.bin``/``.ckpt``/``.pt`` weights and to load a
         folder the JSON trust check refuses. ``auto_map`` code is refused regardless.
@@ -157,7 +158,7 @@ def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: 
     if not (folder / "config.json").is_file():
         raise SGIInputError(f"model folder '{folder}' has no config.json",
                             hint="Give the folder a transformers model was saved to (save_pretrained)")
-    name = folder.name if name is None else name
+    name = default_name(folder) if name is None else name
     if not name or not all(ch.isalnum() or ch == "_" for ch in name):
         raise SGIInputError(f"the grounding model name {name!r} may hold only letters, digits and '_'",
                             hint="Name it on the command line as NAME=DIR, e.g. --grounding-model nli=./models/nli")
@@ -167,6 +168,17 @@ def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: 
     _check_config(folder, config, manifest)
     weights = _weights(folder, trust_model_code=trust_model_code)
     return GroundingFolder(folder, name, config, manifest, weights, folder_fingerprint(folder))
+
+
+def default_name(folder: str | Path) -> str:
+    """A folder's short name: its name with every character but letters, digits and '_' written '_'.
+
+    Examples
+    --------
+    >>> default_name("models/deberta-v3-base.mnli")
+    'deberta_v3_base_mnli'
+    """
+    return re.sub(r"\W", "_", Path(folder).name)
 
 
 def parse_model_option(text: str) -> tuple[str | None, str]:

@@ -92,6 +92,11 @@ def test_a_folder_without_weights(tiny_folders, tmp_path):
         read_folder(folder)
 
 
+def test_a_folder_name_becomes_a_short_name(tiny_folders, tmp_path):
+    folder = _copy(tiny_folders["bert_cen"], tmp_path / "deberta-v3.mnli")
+    assert read_folder(folder).name == "deberta_v3_mnli"
+
+
 def test_a_bad_short_name(tiny_folders):
     with pytest.raises(SGIInputError, match="may hold only letters, digits and '_'.*NAME=DIR"):
         read_folder(tiny_folders["bert_cen"], name="my-model")
