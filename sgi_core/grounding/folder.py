@@ -91,7 +91,9 @@ def _json_object(path: Path, folder: Path) -> dict:
 
 
 def _weights(folder: Path, *, trust_model_code: bool) -> tuple[str, ...]:
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    # Tools write caches under hidden folders (.cache/); those are never the model's weights.
+    files = sorted(p for p in folder.rglob("*")
+                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
     safe = tuple(p.relative_to(folder).as_posix() for p in files if p.suffix == ".safetensors")
     if safe:
         return safe
