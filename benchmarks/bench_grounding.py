@@ -70,6 +70,10 @@ def build_folder(name: str, folder: Path) -> Path:
     for file in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
         if file in files:
             shutil.copy(files[file], folder / file)
+    if options.get("type_vocab_size") == 1:  # RoBERTa reads no segment ids, as its own tokenizer gives none
+        config = json.loads((folder / "tokenizer_config.json").read_text())
+        config["model_input_names"] = ["input_ids", "attention_mask"]
+        (folder / "tokenizer_config.json").write_text(json.dumps(config))
     return folder
 
 

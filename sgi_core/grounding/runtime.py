@@ -85,13 +85,22 @@ class GroundingModel:
             return self.network(**inputs), None
         batch = self.tokenizer(premises, hypotheses, truncation="longest_first", max_length=self.max_length,
                                padding=True, return_tensors="pt")
-        inputs = {key: value.to(self.device) for key, value in batch.items()}
-        logits = self.network(**inputs).logits
+        logits = self.network(**self._inputs(batch)).logits
         if self.adapter.kind != "token":
             return logits, None
         second = torch.tensor([[sid == 1 for sid in batch.sequence_ids(i)] for i in range(len(premises))],
                               device=self.device)
         return logits, second
+
+    def _inputs(self, batch) -> dict:
+        """The tokenizer's tensors the network reads, on its device.
+
+        A model with one segment type (RoBERTa's ``type_vocab_size`` 1) reads no segment
+        ids: a generic tokenizer's second-segment ids would index past its table.
+        """
+        single_segment = self.folder.config.get("type_vocab_size", 2) < 2
+        return {key: value.to(self.device) for key, value in batch.items()
+                if key != "offset_mapping" and not (key == "token_type_ids" and single_segment)}
 
     def support(self, premises, hypotheses, *, batch_size: int = 16, progress=None) -> np.ndarray:
         """P(supported) of each pair: the supported label's softmax probability, or for a token
@@ -131,9 +140,9 @@ class GroundingModel:
             raise ValueError("token probabilities come from token classifiers only")
         batch = self.tokenizer([premise], [hypothesis], truncation="longest_first", max_length=self.max_length,
                                return_tensors="pt", return_offsets_mapping=True)
-        offsets = batch.pop("offset_mapping")[0].tolist()
+        offsets = batch["offset_mapping"][0].tolist()
         with torch.inference_mode():
-            logits = self.network(**{key: value.to(self.device) for key, value in batch.items()}).logits
+            logits = self.network(**self._inputs(batch)).logits
         probs = torch.softmax(logits.float(), dim=-1)[0, :, self.adapter.label_index].cpu().tolist()
         return [(start, end, prob) for sid, (start, end), prob in zip(batch.sequence_ids(0), offsets, probs)
                 if sid == 1 and end > start]

@@ -45,3 +45,26 @@ def test_the_page_judges_a_grounding_model_as_the_library_does(app, tiny_folders
 def test_a_folder_outside_the_root_is_refused_on_the_page(app, tiny_folders, tmp_path, monkeypatch):  # noqa: F811
     _open_with(app, str(tiny_folders["bert_cen"]), monkeypatch, tmp_path)
     assert any("leads outside the folder" in e.value for e in app.error)
+
+
+def test_review_shows_each_sentence_best_chunk_from_the_models_computed(app, tiny_folders, tiny_models,  # noqa: F811
+                                                                         monkeypatch, tmp_path):
+    from sgi_core.grounding.evidence import row_evidence
+    from tests.dashboard.test_review_page import shown_row
+
+    monkeypatch.setenv("SGI_DATA_DIR", str(tmp_path / "data"))
+    folder = tiny_folders["modernbert_token"]
+    _open_with(app, f"spans={folder.name}", monkeypatch, folder.parent)
+    goto(app, "review")
+    assert_clean(app)
+    row = load_triples(SAMPLE_CSV).frame.iloc[shown_row(app) - 1]
+    (shown,) = [d.value for d in app.dataframe if "P(supported)" in d.value.columns]
+    expected = row_evidence(tiny_models["modernbert_token"], row["context"], row["response"])
+    assert shown["response sentence"].tolist() == expected["sentence"].tolist()
+    np.testing.assert_allclose(shown["P(supported)"], expected["support"], atol=1e-6)
+    assert shown["best-supporting context chunk"].tolist() == expected["premise"].tolist()
+    if any(expected["spans"]):
+        assert shown["marked unsupported"].tolist() == [
+            "; ".join(f"{s[a:b]} ({p:.2f})" for a, b, p in spans) for s, spans in zip(expected["sentence"],
+                                                                                    expected["spans"])]
+    assert any("Grounding model spans" in m.value for m in app.markdown)

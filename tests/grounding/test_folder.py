@@ -114,3 +114,14 @@ def test_the_fingerprint_follows_the_weights(tiny_folders, tmp_path):
     assert read_folder(folder).fingerprint == before
     (folder / "model.safetensors").write_bytes((folder / "model.safetensors").read_bytes()[:-4] + b"\0\0\0\0")
     assert read_folder(folder).fingerprint != before
+
+
+def test_a_single_segment_model_reads_no_segment_ids_from_a_generic_tokenizer(tiny_folders, tiny_models, tmp_path):
+    folder = _copy(tiny_folders["roberta_enc"], tmp_path / "generic")
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    # A BERT-style tokenizer: segment ids, 1 on the second segment, which a one-row segment table cannot read.
+    config["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    model = load_grounding_model(folder, name="roberta_enc", self_test=False)
+    assert max(model.tokenizer(["a"], ["b"])["token_type_ids"][0]) == 1
+    pd.testing.assert_frame_equal(grounding_scores(FRAME, model), grounding_scores(FRAME, tiny_models["roberta_enc"]))

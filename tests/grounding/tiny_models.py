@@ -72,6 +72,8 @@ def _trained_tokenizer(folder: Path, kind: str) -> int:
                   "mask_token": "[MASK]"})
     tok.save(str(folder / "tokenizer.json"))
     config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 512, **names}
+    if kind == "roberta":  # as RoBERTa's own tokenizer: no segment ids
+        config["model_input_names"] = ["input_ids", "attention_mask"]
     (folder / "tokenizer_config.json").write_text(json.dumps(config))
     return tok.get_vocab_size()
 
@@ -84,7 +86,8 @@ def _config(arch: str, vocab: int, labels: dict[int, str]):
     if arch == "bert":
         return transformers.BertConfig(max_position_embeddings=MAX_POSITIONS, **common)
     if arch == "roberta":
-        return transformers.RobertaConfig(max_position_embeddings=MAX_POSITIONS + 2, pad_token_id=1, **common)
+        return transformers.RobertaConfig(max_position_embeddings=MAX_POSITIONS + 2, pad_token_id=1, type_vocab_size=1,
+                                          **common)
     if arch == "deberta":
         return transformers.DebertaV2Config(max_position_embeddings=MAX_POSITIONS, relative_attention=True,
                                             position_buckets=16, pos_att_type=["p2c", "c2p"], **common)
