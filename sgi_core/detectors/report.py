@@ -77,7 +77,11 @@ def check_kinds(kinds) -> tuple[str, ...]:
     return kinds
 
 
-def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, *, kinds=tuple(FAMILIES),
+#: The families computed when none are named: every one that needs no resource the user must give.
+DEFAULT_KINDS = tuple(name for name, family in FAMILIES.items() if family.resource is None)
+
+
+def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, *, kinds=DEFAULT_KINDS,
                     cache: EmbeddingCache | None = None, batch_size: int = 64, n_folds: int = 5,
                     seed: int = 0, grounding_models=()) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
     """Per-row judged scores of the families ``kinds`` on a scored table.
@@ -117,7 +121,7 @@ def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
 
 
 def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, *, model: str,
-                    kinds=tuple(FAMILIES), cache: EmbeddingCache | None = None, batch_size: int = 64,
+                    kinds=DEFAULT_KINDS, cache: EmbeddingCache | None = None, batch_size: int = 64,
                     n_folds: int = 5, n_boot: int = 1000, n_refit: int = REFIT_N_BOOT,
                     seed: int = 0, grounding_models=()) -> tuple[DetectorReport, pd.DataFrame]:
     """Compute the families ``kinds`` and judge each score, and their combination, against the labels.
