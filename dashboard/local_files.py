@@ -32,16 +32,8 @@ def _hidden(parts) -> list[str]:
     return [part for part in parts if part.startswith(".") and part not in (".", "..")]
 
 
-def local_file(text: str) -> Path:
-    """The regular file a typed path names under :func:`local_files_root` (relative paths start there).
-
-    Raises
-    ------
-    SGIInputError
-        The box is off, the root is not a folder, the path leads outside the root (a
-        symbolic link included), passes a name starting with ``.``, names nothing, a
-        folder, a pipe, a device or a socket.
-    """
+def _resolved(text: str, hint: str) -> tuple[Path, Path]:
+    """``(typed, resolved)`` of a typed path under the root; refused outside it or through a hidden name."""
     root = local_files_root()
     if root is None:
         raise SGIInputError("opening files on this machine is off",
@@ -52,13 +44,44 @@ def local_file(text: str) -> Path:
     typed = Path(text.strip()).expanduser()
     typed = typed if typed.is_absolute() else root / typed
     path = typed.resolve()
-    hint = _HINT.format(root=root)
+    hint = hint.format(root=root)
     if not path.is_relative_to(root):
         raise SGIInputError("this path leads outside the folder files may be opened from", source=str(typed),
                             hint=hint)
     hidden = _hidden(path.relative_to(root).parts) + _hidden(typed.parts[len(root.parts):])
     if hidden:
         raise SGIInputError(f"hidden files and folders ('{hidden[0]}') are not opened", source=str(typed), hint=hint)
+    return typed, path
+
+
+def local_folder(text: str) -> Path:
+    """The folder a typed path names under :func:`local_files_root` (a grounding model's folder).
+
+    Raises
+    ------
+    SGIInputError
+        As :func:`local_file`, and for a path that is not a folder.
+    """
+    hint = "Give the path of a model folder under {root}"
+    typed, path = _resolved(text, hint)
+    if not path.is_dir():
+        raise SGIInputError("no folder at this path", source=str(typed),
+                            hint=hint.format(root=local_files_root()))
+    return path
+
+
+def local_file(text: str) -> Path:
+    """The regular file a typed path names under :func:`local_files_root` (relative paths start there).
+
+    Raises
+    ------
+    SGIInputError
+        The box is off, the root is not a folder, the path leads outside the root (a
+        symbolic link included), passes a name starting with ``.``, names nothing, a
+        folder, a pipe, a device or a socket.
+    """
+    typed, path = _resolved(text, _HINT)
+    hint = _HINT.format(root=local_files_root())
     try:
         mode = path.stat().st_mode
     except OSError:

@@ -54,6 +54,27 @@ def sentences(data, row, position: int) -> None:
     roc = evidence_services.weakest_sentence_roc(data.key, data.model, backend, supports,
                                                  data.frame["label"].to_numpy())
     st.caption(evidence.weakest_line(roc))
+    grounding_sentences(data, row, position)
+
+
+def grounding_sentences(data, row, position: int) -> None:
+    """Each grounding model computed on the Detectors page: every sentence's best chunk and P(supported)."""
+    grounding = state.grounding_run(data.key, data.model)
+    if not grounding:
+        return
+    try:
+        found = evidence_services.grounding_evidence(grounding, row["context"], row["response"],
+                                                     evidence_services.passages_of_row(data.table, data.frame,
+                                                                                       position))
+    except page.SGIInputError as err:
+        page.show_error(err)
+        return
+    for name, scored in found.items():
+        st.markdown(f"**Grounding model {texts.plain(name)}**")
+        st.dataframe(evidence.grounding_table(scored), hide_index=True, width="stretch")
+    st.caption("P(supported) = the model's probability that the chunk supports the sentence, the best over the "
+               "context's chunks; a token classifier's marked spans are the response's words it reads as unsupported "
+               "(P(hallucinated) >= 0.5).")
 
 
 def context(passages: tuple, text: str) -> None:

@@ -15,9 +15,8 @@ from typing import NamedTuple
 import streamlit as st
 
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
-
-from sgi_core.io.triples import default_label_positive
 from sgi_core.io.mapping import detect_mapping
+from sgi_core.io.triples import default_label_positive
 
 ROLES = ("question", "context", "response", "label")
 
@@ -164,6 +163,19 @@ COMPARE_ROW = "detectors.compare_row"
 
 def detector_family_key(kind: str) -> str:
     return f"detectors.family.{kind}"
+
+
+#: The Detectors page's grounding model folders (one ``NAME=DIR`` or ``DIR`` per line, under the local-files root)
+#: and its "skip the self-test" box; the (data key, model, folders) last computed.
+GROUNDING_FOLDERS = "detectors.grounding_folders"
+GROUNDING_NO_SELF_TEST = "detectors.grounding_no_self_test"
+GROUNDING_RUN = "detectors.grounding_run"
+
+
+def grounding_run(key: DataKey, model: str) -> tuple:
+    """The grounding model folders ((name, path), ...) and self-test choice last computed for this data and model."""
+    run = st.session_state.get(GROUNDING_RUN)
+    return run[2] if run is not None and run[:2] == (key, model) else ()
 
 
 #: Device the embedding models load on, chosen in the sidebar.

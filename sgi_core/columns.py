@@ -32,6 +32,25 @@ ROLES = (*TEXT_COLUMNS, "label")
 INPUT_ROW = "input_row"
 ANGLE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc")
 STATUS_COLUMN = "sgi_status"
+#: Prefix of a grounding model's columns, ``grounding_<name>_<suffix>`` (:mod:`sgi_core.grounding.scoring`).
+GROUNDING_PREFIX = "grounding_"
+#: Its per-row columns: the weakest and the mean hypothesis's support (the scores), chunks read, anything cut.
+GROUNDING_SUFFIXES = ("min", "mean", "chunks", "cut")
+#: The suffixes that are scores (higher = grounded).
+GROUNDING_SCORE_SUFFIXES = ("min", "mean")
+
+
+def grounding_columns(name: str) -> tuple[str, ...]:
+    """The columns a grounding model called ``name`` writes.
+
+    Examples
+    --------
+    >>> grounding_columns("nli")
+    ('grounding_nli_min', 'grounding_nli_mean', 'grounding_nli_chunks', 'grounding_nli_cut')
+    """
+    return tuple(f"{GROUNDING_PREFIX}{name}_{suffix}" for suffix in GROUNDING_SUFFIXES)
+
+
 #: Columns added by :func:`sgi_core.scoring.score_table`.
 SCORE_COLUMNS = (*ANGLE_COLUMNS, "sgi", STATUS_COLUMN)
 #: Numeric score columns (every score column but the status).

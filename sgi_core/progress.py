@@ -15,8 +15,8 @@ from typing import Callable, TextIO
 
 from tqdm import tqdm
 
-_TERMINAL_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} texts embedded [{elapsed}<{remaining}, {rate_fmt}]"
-_LOG_FORMAT = "{desc}: {percentage:3.0f}% {n_fmt}/{total_fmt} texts embedded [{elapsed}<{remaining}, {rate_fmt}]"
+_TERMINAL_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} WHAT [{elapsed}<{remaining}, {rate_fmt}]"
+_LOG_FORMAT = "{desc}: {percentage:3.0f}% {n_fmt}/{total_fmt} WHAT [{elapsed}<{remaining}, {rate_fmt}]"
 
 
 #: Seconds of work before a rate is shown: a first update a few microseconds in would read millions per second.
@@ -73,6 +73,8 @@ class EmbeddingProgress:
     min_interval : float, optional
         Least seconds between two lines of one run; the last line of a run is always
         written. Default 0.5 on a terminal, 10 elsewhere.
+    what : str, default "texts embedded"
+        What is counted: its first word is the unit of the rate ("pairs scored": pairs/s).
 
     Examples
     --------
@@ -86,8 +88,9 @@ class EmbeddingProgress:
     """
 
     def __init__(self, label: str, *, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
-                 min_interval: float | None = None):
+                 min_interval: float | None = None, what: str = "texts embedded"):
         self.label = label
+        self.what = what
         self._stream = stream
         self._clock = clock
         self._min_interval = min_interval
@@ -122,8 +125,8 @@ class EmbeddingProgress:
         'minilm:   0% 0/1024 texts embedded [00:00<?, ? texts/s]'
         """
         return tqdm.format_meter(
-            done, total, elapsed, prefix=self.label, unit=" texts",
-            bar_format=_TERMINAL_FORMAT if terminal else _LOG_FORMAT,
+            done, total, elapsed, prefix=self.label, unit=f" {self.what.split()[0]}",
+            bar_format=(_TERMINAL_FORMAT if terminal else _LOG_FORMAT).replace("WHAT", self.what),
             ascii=not _supports(self.stream, "\u2588"),
         )
 

@@ -10,7 +10,8 @@ grounded** before it is judged: a spec whose raw values mean the opposite
 The registry holds SGI and the three angles, the trivial baselines, the detector
 families' scores (:mod:`sgi_core.detectors.registry` takes its entries from here), the
 calibrated probability of a session, and the LLM judge's columns by their prefix
-(``judge_*``, all higher = grounded). Any other numeric column of a user's file is
+(``judge_*``, all higher = grounded) and the grounding models' by theirs
+(``grounding_<name>_min`` / ``_mean``, :func:`grounding_spec`). Any other numeric column of a user's file is
 described by :func:`column_spec`.
 
 Examples
@@ -26,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from sgi_core.columns import GROUNDING_PREFIX, GROUNDING_SCORE_SUFFIXES
 
 #: What a score's raw high values mean.
 DIRECTIONS = ("grounded", "hallucinated")
@@ -143,6 +146,31 @@ REVERSED_LABELS = {"neg_response_length": "response length (longer = grounded)",
 BASELINE_LABELS = {name: ("θ(r,q) alone" if name == "theta_rq" else SCORES[name].label) for name in TRIVIAL}
 
 
+_GROUNDING_WHAT = {"min": ("weakest sentence", "the weakest response sentence's"),
+                   "mean": ("mean sentence", "the mean response sentence's")}
+
+
+def grounding_spec(column: str) -> ScoreSpec | None:
+    """The spec of a grounding model's score column ``grounding_<name>_min`` / ``_mean``, else None.
+
+    Examples
+    --------
+    >>> grounding_spec("grounding_nli_min").label
+    'grounding model nli: weakest sentence'
+    >>> grounding_spec("grounding_nli_chunks") is None
+    True
+    """
+    if not column.startswith(GROUNDING_PREFIX):
+        return None
+    name, _, suffix = column.removeprefix(GROUNDING_PREFIX).rpartition("_")
+    if not name or suffix not in GROUNDING_SCORE_SUFFIXES:
+        return None
+    label, whose = _GROUNDING_WHAT[suffix]
+    return ScoreSpec(column, f"grounding model {name}: {label}", "grounded",
+                     f"{whose} P(supported) from the grounding model '{name}', best over context chunks",
+                     ("texts", "a grounding model"), "detector")
+
+
 def column_spec(column: str, *, higher_is: str = "grounded") -> ScoreSpec:
     """The spec of a file's own numeric column (``judge_*`` columns are the LLM judge's, higher = grounded, unless given otherwise).
 
@@ -154,6 +182,8 @@ def column_spec(column: str, *, higher_is: str = "grounded") -> ScoreSpec:
     if column.startswith(JUDGE_PREFIX) and higher_is == "grounded":
         return ScoreSpec(column, f"judge: {column.removeprefix(JUDGE_PREFIX).replace('_', ' ')}", "grounded",
                          "an LLM judge's score in [0, 1]", ("an LLM judge",), "judge")
+    if higher_is == "grounded" and grounding_spec(column) is not None:
+        return grounding_spec(column)
     suffix = ", negated" if higher_is == "hallucinated" else ""
     return ScoreSpec(column, f"{column} (file column){suffix}", higher_is, "a numeric column of the file",
                      ("the file",), "column")

@@ -16,30 +16,56 @@ st.write("Other detectors beside SGI, judged the same way: the registered detect
 data, report = page.header(require_labels=True)
 
 
-def computed_families() -> tuple:
-    """Checkboxes and button for the registered families; their table and ROC once computed."""
+def resource_widgets(family) -> bool:
+    """The widget of a family's declared resource (grounding model folders); whether it was given."""
+    st.text_area(family.label, key=state.GROUNDING_FOLDERS, placeholder="nli=models/deberta-v3-mnli",
+                 help=f"{family.resource.help}. One folder per line, under the folder the app may open files from; "
+                      "safetensors only, nothing downloaded.", **state.PERSIST)
+    st.checkbox("Skip the grounding models' self-test (models trained on another task)",
+                key=state.GROUNDING_NO_SELF_TEST, **state.PERSIST)
+    return bool((st.session_state.get(state.GROUNDING_FOLDERS) or "").strip())
+
+
+def computed_families() -> tuple[tuple, tuple]:
+    """Checkboxes (or resource widgets) and button for the registered families; their table and ROC once computed."""
     st.subheader("Detector families computed here")
     families = detector_services.FAMILIES
+    given = {}
     for kind, family in families.items():
+        if family.resource is not None:
+            given[kind] = resource_widgets(family)
+            continue
         st.session_state.setdefault(state.detector_family_key(kind), True)
         st.checkbox(family.label, key=state.detector_family_key(kind), help=f"Reads {', '.join(family.needs)}; "
                     f"fitted {family.fitting}.", **state.PERSIST)
-    chosen = tuple(kind for kind in families if st.session_state[state.detector_family_key(kind)])
+    chosen = tuple(kind for kind in families
+                   if (given[kind] if kind in given else st.session_state[state.detector_family_key(kind)]))
     clicked = st.button("Compute the detectors", disabled=not chosen, help="Families that read embeddings embed "
                         "every text they need: under a minute for a few hundred rows with MiniLM on a CPU, minutes "
-                        "for thousands.")
+                        "for thousands; a grounding model reads every (context chunk, response sentence) pair.")
     if clicked:
+        try:
+            grounding = detector_services.grounding_choice(
+                st.session_state.get(state.GROUNDING_FOLDERS) or "",
+                self_test=not st.session_state.get(state.GROUNDING_NO_SELF_TEST))
+        except page.SGIInputError as err:
+            page.show_error(err)
+            return (), ()
         st.session_state[state.DETECTOR_FAMILIES_RUN] = (data.key, data.model, chosen)
+        st.session_state[state.GROUNDING_RUN] = (data.key, data.model, grounding)
     kinds = state.detector_families_run(data.key, data.model)
+    grounding = state.grounding_run(data.key, data.model)
     if not kinds:
         st.info("Choose the families and press **Compute the detectors**; they are computed only when asked.")
-        return ()
+        return (), ()
     try:
-        computed, _ = detector_services.embedding_detectors(data.key, data.model, kinds, data.table, data.frame)
-        curves = detector_services.embedding_detector_curves(data.key, data.model, kinds, data.table, data.frame)
+        computed, _ = detector_services.embedding_detectors(data.key, data.model, kinds, data.table, data.frame,
+                                                            grounding)
+        curves = detector_services.embedding_detector_curves(data.key, data.model, kinds, data.table, data.frame,
+                                                             grounding)
     except page.SGIInputError as err:
         page.show_error(err)
-        return ()
+        return (), ()
     if clicked and detector_services.COMBINED.name in computed.detectors:
         st.session_state[state.COMPARE_B] = detector_services.COMBINED_LABEL
     detector_charts.detector_table(computed, report)
@@ -59,7 +85,7 @@ def computed_families() -> tuple:
         f"{detector_charts.report_combined_note(computed)} "
         "Length-matched: AUROC after matching the two classes' response lengths (coarsened exact matching).")
     st.plotly_chart(figures.roc_figure({"SGI": report.roc, **curves}), key="detectors.families_roc")
-    return kinds
+    return kinds, grounding
 
 
 def file_columns() -> None:
@@ -121,7 +147,7 @@ def file_columns() -> None:
                     key="detectors.reliability")
 
 
-def compare(kinds: tuple) -> None:
+def compare(kinds: tuple, grounding: tuple) -> None:
     """Two scores on the same rows: the AUROC difference, McNemar at Youden thresholds, the rows they disagree on most.
 
     The difference is tested by DeLong's test between fixed scores, by the refit bootstrap against the combined
@@ -130,7 +156,8 @@ def compare(kinds: tuple) -> None:
     st.subheader("Compare two scores")
     specs = state.detector_specs()
     try:
-        scores = detector_services.comparable_scores(data.key, data.model, specs, kinds, data.table, data.frame)
+        scores = detector_services.comparable_scores(data.key, data.model, specs, kinds, data.table, data.frame,
+                                                     grounding)
     except page.SGIInputError as err:
         page.show_error(err)
         return
@@ -145,7 +172,7 @@ def compare(kinds: tuple) -> None:
         st.info("Choose two different scores.")
         return
     test, youden, mcnemar, disagreements = detector_services.paired_comparison(
-        data.key, data.model, specs, kinds, name_a, name_b, data.table, data.frame)
+        data.key, data.model, specs, kinds, name_a, name_b, data.table, data.frame, grounding)
     metrics, caption = detector_charts.difference_metrics(test)
     for col, (label, value) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, value)
@@ -180,6 +207,6 @@ def compare(kinds: tuple) -> None:
         st.switch_page("pages/explorer.py")
 
 
-kinds = computed_families()
+kinds, grounding = computed_families()
 file_columns()
-compare(kinds)
+compare(kinds, grounding)

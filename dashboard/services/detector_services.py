@@ -15,12 +15,12 @@ import streamlit as st
 from dashboard import state
 from dashboard.services import baselines, disk_cache, model_encoder
 from sgi_core import evaluation
-from sgi_core.io.triples import TripleTable
-from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
 from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
+from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
 from sgi_core.evaluation import detectors
 from sgi_core.evaluation.events_per_feature import WITHHELD
-from sgi_core.scores import SCORES, column_spec
+from sgi_core.io.triples import TripleTable
+from sgi_core.scores import SCORES, column_spec, spec_for
 
 #: Bootstrap resamples behind the intervals of the detectors computed from the embeddings.
 DETECTOR_N_BOOT = 1000
@@ -34,13 +34,52 @@ DETECTOR_NAMES = {name: spec.label for name, spec in score_specs().items()}
 COMBINED_LABEL = DETECTOR_NAMES[COMBINED.name]
 
 __all__ = ["COMBINED", "COMBINED_LABEL", "DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "LENGTH_LABEL", "WITHHELD",
-           "comparable_scores", "embedding_detector_curves", "embedding_detectors", "paired_comparison"]
+           "comparable_scores", "embedding_detector_curves", "embedding_detectors", "grounding_choice",
+           "grounding_models", "paired_comparison"]
+
+
+def grounding_choice(text: str, *, self_test: bool) -> tuple:
+    """The page's folders (one ``NAME=DIR`` or ``DIR`` per line) as ``(((name, folder), ...), self_test)``, () if none.
+
+    Raises
+    ------
+    SGIInputError
+        A path that is not a folder under the local-files root (:func:`dashboard.local_files.local_folder`).
+    """
+    from dashboard import local_files
+    from sgi_core.grounding.folder import default_name, parse_model_option
+
+    folders = []
+    for line in filter(None, (line.strip() for line in text.splitlines())):
+        name, where = parse_model_option(line)
+        path = local_files.local_folder(where)
+        folders.append((name or default_name(path), str(path)))
+    return (tuple(folders), bool(self_test)) if folders else ()
+
+
+@st.cache_resource(show_spinner="Loading the grounding models...", max_entries=8)
+def grounding_models(grounding: tuple) -> tuple:
+    """The grounding models of ``grounding`` (``(((name, folder), ...), self_test)``), checked, loaded, self-tested.
+
+    Raises
+    ------
+    SGIInputError
+        From :func:`sgi_core.grounding.runtime.load_grounding_model`.
+    """
+    from sgi_core.grounding.runtime import load_grounding_model
+
+    if not grounding:
+        return ()
+    folders, self_test = grounding
+    return tuple(load_grounding_model(path, name=name, self_test=self_test) for name, path in folders)
 
 
 @st.cache_resource(show_spinner="Computing the detectors from the embeddings...", max_entries=16)
 def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
-                        _frame: pd.DataFrame) -> tuple[DetectorReport, pd.DataFrame]:
+                        _frame: pd.DataFrame, grounding: tuple = ()) -> tuple[DetectorReport, pd.DataFrame]:
     """:func:`sgi_core.detectors.report.detector_report` of the families ``kinds``: the report and per-row scores.
+
+    ``grounding`` names the grounding models (:func:`grounding_models`) of the ``grounding`` family.
 
     Raises
     ------
@@ -48,23 +87,23 @@ def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _tabl
         When the families cannot be computed on this table.
     """
     return detector_report(_table, _frame, model_encoder(model_name), model=model_name, kinds=kinds,
-                           cache=disk_cache(model_name), n_boot=DETECTOR_N_BOOT, seed=0)
+                           cache=disk_cache(model_name), n_boot=DETECTOR_N_BOOT, seed=0,
+                           grounding_models=grounding_models(grounding))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def embedding_detector_curves(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
-                              _frame: pd.DataFrame) -> dict:
+                              _frame: pd.DataFrame, grounding: tuple = ()) -> dict:
     """ROC curves of each computed detector by display name (their AUROCs and intervals are in the report)."""
-    _, scores = embedding_detectors(key, model_name, kinds, _table, _frame)
+    _, scores = embedding_detectors(key, model_name, kinds, _table, _frame, grounding)
     labels = _frame["label"].to_numpy()
-    specs = score_specs()
-    return {specs[name].label: evaluation.roc_analysis(labels, specs[name].oriented(scores[name]), n_boot=0)
+    return {spec_for(name).label: evaluation.roc_analysis(labels, spec_for(name).oriented(scores[name]), n_boot=0)
             for name in scores.columns}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: tuple, _table: TripleTable,
-                      _frame: pd.DataFrame) -> dict[str, np.ndarray]:
+                      _frame: pd.DataFrame, grounding: tuple = ()) -> dict[str, np.ndarray]:
     """Every score the Detectors page can compare, by display name, each oriented higher = grounded.
 
     SGI, θ(r,q), θ(r,c) negated, response length negated, word overlap with the
@@ -78,9 +117,8 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
     scores.update({SCORES[name].label: base[name].to_numpy(dtype=np.float64)
                    for name in ("neg_response_length", "lexical_groundedness")})
     if kinds:
-        _, computed = embedding_detectors(key, model_name, kinds, _table, _frame)
-        registered = score_specs()
-        scores.update({registered[name].label: registered[name].oriented(computed[name]) for name in computed.columns})
+        _, computed = embedding_detectors(key, model_name, kinds, _table, _frame, grounding)
+        scores.update({spec_for(name).label: spec_for(name).oriented(computed[name]) for name in computed.columns})
     scores.update({column_spec(column, higher_is=higher_is).label: detectors.orient_detector_score(
         _table.frame[column], higher_is=higher_is, source=_table.source, column=column) for column, higher_is in specs})
     return scores
@@ -88,7 +126,7 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
 
 @st.cache_data(show_spinner="Comparing the two scores...", max_entries=64)
 def paired_comparison(key: state.DataKey, model_name: str, specs: tuple, kinds: tuple, name_a: str, name_b: str,
-                      _table: TripleTable, _frame: pd.DataFrame) -> tuple:
+                      _table: TripleTable, _frame: pd.DataFrame, grounding: tuple = ()) -> tuple:
     """Two scores of :func:`comparable_scores` on the same rows.
 
     Returns the test of the AUROC difference, each score's Youden threshold (two
@@ -100,13 +138,13 @@ def paired_comparison(key: state.DataKey, model_name: str, specs: tuple, kinds: 
     McNemar's test, whose thresholds would be fitted on the same labels too, is not
     run (None, as when a threshold is undefined).
     """
-    scores = comparable_scores(key, model_name, specs, kinds, _table, _frame)
+    scores = comparable_scores(key, model_name, specs, kinds, _table, _frame, grounding)
     labels = _frame["label"].to_numpy()
     a, b = scores[name_a], scores[name_b]
     youden = (evaluation.choose_threshold(labels, a, method="youden"),
               evaluation.choose_threshold(labels, b, method="youden"))
     if COMBINED_LABEL in (name_a, name_b):
-        report, computed = embedding_detectors(key, model_name, kinds, _table, _frame)
+        report, computed = embedding_detectors(key, model_name, kinds, _table, _frame, grounding)
         refitted = "a" if name_a == COMBINED_LABEL else "b"
         test = compare_with_combined(_table, _frame, computed, b if refitted == "a" else a, refitted=refitted,
                                      n_folds=report.n_folds, seed=0)

@@ -68,3 +68,16 @@ def weakest_sentence_roc(key: state.DataKey, model_name: str, backend: str, _sup
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return roc_analysis(np.asarray(_labels, dtype=np.float64)[list(_supports.rows)], _supports.weakest)
+
+
+@st.cache_data(show_spinner="Reading the response with the grounding models...", max_entries=64)
+def grounding_evidence(grounding: tuple, context: str, response: str, passages: tuple) -> dict[str, pd.DataFrame]:
+    """Each grounding model's evidence for one row (:func:`sgi_core.grounding.evidence.row_evidence`), by model name.
+
+    ``grounding`` names the models as the Detectors page loaded them
+    (:func:`dashboard.services.detector_services.grounding_models`).
+    """
+    from dashboard.services.detector_services import grounding_models
+    from sgi_core.grounding.evidence import row_evidence
+
+    return {model.name: row_evidence(model, context, response, passages) for model in grounding_models(grounding)}

@@ -56,3 +56,15 @@ def weakest_line(roc) -> str:
     interval = format_ci(roc.auroc_ci, undefined="no interval")
     return (f"Weakest-sentence similarity against the labels on these rows: AUROC {roc.auroc:.3f}, 95% CI {interval} "
             f"({roc.n_pos:,} grounded, {roc.n_neg:,} hallucinated; 0.5 = no better than chance).")
+
+
+def grounding_table(scored: pd.DataFrame):
+    """A grounding model's evidence (:func:`sgi_core.grounding.evidence.row_evidence`): each sentence's best chunk,
+    shaded by its probability; a token classifier's marked spans listed with their largest probability."""
+    table = pd.DataFrame({"response sentence": scored["sentence"], "P(supported)": scored["support"],
+                          "passage": scored["passage"], "best-supporting context chunk": scored["premise"]})
+    if any(len(spans) for spans in scored["spans"]):
+        table["marked unsupported"] = ["; ".join(f"{sentence[s:e]} ({p:.2f})" for s, e, p in spans)
+                                       for sentence, spans in zip(scored["sentence"], scored["spans"])]
+    shades = [percentile_shade(100 * p) for p in table["P(supported)"]]
+    return table.style.apply(lambda _: shades, subset=["response sentence"]).format({"P(supported)": "{:.3f}"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from sgi_core.commands.grounding_option import add_grounding_options, grounding_models
 from sgi_core.commands.options import (
     add_embedding_run_options,
     add_label_map_option,
@@ -13,7 +14,7 @@ from sgi_core.commands.options import (
     model_load_options,
     positive_int,
 )
-from sgi_core.detectors.registry import per_row_families
+from sgi_core.detectors.registry import FAMILIES, per_row_families
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 from sgi_core.io.table_formats import DEFAULT_CHUNK_ROWS
@@ -28,8 +29,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column (default: from its name)")
     for family in per_row_families():
-        p.add_argument(f"--{family.name}", action="store_true",
-                       help=f"also add {', '.join(family.columns)}: {family.explanation} (no labels)")
+        if family.resource is None:  # a family that needs a resource is chosen by giving it
+            p.add_argument(f"--{family.name}", action="store_true",
+                           help=f"also add {', '.join(family.columns)}: {family.explanation} (no labels)")
+    add_grounding_options(p)
     p.add_argument("--chunk-rows", type=positive_int, default=DEFAULT_CHUNK_ROWS,
                    help=f"rows read, scored and written at a time; memory stays flat (default {DEFAULT_CHUNK_ROWS})")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
@@ -56,13 +59,20 @@ def run(args) -> int:
     chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive,
                          label_map=label_map_option(args))
     encoder = load_encoder(args.model, **model_load_options(args))
+    models = grounding_models(args)
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
+    scored_by = {"model": args.model, "precision": args.precision, "backend": backend_used(encoder),
+                 "context_strategy": args.context_strategy}
+    if models:
+        from sgi_core.grounding.family import provenance
+        from sgi_core.io.scored import GROUNDING_RECORD
+
+        scored_by[GROUNDING_RECORD] = provenance(models)
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
-        families=_families(args), context_strategy=args.context_strategy,
-        scored_by={"model": args.model, "precision": args.precision, "backend": backend_used(encoder),
-                   "context_strategy": args.context_strategy},
+        families=_families(args), context_strategy=args.context_strategy, scored_by=scored_by,
+        grounding_models=models,
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)
@@ -70,13 +80,16 @@ def run(args) -> int:
 
 
 def _families(args) -> tuple[str, ...]:
-    """The per-row detector families whose flags are set."""
-    return tuple(family.name for family in per_row_families() if getattr(args, family.name))
+    """The per-row detector families whose flags are set, or whose resource was given."""
+    return tuple(family.name for family in per_row_families()
+                 if getattr(args, family.resource.flag.lstrip("-").replace("-", "_") if family.resource
+                            else family.name))
 
 
 def _run_ray(args) -> int:
     if _families(args):
-        flags = " ".join(f"--{name}" for name in _families(args))
+        flags = " ".join(FAMILIES[name].resource.flag if FAMILIES[name].resource else f"--{name}"
+                         for name in _families(args))
         raise SGIInputError(f"detector columns ({flags}) are computed by the local engine only",
                             hint=f"Leave out --engine ray, or score without {flags}")
     if args.label_map:

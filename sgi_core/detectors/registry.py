@@ -41,8 +41,31 @@ if TYPE_CHECKING:
     from sgi_core.io.triples import TripleTable
 
 #: What a family may read: the three texts, their embeddings (a model), the labels, a reference set of
-#: labelled grounded rows.
-NEEDS = ("texts", "embeddings", "labels", "reference set")
+#: labelled grounded rows, local grounding model folders.
+NEEDS = ("texts", "embeddings", "labels", "reference set", "a grounding model")
+
+
+@dataclass(frozen=True)
+class ResourceOption:
+    """The command-line option (and page widget) through which the user gives a resource a family needs.
+
+    A family that needs such a resource is chosen by giving it (``--grounding-model DIR``),
+    not by a ``--<family>`` flag.
+    """
+
+    flag: str
+    metavar: str
+    help: str
+
+
+#: The resources of :data:`NEEDS` that the user gives by name, each with its option.
+RESOURCE_OPTIONS = {
+    "a grounding model": ResourceOption(
+        "--grounding-model", "NAME=DIR",
+        "a local grounding model folder (NLI cross-encoder, MiniCheck-, HHEM- or LettuceDetect-class; safetensors, "
+        "nothing downloaded) whose P(supported) per response sentence, best over context chunks, is added as "
+        "grounding_NAME_min and grounding_NAME_mean (repeatable; NAME defaults to the folder's name)"),
+}
 #: How a family is fitted.
 FITTINGS = ("per row", "cross-fitted")
 #: How each judging protocol is named on screen.
@@ -77,14 +100,20 @@ class DetectorInputs:
     progress: ProgressCallback | None = None
     labels: np.ndarray | None = None
     folds: np.ndarray | None = None
+    grounding_models: tuple = ()
 
 
 @dataclass(frozen=True)
 class FamilyScores:
-    """A family's per-row columns (indexed like ``table.frame``) and, by score, the leaky protocol's values."""
+    """A family's per-row columns (indexed like ``table.frame``) and, by score, the leaky protocol's values.
+
+    ``scores`` names the judged columns of a family whose scores depend on its
+    resources (one pair per grounding model); other families' are their ``scores``.
+    """
 
     columns: pd.DataFrame
     leaky: dict[str, np.ndarray] = field(default_factory=dict)
+    scores: tuple[ScoreSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +128,11 @@ class DetectorFamily:
     scores: tuple[ScoreSpec, ...]
     columns: tuple[str, ...]
     compute: Callable[[DetectorInputs], FamilyScores]
+
+    @property
+    def resource(self) -> ResourceOption | None:
+        """The option through which the user gives what the family needs, if any."""
+        return next((RESOURCE_OPTIONS[need] for need in self.needs if need in RESOURCE_OPTIONS), None)
 
     @property
     def protocol(self) -> str:
@@ -143,6 +177,13 @@ def _specifics(inputs: DetectorInputs) -> FamilyScores:
     return FamilyScores(specifics_scores(inputs.table.frame, passages=inputs.table.passages))
 
 
+def _grounding(inputs: DetectorInputs) -> FamilyScores:
+    from sgi_core.grounding.family import grounding_family_scores
+
+    columns, specs = grounding_family_scores(inputs)
+    return FamilyScores(columns, scores=specs)
+
+
 FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
     DetectorFamily(
         name="reference",
@@ -182,6 +223,17 @@ FAMILIES: dict[str, DetectorFamily] = {family.name: family for family in (
         scores=(SCORES["specifics_unsupported_share"],),
         columns=SPECIFICS_COLUMNS,
         compute=_specifics,
+    ),
+    DetectorFamily(
+        name="grounding",
+        label="Grounding models from local folders (label-free)",
+        explanation="each response sentence's P(supported) from a local NLI, consistency or span-marking model, "
+                    "best over overlapping chunks of the context; the row keeps its weakest and its mean sentence",
+        needs=("texts", "a grounding model"),
+        fitting="per row",
+        scores=(),  # one pair per model given: grounding_<name>_min, grounding_<name>_mean
+        columns=(),
+        compute=_grounding,
     ),
 )}
 #: The out-of-fold combination of SGI, the angles, the trivial baselines and the computed scores.

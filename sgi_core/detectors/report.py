@@ -35,6 +35,7 @@ from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.evaluation.refit import REFIT_N_BOOT, RefitComparison, judge_combined, refit_auroc_difference
 from sgi_core.io.triples import TripleTable
 from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.scores import spec_for
 from sgi_core.stats.crossval import out_of_fold_probability
 from sgi_core.stats.folds import crossfit_folds
 
@@ -76,10 +77,17 @@ def check_kinds(kinds) -> tuple[str, ...]:
     return kinds
 
 
-def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, *, kinds=tuple(FAMILIES),
+#: The families computed when none are named: every one that needs no resource the user must give.
+DEFAULT_KINDS = tuple(name for name, family in FAMILIES.items() if family.resource is None)
+
+
+def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, *, kinds=DEFAULT_KINDS,
                     cache: EmbeddingCache | None = None, batch_size: int = 64, n_folds: int = 5,
-                    seed: int = 0) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
+                    seed: int = 0, grounding_models=()) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
     """Per-row judged scores of the families ``kinds`` on a scored table.
+
+    ``grounding_models`` (loaded :class:`~sgi_core.grounding.runtime.GroundingModel`) are
+    the resource of the ``grounding`` family, whose judged scores are two per model.
 
     Returns
     -------
@@ -99,22 +107,23 @@ def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
     scorable = scored["sgi"].notna().to_numpy()
     folds = np.full(table.n_rows, -1, dtype=np.int64)
     folds[scorable] = crossfit_folds(groups[scorable], y_true=labels[scorable], n_folds=n_folds, seed=seed)
-    inputs = DetectorInputs(table, encoder, cache=cache, batch_size=batch_size, labels=labels, folds=folds)
+    inputs = DetectorInputs(table, encoder, cache=cache, batch_size=batch_size, labels=labels, folds=folds,
+                            grounding_models=tuple(grounding_models))
     out = pd.DataFrame(index=table.frame.index)
     leaky = {}
     for kind in kinds:
         family = FAMILIES[kind]
         computed = family.compute(inputs)
-        for spec in family.scores:
+        for spec in computed.scores or family.scores:
             out[spec.name] = computed.columns[spec.name].to_numpy(dtype=np.float64)
         leaky.update(computed.leaky)
     return out, leaky, folds
 
 
 def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, *, model: str,
-                    kinds=tuple(FAMILIES), cache: EmbeddingCache | None = None, batch_size: int = 64,
+                    kinds=DEFAULT_KINDS, cache: EmbeddingCache | None = None, batch_size: int = 64,
                     n_folds: int = 5, n_boot: int = 1000, n_refit: int = REFIT_N_BOOT,
-                    seed: int = 0) -> tuple[DetectorReport, pd.DataFrame]:
+                    seed: int = 0, grounding_models=()) -> tuple[DetectorReport, pd.DataFrame]:
     """Compute the families ``kinds`` and judge each score, and their combination, against the labels.
 
     Each score's intervals come from ``n_boot`` resamples; the combination's refit its
@@ -131,15 +140,18 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
         (P(grounded) out of fold, NaN on unlabelled rows).
     """
     scores, leaky, folds = detector_scores(table, scored, encoder, kinds=kinds, cache=cache,
-                                           batch_size=batch_size, n_folds=n_folds, seed=seed)
+                                           batch_size=batch_size, n_folds=n_folds, seed=seed,
+                                           grounding_models=grounding_models)
     labels = table.frame["label"].to_numpy(dtype=np.float64)
     lengths = response_length(table.frame["response"])
     specs = score_specs()
     protocols = {spec.name: FAMILIES[kind].protocol for kind in kinds for spec in FAMILIES[kind].scores}
     results = {}
     for name in scores.columns:
-        spec = specs[name]
-        results[name] = judge_score(labels, spec.oriented(scores[name]), lengths=lengths, protocol=protocols[name],
+        spec = specs.get(name) or spec_for(name)
+        # A score named by its family's resources (a grounding model's) comes from a family fitted per row.
+        results[name] = judge_score(labels, spec.oriented(scores[name]), lengths=lengths,
+                                    protocol=protocols.get(name, "label-free"),
                                     leaky_score=spec.oriented(leaky[name]) if name in leaky else None,
                                     n_boot=n_boot, seed=seed)
     features = combination_features(table, scored, scores)

@@ -44,10 +44,15 @@ SCORED_WITH_KEY = b"sgi_core.scored_with"
 #: What a scored file recorded before the backend and the context strategy were recorded: files
 #: scored then were all scored by torch, with the context embedded whole.
 SCORED_WITH_DEFAULTS = {"backend": "torch", "context_strategy": "joined"}
+#: The optional record of the grounding models that scored the file (JSON text: folder, fingerprint, adapter,
+#: self-test of each; :func:`sgi_core.grounding.family.provenance`).
+GROUNDING_RECORD = "grounding_models"
 
 
 def scored_with(path: str | os.PathLike) -> dict | None:
     """``{"model", "precision", "backend", "context_strategy"}`` recorded in a scored Parquet file, else None (CSV, older files).
+
+    A file scored with grounding models also records them under :data:`GROUNDING_RECORD`.
 
     A record without ``backend`` or ``context_strategy`` gets :data:`SCORED_WITH_DEFAULTS`.
 
@@ -71,7 +76,7 @@ def scored_with(path: str | os.PathLike) -> dict | None:
     except ValueError:
         value = None
     keys = {"model", "precision"}
-    if not (isinstance(value, dict) and keys <= set(value) <= keys | set(SCORED_WITH_DEFAULTS)
+    if not (isinstance(value, dict) and keys <= set(value) <= keys | set(SCORED_WITH_DEFAULTS) | {GROUNDING_RECORD}
             and all(isinstance(v, str) for v in value.values())):
         raise SGIInputError("the file's record of the model that scored it cannot be read", source=str(path),
                             hint="Score the file again with `python -m sgi_core score`")

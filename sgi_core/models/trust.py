@@ -10,8 +10,12 @@ string from a JSON file:
   nested modules included;
 - ``tokenizer_class`` of a WordEmbeddings config;
 - ``activation_function`` of a Dense config and a cross-encoder's ``activation_fn`` /
-  ``sbert_ce_default_activation_function``, each imported and called;
-- ``auto_map`` of a transformers config, the folder's own modelling code.
+  ``sbert_ce_default_activation_function``, each imported and called.
+
+A transformers config's ``auto_map`` (the folder's own modelling code) is read only under
+``trust_remote_code=True``, which the workbench passes only with the user's opt-in; without it
+transformers refuses such a folder unless it knows the architecture itself (as the grounding
+adapters, which build HHEM's head themselves, do).
 
 :func:`check_model_code` reads every JSON file of the folder, at any depth, and holds each such
 string to an allow-list of exact full names (:data:`ALLOWED_REFERENCES`): the module classes of
@@ -33,8 +37,6 @@ from sgi_core.jsonio import loads_json
 CLASS_KEYS = ("type", "types", "tokenizer_class")
 #: Keys whose string values a loader imports and calls.
 CALLABLE_KEYS = ("activation_function", "activation_fn", "sbert_ce_default_activation_function")
-#: Keys naming the folder's own Python code (transformers' remote-code route).
-CODE_KEYS = ("auto_map",)
 _ACTIVATIONS = {
     "torch.nn.modules.activation": (
         "CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid",
@@ -102,11 +104,11 @@ def _read_json(path: Path, folder: Path):
 
 
 def _references(node, out: list) -> None:
-    """Append every value under a class, callable or code key, at any depth, whatever its type."""
+    """Append every value under a class or callable key, at any depth, whatever its type."""
     if isinstance(node, dict):
         for key, value in node.items():
-            if key in CODE_KEYS + CALLABLE_KEYS:
-                out.append(_Callable(value) if key in CALLABLE_KEYS and isinstance(value, str) else value)
+            if key in CALLABLE_KEYS:
+                out.append(_Callable(value) if isinstance(value, str) else value)
             elif key in CLASS_KEYS:
                 out.extend(value.values() if key == "types" and isinstance(value, dict) else [value])
             _references(value, out)

@@ -144,6 +144,7 @@ def score_to_file(
     families: tuple[str, ...] = (),
     scored_by: dict | None = None,
     context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
+    grounding_models: tuple = (),
 ) -> ScoreSummary:
     """Score chunks of triples and write them, in order, to one CSV or Parquet file.
 
@@ -171,6 +172,8 @@ def score_to_file(
         Per-row detector families (:func:`~sgi_core.detectors.registry.per_row_families`,
         e.g. ``("claims",)``) whose ``columns`` are added to every row; a row not scored
         keeps its ``sgi_status`` and gets NaN scores and 0 counts.
+    grounding_models : tuple of GroundingModel
+        The resource of the ``grounding`` family (:mod:`sgi_core.grounding`).
     scored_by : dict, optional
         ``{"model": ..., "precision": ..., "backend": ..., "context_strategy": ...}`` recorded
         in a Parquet output's metadata (:func:`sgi_core.io.scored.scored_with`).
@@ -231,7 +234,8 @@ def score_to_file(
             frame = _same_passage_column(frame, passages_written, warn)
             for family in chosen:
                 columns, n_family_new = encoded(
-                    lambda **options: family.compute(DetectorInputs(table, encoder, **options)).columns)
+                    lambda **options: family.compute(DetectorInputs(table, encoder, grounding_models=grounding_models,
+                                                                    **options)).columns)
                 frame, n_new = frame.join(columns), n_new + n_family_new
             write(frame)
             rows += len(frame)

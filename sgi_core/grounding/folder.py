@@ -1,0 +1,199 @@
+"""A grounding model's folder, read and checked before anything in it is loaded.
+
+A folder is the only source of a grounding model: nothing is downloaded. Before
+``transformers`` sees it, :func:`read_folder` checks that
+
+- it holds ``config.json`` and weights in safetensors (``*.safetensors``). A folder whose
+  weights are only pickles (``.bin``, ``.ckpt``, ``.pt``, ``.pth``) is refused unless the
+  user consents with ``trust_model_code`` (unpickling runs code), and the message shows
+  how to convert them;
+- its JSON passes the embedding folders' trust check
+  (:func:`sgi_core.models.trust.check_model_code`);
+- ``config.json`` names no ``auto_map`` (code shipped with the model) and only
+  architectures that ``transformers`` defines, unless the folder's manifest chooses an
+  adapter that builds the model from ``transformers``' own classes (``"hhem"``), in
+  which case the ``auto_map`` is never read. ``trust_remote_code`` is never passed.
+
+The optional manifest, :data:`MANIFEST_NAME`, is a small JSON object overriding what
+is detected from ``config.json`` (:mod:`sgi_core.grounding.adapters` lists its keys).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sgi_core.errors import SGIInputError
+from sgi_core.jsonio import loads_json
+from sgi_core.models.sources import folder_fingerprint
+
+#: The optional file of a model folder that overrides what is detected from its ``config.json``.
+MANIFEST_NAME = "sgi_grounding.json"
+#: Weight files that are unpickled to load, so that loading them runs whatever they hold.
+PICKLE_SUFFIXES = (".bin", ".ckpt", ".pt", ".pth")
+#: Adapters that never read the folder's ``auto_map``: they build the model from transformers' classes.
+OWN_CODE_ADAPTERS = ("hhem",)
+
+CONVERT_HINT = (
+    "Convert the weights to safetensors once, in a Python you trust with this file: "
+    "`import torch; from safetensors.torch import save_file; "
+    "state = torch.load('DIR/pytorch_model.bin', map_location='cpu', weights_only=True); "
+    "save_file({k: v.contiguous() for k, v in state.items()}, 'DIR/model.safetensors')`; "
+    "or pass --trust-model-code to unpickle them here (runs any code they hold)"
+)
+
+
+@dataclass(frozen=True)
+class GroundingFolder:
+    """A checked model folder.
+
+    Attributes
+    ----------
+    path : Path
+        The folder, resolved.
+    name : str
+        The short name its columns carry (``grounding_<name>_min``).
+    config : dict
+        ``config.json``.
+    manifest : dict
+        :data:`MANIFEST_NAME`, or ``{}`` when the folder has none.
+    weights : tuple of str
+        The weight files loaded (relative names), safetensors unless consented otherwise.
+    fingerprint : str
+        :func:`~sgi_core.models.sources.folder_fingerprint` of the folder: what the
+        score cache is keyed by.
+    """
+
+    path: Path
+    name: str
+    config: dict = field(repr=False)
+    manifest: dict = field(repr=False)
+    weights: tuple[str, ...]
+    fingerprint: str
+
+    @property
+    def safetensors(self) -> bool:
+        """Whether the weights are safetensors (nothing unpickled)."""
+        return all(name.endswith(".safetensors") for name in self.weights)
+
+
+def _json_object(path: Path, folder: Path) -> dict:
+    try:
+        value = loads_json(path.read_bytes(), allow_duplicate_keys=True)
+    except (OSError, SGIInputError) as err:
+        reason = err.message if isinstance(err, SGIInputError) else err
+        raise SGIInputError(f"cannot read '{path.name}' of model folder '{folder}': {reason}") from None
+    if not isinstance(value, dict):
+        raise SGIInputError(f"'{path.name}' of model folder '{folder}' is not a JSON object",
+                            hint="Give the folder of a transformers model (its config.json is an object)")
+    return value
+
+
+def _weights(folder: Path, *, trust_model_code: bool) -> tuple[str, ...]:
+    # Tools write caches under hidden folders (.cache/); those are never the model's weights.
+    files = sorted(p for p in folder.rglob("*")
+                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    safe = tuple(p.relative_to(folder).as_posix() for p in files if p.suffix == ".safetensors")
+    if safe:
+        return safe
+    pickled = tuple(p.relative_to(folder).as_posix() for p in files if p.suffix in PICKLE_SUFFIXES)
+    if not pickled:
+        raise SGIInputError(f"model folder '{folder}' holds no weights (*.safetensors)",
+                            hint="Give the folder the model was saved to (save_pretrained writes model.safetensors)")
+    if not trust_model_code:
+        raise SGIInputError(f"model folder '{folder}' holds only pickled weights ({', '.join(pickled)}), "
+                            "and loading a pickle runs any code it holds", hint=CONVERT_HINT)
+    return pickled
+
+
+def known_architecture(name: str) -> bool:
+    """Whether ``transformers`` defines the model class ``name`` (no other class is ever built)."""
+    import transformers
+
+    return isinstance(name, str) and name.isidentifier() and hasattr(transformers, name)
+
+
+def _check_config(folder: Path, config: dict, manifest: dict) -> None:
+    own_code = manifest.get("adapter") in OWN_CODE_ADAPTERS
+    if "auto_map" in config and not own_code:
+        raise SGIInputError(
+            f"the config.json of model folder '{folder}' names code shipped with the model (auto_map), "
+            "which is never run", hint="Use a folder whose architecture transformers defines; for an HHEM-class "
+                                       f"model write {MANIFEST_NAME} with {{\"adapter\": \"hhem\"}}")
+    architectures = config.get("architectures") or []
+    if not isinstance(architectures, list):
+        raise SGIInputError(f"'architectures' in the config.json of model folder '{folder}' is not a list")
+    unknown = [name for name in architectures if not known_architecture(name)]
+    if unknown and not own_code:
+        raise SGIInputError(f"model folder '{folder}' declares the architecture '{unknown[0]}', which transformers "
+                            "does not define", hint="Use a model of a transformers architecture "
+                                                    "(BERT, RoBERTa, DeBERTa-v2, ModernBERT, T5 classes)")
+
+
+def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: bool = False) -> GroundingFolder:
+    """Check a grounding model folder and read its config and manifest (nothing is loaded).
+
+    Parameters
+    ----------
+    path : path-like
+        A local folder.
+    name : str, optional
+        Its short name (default: :func:`default_name`).
+    trust_model_code : bool
+        The user's consent to unpickle ``.bin``/``.ckpt``/``.pt`` weights and to load a
+        folder the JSON trust check refuses. ``auto_map`` code is refused regardless.
+
+    Raises
+    ------
+    SGIInputError
+        No such folder, no ``config.json``, unreadable JSON, pickle-only weights without
+        consent, ``auto_map``, an architecture transformers lacks, or a bad short name.
+    """
+    from sgi_core.models.trust import check_model_code
+
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise SGIInputError(f"no model folder at '{path}'",
+                            hint="Give the path of a local folder holding config.json and *.safetensors")
+    folder = folder.resolve()
+    if not (folder / "config.json").is_file():
+        raise SGIInputError(f"model folder '{folder}' has no config.json",
+                            hint="Give the folder a transformers model was saved to (save_pretrained)")
+    name = default_name(folder) if name is None else name
+    if not name or not all(ch.isalnum() or ch == "_" for ch in name):
+        raise SGIInputError(f"the grounding model name {name!r} may hold only letters, digits and '_'",
+                            hint="Name it on the command line as NAME=DIR, e.g. --grounding-model nli=./models/nli")
+    check_model_code(folder, trust_model_code=trust_model_code)
+    config = _json_object(folder / "config.json", folder)
+    manifest = _json_object(folder / MANIFEST_NAME, folder) if (folder / MANIFEST_NAME).is_file() else {}
+    _check_config(folder, config, manifest)
+    weights = _weights(folder, trust_model_code=trust_model_code)
+    return GroundingFolder(folder, name, config, manifest, weights, folder_fingerprint(folder))
+
+
+def default_name(folder: str | Path) -> str:
+    """A folder's short name: its name with every character but letters, digits and '_' written '_'.
+
+    Examples
+    --------
+    >>> default_name("models/deberta-v3-base.mnli")
+    'deberta_v3_base_mnli'
+    """
+    return re.sub(r"\W", "_", Path(folder).name)
+
+
+def parse_model_option(text: str) -> tuple[str | None, str]:
+    """``NAME=DIR`` or ``DIR`` (as ``--grounding-model`` takes it) -> ``(name or None, dir)``.
+
+    Examples
+    --------
+    >>> parse_model_option("nli=models/deberta")
+    ('nli', 'models/deberta')
+    >>> parse_model_option("models/deberta")
+    (None, 'models/deberta')
+    """
+    name, sep, rest = text.partition("=")
+    if sep and name and all(ch.isalnum() or ch == "_" for ch in name):
+        return name, rest
+    return None, text

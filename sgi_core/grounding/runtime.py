@@ -1,0 +1,215 @@
+"""A loaded grounding model: P(supported) of (premise, hypothesis) pairs, batched by length.
+
+:func:`load_grounding_model` checks the folder (:func:`~sgi_core.grounding.folder.read_folder`),
+picks its adapter (:func:`~sgi_core.grounding.adapters.detect_adapter`), builds the model
+from ``transformers``' own classes with ``local_files_only=True`` and never
+``trust_remote_code``, reads the tokenizer from the folder, and runs the self-test
+(:mod:`sgi_core.grounding.selftest`) unless told not to.
+
+:meth:`GroundingModel.support` sorts the pairs by length so that each batch pads to
+nearly its own length, and runs torch under ``torch.inference_mode()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from sgi_core.grounding.adapters import Adapter, detect_adapter
+from sgi_core.grounding.folder import GroundingFolder, read_folder
+from sgi_core.grounding.selftest import SelfTest, run_self_test
+
+#: Tokens per input when neither the manifest, the tokenizer nor the config says.
+FALLBACK_MAX_LENGTH = 512
+_ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert", "longformer")
+
+
+@dataclass(frozen=True)
+class GroundingModel:
+    """A grounding model ready to score pairs.
+
+    Attributes
+    ----------
+    folder : GroundingFolder
+    adapter : Adapter
+    tokenizer, network
+        The tokenizer and the torch module (eval mode).
+    device : str
+    max_length : int
+        Tokens per input, template and special tokens included.
+    self_test : SelfTest
+        The load-time check (``skipped`` when it was not run).
+    """
+
+    folder: GroundingFolder
+    adapter: Adapter
+    tokenizer: object = field(repr=False)
+    network: object = field(repr=False)
+    device: str = "cpu"
+    max_length: int = FALLBACK_MAX_LENGTH
+    self_test: SelfTest = field(default_factory=SelfTest.not_run)
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def cache_source(self) -> str:
+        """What a cached probability depends on besides the pair: the folder's weights and how they are read."""
+        return f"grounding|{self.folder.fingerprint}|{sorted(self.adapter.to_dict().items())}|{self.max_length}"
+
+    def count_tokens(self, texts) -> np.ndarray:
+        """Tokens of each text alone, without special tokens."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros(0, dtype=np.int64)
+        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        return np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(texts))
+
+    @property
+    def overhead(self) -> int:
+        """Tokens an input holds besides premise and hypothesis: special tokens, or HHEM's prompt."""
+        if self.adapter.kind == "hhem":
+            return int(self.count_tokens([self.adapter.prompt.format(text1="", text2="")])[0]) + 1
+        return int(self.tokenizer.num_special_tokens_to_add(pair=True))
+
+    def _logits(self, premises: list[str], hypotheses: list[str]):
+        import torch
+
+        if self.adapter.kind == "hhem":
+            texts = [self.adapter.prompt.format(text1=p, text2=h) for p, h in zip(premises, hypotheses)]
+            batch = self.tokenizer(texts, truncation=True, max_length=self.max_length, padding=True,
+                                   return_tensors="pt")
+            inputs = {key: batch[key].to(self.device) for key in ("input_ids", "attention_mask")}
+            return self.network(**inputs), None
+        batch = self.tokenizer(premises, hypotheses, truncation="longest_first", max_length=self.max_length,
+                               padding=True, return_tensors="pt")
+        logits = self.network(**self._inputs(batch)).logits
+        if self.adapter.kind != "token":
+            return logits, None
+        second = torch.tensor([[sid == 1 for sid in batch.sequence_ids(i)] for i in range(len(premises))],
+                              device=self.device)
+        return logits, second
+
+    def _inputs(self, batch) -> dict:
+        """The tokenizer's tensors the network reads, on its device.
+
+        A model with one segment type (RoBERTa's ``type_vocab_size`` 1) reads no segment
+        ids: a generic tokenizer's second-segment ids would index past its table.
+        """
+        single_segment = self.folder.config.get("type_vocab_size", 2) < 2
+        return {key: value.to(self.device) for key, value in batch.items()
+                if key != "offset_mapping" and not (key == "token_type_ids" and single_segment)}
+
+    def support(self, premises, hypotheses, *, batch_size: int = 16, progress=None) -> np.ndarray:
+        """P(supported) of each pair: the supported label's softmax probability, or for a token
+        classifier 1 - the largest P(hallucinated) of a hypothesis token.
+
+        Pairs are sorted by length (characters) and run ``batch_size`` at a time;
+        ``progress(done, total)`` is called after each batch.
+        """
+        import torch
+
+        from sgi_core.models.device import count_batches
+
+        premises, hypotheses = list(premises), list(hypotheses)
+        out = np.empty(len(premises), dtype=np.float64)
+        lengths = [len(p) + len(h) for p, h in zip(premises, hypotheses)]
+        done = 0
+        with torch.inference_mode():
+            for rows in count_batches(lengths, batch_size):
+                logits, second = self._logits([premises[i] for i in rows], [hypotheses[i] for i in rows])
+                probs = torch.softmax(logits.float(), dim=-1)[..., self.adapter.label_index]
+                if second is not None:
+                    probs = 1.0 - torch.where(second, probs, torch.zeros_like(probs)).amax(dim=1)
+                out[rows] = probs.cpu().numpy()
+                done += len(rows)
+                if progress is not None:
+                    progress(done, len(premises))
+        return out
+
+    def token_probabilities(self, premise: str, hypothesis: str) -> list[tuple[int, int, float]]:
+        """``(start, end, P(hallucinated))`` of each hypothesis token, as character offsets in ``hypothesis``.
+
+        Token classifiers only (the spans the Review page highlights).
+        """
+        import torch
+
+        if self.adapter.kind != "token":
+            raise ValueError("token probabilities come from token classifiers only")
+        batch = self.tokenizer([premise], [hypothesis], truncation="longest_first", max_length=self.max_length,
+                               return_tensors="pt", return_offsets_mapping=True)
+        offsets = batch["offset_mapping"][0].tolist()
+        with torch.inference_mode():
+            logits = self.network(**self._inputs(batch)).logits
+        probs = torch.softmax(logits.float(), dim=-1)[0, :, self.adapter.label_index].cpu().tolist()
+        return [(start, end, prob) for sid, (start, end), prob in zip(batch.sequence_ids(0), offsets, probs)
+                if sid == 1 and end > start]
+
+
+def _max_length(adapter: Adapter, tokenizer, config: dict) -> int:
+    if adapter.max_length is not None:
+        return adapter.max_length
+    limits = []
+    tokenizer_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tokenizer_max, int) and 0 < tokenizer_max < 1_000_000:
+        limits.append(tokenizer_max)
+    positions = config.get("max_position_embeddings")
+    if isinstance(positions, int) and positions > 0 and adapter.kind != "hhem":
+        # RoBERTa-class models number positions from pad_token_id + 1.
+        offset = int(config.get("pad_token_id") or 1) + 1 if config.get("model_type") in _ROBERTA_LIKE else 0
+        limits.append(positions - offset)
+    return min(limits) if limits else FALLBACK_MAX_LENGTH
+
+
+def _network(folder: GroundingFolder, adapter: Adapter):
+    from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification
+
+    if adapter.kind == "hhem":
+        from sgi_core.grounding.hhem import load_hhem
+
+        return load_hhem(folder.path, folder.manifest, folder.weights, adapter.num_labels)
+    auto = AutoModelForTokenClassification if adapter.kind == "token" else AutoModelForSequenceClassification
+    return auto.from_pretrained(folder.path, local_files_only=True, trust_remote_code=False,
+                                use_safetensors=folder.safetensors).eval()
+
+
+def load_grounding_model(path, *, name: str | None = None, trust_model_code: bool = False, device: str | None = None,
+                         self_test: bool = True) -> GroundingModel:
+    """Check, load and self-test a grounding model folder.
+
+    Parameters
+    ----------
+    path : path-like
+        The local folder; nothing is downloaded.
+    name : str, optional
+        Its short name (default: the folder's name).
+    trust_model_code : bool
+        Consent to unpickle ``.bin``/``.ckpt``/``.pt`` weights.
+    device : str, optional
+        As :func:`sgi_core.models.device.resolve_device` takes it.
+    self_test : bool, default True
+        Run :func:`~sgi_core.grounding.selftest.run_self_test` and refuse a model that
+        scores the built-in contradictions above the entailments.
+
+    Raises
+    ------
+    SGIInputError
+        From the folder checks, the adapter's detection or the self-test.
+    """
+    from transformers import AutoTokenizer
+
+    from sgi_core.grounding.hhem import encoder_folder
+    from sgi_core.models.device import resolve_device
+
+    folder = read_folder(path, name=name, trust_model_code=trust_model_code)
+    adapter = detect_adapter(folder)
+    tokenizer_folder = encoder_folder(folder.path, folder.manifest) if adapter.kind == "hhem" else folder.path
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder, local_files_only=True, trust_remote_code=False)
+    resolved = resolve_device(device)
+    network = _network(folder, adapter).to(resolved)
+    model = GroundingModel(folder, adapter, tokenizer, network, resolved, _max_length(adapter, tokenizer, folder.config))
+    if not self_test:
+        return model
+    return replace(model, self_test=run_self_test(model.support, source=str(folder.path)))

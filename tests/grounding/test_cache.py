@@ -1,0 +1,37 @@
+"""A rerun is free: every pair's probability comes back from the cache, keyed by the folder's fingerprint."""
+
+import pandas as pd
+import pytest
+
+from sgi_core.embedding.cache import EmbeddingCache
+from sgi_core.grounding.runtime import GroundingModel
+from sgi_core.grounding.scoring import grounding_scores, pair_key
+
+FRAME = pd.DataFrame({"context": ["Paris is the capital of France.", "Water boils at one hundred degrees."],
+                      "response": ["Paris is in France. It is big.", "Water boils."]})
+
+
+def test_a_rerun_reads_every_pair_from_the_cache(tiny_models, tmp_path, monkeypatch):
+    model = tiny_models["deberta_cne"]
+    cache = EmbeddingCache("grounding-test", tmp_path)
+    first = grounding_scores(FRAME, model, cache=cache)
+    assert len(cache) == 3  # three (chunk, sentence) pairs
+
+    def no_forward(*args, **kwargs):
+        raise AssertionError("the model ran on a cached pair")
+
+    monkeypatch.setattr(GroundingModel, "support", no_forward)
+    pd.testing.assert_frame_equal(grounding_scores(FRAME, model, cache=cache), first)
+
+
+def test_pairs_are_keyed_by_both_texts_and_the_model():
+    assert pair_key("ab", "c", "m") != pair_key("a", "bc", "m")
+    assert pair_key("a\x00b", "c", "m") != pair_key("a", "b\x00c", "m")
+    assert pair_key("a", "b", "m") != pair_key("a", "b", "n")
+    assert pair_key("a", "b", "m") == pair_key("a", "b", "m")
+
+
+def test_another_model_does_not_read_these_pairs(tiny_models):
+    assert tiny_models["bert_cen"].cache_source != tiny_models["bert_enc"].cache_source
+    with pytest.raises(AttributeError):
+        tiny_models["bert_cen"].cache_source = "x"
