@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
-from sgi_core.columns import ANGLE_COLUMNS
+from sgi_core.columns import ANGLE_COLUMNS, GROUNDING_PREFIX
 from sgi_core.detectors.registry import score_specs
 from sgi_core.evaluation import response_length
 from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
@@ -40,7 +40,7 @@ from sgi_core.review.label_sources import (
 )
 from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
 from sgi_core.review.row_labels import RowLabelTracker
-from sgi_core.scores import SCORES
+from sgi_core.scores import SCORES, grounding_spec
 from sgi_core.stats.kappa import KappaResult, cohens_kappa
 
 __all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "export_jsonl",
@@ -196,8 +196,8 @@ def label_source_line(data) -> str:
 def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _frame: pd.DataFrame) -> dict:
     """Scores a queue can follow, each oriented higher = grounded: SGI, the baselines, the file's score columns.
 
-    Registered detector scores (:func:`sgi_core.detectors.registry.score_specs`) are
-    named by their label and oriented as their entry says.
+    Registered detector scores (:func:`sgi_core.detectors.registry.score_specs`) and a
+    grounding model's (:func:`sgi_core.scores.grounding_spec`) are named by their label.
     """
     scores = {SCORES["sgi"].label: _frame["sgi"].to_numpy(dtype=np.float64)}
     base = services.baselines(key, model_name, _frame)
@@ -212,8 +212,11 @@ def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _fram
             scores[spec.label] = spec.oriented(pd.to_numeric(source[name], errors="coerce"))
     registered = score_specs()
     for column in services.numeric_columns(_table):
-        if column not in registered:
-            scores.setdefault(column, pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64))
+        grounding = grounding_spec(str(column))
+        if column in registered or (str(column).startswith(GROUNDING_PREFIX) and grounding is None):
+            continue  # registered above; a grounding model's chunk count or cut flag is not a score
+        scores.setdefault(grounding.label if grounding else column,
+                          pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64))
     return scores
 
 

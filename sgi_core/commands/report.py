@@ -107,10 +107,13 @@ def _html(args, table, comparison, frame, model: str) -> str:
     # The dashboard's drawing layer (figures, no Streamlit state): the one place figures are made.
     from sgi_core.render.html_report import file_report
     from sgi_core.render.provenance import file_fingerprint, provenance
-    from sgi_core.scores import BASELINE_LABELS
+    from sgi_core.scores import BASELINE_LABELS, grounding_spec
 
     rep = comparison.reports[model]
     curves = {"SGI": rep.roc, **{BASELINE_LABELS.get(b.name, b.name): b.roc for b in rep.baselines}}
+    if model in comparison.detectors:  # the grounding models given, beside SGI and the trivial scores
+        curves.update({grounding_spec(name).label: judged.roc
+                       for name, judged in comparison.detectors[model].detectors.items() if grounding_spec(name)})
     labels = ", ".join(path.name for path in args.labels) if args.labels else "the file's label column"
     facts = provenance(file=table.source, fingerprint=file_fingerprint(args.input), rows=table.n_rows, model=model,
                        backend=comparison.backends[model], precision=args.precision, labels=labels)

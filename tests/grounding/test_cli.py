@@ -76,8 +76,10 @@ def test_report_judges_the_model_beside_sgi(tiny_folders, tiny_models, tmp_path,
     frame = pd.read_csv(SAMPLE_CSV).head(60)
     path = tmp_path / "rows.csv"
     frame.to_csv(path, index=False)
-    assert main(["report", str(path), "--models", "hashing", "--json", str(out), "--n-boot", "20",
+    html = tmp_path / "report.html"
+    assert main(["report", str(path), "--models", "hashing", "--json", str(out), "--n-boot", "20", "--html", str(html),
                  "--grounding-model", f"nli={tiny_folders['bert_cen']}", "--no-self-test"]) == 0
+    assert "grounding model nli: weakest sentence" in html.read_text()
     text = capsys.readouterr().out
     assert "grounding_nli_min label-free" in " ".join(text.split())
     judged = json.loads(out.read_text())["models"]["hashing"]["detectors"]
