@@ -32,7 +32,7 @@ MAX_MODULE_LINES = 350
 #: What sgi_core.evaluation may import: the standard library, these packages and these sgi_core modules.
 EVALUATION_PACKAGES = {"numpy", "pandas", "scipy", "sklearn"}
 EVALUATION_MODULES = ("sgi_core.evaluation", "sgi_core.results", "sgi_core.errors", "sgi_core.columns", "sgi_core.jsonio",
-                      "sgi_core.retrieval", "sgi_core.scores")
+                      "sgi_core.retrieval", "sgi_core.scores", "sgi_core.monitoring.references")
 #: The command line, which no library module may import (it is the top floor).
 CLI_MODULES = ("sgi_core.cli", "sgi_core.commands", "sgi_core.__main__")
 
