@@ -3,16 +3,23 @@
 Under prior shift alone a run's feature ``x`` follows the mixture of the policy's two class
 references weighted by the run's rate ``r`` (:func:`~sgi_core.monitoring.references.mixture_cdf`);
 that is what the corrected rate assumes. For each feature the run's values are tested
-against that mixture with the Kolmogorov-Smirnov statistic ``D = sup_x |F_run(x) - F(x)|``
-(:func:`scipy.stats.ks_1samp`; Kolmogorov 1933, Smirnov 1948).
+against that mixture with the Kolmogorov-Smirnov statistic ``D(r) = sup_x |F_run(x) - F_r(x)|``
+(Kolmogorov 1933, Smirnov 1948; :func:`ks_statistics` is :func:`scipy.stats.ks_1samp`'s statistic
+for every rate of a grid at once).
 
-The reference is itself a sample (``n_g`` grounded and ``n_h`` hallucinated held-out rows),
-so its mixture has sampling error of its own; treating it as exact would flag prior shift
-alone whenever the reference is small. The mixture's ECDF has the variance of one ECDF of
-``m = 1 / ((1 - r)^2 / n_g + r^2 / n_h)`` rows, and ``D`` is judged as the two-sample
-statistic is (Smirnov 1939): by Kolmogorov's distribution at ``n_e = n m / (n + m)`` rows
-(:data:`scipy.stats.kstwo`, ``n_e`` rounded). Plugging in the rate estimated from the
-same run, as Lilliefors (1967) notes for estimated parameters, makes the test conservative.
+Two sources of error besides the run's own are taken in:
+
+* **The reference is a sample** (``n_g`` grounded and ``n_h`` hallucinated held-out rows).
+  The mixture's ECDF has at most the variance of one ECDF of
+  ``m = 1 / ((1 - r) / sqrt(n_g) + r / sqrt(n_h))^2`` rows, whatever the correlation between
+  the classes' references (the two answers to one question share its context), and ``D`` is
+  judged as the two-sample statistic is (Smirnov 1939): by Kolmogorov's distribution at
+  ``n_e = n m / (n + m)`` rows (:data:`scipy.stats.kstwo`, ``n_e`` rounded).
+* **The rate is estimated.** ``r`` is a nuisance parameter, so the p-value is maximised over
+  a ``1 - beta`` confidence interval ``C`` of it, the corrected rate's, and ``beta`` added
+  (Berger and Boos 1994): ``p = sup_{r in C} p(r) + beta``, valid whenever ``C`` covers. Where
+  the corrected rate is withheld ``C`` is [0, 1]: the test asks whether *any* mixture of the
+  two classes explains the run. The supremum is taken over a grid of :data:`GRID_POINTS` rates.
 
 The features' p-values are corrected for testing several with Holm's step-down method
 (Holm 1979), which holds the family-wise error at ``alpha`` whatever their dependence; shift
@@ -23,8 +30,8 @@ References
 ----------
 Smirnov, N. (1939). On the estimation of the discrepancy between empirical curves of
 distribution for two independent samples. Bulletin of Moscow University 2(2), 3-14.
-Lilliefors, H. W. (1967). On the Kolmogorov-Smirnov test for normality with mean and variance
-unknown. Journal of the American Statistical Association 62(318), 399-402.
+Berger, R. L. and Boos, D. D. (1994). P values maximized over a confidence set for the
+nuisance parameter. Journal of the American Statistical Association 89(427), 1012-1016.
 Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian
 Journal of Statistics 6(2), 65-70.
 """
@@ -38,12 +45,17 @@ import numpy as np
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.monitoring.references import FEATURE_NAMES, mixture_cdf
+from sgi_core.monitoring.references import FEATURE_NAMES, class_cdf
 from sgi_core.results import JsonResult
 
 #: Fewest finite values of a feature in a run for its test.
 MIN_RUN_ROWS = 5
-METHOD = "Kolmogorov-Smirnov against the class mixture, reference sampling error included; Holm-corrected"
+#: ``beta`` of Berger and Boos: the rate's interval is at confidence ``1 - beta``.
+BETA = 0.001
+#: Rates the p-value is maximised over, evenly spaced across the rate's interval.
+GRID_POINTS = 41
+METHOD = ("Kolmogorov-Smirnov against the class mixture, reference sampling error included, p maximised over the "
+          "rate's interval (Berger-Boos); Holm-corrected")
 
 
 @dataclass(frozen=True)
@@ -57,7 +69,9 @@ class FeatureShift(JsonResult):
     statistic : float
         Kolmogorov-Smirnov ``D``.
     p_value, p_holm : float
-        Its p-value and the Holm-corrected one; NaN when untested.
+        Its p-value (Berger-Boos, maximised over the rates) and the Holm-corrected one; NaN when untested.
+    rate : float
+        The rate in the interval where the p-value is largest (the mixture that fits best).
     n_run : int
         Run rows with a value.
     n_effective : int
@@ -68,6 +82,7 @@ class FeatureShift(JsonResult):
 
     feature: str
     statistic: float
+    rate: float
     p_value: float
     p_holm: float
     n_run: int
@@ -82,8 +97,8 @@ class ShiftCheck(JsonResult):
     Attributes
     ----------
     detected : bool
-    weight : float
-        The hallucination rate the mixture is weighted with.
+    rate_range : (float, float)
+        The rates the mixture may take: the corrected rate's ``1 - beta`` interval, or [0, 1].
     alpha : float
     tests : tuple of FeatureShift
     unchecked : str
@@ -92,7 +107,7 @@ class ShiftCheck(JsonResult):
     """
 
     detected: bool
-    weight: float
+    rate_range: tuple[float, float]
     alpha: float
     tests: tuple[FeatureShift, ...]
     unchecked: str
@@ -122,15 +137,39 @@ def holm(p_values) -> np.ndarray:
     return adjusted
 
 
-def _test(values: np.ndarray, reference: dict, weight: float) -> tuple[float, float, int]:
+def ks_statistics(values, cdf_rows: np.ndarray) -> np.ndarray:
+    """Kolmogorov-Smirnov ``D`` of ``values`` against each row of CDF values at the sorted ``values``.
+
+    ``D = max_i max(i / n - F(x_(i)), F(x_(i)) - (i - 1) / n)``, the statistic of
+    :func:`scipy.stats.ks_1samp`, for many candidate CDFs at once (one per rate of the grid).
+
+    Examples
+    --------
+    >>> x = np.array([0.1, 0.4, 0.7])
+    >>> ks_statistics(x, np.vstack([x, x / 2])).round(4).tolist()
+    [0.3, 0.65]
+    """
+    n = len(values)
+    above = np.arange(1, n + 1) / n - cdf_rows
+    below = cdf_rows - np.arange(n) / n
+    return np.maximum(above.max(axis=1), below.max(axis=1))
+
+
+def _test(values: np.ndarray, reference: dict, rates: np.ndarray) -> tuple[float, float, float, int]:
+    """``(D, rate, p, n_e)`` at the rate of ``rates`` with the largest p-value, ``beta`` not yet added."""
+    values = np.sort(values)
     n_g, n_h = reference["grounded"]["n"], reference["hallucinated"]["n"]
-    m = 1.0 / ((1.0 - weight) ** 2 / n_g + weight ** 2 / n_h)
-    n_e = max(1, int(round(len(values) * m / (len(values) + m))))
-    statistic = float(stats.ks_1samp(values, lambda x: mixture_cdf(reference, weight, x)).statistic)
-    return statistic, float(stats.kstwo.sf(statistic, n_e)), n_e
+    grounded = class_cdf(reference["grounded"]["quantiles"], values)
+    halluc = class_cdf(reference["hallucinated"]["quantiles"], values)
+    statistics = ks_statistics(values, (1.0 - rates)[:, None] * grounded + rates[:, None] * halluc)
+    m = 1.0 / ((1.0 - rates) / math.sqrt(n_g) + rates / math.sqrt(n_h)) ** 2
+    n_e = np.maximum(1, np.round(len(values) * m / (len(values) + m))).astype(np.int64)
+    p_values = stats.kstwo.sf(statistics, n_e)
+    best = int(np.argmax(p_values))
+    return float(statistics[best]), float(rates[best]), float(p_values[best]), int(n_e[best])
 
 
-def shift_check(features: dict, references: dict | None, weight: float, *, alpha: float = 0.05) -> ShiftCheck:
+def shift_check(features: dict, references: dict | None, rate_range=(0.0, 1.0), *, alpha: float = 0.05) -> ShiftCheck:
     """Test each monitored feature of a run against the policy's class mixture (see the module).
 
     Parameters
@@ -139,8 +178,8 @@ def shift_check(features: dict, references: dict | None, weight: float, *, alpha
         The run's features (:func:`~sgi_core.monitoring.references.feature_values`); NaN left out.
     references : dict or None
         The policy's ``references``; None for a policy that keeps none (nothing is tested, saying so).
-    weight : float
-        The hallucination rate in [0, 1] the mixture is weighted with (the corrected rate).
+    rate_range : (float, float), default (0, 1)
+        The corrected rate's ``1 - beta`` interval (:data:`BETA`); (0, 1) where it is withheld.
     alpha : float, default 0.05
 
     Returns
@@ -153,15 +192,18 @@ def shift_check(features: dict, references: dict | None, weight: float, *, alpha
     >>> ref = {"score": {"grounded": {"n": 400, "quantiles": np.quantile(rng.normal(1, 1, 400), np.linspace(0, 1, 101)).tolist()},
     ...                  "hallucinated": {"n": 400, "quantiles": np.quantile(rng.normal(-1, 1, 400), np.linspace(0, 1, 101)).tolist()}}}
     >>> same = np.r_[rng.normal(1, 1, 150), rng.normal(-1, 1, 50)]
-    >>> shift_check({"score": same}, ref, 0.25).detected, shift_check({"score": same + 2.0}, ref, 0.25).detected
+    >>> shift_check({"score": same}, ref, (0.2, 0.3)).detected, shift_check({"score": same + 2.0}, ref).detected
     (False, True)
     """
     if not (isinstance(alpha, float) and 0.0 < alpha < 1.0):
         raise SGIInputError(f"The 'alpha' parameter of shift_check must be a float in (0, 1). Got {alpha!r} instead.")
-    if not 0.0 <= weight <= 1.0:
-        raise SGIInputError(f"The 'weight' parameter of shift_check must be in [0, 1]. Got {weight!r} instead.")
+    low, high = (float(v) for v in rate_range)
+    if not 0.0 <= low <= high <= 1.0:
+        raise SGIInputError(f"The 'rate_range' parameter of shift_check must be (low, high) with 0 <= low <= high <= 1. "
+                            f"Got {rate_range!r} instead.")
+    rates = np.linspace(low, high, GRID_POINTS)
     if references is None:
-        return ShiftCheck(False, weight, alpha, (), "the policy keeps no reference of its held-out rows (written "
+        return ShiftCheck(False, (low, high), alpha, (), "the policy keeps no reference of its held-out rows (written "
                           "before version 6): write it again to check for shift", METHOD)
     rows = []
     for name in FEATURE_NAMES:
@@ -170,13 +212,13 @@ def shift_check(features: dict, references: dict | None, weight: float, *, alpha
         values = np.asarray(features[name], dtype=np.float64)
         values = values[np.isfinite(values)]
         if len(values) < MIN_RUN_ROWS:
-            rows.append((name, math.nan, math.nan, len(values), 0))
+            rows.append((name, math.nan, math.nan, math.nan, len(values), 0))
             continue
-        statistic, p_value, n_e = _test(values, references[name], weight)
-        rows.append((name, statistic, p_value, len(values), n_e))
+        statistic, rate, p_value, n_e = _test(values, references[name], rates)
+        rows.append((name, statistic, rate, min(1.0, p_value + BETA), len(values), n_e))
     if not rows:
-        return ShiftCheck(False, weight, alpha, (), "the run and the policy share no monitored feature", METHOD)
-    adjusted = holm([row[2] for row in rows])
-    tests = tuple(FeatureShift(name, d, p, float(p_adj), n, n_e, bool(p_adj < alpha))
-                  for (name, d, p, n, n_e), p_adj in zip(rows, adjusted))
-    return ShiftCheck(any(t.shifted for t in tests), weight, alpha, tests, "", METHOD)
+        return ShiftCheck(False, (low, high), alpha, (), "the run and the policy share no monitored feature", METHOD)
+    adjusted = holm([row[3] for row in rows])
+    tests = tuple(FeatureShift(name, d, rate, p, float(p_adj), n, n_e, bool(p_adj < alpha))
+                  for (name, d, rate, p, n, n_e), p_adj in zip(rows, adjusted))
+    return ShiftCheck(any(t.shifted for t in tests), (low, high), alpha, tests, "", METHOD)
