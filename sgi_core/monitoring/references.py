@@ -79,8 +79,9 @@ def feature_values(frame, scores) -> dict[str, np.ndarray]:
     ----------
     frame : pandas.DataFrame
         A table of triples (``question``, ``context``, ``response``), scored or not; a
-        feature whose column is absent (theta(q,c) of a file scored by another
-        detector) is left out.
+        column the reader kept under an ``input_`` name (a scored file read again) is
+        read there; a feature whose column is absent (theta(q,c) of a file scored by
+        another detector) is left out.
     scores : array_like of shape (n,)
         The policy's score of each row.
 
@@ -91,14 +92,19 @@ def feature_values(frame, scores) -> dict[str, np.ndarray]:
     >>> {k: v.tolist() for k, v in feature_values(f, [1.2]).items()}
     {'score': [1.2], 'response_length': [5.0], 'theta_qc': [0.5], 'context_length': [3.0]}
     """
+    import pandas as pd
+
     values = {}
     for feature in FEATURES:
         if feature.column is None:
             values[feature.name] = np.asarray(scores, dtype=np.float64).ravel()
-        elif feature.column in frame.columns:
-            column = frame[feature.column]
-            values[feature.name] = (column.fillna("").astype(str).str.len() if feature.length
-                                    else column).to_numpy(dtype=np.float64)
+            continue
+        present = next((c for c in (feature.column, f"input_{feature.column}") if c in frame.columns), None)
+        if present is None:
+            continue
+        column = frame[present]
+        values[feature.name] = (column.fillna("").astype(str).str.len() if feature.length
+                                else pd.to_numeric(column, errors="coerce")).to_numpy(dtype=np.float64)
     return values
 
 
