@@ -25,6 +25,7 @@ PAGES = [
     st.Page("pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
     st.Page("pages/review.py", title="Review", icon=":material/rate_review:"),
     st.Page("pages/compare_runs.py", title="Compare runs", icon=":material/difference:"),
+    st.Page("pages/monitor.py", title="Monitor", icon=":material/monitor_heart:"),
 ]
 # Only files that list retrieved and relevant ids get this page.
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")

@@ -174,3 +174,14 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
                           int(scored.sum()), n_flagged, corrected, shift, validation, revalidation,
                           sample_size(policy, corrected.weight, int(scored.sum())), seed, max_rate, max_flag_rate,
                           over, unchecked, status)
+
+
+def flagged_positions(scores, threshold: float) -> np.ndarray:
+    """0-based positions of the rows a policy flags (``score < threshold``; NaN never).
+
+    Examples
+    --------
+    >>> flagged_positions([0.2, float("nan"), 0.9, 0.4], 0.5).tolist()
+    [0, 3]
+    """
+    return np.flatnonzero(np.asarray(scores, dtype=np.float64) < threshold)
