@@ -47,14 +47,15 @@ cells[1].metric("Flag share (raw)", f"{corrected.flag_share:.1%}",
                 help=f"95% Wilson interval {monitor_views.rate_interval(corrected.flag_share_ci)}: true flags and "
                      "false alarms mixed")
 cells[2].metric("Verdict", summary.status)
-st.caption(texts.plain(monitor_views.rate_sentence(summary)).capitalize() + ". " + monitor_views.ASSUMPTION)
-(st.warning if summary.shift.detected else st.success)(texts.plain(monitor_views.shift_sentence(summary)).capitalize() + ".")
-st.write(texts.plain(monitor_views.validation_sentence(summary)).capitalize() + ".")
+st.caption(monitor_views.sentence(texts.plain(monitor_views.rate_sentence(summary))) + " " + monitor_views.ASSUMPTION)
+(st.warning if summary.shift.detected else st.success)(
+    monitor_views.sentence(texts.plain(monitor_views.shift_sentence(summary))))
+st.write(monitor_views.sentence(texts.plain(monitor_views.validation_sentence(summary))))
 for line in monitor_views.limit_lines(summary):
     st.warning(texts.plain(line))
 todo = monitor_views.what_to_do(summary)
 if todo:
-    st.info("What to do: " + texts.plain(todo) + ".")
+    st.info(monitor_views.sentence("what to do: " + texts.plain(todo)))
 
 
 def _open_review() -> None:

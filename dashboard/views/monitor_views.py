@@ -73,6 +73,11 @@ def shift_frame(tests) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def sentence(text: str) -> str:
+    """``text`` as a sentence: its first letter upper case, a full stop at the end (the rest untouched)."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
 def rate_value(corrected) -> str:
     """The corrected rate for a metric tile: the estimate, or "withheld"."""
     return "withheld" if corrected.withheld else f"{corrected.estimate:.1%}"
