@@ -6,8 +6,9 @@ held-out rows **per class** (grounded, hallucinated) at :data:`N_QUANTILES` even
 probabilities ``p_k = k / (K - 1)``, with the rows behind each. From them:
 
 * the class CDF ``F_c(x)`` is the piecewise-linear interpolation of ``p_k`` against the
-  quantiles (a value repeated over several ``p_k`` takes the largest, so ``F_c`` is
-  right-continuous at ties), 0 below the smallest and 1 above the largest;
+  quantiles, 0 below the smallest and 1 above the largest; a value repeated over several
+  ``p_k`` (an atom of a discrete feature) is a jump from the smallest of them to the largest,
+  so ``F_c`` is right-continuous there (:func:`class_cdf`);
 * under prior shift alone (only the hallucination rate ``r`` moves) a new run's feature
   follows the mixture ``F(x) = (1 - r) F_grounded(x) + r F_hallucinated(x)``
   (Saerens, Latinne and Decaestecker 2002, "Adjusting the outputs of a classifier to new a
@@ -187,26 +188,40 @@ def references_problem(data) -> str | None:
     return None
 
 
-def class_cdf(quantiles, x) -> np.ndarray:
+def class_cdf(quantiles, x, *, left: bool = False) -> np.ndarray:
     """The CDF at ``x`` interpolated from quantiles at evenly spaced probabilities (see the module).
+
+    A value repeated over several probabilities (an atom: lengths are whole numbers) is a
+    jump: the CDF rises to the largest of them at the value and is the smallest just below,
+    and is linear between distinct values. ``left=True`` gives the limit from the left
+    ``F(x-)``, which the Kolmogorov-Smirnov statistic needs at a jump.
 
     Examples
     --------
     >>> class_cdf([0.0, 1.0, 2.0], [-1.0, 0.5, 1.0, 3.0]).tolist()
     [0.0, 0.25, 0.5, 1.0]
-    >>> class_cdf([1.0, 1.0, 2.0], [1.0]).tolist()
-    [0.5]
+    >>> class_cdf([1.0, 1.0, 1.0, 2.0], [1.0]).tolist(), class_cdf([1.0, 1.0, 1.0, 2.0], [1.0], left=True).tolist()
+    ([0.6666666666666666], [0.0])
     """
     quantiles = np.asarray(quantiles, dtype=np.float64)
     probabilities = np.linspace(0.0, 1.0, len(quantiles))
-    # The last position of each distinct value: at a tie the CDF takes the largest probability.
-    distinct, last_reversed = np.unique(quantiles[::-1], return_index=True)
-    return np.interp(np.asarray(x, dtype=np.float64), distinct, probabilities[len(quantiles) - 1 - last_reversed],
-                     left=0.0, right=1.0)
+    distinct, first = np.unique(quantiles, return_index=True)
+    last = len(quantiles) - 1 - np.unique(quantiles[::-1], return_index=True)[1]
+    low, high = probabilities[first], probabilities[last]
+    x = np.asarray(x, dtype=np.float64)
+    at = np.searchsorted(distinct, x, side="right") - 1  # the largest distinct value <= x
+    inside = (at >= 0) & (at < len(distinct) - 1)
+    here, after = np.clip(at, 0, len(distinct) - 1), np.clip(at + 1, 0, len(distinct) - 1)
+    span = np.where(inside, distinct[after] - distinct[here], 1.0)
+    fraction = np.where(inside, (x - distinct[here]) / span, 0.0)
+    cdf = np.where(at < 0, 0.0, np.where(inside, high[here] + (low[after] - high[here]) * fraction, 1.0))
+    if left:
+        cdf = np.where((at >= 0) & (x == distinct[here]), low[here], cdf)
+    return cdf
 
 
-def mixture_cdf(reference: dict, rate: float, x) -> np.ndarray:
-    """``(1 - rate) F_grounded(x) + rate F_hallucinated(x)`` of one feature's stored reference.
+def mixture_cdf(reference: dict, rate: float, x, *, left: bool = False) -> np.ndarray:
+    """``(1 - rate) F_grounded(x) + rate F_hallucinated(x)`` of one feature's stored reference (``F(x-)`` with ``left``).
 
     Examples
     --------
@@ -214,5 +229,5 @@ def mixture_cdf(reference: dict, rate: float, x) -> np.ndarray:
     >>> mixture_cdf(ref, 0.25, [1.0, 2.5]).tolist()
     [0.25, 0.625]
     """
-    return ((1.0 - rate) * class_cdf(reference["grounded"]["quantiles"], x)
-            + rate * class_cdf(reference["hallucinated"]["quantiles"], x))
+    return ((1.0 - rate) * class_cdf(reference["grounded"]["quantiles"], x, left=left)
+            + rate * class_cdf(reference["hallucinated"]["quantiles"], x, left=left))

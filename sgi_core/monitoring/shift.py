@@ -137,11 +137,13 @@ def holm(p_values) -> np.ndarray:
     return adjusted
 
 
-def ks_statistics(values, cdf_rows: np.ndarray) -> np.ndarray:
+def ks_statistics(values, cdf_rows: np.ndarray, left_rows: np.ndarray | None = None) -> np.ndarray:
     """Kolmogorov-Smirnov ``D`` of ``values`` against each row of CDF values at the sorted ``values``.
 
-    ``D = max_i max(i / n - F(x_(i)), F(x_(i)) - (i - 1) / n)``, the statistic of
-    :func:`scipy.stats.ks_1samp`, for many candidate CDFs at once (one per rate of the grid).
+    ``D = max_i max(i / n - F(x_(i)), F(x_(i)-) - (i - 1) / n)``: the statistic of
+    :func:`scipy.stats.ks_1samp` for a continuous ``F`` (``F(x-) = F(x)``, the default), and
+    ``sup_x |F_n(x) - F(x)|`` exactly for an ``F`` with jumps given their left limits
+    ``left_rows``; for many candidate CDFs at once (one per rate of the grid).
 
     Examples
     --------
@@ -151,7 +153,7 @@ def ks_statistics(values, cdf_rows: np.ndarray) -> np.ndarray:
     """
     n = len(values)
     above = np.arange(1, n + 1) / n - cdf_rows
-    below = cdf_rows - np.arange(n) / n
+    below = (cdf_rows if left_rows is None else left_rows) - np.arange(n) / n
     return np.maximum(above.max(axis=1), below.max(axis=1))
 
 
@@ -159,9 +161,11 @@ def _test(values: np.ndarray, reference: dict, rates: np.ndarray) -> tuple[float
     """``(D, rate, p, n_e)`` at the rate of ``rates`` with the largest p-value, ``beta`` not yet added."""
     values = np.sort(values)
     n_g, n_h = reference["grounded"]["n"], reference["hallucinated"]["n"]
-    grounded = class_cdf(reference["grounded"]["quantiles"], values)
-    halluc = class_cdf(reference["hallucinated"]["quantiles"], values)
-    statistics = ks_statistics(values, (1.0 - rates)[:, None] * grounded + rates[:, None] * halluc)
+    (grounded, grounded_left), (halluc, halluc_left) = (
+        (class_cdf(reference[cls]["quantiles"], values), class_cdf(reference[cls]["quantiles"], values, left=True))
+        for cls in ("grounded", "hallucinated"))
+    weights, kept = rates[:, None], (1.0 - rates)[:, None]
+    statistics = ks_statistics(values, kept * grounded + weights * halluc, kept * grounded_left + weights * halluc_left)
     m = 1.0 / ((1.0 - rates) / math.sqrt(n_g) + rates / math.sqrt(n_h)) ** 2
     n_e = np.maximum(1, np.round(len(values) * m / (len(values) + m))).astype(np.int64)
     p_values = stats.kstwo.sf(statistics, n_e)

@@ -103,3 +103,23 @@ def test_unchecked_and_errors():
         class_references([1, 0], {"length": [1, 2]})
     with pytest.raises(SGIInputError, match="feature 'score' has 1 values but the labels have 2"):
         class_references([1, 0], {"score": [1]})
+
+
+def test_a_discrete_feature_from_the_reference_distribution_is_not_flagged():
+    # Lengths of "response 0" ... "response 299": three values only. The reference's atoms are jumps, not ramps.
+    lengths = np.array([len(f"response {i}") for i in range(300)], dtype=float)
+    y = np.tile([1.0, 0.0], 150)
+    ref = class_references(y, {"response_length": lengths})
+    check = shift_check({"response_length": lengths}, ref, (0.5, 0.5))
+    assert check.tests[0].statistic < 0.02 and not check.detected
+    assert class_cdf(ref["response_length"]["grounded"]["quantiles"], [10.0], left=True)[0] < 0.05
+
+
+def test_ks_statistics_with_jumps_equal_the_brute_force_supremum():
+    values = np.sort(np.array([1.0, 1.0, 2.0, 3.0, 3.0, 3.0]))
+    quantiles = [1.0, 1.0, 1.0, 2.0, 3.0]  # an atom at 1 (to 0.5), a ramp to 2 (0.75) and 3 (1.0)
+    right, left = class_cdf(quantiles, values), class_cdf(quantiles, values, left=True)
+    grid = np.linspace(0.0, 4.0, 40001)
+    empirical = np.searchsorted(values, grid, side="right") / len(values)
+    brute = np.abs(empirical - class_cdf(quantiles, grid)).max()
+    assert ks_statistics(values, right[None, :], left[None, :])[0] == pytest.approx(brute, abs=1e-3)
