@@ -1,10 +1,12 @@
 """Monitor: this file as a new run of a saved policy: corrected hallucination rate, shift check, run history."""
 
+import functools
+
 import streamlit as st
 
 from dashboard import page, state
 from dashboard.services import monitor_services
-from dashboard.views import monitor_views, texts
+from dashboard.views import monitor_report, monitor_views, texts
 
 POLICY_UPLOAD, POLICY_JSON = "monitor.policy_upload", "monitor.policy_json"
 PICKED_RUN, RECORDED = "monitor.picked_run", "monitor.recorded"
@@ -82,10 +84,15 @@ if st.button("Record this run in the history"):
 if st.session_state.get(RECORDED):
     st.success(f"Recorded as run {st.session_state[RECORDED]}.")
 runs = monitor_services.history(summary.policy_id)
+history = monitor_views.history_frame(runs)
+# Built when clicked, from values bound now: the builder runs outside the session.
+st.download_button("Download the report (HTML)", mime="text/html", on_click="ignore", key="monitor.report",
+                   file_name=page.download_name(data, "sgi_monitor_report.html"),
+                   data=functools.partial(monitor_report.monitor_report, summary, history,
+                                          monitor_services.report_facts(data.key, data.model, summary)))
 if not runs:
     st.info("No run of this policy is recorded yet.")
     st.stop()
-history = monitor_views.history_frame(runs)
 st.plotly_chart(monitor_views.history_figure(history), key="monitor.history")
 picked = st.selectbox("Run", [run.id for run in runs], index=len(runs) - 1, key=PICKED_RUN,
                       format_func=lambda i: f"run {i}: " + next(f"{r.recorded} · {r.file} · {r.status}"

@@ -11,6 +11,7 @@ from sgi_core.evaluation.policy_file import Policy, policy_from_json, policy_to_
 from sgi_core.frames import take_rows
 from sgi_core.monitoring.store import RunRecord, append_run, default_db_path, policy_runs
 from sgi_core.monitoring.summary import MonitorSummary, flagged_positions, monitor_run
+from sgi_core.render.provenance import provenance
 
 
 def read_policy(raw: bytes, source: str) -> str:
@@ -60,3 +61,9 @@ def flagged_rows(key: state.DataKey, model_name: str, policy_json: str, _frame: 
     held = policy(policy_json)
     rows = take_rows(_frame, flagged_positions(_scores(held, _frame), held.threshold))
     return rows[[c for c in ("input_row", held.score_column, "response") if c in rows.columns]]
+
+
+def report_facts(key: state.DataKey, model_name: str, summary: MonitorSummary) -> dict:
+    """The report's provenance, computed when the page draws (a download builder runs outside the session)."""
+    return provenance(file=key.name, fingerprint=f"sha256:{key.digest[:16]}", rows=summary.n_rows, model=model_name,
+                      policy=summary.policy_id, history=str(default_db_path()))

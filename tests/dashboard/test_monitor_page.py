@@ -1,10 +1,11 @@
 """Monitor page: what it shows is sgi_core's monitor_run on the same rows, and its history is the database's."""
 
+import html
 import json
 
 import pytest
 
-from dashboard.views import monitor_views
+from dashboard.views import monitor_report, monitor_views
 from sgi_core.evaluation.policy import make_policy
 from sgi_core.evaluation.policy_file import policy_to_json
 from sgi_core.monitoring.references import feature_values
@@ -62,3 +63,17 @@ def test_a_policy_that_is_not_one_is_refused_with_its_file_named(app):
     at.file_uploader(key="monitor.policy_upload").set_value(("bad.json", b'{"schema": "x"}', "application/json")).run()
     (shown,) = [e.value for e in at.error]
     assert "not a policy this tool reads" in shown and "file 'bad\\.json'" in shown  # Markdown-escaped
+
+
+def test_the_report_holds_the_pages_words_and_tables(app, sample_scores, policy):
+    at = goto(app, "monitor")
+    at.file_uploader(key="monitor.policy_upload").set_value(
+        ("policy.json", policy_to_json(policy).encode(), "application/json")).run()
+    assert "Download the report (HTML)" in [b.proto.label for b in at.get("download_button")]
+    expected = monitor_run(policy, sample_scores, sample_scores["sgi"].to_numpy(),
+                           y_true=sample_scores["label"].to_numpy())
+    text = monitor_report.monitor_report(expected, monitor_views.history_frame([]), {"file": "<b>x</b>.csv"})
+    assert html.escape(monitor_views.rate_sentence(expected)) in text and "&lt;b&gt;x&lt;/b&gt;.csv" in text
+    assert all(f"<td>{monitor_views.feature_label(t.feature)}</td>" in text for t in expected.shift.tests
+               if t.feature != "score")  # the score's label holds an apostrophe, escaped by pandas its own way
+    assert "<b>x</b>" not in text
