@@ -101,3 +101,17 @@ def test_usage_errors_exit_2(tmp_path, policy, capsys):
     assert caught.value.code == 2
     code, out = _monitor(capsys, run, "--policy", tmp_path / "missing.json", "--db", tmp_path / "h.sqlite")
     assert code == 2 and "cannot read the policy" in out.err
+
+
+def test_compare_does_not_let_a_policy_validate_runs_it_was_not_validated_on(policy, capsys):
+    from types import SimpleNamespace
+
+    from sgi_core.commands.compare import _validating
+    from sgi_core.evaluation.policy_file import load_policy
+
+    held = load_policy(policy)
+    same = SimpleNamespace(frame=_rows(300, 0.3, 7, labelled=False), source="same.csv")
+    moved = SimpleNamespace(frame=_rows(300, 0.3, 8, shift=0.3, labelled=False), source="moved.csv")
+    assert _validating(held, SimpleNamespace(base=same, new=same)) is held
+    assert _validating(held, SimpleNamespace(base=same, new=moved)) is None
+    assert "moved.csv: the run's distribution is not a mixture" in capsys.readouterr().err
