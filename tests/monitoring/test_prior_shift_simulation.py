@@ -42,7 +42,7 @@ def _halves(frame, seed):
 
 @pytest.mark.slow
 def test_prior_shift_coverage_and_false_alarms(scored_sample):
-    covered, raw_covered, alarms = [], [], []
+    covered, raw_covered, alarms, per_split = [], [], [], []
     for split in range(SPLITS):
         policy_half, other = _halves(scored_sample, split)
         policy = _policy(policy_half, split)
@@ -59,9 +59,10 @@ def test_prior_shift_coverage_and_false_alarms(scored_sample):
                 covered.append(c.ci[0] <= k / RUN_ROWS <= c.ci[1])
                 raw_covered.append(c.flag_share_ci[0] <= k / RUN_ROWS <= c.flag_share_ci[1])
                 alarms.append(summary.shift.detected)
+        per_split.append(int(np.sum(alarms[-len(RATES) * RUNS_PER_RATE:])))
     coverage, raw, false_alarms = np.mean(covered), np.mean(raw_covered), np.mean(alarms)
     print(f"runs {len(covered)}: corrected-rate coverage {coverage:.3f}, raw flag share coverage {raw:.3f}, "
-          f"shift false alarms {false_alarms:.3f}")
+          f"shift false alarms {false_alarms:.3f}; per split {per_split}")
     # 95% nominal; the tolerance is two binomial standard errors at the default number of runs.
     assert coverage >= 0.95 - 2 * np.sqrt(0.95 * 0.05 / len(covered))
     assert raw <= 0.6
