@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +134,8 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabell
         scores = scored["sgi"].to_numpy(dtype=np.float64)
         made_by = {"model": model, "precision": args.precision, "backend": backend_used(encoder),
                    "context_strategy": args.context_strategy}
+        # The angles go with the rows: a policy's references and the shift check read theta(q,c).
+        table = replace(table, frame=scored)
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
     labels = frame["label"].to_numpy(dtype=np.float64)

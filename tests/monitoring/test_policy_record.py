@@ -73,3 +73,15 @@ def test_an_older_policy_loads_without_counts_or_references():
     data["references"] = None  # version 5 had no such field
     with pytest.raises(SGIInputError, match="unknown fields references"):
         policy_from_json(json.dumps(data))
+
+
+def test_gate_scoring_the_file_itself_writes_every_feature_into_the_policy(tmp_path):
+    from sgi_core.cli import main
+    from sgi_core.evaluation.policy_file import load_policy
+    from sgi_core.monitoring.references import FEATURE_NAMES
+    from tests.conftest import SAMPLE_CSV
+
+    out = tmp_path / "policy.json"
+    assert main(["gate", str(SAMPLE_CSV), "--write-policy", str(out), "--model", "hashing", "--n-boot", "200",
+                 "--force"]) == 0
+    assert set(load_policy(out).references) == set(FEATURE_NAMES)
