@@ -27,7 +27,8 @@ SECTIONS = {
     ],
     "Label": [st.Page("pages/review.py", title="Review", icon=":material/rate_review:")],
     "Compare": [st.Page("pages/compare_runs.py", title="Compare runs", icon=":material/difference:")],
-    "Monitor": [st.Page("pages/calibration.py", title="Calibration session", icon=":material/tune:")],
+    "Monitor": [st.Page("pages/calibration.py", title="Calibration session", icon=":material/tune:"),
+                st.Page("pages/monitor.py", title="Monitor", icon=":material/monitor_heart:")],
 }
 # Only files that list retrieved and relevant ids get this page.
 RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")

@@ -8,6 +8,7 @@
 - ``gate``: exit 1 when a labelled file falls short of a policy (CI), or write that policy from labels.
 - ``judge``: LLM-judged RAG metrics (``judge_<metric>`` columns) for every row, via an OpenAI-compatible API.
 - ``compare``: two runs of the same inputs, score by score, with paired intervals and tests.
+- ``monitor``: a new run held to a saved policy: corrected hallucination rate, shift check, run history.
 
 Each subcommand is a module of :mod:`sgi_core.commands`; this module only assembles the
 parser from :data:`COMMANDS` and runs the chosen one.
@@ -18,11 +19,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sgi_core.commands import compare, compute, convert, gate, judge, models, report, score
+from sgi_core.commands import compare, compute, convert, gate, judge, models, monitor, report, score
 from sgi_core.errors import SGIInputError
 
 #: The subcommands, in the order ``--help`` lists them.
-COMMANDS = (compute, score, report, models, convert, gate, judge, compare)
+COMMANDS = (compute, score, report, models, convert, gate, judge, compare, monitor)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,7 +36,8 @@ EVALUATION_MODULES = ("sgi_core.evaluation", "sgi_core.stats", "sgi_core.results
 #: What the statistics room may import: topics only, nothing of the product but its error and result types.
 STATISTICS_MODULES = ("sgi_core.stats", "sgi_core.results", "sgi_core.errors")
 #: The library's figures: the only sgi_core modules that may import plotly (and no other UI package).
-FIGURE_MODULES = ("sgi_core.render.figures", "sgi_core.render.html_report")
+FIGURE_MODULES = ("sgi_core.render.figures", "sgi_core.render.html_report", "sgi_core.render.monitor_figures",
+                  "sgi_core.render.monitor_report")
 #: The command line, which no library module may import (it is the top floor).
 CLI_MODULES = ("sgi_core.cli", "sgi_core.commands", "sgi_core.__main__")
 

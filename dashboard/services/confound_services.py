@@ -18,6 +18,7 @@ from sgi_core.evaluation.verdict import standing_of
 from sgi_core.io.labels import distinct_label_values
 from sgi_core.io.scored import scored_with as scored_with_record
 from sgi_core.io.triples import TripleTable
+from sgi_core.monitoring.references import feature_values
 from sgi_core.policy.rules import write_refusal
 
 #: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).
@@ -130,10 +131,14 @@ def holdout_policy(key: state.DataKey, model_name: str, made_by: tuple, group_co
     """
     groups = _frame[group_column].fillna(evaluation.MISSING_GROUP).astype(str).to_numpy()
     model, precision, backend, context_strategy = made_by
+    # What the monitor needs besides the counts: per-class references of the response and context lengths, theta(q,c).
+    features = {name: values for name, values in feature_values(_frame, _frame["sgi"].to_numpy()).items()
+                if name != "score"}
     return evaluation.make_policy(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), model=model,
                                   model_precision=precision, model_backend=backend,
                                   context_strategy=context_strategy, calibration=calibration,
-                                  method=method, target=target, cost_ratio=cost_ratio, groups=groups)
+                                  method=method, target=target, cost_ratio=cost_ratio, groups=groups,
+                                  features=features)
 
 
 def policy_json(policy: evaluation.Policy) -> str:

@@ -81,7 +81,7 @@ def run(args) -> int:
         if policy is not None and policy.model != (pair.model or args.model):
             print(f"note: the policy's threshold is in {policy.model}'s units; these runs were scored with "
                   f"{pair.model or args.model} (pass --model {policy.model})", file=sys.stderr)
-        comparison = compare_runs(pair.matched, threshold=threshold, policy=policy, model=pair.model,
+        comparison = compare_runs(pair.matched, threshold=threshold, policy=_validating(policy, pair), model=pair.model,
                                   n_boot=args.n_boot, seed=args.seed, prediction_powered=not pair.targeted_labels)
     print(comparison_text(comparison, sequential=args.sequential))
     for note in dict.fromkeys(str(w.message) for w in caught):
@@ -95,6 +95,26 @@ def run(args) -> int:
             handle.write(_html(args, pair, comparison).encode("utf-8"))
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
+
+
+def _validating(policy, pair):
+    """The policy, or None where a run is not a mixture of the data it was validated on (its shift check)."""
+    if policy is None or policy.references is None:
+        return policy
+    import numpy as np
+
+    from sgi_core.monitoring.summary import monitor_run
+    from sgi_core.render.monitor import shift_sentence
+
+    for run in (pair.base, pair.new):
+        if policy.score_column in run.frame.columns:
+            summary = monitor_run(policy, run.frame, run.frame[policy.score_column].to_numpy(dtype=np.float64),
+                                  n_boot=0)
+            if summary.shift.detected:
+                print(f"note: {run.source}: {shift_sentence(summary)}; the policy does not validate its score here",
+                      file=sys.stderr)
+                return None
+    return policy
 
 
 def _html(args, pair, comparison) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +134,8 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabell
         scores = scored["sgi"].to_numpy(dtype=np.float64)
         made_by = {"model": model, "precision": args.precision, "backend": backend_used(encoder),
                    "context_strategy": args.context_strategy}
+        # The angles go with the rows: a policy's references and the shift check read theta(q,c).
+        table = replace(table, frame=scored)
     if not np.isfinite(scores).any():
         raise SGIInputError(f"no row of the file has a '{score_column}' score", source=table.source)
     labels = frame["label"].to_numpy(dtype=np.float64)
@@ -192,6 +195,7 @@ def _groups(args, table):
 
 def _write_policy(args) -> int:
     from sgi_core.io.output_paths import check_output_file
+    from sgi_core.monitoring.references import feature_values
     from sgi_core.policy.making import make_policy
     from sgi_core.policy.rules import save_policy, write_refusal
     from sgi_core.render.lines import policy_lines
@@ -210,6 +214,8 @@ def _write_policy(args) -> int:
         raise SGIInputError(refusal, source=table.source,
                             hint="Use a score that separates the labels here, or pass --force to write the policy anyway")
     groups = _groups(args, table)
+    # The monitor's shift check tests new runs against these features' per-class references.
+    features = {name: values for name, values in feature_values(table.frame, scores).items() if name != "score"}
     policy, holdout = make_policy(
         labels, scores, model=made_by["model"] if made_by else args.model or DEFAULT_MODEL,
         model_precision=made_by["precision"] if made_by else None,
@@ -217,7 +223,7 @@ def _write_policy(args) -> int:
         context_strategy=made_by["context_strategy"] if made_by else args.context_strategy,
         score_column=args.score_column,
         calibration=args.calibration, method=args.threshold_method, target=args.target,
-        cost_ratio=args.cost_ratio, groups=groups, min_auroc=args.min_auroc, seed=args.seed,
+        cost_ratio=args.cost_ratio, groups=groups, min_auroc=args.min_auroc, seed=args.seed, features=features,
     )
     save_policy(policy, args.write_policy)
     for line in policy_lines(policy, holdout):
@@ -262,14 +268,19 @@ def run(args) -> int:
 def _unlabelled_gate(args, policy, table, scores, made_by):
     """An unlabelled file's flags at the policy's threshold: the share with its interval, the rows, the validation."""
     from sgi_core.evaluation.validation import validate_from_policy
+    from sgi_core.monitoring.summary import monitor_run
     from sgi_core.policy.policy_gate import run_unlabelled_gate
     from sgi_core.render.lines import flagged_rows_line
+    from sgi_core.render.monitor import shift_sentence, what_to_do
 
     if args.min_auroc is not None:
         raise SGIInputError("--min-auroc needs labels: this file has none, so no AUROC can be computed",
                             source=str(args.input), hint="Drop --min-auroc, or pass --labels FILE")
     validation = validate_from_policy(policy.score_column, policy, model=(made_by or {}).get("model"))
-    if validation.validated:
+    summary = monitor_run(policy, table.frame, scores, n_boot=0)
+    if summary.shift.detected:  # the held-out validation belongs to data this file no longer resembles
+        print(f"note: no labels; {shift_sentence(summary)}; {what_to_do(summary)}", file=sys.stderr)
+    elif validation.validated:
         print(f"note: no labels; the policy validates its score: {validation.reason}", file=sys.stderr)
     else:
         print(f"note: no labels, and the policy does not validate '{policy.score_column}' ({validation.reason}): its "

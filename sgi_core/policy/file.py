@@ -3,7 +3,10 @@
 A :class:`Policy` is written by :func:`~sgi_core.policy.making.make_policy` and stored
 as strict JSON, read by the rules of :mod:`sgi_core.policy.saved_json` (the same as
 calibration sessions): unknown, missing, repeated or mistyped fields are refused, the
-calibrator must apply, nothing is evaluated or unpickled.
+calibrator must apply, nothing is evaluated or unpickled. Numbers must agree with one
+another, so that a hand-edited policy cannot claim what it did not measure: the held-out
+AUROC lies inside its interval, the interval's bounds are in order, and (from version 6)
+the held-out precision, recall and flag rate are those of the recorded counts.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from pathlib import Path
 
 from sgi_core.columns import CONTEXT_STRATEGIES
 from sgi_core.errors import SGIInputError
+from sgi_core.monitoring.references import references_problem
 from sgi_core.policy.saved_json import check_fields, check_schema, is_number, read_calibrator, read_json_object
 from sgi_core.results import JsonResult
 from sgi_core.stats.thresholds import CHOICE_METHODS
 
 POLICY_SCHEMA = "sgi-workbench/policy"
-POLICY_VERSION = 5
+POLICY_VERSION = 6
 #: Columns that are never a score: the label (and its input copy) and the row number.
 NOT_SCORE_COLUMNS = ("label", "input_label", "input_row")
 #: Precisions an embedding model runs at (``sgi_core.models.device.PRECISIONS``).
@@ -28,6 +32,10 @@ MODEL_PRECISIONS = ("fp32", "fp16", "bf16")
 #: Backends that run it (``sgi_core.embedding.BACKENDS``).
 MODEL_BACKENDS = ("torch", "onnx", "onnx-int8")
 _HINT = "Write policies with `python -m sgi_core gate FILE --write-policy OUT`"
+#: The held-out confusion counts a policy records (hallucinated positive).
+COUNT_NAMES = ("tp", "fp", "fn", "tn")
+#: How far a recorded rate may sit from the one its counts give (JSON round trip of a float).
+_RATE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,15 @@ class Policy(JsonResult):
         versions before 4.
     created : str
         ISO 8601 UTC time.
+    heldout_counts : dict or None
+        ``tp``, ``fp``, ``fn``, ``tn`` on the held-out half at the threshold (hallucinated
+        positive), behind ``precision``, ``recall`` and ``flag_rate``: what the monitor's
+        corrected rate needs (:func:`~sgi_core.monitoring.prevalence.corrected_rate`). None
+        in policies of versions before 6.
+    references : dict or None
+        Per-class quantiles of the monitored features on the held-out rows
+        (:func:`~sgi_core.monitoring.references.class_references`), which the monitor's shift
+        check tests a run against. None in policies of versions before 6.
     schema, version : str, int
     """
 
@@ -86,6 +103,8 @@ class Policy(JsonResult):
     heldout_auroc: float
     heldout_auroc_ci: tuple[float, float]
     created: str
+    heldout_counts: dict | None = None
+    references: dict | None = None
     schema: str = POLICY_SCHEMA
     version: int = POLICY_VERSION
 
@@ -102,6 +121,8 @@ class Policy(JsonResult):
             unrecorded |= {"heldout_auroc", "heldout_auroc_ci"}
         if version < 5:
             unrecorded |= {"context_strategy"}
+        if version < 6:
+            unrecorded |= {"heldout_counts", "references"}
         expected = {f.name for f in fields(cls)} - unrecorded
         check_fields(data, expected, source=source, what="the policy", hint=_HINT)
         for name in ("model", "score_column", "threshold_method", "created"):
@@ -128,6 +149,20 @@ class Policy(JsonResult):
         _check(isinstance(auroc_ci, list) and len(auroc_ci) == 2
                and all(v is None or (is_number(v) and 0.0 <= v <= 1.0) for v in auroc_ci), "heldout_auroc_ci",
                "a list of two bounds, each null or in [0, 1]", source)
+        _check(auroc_ci[0] is None or auroc_ci[1] is None or auroc_ci[0] <= auroc_ci[1], "heldout_auroc_ci",
+               f"a lower bound no higher than its upper bound; got {auroc_ci}", source)
+        _check((auroc_ci[0] is None) == (auroc_ci[1] is None), "heldout_auroc_ci",
+               f"two numbers or two nulls; got {auroc_ci}", source)
+        _check(auroc is None or auroc_ci[0] is None or auroc_ci[0] <= auroc <= auroc_ci[1], "heldout_auroc",
+               f"inside its own interval heldout_auroc_ci {auroc_ci}; got {auroc}", source)
+        _check(auroc is not None or auroc_ci[0] is None, "heldout_auroc",
+               f"a number where heldout_auroc_ci gives an interval ({auroc_ci}); got null", source)
+        counts = data.get("heldout_counts")
+        if version >= 6:
+            _check_counts(data, source)
+            problem = None if data["references"] is None else references_problem(data["references"])
+            _check(problem is None, "references", f"null or per-class quantiles of the monitored features ({problem})",
+                   source)
         calibrator = read_calibrator(data["calibrator"], source=source, hint=_HINT)
         nan = math.nan
         return cls(
@@ -141,8 +176,26 @@ class Policy(JsonResult):
             min_auroc=None if data["min_auroc"] is None else float(data["min_auroc"]),
             heldout_auroc=nan if auroc is None else float(auroc),
             heldout_auroc_ci=tuple(nan if v is None else float(v) for v in auroc_ci),
-            created=data["created"],
+            created=data["created"], heldout_counts=None if counts is None else dict(counts),
+            references=data.get("references"),
         )
+
+
+def _check_counts(data: dict, source: str) -> None:
+    """The held-out counts are whole numbers, and the recorded rates are theirs."""
+    counts = data["heldout_counts"]
+    if counts is None:
+        return
+    _check(isinstance(counts, dict) and set(counts) == set(COUNT_NAMES)
+           and all(type(v) is int and v >= 0 for v in counts.values()), "heldout_counts",
+           f"null or an object of whole numbers >= 0 named exactly {', '.join(COUNT_NAMES)}", source)
+    tp, fp, fn, tn = (counts[name] for name in COUNT_NAMES)
+    implied = {"precision": (tp, tp + fp), "recall": (tp, tp + fn), "flag_rate": (tp + fp, tp + fp + fn + tn)}
+    for name, (num, den) in implied.items():
+        value, rate = data[name], num / den if den else None
+        agree = (value is None and rate is None) or (value is not None and rate is not None
+                                                     and abs(value - rate) <= _RATE_TOLERANCE)
+        _check(agree, name, f"the rate its held-out counts give ({num} / {den}); got {value}", source)
 
 
 def _check(ok: bool, name: str, what: str, source: str) -> None:

@@ -27,6 +27,7 @@ from scipy import stats
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from sgi_core.errors import SGIInputError
+from sgi_core.monitoring.references import class_references
 from sgi_core.policy.file import NOT_SCORE_COLUMNS, Policy
 from sgi_core.results import JsonResult
 from sgi_core.stats.calibration import fit_calibrator
@@ -200,9 +201,21 @@ def make_policy(
     context_strategy: str = "joined", score_column: str = "sgi",
     calibration: str = "platt", method: str = "youden",
     target: float | None = None, cost_ratio: float | None = None, groups=None, min_auroc: float | None = None,
-    seed: int = 0,
+    seed: int = 0, features: dict | None = None,
 ) -> tuple[Policy, HeldOutThreshold]:
     """Fit a calibrator and choose a threshold on the development half; record held-out results.
+
+    Besides the held-out rates the policy records the confusion counts behind them
+    (what :func:`~sgi_core.monitoring.prevalence.corrected_rate` needs) and, per class, the
+    quantiles of the score and of ``features`` on the held-out rows
+    (:func:`~sgi_core.monitoring.references.class_references`), which the monitor tests a
+    new run against.
+
+    Parameters
+    ----------
+    features : dict of str to array_like of shape (n,), optional
+        Further monitored features of every row (:func:`~sgi_core.monitoring.references.feature_values`:
+        response and context length, theta(q,c)); the score is always kept.
 
     Returns
     -------
@@ -231,6 +244,14 @@ def make_policy(
     calibrator = fit_calibrator(scores[dev], labels[dev], method=calibration)
     # The held-out AUROC is what validates the score for this model (sgi_core.evaluation.validation).
     heldout_roc = roc_analysis(labels[heldout], scores[heldout], n_boot=HELDOUT_N_BOOT, seed=seed)
+    for name, values in (features or {}).items():
+        if len(np.asarray(values).ravel()) != len(labels):
+            raise SGIInputError(f"feature '{name}' has {len(np.asarray(values).ravel())} values but the labels have "
+                                f"{len(labels)}")
+    monitored = {"score": scores, **{name: values for name, values in (features or {}).items() if name != "score"}}
+    references = class_references(labels[heldout], {name: np.asarray(values, dtype=np.float64)[heldout]
+                                                    for name, values in monitored.items()})
+    counts = holdout.heldout
     policy = Policy(
         model=model, model_precision=model_precision, model_backend=model_backend,
         context_strategy=context_strategy, score_column=score_column,
@@ -240,5 +261,6 @@ def make_policy(
         flag_rate=holdout.heldout.flag_rate, min_auroc=None if min_auroc is None else float(min_auroc),
         heldout_auroc=heldout_roc.auroc, heldout_auroc_ci=tuple(heldout_roc.auroc_ci),
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        heldout_counts={"tp": counts.tp, "fp": counts.fp, "fn": counts.fn, "tn": counts.tn}, references=references,
     )
     return policy, holdout

@@ -36,15 +36,15 @@ def _escape(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _figure(fig) -> str:
+def figure_block(fig) -> str:
     return pio.to_html(fig, include_plotlyjs=False, full_html=False, config={"displaylogo": False})
 
 
-def _table(frame: pd.DataFrame) -> str:
+def table_block(frame: pd.DataFrame) -> str:
     return frame.to_html(index=False, escape=True, na_rep="n/a", float_format=lambda x: f"{x:.4g}", border=0)
 
 
-def _paragraphs(lines, css: str = "") -> str:
+def paragraphs(lines, css: str = "") -> str:
     cls = f' class="{css}"' if css else ""
     return "".join(f"<p{cls}>{_escape(line)}</p>" for line in lines if line)
 
@@ -78,39 +78,39 @@ def file_report(report, verdict, frame: pd.DataFrame, curves: dict, matched: dic
     parts = ["<h2>What the labels say about SGI</h2>"]
     counts = {"rows": report.n_rows, "scored": report.n_scored, "labelled grounded": report.n_valid,
               "labelled hallucinated": report.n_halluc}
-    parts.append(_table(pd.DataFrame([counts])))
+    parts.append(table_block(pd.DataFrame([counts])))
     if report.n_valid and report.n_halluc:
-        parts.append(_table(pd.DataFrame([{
+        parts.append(table_block(pd.DataFrame([{
             "mean SGI grounded": es.mean_valid, "mean SGI hallucinated": es.mean_halluc, "Cohen's d": es.cohens_d,
             "d 95% CI": format_ci(es.cohens_d_ci, "+.2f"), "AUROC": roc.auroc, "AUROC 95% CI": format_ci(roc.auroc_ci),
             "AUROC interval": roc.ci_method}])))
     if verdict is not None and verdict.best_trivial is not None:
         level, headline, notes = verdict_text(verdict)
         parts.append(f'<div class="verdict {"success" if level == "success" else ""}">'
-                     f"{_paragraphs([headline, *notes])}</div>")
-        parts.append(_paragraphs([confound_text(verdict)]))
+                     f"{paragraphs([headline, *notes])}</div>")
+        parts.append(paragraphs([confound_text(verdict)]))
     shown = plottable(frame).head(CHART_ROWS)
-    parts.append(_figure(score_histogram(shown)))
+    parts.append(figure_block(score_histogram(shown)))
     if len(plottable(frame)) > CHART_ROWS:
-        parts.append(_paragraphs([f"The histogram draws the first {CHART_ROWS:,} of {len(plottable(frame)):,} rows; "
+        parts.append(paragraphs([f"The histogram draws the first {CHART_ROWS:,} of {len(plottable(frame)):,} rows; "
                                   "every statistic uses every row."], "note"))
     if report.n_valid and report.n_halluc:
-        parts += ["<h2>ROC curves: SGI and the trivial scores</h2>", _figure(roc_figure(curves))]
-        parts.append(_table(pd.DataFrame([{"score": BASELINE_NAMES.get(b.name, b.name), "what it measures":
+        parts += ["<h2>ROC curves: SGI and the trivial scores</h2>", figure_block(roc_figure(curves))]
+        parts.append(table_block(pd.DataFrame([{"score": BASELINE_NAMES.get(b.name, b.name), "what it measures":
                                            b.description, "AUROC": b.auroc, "AUROC 95% CI": format_ci(b.auroc_ci),
                                            "Cohen's d": b.cohens_d} for b in report.baselines])))
-        parts += ["<h2>With response lengths matched</h2>", _table(pd.DataFrame([{
+        parts += ["<h2>With response lengths matched</h2>", table_block(pd.DataFrame([{
             "score": "SGI" if name == "sgi" else BASELINE_NAMES.get(name, name), "AUROC": m.auroc,
             "95% CI": format_ci(m.auroc_ci), "unmatched AUROC": m.plain_auroc, "rows used": m.n_used}
             for name, m in matched.items()]))]
         if report.beyond_length is not None:
-            parts.append(_paragraphs([f"Beyond response length: {report.beyond_length.verdict}"]))
+            parts.append(paragraphs([f"Beyond response length: {report.beyond_length.verdict}"]))
     if report.theta_qc_strata is not None:
-        parts += ["<h2>SGI within theta(q,c) terciles</h2>", _table(_strata_frame(report.theta_qc_strata))]
+        parts += ["<h2>SGI within theta(q,c) terciles</h2>", table_block(_strata_frame(report.theta_qc_strata))]
     for strata in report.length_strata:
-        parts += [f"<h2>SGI within {strata.name} length terciles</h2>", _table(_strata_frame(strata))]
+        parts += [f"<h2>SGI within {strata.name} length terciles</h2>", table_block(_strata_frame(strata))]
     if report.notes:
-        parts += ["<h2>Caveats from the statistics</h2>", _paragraphs(report.notes, "note")]
+        parts += ["<h2>Caveats from the statistics</h2>", paragraphs(report.notes, "note")]
     return document(f"SGI report: {provenance.get('file', '')}", provenance, "".join(parts))
 
 
@@ -123,21 +123,21 @@ def _strata_frame(strata) -> pd.DataFrame:
 
 def comparison_report(comparison, matched, provenance: dict) -> str:
     """Two runs compared as the Compare runs page shows them: the labels first, the scores with their validation."""
-    parts = ["<h2>Which run hallucinates less: the labels</h2>", _paragraphs([labels_headline(comparison)])]
-    parts += ["<h2>How each score moved</h2>", _paragraphs(reconciliation(comparison), "note")]
+    parts = ["<h2>Which run hallucinates less: the labels</h2>", paragraphs([labels_headline(comparison)])]
+    parts += ["<h2>How each score moved</h2>", paragraphs(reconciliation(comparison), "note")]
     deltas = deltas_frame(comparison).assign(score=lambda f: f["score"].map(display_name))
-    parts.append(_table(deltas))
+    parts.append(table_block(deltas))
     aurocs = auroc_frame(comparison)
     if aurocs is not None and aurocs["p_value"].notna().any():
         parts += ["<h3>Did a score's AUROC change (DeLong's test)?</h3>",
-                  _table(aurocs.assign(score=lambda f: f["score"].map(display_name)))]
+                  table_block(aurocs.assign(score=lambda f: f["score"].map(display_name)))]
     parts.append("<h2>Each key, base against new</h2>")
     keys = min(len(matched.keys), CHART_ROWS)
     for score in matched.scores:
         points = pd.DataFrame({"key": matched.keys[:keys], "base": matched.base[score].to_numpy()[:keys],
                                "new": matched.new[score].to_numpy()[:keys]})
-        parts.append(_figure(paired_figure(points, score)))
+        parts.append(figure_block(paired_figure(points, score)))
     if len(matched.keys) > CHART_ROWS:
-        parts.append(_paragraphs([f"Each chart draws the first {CHART_ROWS:,} of {len(matched.keys):,} keys."], "note"))
+        parts.append(paragraphs([f"Each chart draws the first {CHART_ROWS:,} of {len(matched.keys):,} keys."], "note"))
     return document(f"Run comparison: {provenance.get('base', '')} against {provenance.get('new', '')}", provenance,
                     "".join(parts))

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import app_test
 from dashboard.views.texts import plain
 from sgi_core import evaluation
 from sgi_core.embedding import backend_used, load_encoder
+from sgi_core.monitoring.references import FEATURE_NAMES, feature_values
 from sgi_core.render import figures as charts
 from sgi_core.retrieval import DIAGNOSES
 from tests.conftest import SAMPLE_CSV
@@ -136,8 +137,10 @@ def test_threshold_that_holds_and_its_policy(app, sample_scores, media):
     page = goto(app, "calibration")
     assert_clean(page)
     labels, scores = sample_scores["label"], sample_scores["sgi"]
+    features = {k: v for k, v in feature_values(sample_scores, scores.to_numpy()).items() if k != "score"}
     policy, holdout = evaluation.make_policy(labels, scores, model=MODEL, calibration="platt", method="youden",
-                                             groups=sample_scores["pair_id"].astype(str).to_numpy())
+                                             groups=sample_scores["pair_id"].astype(str).to_numpy(),
+                                             features=features)
     held = holdout.heldout
     assert metric(page, "Held-out precision") == f"{held.precision:.3f}"
     assert metric(page, "Held-out recall") == f"{held.recall:.3f}"
@@ -157,6 +160,9 @@ def test_threshold_that_holds_and_its_policy(app, sample_scores, media):
     unrecorded = {"created": None, "model_precision": None, "model_backend": None}
     assert {**shown.to_dict(), **unrecorded} == {**policy.to_dict(), **unrecorded}
     assert shown.threshold == holdout.threshold and shown.model == MODEL
+    # What the monitor needs: the held-out counts and the per-class references of every monitored feature.
+    assert shown.heldout_counts == {"tp": held.tp, "fp": held.fp, "fn": held.fn, "tn": held.tn}
+    assert set(shown.references) == set(FEATURE_NAMES)
 
 
 def test_holdout_rule_and_grouping_follow_the_widgets(app, sample_scores):

@@ -99,7 +99,7 @@ def _policy_dict():
         (lambda d: d.update(extra=1), "unknown fields extra"),
         (lambda d: d.pop("threshold"), "missing fields threshold"),
         (lambda d: d.update(schema="other"), "not a policy this tool reads"),
-        (lambda d: d.update(version=6), "not a policy this tool reads"),
+        (lambda d: d.update(version=7), "not a policy this tool reads"),
         (lambda d: d.update(context_strategy="windows"), "policy field 'context_strategy' must be one of joined, mean"),
         (lambda d: d.update(heldout_auroc=1.5), "policy field 'heldout_auroc' must be null or in"),
         (lambda d: d.update(heldout_auroc_ci=[0.6]), "policy field 'heldout_auroc_ci' must be a list of two bounds"),
@@ -178,8 +178,9 @@ def test_a_grouped_half_with_one_label_class_says_so_and_what_to_do():
 
 def test_a_version_1_policy_reads_with_no_model_precision():
     data = _policy_dict()
-    assert data["version"] == 5 and data["model_precision"] is None and data["model_backend"] is None
-    for name in ("model_precision", "model_backend", "heldout_auroc", "heldout_auroc_ci", "context_strategy"):
+    assert data["version"] == 6 and data["model_precision"] is None and data["model_backend"] is None
+    for name in ("model_precision", "model_backend", "heldout_auroc", "heldout_auroc_ci", "context_strategy",
+                 "heldout_counts", "references"):
         data.pop(name)
     data["version"] = 1
     assert policy_from_json(json.dumps(data)).model_precision is None
@@ -194,6 +195,8 @@ def test_a_version_4_policy_reads_as_made_with_joined_contexts():
     data.update(context_strategy="mean")
     assert policy_from_json(json.dumps(data)).context_strategy == "mean"
     data.pop("context_strategy")
+    data.pop("heldout_counts")
+    data.pop("references")
     data["version"] = 4
     assert policy_from_json(json.dumps(data)).context_strategy == "joined"
     data["context_strategy"] = "mean"  # version 4 had no such field
@@ -212,6 +215,8 @@ def test_a_version_2_policy_reads_with_no_backend_and_a_bad_backend_is_refused()
     data.pop("heldout_auroc")
     data.pop("heldout_auroc_ci")
     data.pop("context_strategy")
+    data.pop("heldout_counts")
+    data.pop("references")
     data["version"] = 2
     old = policy_from_json(json.dumps(data))
     assert old.model_backend is None and math.isnan(old.heldout_auroc)

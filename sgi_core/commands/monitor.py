@@ -1,0 +1,124 @@
+"""``python -m sgi_core monitor RUN --policy P``: does a saved policy still hold on this run, and at what rate?
+
+Holds an unlabelled run (or one with labels on a random sample of it, ``--labels``) to a
+policy (:func:`sgi_core.monitoring.summary.monitor_run`): the hallucination rate corrected
+for the policy's held-out error rates, the shift check, the re-validation where labels are
+given; appends the run to the history database (``--db``, default
+``<data folder>/monitoring.sqlite``) and prints the verdict, or one JSON object (``--json``).
+
+Exit status: 0 the policy holds; 1 the corrected rate or the flag share is over a limit
+(``--max-rate``, ``--max-flag-rate``) beyond its sampling error, or a rate limit cannot be
+checked; 3 shift detected or the labelled sample does not validate the score (the run is
+still recorded); 2 usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from sgi_core.commands.label_option import add_labels_option, labelled_table
+from sgi_core.commands.options import (
+    add_embedding_run_options,
+    add_label_map_option,
+    add_model_options,
+    label_map_option,
+    model_load_options,
+)
+from sgi_core.errors import SGIInputError
+
+
+def add_parser(subparsers) -> None:
+    """Register ``monitor`` on the CLI's subparsers."""
+    from sgi_core.commands.gate import _fraction
+
+    p = subparsers.add_parser("monitor", help="hold a new run to a saved policy: corrected hallucination rate, shift "
+                                              "check, run history (exit 0 holds, 1 over a limit, 3 shift)")
+    p.add_argument("input", type=Path, metavar="RUN", help="the run's file, scored (with the policy's score column) or not")
+    p.add_argument("--policy", type=Path, required=True, help="policy JSON (gate --write-policy, Calibration page)")
+    p.add_argument("--db", type=Path, default=None,
+                   help="the run history (SQLite; default <data folder>/monitoring.sqlite, $SGI_DATA_DIR)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
+    p.add_argument("--max-rate", type=_fraction, default=None, metavar="R",
+                   help="exit 1 when the corrected hallucination rate is above R beyond its interval")
+    p.add_argument("--max-flag-rate", type=_fraction, default=None, metavar="F",
+                   help="exit 1 when the share of rows flagged is above F beyond its interval")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample to label and of the re-validation")
+    p.add_argument("--trust-policy-model", action="store_true",
+                   help="load a policy's model even when it is not a registered one")
+    p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None)
+    add_label_map_option(p)
+    add_labels_option(p)
+    add_model_options(p)
+    add_embedding_run_options(p)
+    p.set_defaults(func=run)
+
+
+def _run_frame(args, policy):
+    """The run's rows with their scores (the file's column, else scored with the policy's model) and labels."""
+    import numpy as np
+
+    from sgi_core.commands.gate import _numeric
+    from sgi_core.embedding import backend_used
+    from sgi_core.io.scored import scored_with
+    from sgi_core.io.triples import load_triples
+
+    table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive,
+                                              label_map=label_map_option(args)))
+    for warning in table.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    frame, column = table.frame, policy.score_column
+    present = next((c for c in (f"input_{column}", column) if c in frame.columns), None)
+    if present is not None:
+        scores = _numeric(frame[present], table.source, column)
+        return table, frame, scores, scored_with(args.input) if column == "sgi" else None
+    if column != "sgi":
+        raise SGIInputError(f"score column '{column}' of the policy is not in the file", source=table.source)
+    from sgi_core.embedding import EmbeddingCache, load_encoder
+    from sgi_core.progress import EmbeddingProgress
+    from sgi_core.scoring import score_table
+
+    encoder = load_encoder(policy.model, **model_load_options(args))
+    cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
+    scored = score_table(table, encoder, context_strategy=policy.context_strategy, cache=cache,
+                         batch_size=args.batch_size, progress=EmbeddingProgress(policy.model))
+    made_by = {"model": policy.model, "precision": args.precision, "backend": backend_used(encoder),
+               "context_strategy": policy.context_strategy}
+    return table, scored, scored["sgi"].to_numpy(dtype=np.float64), made_by
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def run(args) -> int:
+    from sgi_core.monitoring.store import append_run, default_db_path
+    from sgi_core.monitoring.summary import monitor_run
+    from sgi_core.policy.file import load_policy
+    from sgi_core.policy.rules import check_made_by, check_policy_model
+    from sgi_core.render.monitor import EXIT_CODES, monitor_json, monitor_lines
+
+    policy = load_policy(args.policy)
+    check_policy_model(policy, str(args.policy), trust=args.trust_policy_model)
+    db = args.db or default_db_path()
+    table, frame, scores, made_by = _run_frame(args, policy)
+    if policy.score_column == "sgi":
+        check_made_by(policy, made_by, str(args.input))
+    labels = frame["label"].to_numpy(dtype=float) if table.has_labels else None
+    summary = monitor_run(policy, frame, scores, y_true=labels, max_rate=args.max_rate,
+                          max_flag_rate=args.max_flag_rate, seed=args.seed)
+    record_id = append_run(db, summary, file=str(args.input), file_sha256=_sha256(args.input),
+                           model=(made_by or {}).get("model", policy.model),
+                           context_strategy=(made_by or {}).get("context_strategy", policy.context_strategy))
+    if args.json:
+        print(json.dumps(monitor_json(summary, record_id=record_id, db=db), allow_nan=False))
+    else:
+        print("\n".join(monitor_lines(summary, record_id=record_id, db=db)))
+    return EXIT_CODES[summary.status]
