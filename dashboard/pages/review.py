@@ -82,7 +82,7 @@ with label_tab:
                        "Most uncertain needs a threshold (Calibration session page) or labels to calibrate SGI.")
         try:
             order = review_services.queue(data.key, data.model, strategy, seed, score, second, threshold, origin,
-                                          scores, data.frame["label"].to_numpy(), probability)
+                                          scores, data.frame["label"].to_numpy(), probability, data.table)
         except page.SGIInputError as err:
             page.show_error(err)
             st.stop()

@@ -94,7 +94,7 @@ def pair_labels(pair: PairedRuns) -> dict:
 
 def order(pair: PairedRuns, labels: dict, seed: int) -> np.ndarray:
     """The matched keys left to label, in the seeded random order."""
-    return paired_queue(labels["decided_base"], labels["decided_new"], seed=seed)
+    return paired_queue(labels["decided_base"], labels["decided_new"], seed=seed, keys=pair.matched.keys)
 
 
 def estimate(pair: PairedRuns, labels: dict) -> LabelShift | None:

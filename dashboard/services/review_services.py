@@ -208,14 +208,16 @@ def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _fram
 @st.cache_data(show_spinner=False, max_entries=32)
 def queue(key: state.DataKey, model_name: str, strategy: str, seed: int, score: str, second: str | None,
           threshold: float | None, calibration: str | None, _scores: dict, _labels: np.ndarray,
-          _probability) -> ReviewQueue:
+          _probability, _table: TripleTable) -> ReviewQueue:
     """Every row in the order of ``strategy``; the page skips the rows already annotated.
 
-    ``calibration`` names the calibrator that made ``_probability``, for the cache.
+    ``calibration`` names the calibrator that made ``_probability``, for the cache. The
+    seeded order follows each row's key (its texts), so the same rows in any order come
+    in the same order.
     """
     return review_queue(len(_labels), strategy=strategy, seed=seed, score=_scores[score],
                         second_score=_scores.get(second), threshold=threshold, labels=_labels,
-                        probability=_probability)
+                        probability=_probability, keys=table_keys(key._replace(labels="file"), _table))
 
 
 def profile(key: state.DataKey, model_name: str, position: int, table: TripleTable, frame: pd.DataFrame) -> RowProfile:
