@@ -5,6 +5,7 @@ import pandas as pd
 
 from dashboard.review_panel import label_button_key
 from sgi_core.evaluation.label_rates import keys_to_decide, paired_rate_difference
+from sgi_core.evaluation.run_matching import match_runs
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_key
 from sgi_core.review.queues import paired_queue
 from tests.dashboard.conftest import assert_clean, goto, metric
@@ -19,6 +20,13 @@ def runs():
     new = pd.concat([HALLUCINATED.head(N).iloc[i:i + 1] if i % 2 else GROUNDED.head(N).iloc[i:i + 1]
                      for i in range(N)], ignore_index=True).drop(columns=["label"])
     return base, new
+
+
+def queue(base, new):
+    """The matched keys' positions in the page's order, and each one's row in the base and in the new run."""
+    matched = match_runs(base, new, key="question", scores=[])
+    order = paired_queue(np.zeros(N, bool), np.zeros(N, bool), seed=0, keys=matched.keys)
+    return order, matched.first_row_base, matched.first_row_new
 
 
 def two_runs_mode(app):
@@ -39,21 +47,23 @@ def test_the_mode_asks_for_the_new_run_first(app):
 
 def test_labels_go_to_each_files_store_in_the_seeded_random_order_and_the_estimate_follows(app):
     page, base, new = two_runs_mode(app)
-    order = paired_queue(np.zeros(N, bool), np.zeros(N, bool), seed=0)
+    order, base_row, new_row = queue(base, new)
     first = int(order[0])
     shown = [t.value for t in page.text]
-    assert base["response"].iloc[first] in shown and new["response"].iloc[first] in shown
+    assert base["response"].iloc[base_row[first]] in shown and new["response"].iloc[new_row[first]] in shown
     truth_new = ["hallucinated" if i % 2 else "grounded" for i in range(N)]
     for position in order[:12]:
         page.button(key=label_button_key("grounded", position, "base")).click().run()
-        page.button(key=label_button_key(truth_new[position], position, "new")).click().run()
+        page.button(key=label_button_key(truth_new[new_row[position]], position, "new")).click().run()
     assert_clean(page)
     base_store = AnnotationStore(annotations_path("base.csv")).current()
     new_store = AnnotationStore(annotations_path("new.csv")).current()
     labelled = order[:12]
-    assert set(base_store["key"]) == {row_key(*base.iloc[i][["question", "context", "response"]]) for i in labelled}
-    assert set(new_store["key"]) == {row_key(*new.iloc[i][["question", "context", "response"]]) for i in labelled}
-    halluc_new = np.array([truth_new[i] == "hallucinated" for i in labelled], dtype=float)
+    assert set(base_store["key"]) == {row_key(*base.iloc[base_row[i]][["question", "context", "response"]])
+                                      for i in labelled}
+    assert set(new_store["key"]) == {row_key(*new.iloc[new_row[i]][["question", "context", "response"]])
+                                     for i in labelled}
+    halluc_new = np.array([truth_new[new_row[i]] == "hallucinated" for i in labelled], dtype=float)
     expected = paired_rate_difference(np.zeros(12), halluc_new)
     assert metric(page, "Hallucination rate, base") == "0.0%"
     assert metric(page, "Hallucination rate, new") == f"{expected.rate_new:.1%}"
@@ -65,7 +75,7 @@ def test_labels_go_to_each_files_store_in_the_seeded_random_order_and_the_estima
 
 def test_undo_in_the_two_runs_mode_takes_back_the_last_label_in_the_store_it_went_to(app):
     page, base, new = two_runs_mode(app)
-    first = int(paired_queue(np.zeros(N, bool), np.zeros(N, bool), seed=0)[0])
+    first = int(queue(base, new)[0][0])
     page.button(key=label_button_key("grounded", first, "base")).click().run()
     page.button(key=label_button_key("hallucinated", first, "new")).click().run()
     assert len(AnnotationStore(annotations_path("new.csv")).current()) == 1
