@@ -83,3 +83,24 @@ def test_undo_in_the_two_runs_mode_takes_back_the_last_label_in_the_store_it_wen
     assert_clean(page)
     assert len(AnnotationStore(annotations_path("new.csv")).current()) == 0
     assert len(AnnotationStore(annotations_path("base.csv")).current()) == 1
+
+
+def test_the_match_key_is_kept_across_pages_and_the_two_runs_mode_matches_on_it(app):
+    base, new = runs()
+    # Half the questions reworded in the new run, the pair ids kept: only the id matches all 40 keys.
+    new = new.assign(question=[f"reworded {q}" if i % 2 else q for i, q in enumerate(new["question"])])
+    open_compare(app, base, new)
+    assert metric(app, "Keys matched") == f"{N // 2:,}"
+    app.selectbox(key="compare.key").set_value("pair_id").run()
+    assert_clean(app)
+    assert metric(app, "Keys matched") == f"{N:,}"
+    goto(app, "overview")
+    page = goto(app, "compare_runs")
+    assert page.selectbox(key="compare.key").value == "pair_id"
+    assert metric(page, "Keys matched") == f"{N:,}"
+    page = goto(app, "review")
+    page.radio(key="review.mode").set_value("two runs").run()
+    assert_clean(page)
+    # Markdown-escaped, as every text from the data is.
+    assert any(c.value.startswith("Matched on pair\\_id: ") for c in page.caption)
+    assert any(f"{N:,} of {N:,} matched keys left" in c.value for c in page.caption)
