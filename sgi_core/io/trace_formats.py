@@ -9,12 +9,16 @@ a parent in the file (the earliest, if several), its ``input.value`` the questio
 ``input`` / ``output`` (else the root observation's), and the ``output`` documents of each
 retrieval observation (type ``RETRIEVER``, or a child ``SPAN`` whose name contains "retriev").
 
+Every other field of the root span (or of the Langfuse trace) is kept (:func:`other_fields`):
+ids such as a ``request_id`` in the metadata are keys users match runs on.
+
 Errors name the file, the record's row (a data row or a JSON Lines line), the field, and
 what to do.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from sgi_core.errors import SGIInputError
@@ -38,6 +42,48 @@ _LANGFUSE_HINT = ("Give the traces as GET /api/public/traces/{traceId} returns t
                   "one per line or in one JSON array")
 
 
+#: Span fields read into the triple or the trace's structure, left out of its other fields.
+_SPAN_FIELDS = ("context.trace_id", "context.span_id", "parent_id", "span_kind", "input.", "output.", "retrieval.",
+                "openinference.span.kind")
+#: Langfuse trace fields read into the triple.
+_LANGFUSE_FIELDS = ("id", "input", "output", "observations")
+
+
+def _cell(value):
+    """A field's value as one cell: a scalar as it is, a date as ISO text, anything else as JSON text."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return None if is_missing(value) and not isinstance(value, str) else value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def other_fields(flat: dict, *, skip: tuple, strip: str = "") -> tuple:
+    """``(name, cell)`` of every field of ``flat`` (dotted keys) not starting with one of ``skip``.
+
+    ``strip`` is taken off the front of a name (``"attributes."``, after ``skip`` is
+    applied to the stripped name); JSON text holding an object is opened into dotted
+    names of its own (Phoenix writes the metadata as JSON text).
+
+    Examples
+    --------
+    >>> other_fields({"id": "t1", "attributes.metadata": '{"request_id": "r9"}', "attributes.tags": ["a"]},
+    ...              skip=("id",), strip="attributes.")
+    (('metadata.request_id', 'r9'), ('tags', '["a"]'))
+    """
+    out = {}
+    for key, value in flat.items():
+        name = key[len(strip):] if strip and key.startswith(strip) else key
+        if name.startswith(skip) or key.startswith(skip):
+            continue
+        opened = parse_json_text(value)
+        if isinstance(opened, dict) and opened:
+            out.update((sub, _cell(item)) for sub, item in flatten(opened, f"{name}.").items())
+        else:
+            out[name] = _cell(value)
+    return tuple(out.items())
+
+
 @dataclass(frozen=True)
 class Span:
     """One span of an OpenInference trace, its texts already read."""
@@ -51,6 +97,7 @@ class Span:
     question: str | None
     answer: str | None
     documents: tuple
+    extra: tuple = ()
 
 
 def _text(attributes: dict, key: str, side: str) -> str | None:
@@ -60,12 +107,12 @@ def _text(attributes: dict, key: str, side: str) -> str | None:
     return value_text(value, side)
 
 
-def _span(attributes: dict, *, trace_id, span_id, parent_id, kind, start, order: int) -> Span:
+def _span(attributes: dict, *, trace_id, span_id, parent_id, kind, start, order: int, extra: tuple = ()) -> Span:
     kind = str(kind or attributes.get("openinference.span.kind") or "").upper()
     documents = tuple(indexed_documents(attributes, "retrieval.documents")) if kind == RETRIEVER else ()
     return Span(str(trace_id), str(span_id), "" if is_missing(parent_id) else str(parent_id), kind,
                 start_key(start), order, _text(attributes, "input", "question"), _text(attributes, "output", "answer"),
-                documents)
+                documents, extra)
 
 
 def _ids(trace_id, span_id, *, name: str, row: int, fields: tuple[str, str], hint: str) -> None:
@@ -86,7 +133,7 @@ def traces_from_spans(spans: list[Span]) -> list[TraceParts]:
         roots = [span for span in in_order if not span.parent_id] or [s for s in in_order if s.parent_id not in ids]
         root = roots[0] if roots else in_order[0]
         retrievals = tuple(span.documents for span in in_order if span.kind == RETRIEVER)
-        traces.append(TraceParts(trace_id, root.question, root.answer, retrievals))
+        traces.append(TraceParts(trace_id, root.question, root.answer, retrievals, root.extra))
     return traces
 
 
@@ -107,7 +154,8 @@ def phoenix_traces(records: list[tuple[int, dict]], name: str) -> list[TracePart
         _ids(trace_id, span_id, name=name, row=row, fields=("context.trace_id", "context.span_id"), hint=_PHOENIX_HINT)
         attributes = {key[len("attributes."):]: value for key, value in flat.items() if key.startswith("attributes.")}
         spans.append(_span(attributes, trace_id=trace_id, span_id=span_id, parent_id=flat.get("parent_id"),
-                           kind=flat.get("span_kind"), start=flat.get("start_time"), order=order))
+                           kind=flat.get("span_kind"), start=flat.get("start_time"), order=order,
+                           extra=other_fields(flat, skip=_SPAN_FIELDS, strip="attributes.")))
     return traces_from_spans(spans)
 
 
@@ -156,9 +204,12 @@ def otlp_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
                     trace_id, span_id = _field(span, "traceId"), _field(span, "spanId")
                     _ids(trace_id, span_id, name=name, row=row, fields=(f"{where}.traceId", f"{where}.spanId"),
                          hint=_OTLP_HINT)
-                    spans.append(_span(_attributes(span.get("attributes") or []), trace_id=trace_id,
+                    attributes = _attributes(span.get("attributes") or [])
+                    named = {"name": span["name"]} if "name" in span else {}
+                    spans.append(_span(attributes, trace_id=trace_id,
                                        span_id=span_id, parent_id=_field(span, "parentSpanId"), kind=None,
-                                       start=_field(span, "startTimeUnixNano"), order=len(spans)))
+                                       start=_field(span, "startTimeUnixNano"), order=len(spans),
+                                       extra=other_fields({**named, **flatten(attributes)}, skip=_SPAN_FIELDS)))
     if not spans:
         raise SGIInputError("the file holds no spans", source=name, hint=_OTLP_HINT)
     return traces_from_spans(spans)
@@ -211,5 +262,6 @@ def langfuse_traces(records: list[tuple[int, dict]], name: str) -> list[TracePar
             question if question is not None else value_text(parse_json_text(root.get("input")), "question"),
             answer if answer is not None else value_text(parse_json_text(root.get("output")), "answer"),
             tuple(_retrieved(o.get("output")) for o in in_order if _is_retrieval(o)),
+            other_fields(flatten(record), skip=_LANGFUSE_FIELDS),
         ))
     return traces
