@@ -25,7 +25,7 @@ from sgi_core.columns import INPUT_ROW, ROLES, TEXT_COLUMNS
 from sgi_core.errors import format_rows
 from sgi_core.frames import take_rows
 from sgi_core.io.formats import PLAIN_NUMBER, check_unique_columns
-from sgi_core.io.limits import InputLimits
+from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.io.reading import cell_to_text, read_table, source_name
 from sgi_core.io.labels import (
     MISSING_WORDS,
@@ -264,7 +264,9 @@ def validate_triples(
     warnings += _text_warnings(out, col_map, scorable, first_row, whole_file)
     if col_map.label is not None:
         warnings += unmapped_label_warnings(out[source_cols["label"]], label_map, positive, first_row)
-    warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
+    # `score` writes a label column whatever its input held; an empty one in its output was reported when it scored.
+    if not (col_map.label == "label" and is_scored(frame.columns) and np.isnan(out["label"].to_numpy()).all()):
+        warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
     return TripleTable(out, source, col_map, positive, unscorable, warnings, renames,
                        found.passages if found else None)
 
