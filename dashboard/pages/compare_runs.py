@@ -108,7 +108,7 @@ if result.labels is None:
     st.warning("Neither run has labels on matched keys, so nothing here says which run is more grounded. Label a "
                "random sample of both runs on the Review page (open each file there), then come back.")
 else:
-    compare_charts.labels_metrics(result.labels)
+    compare_charts.labels_metrics(compare_services.headline_rates(result.labels), result.labels.verdict)
     st.markdown(texts.plain(compare_services.labels_headline(result)))
 
 st.subheader("How each score moved")

@@ -18,6 +18,7 @@ import streamlit as st
 from dashboard import state
 from dashboard.services import SCORE_CHUNK_ROWS, disk_cache, input_limits, model_encoder
 from sgi_core.io.triples import TripleTable
+from sgi_core.evaluation.headline_rates import headline_rates
 from sgi_core.evaluation.run_comparison import RunComparison, compare_runs
 from sgi_core.evaluation.run_matching import KeyChanges, MatchedRuns, largest_changes, match_runs
 from sgi_core.io.reading import read_table
@@ -36,7 +37,7 @@ CHANGED_KEYS = 20
 CHART_KEYS = 20_000
 
 __all__ = ["CHANGED_KEYS", "CHART_KEYS", "COMPARE_N_BOOT", "auroc_frame", "changed_keys", "comparison",
-           "deltas_frame", "labels_headline", "matched_runs", "new_run", "new_run_labelled", "paired_points", "reconciliation",
+           "deltas_frame", "headline_rates", "labels_headline", "matched_runs", "new_run", "new_run_labelled", "paired_points", "reconciliation",
            "run_of_current_file"]
 
 

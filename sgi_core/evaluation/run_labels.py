@@ -86,6 +86,9 @@ class LabelShift(JsonResult):
     predictor_loss : dict of str -> float
         Out-of-fold log loss of each run's predictor of the prediction-powered estimate (``base``, ``new``).
     auroc : tuple of AurocShift
+    labels_rate_base, labels_rate_new, labels_difference : float
+        The rates and their difference from the labels alone, on the keys behind ``labels_only_ci``
+        (equal to ``rate_base``, ``rate_new``, ``difference`` when ``method`` is a labels one).
     """
 
     n_keys: int
@@ -104,6 +107,9 @@ class LabelShift(JsonResult):
     new_only: int
     predictor_loss: dict[str, float]
     auroc: tuple[AurocShift, ...]
+    labels_rate_base: float = math.nan
+    labels_rate_new: float = math.nan
+    labels_difference: float = math.nan
 
 
 #: The labels are the ground truth: their difference always earns its word.
@@ -261,4 +267,5 @@ def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0
     return LabelShift(rates.n_keys, int(has_base.sum()), int(has_new.sum()), rate_base, rate_new, difference, ci,
                       rates.ci, rate_verdict(ci), rates.paired, method,
                       rates.p_value if rates.paired else math.nan, rates.base_only, rates.new_only, losses,
-                      _auroc_shifts(matched, lab_base, lab_new, confidence))
+                      _auroc_shifts(matched, lab_base, lab_new, confidence), rates.rate_base, rates.rate_new,
+                      rates.difference)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from sgi_core.evaluation.headline_rates import headline_rates
 from sgi_core.render.numbers import format_ci
 
 if TYPE_CHECKING:
@@ -53,26 +54,36 @@ def _keys(keys: tuple[str, ...]) -> str:
     return shown + (f" and {len(keys) - LISTED_KEYS} more" if len(keys) > LISTED_KEYS else "")
 
 
+def rate_line(line) -> str:
+    """One :class:`~sgi_core.evaluation.headline_rates.RateLine`: its name, both rates and ``new - base`` of them."""
+    text = (f"{line.name}: base {line.rate_base:.1%}, new {line.rate_new:.1%}, new - base {line.difference:+.3f} "
+            f"{format_ci(line.ci, '+.3f')}")
+    if line.own_rate_new == line.own_rate_new and abs(line.own_rate_new - line.rate_new) >= 0.0005:
+        text += f" (new = base + the paired estimate; the new run's own estimate {line.own_rate_new:.1%})"
+    return text
+
+
 def labels_headline(res: RunComparison) -> str:
-    """The labels' verdict in one sentence: each run's hallucination rate, the difference and how it was estimated."""
+    """The labels' verdict: the word and the keys, then one named line per estimate, each adding up.
+
+    The lines are :func:`~sgi_core.evaluation.headline_rates.headline_rates`: "labels only"
+    and, where only a sample is labelled, "prediction-powered" (the verdict's estimate).
+    """
     lab = res.labels
     if lab is None:
         return ("labels: none in either run, so nothing here says which run is more grounded; label a sample of "
                 "both runs (--labels FILE, or the Review page) to decide")
     level = round(res.confidence * 100)
-    extra = ""
-    if lab.ci != lab.labels_only_ci:
-        extra = f"; labels alone {format_ci(lab.labels_only_ci, '+.3f')}"
     counts = (f"{lab.n_keys} keys labelled in both runs" if lab.paired else
               f"{lab.n_labelled_base} base and {lab.n_labelled_new} new keys labelled, none in both")
     mcnemar = f", McNemar exact p {_p(lab.mcnemar_p)}" if lab.paired and not math.isnan(lab.mcnemar_p) else ""
-    line = (f"hallucination rate (labels): base {lab.rate_base:.1%}, new {lab.rate_new:.1%}, new - base "
-            f"{lab.difference:+.3f} {format_ci(lab.ci, '+.3f')} ({level}%, {lab.method}{extra}; {counts}{mcnemar}): "
-            f"{lab.verdict}")
+    lines = [f"hallucination rate (labels): {lab.verdict} by the {lab.method} estimate ({level}% intervals; "
+             f"{counts}{mcnemar})"]
+    lines += [f"  {rate_line(line)}" for line in headline_rates(lab).lines]
     if lab.method.startswith("prediction-powered"):
-        line += ("\n  every matched key enters through the scores' mapping to P(hallucinated), fitted out of fold "
-                 "on the labels; valid when the labelled keys are a random sample of the matched keys")
-    return line
+        lines.append("  every matched key enters through the scores' mapping to P(hallucinated), fitted out of fold "
+                     "on the labels; valid when the labelled keys are a random sample of the matched keys")
+    return "\n".join(lines)
 
 
 def reconciliation(res: RunComparison) -> list[str]:
