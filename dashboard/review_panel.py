@@ -211,6 +211,22 @@ def row_panel(data, labels, store, position: int) -> None:
         profile(data, position)
 
 
+def _copy_labels(data, path: str) -> None:
+    """Button callback: import the decisions another annotation file holds on this file's rows."""
+    done = review_services.copy_labels_from(data.key, data.table, path)
+    st.toast(f"{done.n_added:,} labels copied from {Path(path).name} ({done.n_already:,} already here).")
+
+
+def labels_elsewhere(data, match) -> None:
+    """Say where this file's rows are labelled under another file name, and offer to copy the labels here."""
+    name = texts.plain(Path(match.path).name)
+    st.info(f"{match.n_rows:,} rows of this file have decisions in the annotations of {name} ({match.n_labelled:,} "
+            "labelled grounded or hallucinated): the same texts, opened before under another file name (a trace "
+            "export, a copy in another format). Copy them here to use them on every page of this file.")
+    st.button(f"Copy the labels from {name}", key=f"review.copy.{match.path}", on_click=_copy_labels,
+              args=(data, match.path))
+
+
 def disagreements(data, result, names: tuple, first, second, what: str) -> None:
     """Kappa with its interval, the rows where the two disagree, and a button to review them."""
     if result.n < 2:

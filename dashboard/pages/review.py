@@ -32,6 +32,8 @@ for message in labels.damaged:
 if labels.annotations.n_labels and not labels.annotations.n_matched:
     st.warning(f"None of the {labels.annotations.n_labels:,} labelled rows in the annotations file is in this file: "
                "it holds labels of other data.")
+for match in review_services.labels_elsewhere(data.key, data.table, store):
+    review_panel.labels_elsewhere(data, match)
 
 label_tab, agreement_tab, files_tab = st.tabs(["Label rows", "Agreement and labels needed", "Import / export"])
 

@@ -12,6 +12,7 @@ statistic is computed again on the new labels and on nothing else.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import warnings
 from dataclasses import dataclass, replace
 
@@ -20,6 +21,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
+from sgi_core.review.label_lookup import StoreMatch
+from sgi_core.review.label_lookup import labels_elsewhere as find_labels_elsewhere
 from sgi_core.review.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
 from sgi_core.review.label_exchange import LabelImport, annotation_table, id_column, import_lines
 from sgi_core.columns import ANGLE_COLUMNS
@@ -303,6 +306,17 @@ def import_labels(key: state.DataKey, table: TripleTable, name: str, raw: bytes)
                                annotator=f"import: {name}")
     append_lines(store.path, lines)
     return done
+
+
+def labels_elsewhere(key: state.DataKey, table: TripleTable, store: AnnotationStore) -> tuple[StoreMatch, ...]:
+    """The other annotation files holding decisions on this file's rows (the same texts under another file name)."""
+    return find_labels_elsewhere(table_keys(key._replace(labels="file"), table), store.path.parent, exclude=store.path)
+
+
+def copy_labels_from(key: state.DataKey, table: TripleTable, path: str) -> LabelImport:
+    """Import into this file's annotations the decisions another annotation file holds on its rows."""
+    source = AnnotationStore(Path(path))
+    return import_labels(key, table, source.path.name, source.raw())
 
 
 def row_id(table: TripleTable, position: int) -> tuple[str, str] | None:
