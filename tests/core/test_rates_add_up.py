@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.evaluation.headline_rates import LABELS_ONLY, PREDICTION_POWERED, headline_rates
+from sgi_core.evaluation.headline_rates import (
+    LABELS_ONLY,
+    PREDICTION_POWERED,
+    headline_rates,
+)
 from sgi_core.evaluation.label_rates import paired_rate_difference
 from sgi_core.evaluation.run_comparison import compare_runs
 from sgi_core.evaluation.run_matching import match_runs

@@ -13,10 +13,10 @@ import pytest
 
 from sgi_core.cli import main
 from sgi_core.errors import SGIInputError
+from sgi_core.evaluation.effect_size import effect_size
 from sgi_core.evaluation.folds import crossfit_folds
 from sgi_core.evaluation.key_order import canonical_order, key_hash
 from sgi_core.evaluation.ranking import roc_analysis
-from sgi_core.evaluation.effect_size import effect_size
 from sgi_core.evaluation.run_comparison import paired_bootstrap_ci
 from sgi_core.evaluation.run_matching import match_runs
 from sgi_core.review.annotations import row_keys
