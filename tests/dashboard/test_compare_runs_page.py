@@ -152,3 +152,37 @@ def test_with_a_labelled_sample_both_named_estimates_are_shown_and_each_adds_up(
     halluc_new = 1 - worse["label"].to_numpy()[:60]
     assert shown["labels only"][1] == pytest.approx(halluc_new.mean(), abs=0.0005)
     assert shown["labels only"][0] == 0.0
+
+
+def sampled_pair():
+    """The base run's and a worse run's answers to 150 questions, the first 60 keys labelled in both."""
+    rng = np.random.default_rng(4)
+    base = GROUNDED.assign(label=np.where(np.arange(150) < 60, GROUNDED["label"], np.nan))
+    worse = pd.concat([HALLUCINATED.iloc[[i]] if rng.random() < 0.3 else GROUNDED.iloc[[i]] for i in range(150)],
+                      ignore_index=True)
+    return base, worse.assign(label=np.where(np.arange(150) < 60, worse["label"], np.nan))
+
+
+def same_numbers(app, first) -> tuple:
+    """The page's metrics and table of score differences, checked equal to ``first`` (NaN equal to NaN) when given."""
+    (table, *_) = [frame.value for frame in app.dataframe]
+    shown = ({m.label: m.value for m in app.metric}, table)
+    if first is not None:
+        assert shown[0] == first[0]
+        pd.testing.assert_frame_equal(shown[1], first[1])
+    return shown
+
+
+def test_shuffled_rows_of_either_run_show_the_same_numbers(app):
+    base, new = sampled_pair()
+    open_compare(app, base, new)
+    first = same_numbers(app, None)
+    assert "Hallucination rate, new (prediction-powered)" in first[0]
+    app.file_uploader(key="compare.upload").set_value(
+        ("new.csv", csv_bytes(new.sample(frac=1.0, random_state=3)), "text/csv")).run()
+    assert_clean(app)
+    same_numbers(app, first)
+    upload(app, "base.csv", csv_bytes(base.sample(frac=1.0, random_state=8)))
+    page = goto(app, "compare_runs")
+    assert_clean(page)
+    same_numbers(page, first)
