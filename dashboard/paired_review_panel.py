@@ -36,8 +36,9 @@ def _estimate(shift, n_left: int) -> None:
         st.caption("Label both answers to a few keys: the paired estimate appears once both runs have labels.")
         return
     cells = st.columns(3)
-    cells[0].metric("Hallucination rate, base", f"{shift.rate_base:.1%}")
-    cells[1].metric("Hallucination rate, new", f"{shift.rate_new:.1%}")
+    # The labels' own rates on the keys labelled in both: their difference is the sequence's estimate.
+    cells[0].metric("Hallucination rate, base (labels only)", f"{shift.labels_rate_base:.1%}")
+    cells[1].metric("Hallucination rate, new (labels only)", f"{shift.labels_rate_new:.1%}")
     seq = shift.sequential
     if seq is None:
         cells[2].metric("New − base", "none yet", help="Needs keys labelled in both runs.")

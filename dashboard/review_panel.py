@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import devices, page, state
-from dashboard.services import evidence_services, geometry_services, review_services
+from dashboard.services import evidence_services, geometry_services, label_exchange_services, review_services
 from dashboard.views import evidence, geometry_charts, texts
 from sgi_core.columns import is_ordinary
 from sgi_core.review.annotations import MAX_NOTE_CHARS, AnnotationStore
@@ -142,16 +142,24 @@ def profile(data, position: int) -> None:
                                                      format="%.0f")})
 
 
-def decide(store, key: str, label: str) -> None:
-    """Button callback: append the decision with the note and annotator, remember its id and store, and move on."""
+def decide(store, key: str, label: str, position: int) -> None:
+    """Button callback: append the decision with the note and annotator, remember its id and store, and move on.
+
+    The row's key and position come with the button (its ``args``), never from what the
+    page shows when the click arrives: a click on a row's button while the page is already
+    drawing the next one labels the row it was drawn for, and moves a focus list on only
+    when that row is the one in focus.
+    """
     # The queue is recorded so that labels from a targeted queue are never taken for a random sample.
     focus = st.session_state.get(state.REVIEW_FOCUS)
     queue = "disagreement" if focus is not None else st.session_state.get(state.REVIEW_STRATEGY, "")
-    decision_id = store.add(key, label, note=st.session_state.get(state.REVIEW_NOTE, ""),
+    current = st.session_state.get(state.REVIEW_NOTE_KEY) == key
+    decision_id = store.add(key, label, note=st.session_state.get(state.REVIEW_NOTE, "") if current else "",
                             annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""), queue=queue)
     st.session_state.setdefault(state.REVIEW_HISTORY, []).append((str(store.path), key, decision_id))
-    st.session_state[state.REVIEW_NOTE] = ""
-    if focus is not None:
+    if current:
+        st.session_state[state.REVIEW_NOTE] = ""
+    if focus is not None and focus["done"] < len(focus["rows"]) and focus["rows"][focus["done"]] == position:
         focus["done"] += 1
 
 
@@ -170,13 +178,20 @@ def undo() -> None:
             focus["done"] -= 1
 
 
-def buttons(store, key: str, row) -> None:
-    """Grounded / hallucinated / unsure (keyed by ``row``, :func:`label_button_key`) / undo, and the note."""
+def buttons(store, key: str, row, position: int) -> None:
+    """Grounded / hallucinated / unsure (keyed by ``row``, :func:`label_button_key`) / undo, and the note.
+
+    Each button carries the row's key and position; the note typed goes with the row it
+    was typed under (:data:`~dashboard.state.REVIEW_NOTE_KEY`).
+    """
+    if st.session_state.get(state.REVIEW_NOTE_KEY) != key:
+        st.session_state[state.REVIEW_NOTE] = ""
+        st.session_state[state.REVIEW_NOTE_KEY] = key
     st.text_input("Note (optional, saved with the label)", key=state.REVIEW_NOTE, max_chars=MAX_NOTE_CHARS)
     columns = st.columns(4)
     for column, label in zip(columns, ("grounded", "hallucinated", "unsure")):
         column.button(label.capitalize(), key=label_button_key(label, row), on_click=decide,
-                      args=(store, key, label), icon=LABEL_ICONS[label], width="stretch")
+                      args=(store, key, label, position), icon=LABEL_ICONS[label], width="stretch")
     history = st.session_state.get(state.REVIEW_HISTORY)
     elsewhere = texts.plain(Path(history[-1][0]).name) if history and history[-1][0] != str(store.path) else None
     columns[3].button("Undo my last label", key="review.undo", on_click=undo, disabled=not history, width="stretch",
@@ -196,7 +211,7 @@ def row_panel(data, labels, store, position: int) -> None:
     decided = labels.decision(position)
     if decided is not None:
         st.caption(f"Labelled {decided} before; a new label replaces it.")
-    buttons(store, key, int(row["input_row"]))
+    buttons(store, key, int(row["input_row"]), position)
     left, right = st.columns(2)
     with left:
         st.markdown("**Question**")
@@ -215,6 +230,22 @@ def row_panel(data, labels, store, position: int) -> None:
     with profile_column:
         st.markdown("**Where this row stands in the file**")
         profile(data, position)
+
+
+def _copy_labels(data, path: str) -> None:
+    """Button callback: import the decisions another annotation file holds on this file's rows."""
+    done = label_exchange_services.copy_labels_from(data.key, data.table, path)
+    st.toast(f"{done.n_added:,} labels copied from {Path(path).name} ({done.n_already:,} already here).")
+
+
+def labels_elsewhere(data, match) -> None:
+    """Say where this file's rows are labelled under another file name, and offer to copy the labels here."""
+    name = texts.plain(Path(match.path).name)
+    st.info(f"{match.n_rows:,} rows of this file have decisions in the annotations of {name} ({match.n_labelled:,} "
+            "labelled grounded or hallucinated): the same texts, opened before under another file name (a trace "
+            "export, a copy in another format). Copy them here to use them on every page of this file.")
+    st.button(f"Copy the labels from {name}", key=f"review.copy.{match.path}", on_click=_copy_labels,
+              args=(data, match.path))
 
 
 def disagreements(data, result, names: tuple, first, second, what: str) -> None:

@@ -259,6 +259,8 @@ REVIEW_SEED = "review.seed"
 REVIEW_TARGET = "review.target"
 REVIEW_ANNOTATOR = "review.annotator"
 REVIEW_NOTE = "review.note"
+#: The row key the note being typed belongs to: a label given to another row does not take it.
+REVIEW_NOTE_KEY = "review.note_key"
 #: Rows put before the reviewer ahead of the queue (rows where two raters disagree), and how many are done.
 REVIEW_FOCUS = "review.focus"
 REVIEW_HALF_WIDTH = "review.half_width"
@@ -271,7 +273,8 @@ REVIEW_EXPORT_TABLE = "review.export_table"
 #: estimate should be able to decide.
 REVIEW_MODE = "review.mode"
 REVIEW_PAIR_EFFECT = "review.pair_effect"
-#: Compare runs page: the new run (its name and bytes or path) and the column matching the runs' rows.
+#: Compare runs page: the new run (its name and bytes or path) and the column matching the runs' rows (kept
+#: across pages: the Review page's two-runs mode matches on it too).
 COMPARE_NEW_NAME = "compare.new_name"
 COMPARE_NEW_RAW = "compare.new_raw"
 COMPARE_KEY = "compare.key"

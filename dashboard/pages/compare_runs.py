@@ -69,8 +69,11 @@ except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
 columns = [c for c in base.frame.columns if c in set(new.frame.columns) and c not in base.scores]
-st.selectbox("Match rows on", columns, index=columns.index("question") if "question" in columns else 0,
-             key=KEY_COLUMN, help="An id both runs carry, or the question text (the default).")
+if st.session_state.get(KEY_COLUMN) not in columns:
+    st.session_state[KEY_COLUMN] = "question" if "question" in columns else columns[0]
+st.selectbox("Match rows on", columns, key=KEY_COLUMN, **state.PERSIST,
+             help="An id both runs carry, or the question text (the default). Kept when you leave the page; the "
+                  "Review page's two-runs mode matches on it too.")
 try:
     targeted = new_targeted + review_services.label_state(data.key).n_targeted
     result, matched, notes = compare_services.comparison(data.key, (*new_id, new_annotated, new_disagree), data.model,
@@ -106,7 +109,7 @@ if result.labels is None:
     st.warning("Neither run has labels on matched keys, so nothing here says which run is more grounded. Label a "
                "random sample of both runs on the Review page (open each file there), then come back.")
 else:
-    compare_charts.labels_metrics(result.labels)
+    compare_charts.labels_metrics(compare_services.headline_rates(result.labels), result.labels.verdict)
     st.markdown(texts.plain(compare_services.labels_headline(result)))
 
 st.subheader("How each score moved")

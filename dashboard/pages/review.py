@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dashboard import page, paired_review_panel, review_panel, state
-from dashboard.services import review_services
+from dashboard.services import label_exchange_services, review_services
 from dashboard.views import texts
 
 st.title("Review")
@@ -32,6 +32,8 @@ for message in labels.damaged:
 if labels.annotations.n_labels and not labels.annotations.n_matched:
     st.warning(f"None of the {labels.annotations.n_labels:,} labelled rows in the annotations file is in this file: "
                "it holds labels of other data.")
+for match in label_exchange_services.labels_elsewhere(data.key, data.table, store):
+    review_panel.labels_elsewhere(data, match)
 
 label_tab, agreement_tab, files_tab = st.tabs(["Label rows", "Agreement and labels needed", "Import / export"])
 
@@ -82,7 +84,7 @@ with label_tab:
                        "Most uncertain needs a threshold (Calibration session page) or labels to calibrate SGI.")
         try:
             order = review_services.queue(data.key, data.model, strategy, seed, score, second, threshold, origin,
-                                          scores, data.frame["label"].to_numpy(), probability)
+                                          scores, data.frame["label"].to_numpy(), probability, data.table)
         except page.SGIInputError as err:
             page.show_error(err)
             st.stop()
@@ -137,13 +139,13 @@ with files_tab:
     st.write(f"Annotations of this file are kept in `{labels.path}` (readable by you only), one line per decision.")
     # Both downloads are built only when clicked (a callable), not on every run of the page.
     exports = st.columns(2)
-    exports[0].download_button("Export the annotations (JSON Lines)", data=review_services.export_jsonl(store),
+    exports[0].download_button("Export the annotations (JSON Lines)", data=label_exchange_services.export_jsonl(store),
                                file_name=store.path.name, mime="application/x-ndjson",
                                disabled=not review_services.has_annotations(store),
                                key=state.REVIEW_EXPORT, on_click="ignore",
                                help="Every decision as it was given, undos included: imports back here.")
     exports[1].download_button("Export this file's labelled rows (CSV)", mime="text/csv", on_click="ignore",
-                               data=review_services.export_table(labels, data.table, store),
+                               data=label_exchange_services.export_table(labels, data.table, store),
                                file_name=f"{store.path.stem}_labels.csv", disabled=not labels.n_annotated,
                                key=state.REVIEW_EXPORT_TABLE,
                                help="key, the file's id column, question, context, response, label, note, annotator "
@@ -154,7 +156,7 @@ with files_tab:
                               type=["jsonl", "csv", "tsv", "parquet", "json"])
     if upload is not None and st.button("Import these labels", key="review.import_button"):
         try:
-            done = review_services.import_labels(data.key, data.table, upload.name, upload.getvalue())
+            done = label_exchange_services.import_labels(data.key, data.table, upload.name, upload.getvalue())
             st.success(f"{done.n_matched:,} of {done.n_labels:,} labels matched rows of this file: {done.n_added:,} "
                        f"added ({done.n_replaced:,} replacing another label), {done.n_already:,} already in force. "
                        f"Left out: {done.n_unmatched:,} of other data, {done.n_conflicting:,} conflicting, "

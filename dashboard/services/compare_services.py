@@ -24,6 +24,7 @@ from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
 from sgi_core.review.label_sources import combine_labels, join_labels, labels_from_decisions
 from sgi_core.runs.comparison import RunComparison, compare_runs
+from sgi_core.runs.headline_rates import headline_rates
 from sgi_core.runs.matching import KeyChanges, MatchedRuns, largest_changes, match_runs
 from sgi_core.runs.reading import Run, read_run
 from sgi_core.scoring import score_table
@@ -36,7 +37,7 @@ CHANGED_KEYS = 20
 CHART_KEYS = 20_000
 
 __all__ = ["CHANGED_KEYS", "CHART_KEYS", "COMPARE_N_BOOT", "auroc_frame", "changed_keys", "comparison",
-           "deltas_frame", "labels_headline", "matched_runs", "new_run", "new_run_labelled", "paired_points", "reconciliation",
+           "deltas_frame", "headline_rates", "labels_headline", "matched_runs", "new_run", "new_run_labelled", "paired_points", "reconciliation",
            "run_of_current_file"]
 
 

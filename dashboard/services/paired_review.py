@@ -100,7 +100,7 @@ def pair_labels(pair: PairedRuns) -> dict:
 
 def order(pair: PairedRuns, labels: dict, seed: int) -> np.ndarray:
     """The matched keys left to label, in the seeded random order."""
-    return paired_queue(labels["decided_base"], labels["decided_new"], seed=seed)
+    return paired_queue(labels["decided_base"], labels["decided_new"], seed=seed, keys=pair.matched.keys)
 
 
 def estimate(pair: PairedRuns, labels: dict, seed: int) -> LabelShift | None:
@@ -114,7 +114,7 @@ def estimate(pair: PairedRuns, labels: dict, seed: int) -> LabelShift | None:
     nobody = np.zeros(len(pair.matched.keys), dtype=bool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return label_shift(matched, order=paired_queue(nobody, nobody, seed=seed))
+        return label_shift(matched, order=paired_queue(nobody, nobody, seed=seed, keys=pair.matched.keys))
 
 
 def keys_needed(shift: LabelShift | None, effect: float, n_left: int) -> KeysToDecide | None:

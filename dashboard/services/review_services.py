@@ -28,15 +28,14 @@ from sgi_core.geometry import canonical_triangle
 from sgi_core.io.triples import TripleTable
 from sgi_core.judge.cache import AnswerCache
 from sgi_core.judge.statements import cached_statements
-from sgi_core.review.annotations import AnnotationStore, annotations_path, append_lines, row_key, row_keys
+from sgi_core.review.annotations import AnnotationStore, annotations_path, row_key, row_keys
 from sgi_core.review.decision_log import LABEL_VALUE
-from sgi_core.review.label_exchange import LabelImport, annotation_table, id_column, import_lines
+from sgi_core.review.label_exchange import id_column
 from sgi_core.review.label_sources import (
     LABEL_SOURCES,
     CombinedLabels,
     LabelJoin,
     combine_labels,
-    read_label_source,
 )
 from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
 from sgi_core.review.row_labels import RowLabelTracker
@@ -223,14 +222,16 @@ def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _fram
 @st.cache_data(show_spinner=False, max_entries=32)
 def queue(key: state.DataKey, model_name: str, strategy: str, seed: int, score: str, second: str | None,
           threshold: float | None, calibration: str | None, _scores: dict, _labels: np.ndarray,
-          _probability) -> ReviewQueue:
+          _probability, _table: TripleTable) -> ReviewQueue:
     """Every row in the order of ``strategy``; the page skips the rows already annotated.
 
-    ``calibration`` names the calibrator that made ``_probability``, for the cache.
+    ``calibration`` names the calibrator that made ``_probability``, for the cache. The
+    seeded order follows each row's key (its texts), so the same rows in any order come
+    in the same order.
     """
     return review_queue(len(_labels), strategy=strategy, seed=seed, score=_scores[score],
                         second_score=_scores.get(second), threshold=threshold, labels=_labels,
-                        probability=_probability)
+                        probability=_probability, keys=table_keys(key._replace(labels="file"), _table))
 
 
 def profile(key: state.DataKey, model_name: str, position: int, table: TripleTable, frame: pd.DataFrame) -> RowProfile:
@@ -302,44 +303,9 @@ def more_labels(key: state.DataKey, model_name: str, score: str, half_width: flo
         return labels_needed(_labels, _score, target_half_width=half_width, n_left=n_left)
 
 
-def import_labels(key: state.DataKey, table: TripleTable, name: str, raw: bytes) -> LabelImport:
-    """Append to this file's annotations the labels of an upload that are about its rows and not already in force.
-
-    Raises
-    ------
-    SGIInputError
-        When the upload cannot be read, or none of its rows is in this file.
-    """
-    labels = read_label_source(raw, name=name, limits=services.input_limits())
-    store = annotation_store(key)
-    lines, done = import_lines(labels, table_keys(key._replace(labels="file"), table), store.current(),
-                               annotator=f"import: {name}")
-    append_lines(store.path, lines)
-    return done
-
-
 def row_id(table: TripleTable, position: int) -> tuple[str, str] | None:
     """The file's own id column (request_id, trace_id, id, ...) and its cell on row ``position``; None without one."""
     column = id_column(table.frame.columns)
     if column is None:
         return None
     return column, str(table.frame[column].iloc[position])
-
-
-def export_jsonl(store: AnnotationStore):
-    """A callable giving the annotations file's bytes: read only when the download is asked for."""
-    return store.raw
-
-
-def export_table(labels: LabelState, table: TripleTable, store: AnnotationStore):
-    """A callable giving the readable export (CSV) of this file's annotated rows, built only when downloaded."""
-    frame, keys = table.frame, labels.keys
-
-    def build() -> bytes:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the page shows the damaged lines already
-            current = store.current()
-        rows = keys if len(keys) else row_keys(frame)
-        return annotation_table(frame, rows, current).to_csv(index=False).encode("utf-8")
-
-    return build

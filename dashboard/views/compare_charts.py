@@ -37,14 +37,23 @@ def delta_table(frame: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def labels_metrics(labels) -> None:
-    """The labels' verdict as three metrics: each run's hallucination rate and the difference with its interval."""
-    cols = st.columns(3)
-    cols[0].metric("Hallucination rate, base", f"{labels.rate_base:.1%}")
-    cols[1].metric("Hallucination rate, new", f"{labels.rate_new:.1%}")
-    cols[2].metric(f"New − base: {labels.verdict}", f"{labels.difference:+.3f}",
-                   help=f"95% interval [{labels.ci[0]:+.3f}, {labels.ci[1]:+.3f}] ({labels.method})",
-                   delta=f"[{labels.ci[0]:+.3f}, {labels.ci[1]:+.3f}]", delta_color="off")
+def labels_metrics(rates, verdict: str) -> None:
+    """One row of metrics per named estimate (labels only, prediction-powered): both rates and new − base of them.
+
+    ``rates`` is a :class:`~sgi_core.runs.headline_rates.HeadlineRates`; the last line
+    is the one the verdict reads.
+    """
+    for line in rates.lines:
+        cols = st.columns(3)
+        cols[0].metric(f"Hallucination rate, base ({line.name})", f"{line.rate_base:.1%}")
+        cols[1].metric(f"Hallucination rate, new ({line.name})", f"{line.rate_new:.1%}",
+                       help=None if line.own_rate_new == line.rate_new else
+                       f"Base plus the paired estimate, so that the three numbers add up; the new run's own estimate "
+                       f"is {line.own_rate_new:.1%}.")
+        word = f": {verdict}" if line is rates.lines[-1] else ""
+        cols[2].metric(f"New − base ({line.name}){word}", f"{line.difference:+.3f}",
+                       help=f"95% interval [{line.ci[0]:+.3f}, {line.ci[1]:+.3f}]",
+                       delta=f"[{line.ci[0]:+.3f}, {line.ci[1]:+.3f}]", delta_color="off")
 
 
 def auroc_table(frame: pd.DataFrame) -> None:

@@ -224,7 +224,9 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
     status = scores[STATUS_COLUMN]
     not_scored = np.flatnonzero(is_not_scored(status))
     unscorable = {int(i) + 1: str(status.iloc[i]).removeprefix(NOT_SCORED_PREFIX) for i in not_scored}
-    warnings = label_warnings(scores["label"].to_numpy(dtype=np.float64), "label", 1, True) + infinite_warnings
+    labels = scores["label"].to_numpy(dtype=np.float64)
+    # `score` writes a label column whatever its input held; an empty one was reported when it read the user's file.
+    warnings = (label_warnings(labels, "label", 1, True) if not np.isnan(labels).all() else []) + infinite_warnings
     mapping = ColumnMapping(*ROLES)
     added = scores.columns.intersection([*SCORE_COLUMNS, WORD_OVERLAP_COLUMN])
     table = TripleTable(scores.drop(columns=added), source, mapping, "grounded", unscorable, warnings)

@@ -32,7 +32,7 @@ from sgi_core.io.labels import (
     rewritten_label_warning,
     unmapped_label_warnings,
 )
-from sgi_core.io.limits import InputLimits
+from sgi_core.io.limits import InputLimits, is_scored
 from sgi_core.io.mapping import ColumnMapping, input_renames, resolve_mapping
 from sgi_core.io.passages import context_passages
 from sgi_core.io.reading import cell_to_text, read_table, source_name
@@ -268,7 +268,9 @@ def validate_triples(
     warnings += _text_warnings(out, col_map, scorable, first_row, whole_file)
     if col_map.label is not None:
         warnings += unmapped_label_warnings(out[source_cols["label"]], label_map, positive, first_row)
-    warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
+    # `score` writes a label column whatever its input held; an empty one in its output was reported when it scored.
+    if not (col_map.label == "label" and is_scored(frame.columns) and np.isnan(out["label"].to_numpy()).all()):
+        warnings += label_warnings(out["label"].to_numpy(), col_map.label, first_row, whole_file)
     return TripleTable(out, source, col_map, positive, unscorable, warnings, renames,
                        found.passages if found else None, found.n_blank if found else 0)
 

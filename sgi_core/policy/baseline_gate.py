@@ -34,6 +34,7 @@ import numpy as np
 
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
+from sgi_core.runs.headline_rates import headline_rates
 
 #: Fewer matched keys than this leave every interval too wide to gate on.
 MIN_MATCHED_KEYS = 30
@@ -202,7 +203,8 @@ def rate_check(comparison, max_increase: float, *, sequential: bool = False) -> 
     _refuse_unreachable(lab, max_increase, comparison.match.n_matched)
     margin = lab.power.smallest_margin if lab.power is not None else math.nan
     if not sequential:
-        return RateCheck(lab.n_keys, lab.rate_base, lab.rate_new, lab.difference, lab.ci, lab.method, max_increase,
+        shown = headline_rates(lab).lines[-1]  # the deciding estimate's rates: new - base adds up
+        return RateCheck(lab.n_keys, shown.rate_base, shown.rate_new, lab.difference, lab.ci, lab.method, max_increase,
                          bool(lab.ci[1] <= max_increase), margin)
     if lab.sequential is None:
         raise SGIInputError("--sequential needs keys labelled in both runs (the sequence is of the paired difference)",

@@ -29,7 +29,10 @@ _STYLE = ("body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-wi
           "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}"
           "td:first-child,th:first-child{text-align:left}.verdict{padding:0.6em 1em;border-left:4px solid #d95f02;"
           "background:#fff7ee}.verdict.success{border-color:#1b9e77;background:#effaf5}.note{color:#555}"
-          "h2{margin-top:1.6em;border-bottom:1px solid #ddd}")
+          "h2{margin-top:1.6em;border-bottom:1px solid #ddd}"
+          # A wide table scrolls inside its box instead of pushing the page wider; long text cells wrap.
+          ".table-box{max-width:100%;overflow-x:auto}td{overflow-wrap:anywhere;max-width:28em}"
+          ".js-plotly-plot{max-width:100%}")
 
 
 def _escape(text) -> str:
@@ -37,11 +40,15 @@ def _escape(text) -> str:
 
 
 def figure_block(fig) -> str:
+    # Margins grow to fit the tick labels and axis titles, which a fixed margin clips.
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return pio.to_html(fig, include_plotlyjs=False, full_html=False, config={"displaylogo": False})
 
 
 def table_block(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, escape=True, na_rep="n/a", float_format=lambda x: f"{x:.4g}", border=0)
+    table = frame.to_html(index=False, escape=True, na_rep="n/a", float_format=lambda x: f"{x:.4g}", border=0)
+    return f'<div class="table-box">{table}</div>'
 
 
 def paragraphs(lines, css: str = "") -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from sgi_core.render.numbers import format_ci
+from sgi_core.runs.headline_rates import headline_rates
 
 if TYPE_CHECKING:
     from sgi_core.runs.comparison import RunComparison
@@ -93,35 +94,42 @@ def sequential_line(res: RunComparison, *, sequential: bool = False) -> str:
             f"looked decided, read the confidence sequence instead (--sequential): {reading}")
 
 
-def labels_headline(res: RunComparison, *, sequential: bool = False) -> str:
-    """The labels' verdict: each run's hallucination rate, the difference, how it was estimated and what it can detect.
+def rate_line(line) -> str:
+    """One :class:`~sgi_core.runs.headline_rates.RateLine`: its name, both rates and ``new - base`` of them."""
+    text = (f"{line.name}: base {line.rate_base:.1%}, new {line.rate_new:.1%}, new - base {line.difference:+.3f} "
+            f"{format_ci(line.ci, '+.3f')}")
+    if line.own_rate_new == line.own_rate_new and abs(line.own_rate_new - line.rate_new) >= 0.0005:
+        text += f" (new = base + the paired estimate; the new run's own estimate {line.own_rate_new:.1%})"
+    return text
 
-    With ``sequential`` the verdict is the confidence sequence's (valid when labelling
-    stopped at any time); otherwise a line says the fixed-sample interval assumes a planned sample.
+
+def labels_headline(res: RunComparison, *, sequential: bool = False) -> str:
+    """The labels' verdict: the word and the keys, then one named line per estimate, each adding up, then what
+    the comparison can detect.
+
+    The lines are :func:`~sgi_core.runs.headline_rates.headline_rates`: "labels only"
+    and, where only a sample is labelled, "prediction-powered" (the verdict's estimate). With
+    ``sequential`` the verdict is the confidence sequence's (valid when labelling stopped at any
+    time); otherwise a line says the fixed-sample interval assumes a planned sample.
     """
     lab = res.labels
     if lab is None:
         return _no_labels(res)
     level = round(res.confidence * 100)
-    extra = ""
-    if lab.ci != lab.labels_only_ci:
-        extra = f"; labels alone {format_ci(lab.labels_only_ci, '+.3f')}"
     counts = (f"{lab.n_keys} keys labelled in both runs" if lab.paired else
               f"{lab.n_labelled_base} base and {lab.n_labelled_new} new keys labelled, none in both")
     mcnemar = f", McNemar exact p {_p(lab.mcnemar_p)}" if lab.paired and not math.isnan(lab.mcnemar_p) else ""
     verdict = lab.sequential_verdict if sequential and lab.sequential is not None else lab.verdict
-    line = (f"hallucination rate (labels): base {lab.rate_base:.1%}, new {lab.rate_new:.1%}, new - base "
-            f"{lab.difference:+.3f} {format_ci(lab.ci, '+.3f')} ({level}%, {lab.method}{extra}; {counts}{mcnemar}): "
-            f"{verdict}")
+    lines = [f"hallucination rate (labels): {verdict} by the {lab.method} estimate ({level}% intervals; "
+             f"{counts}{mcnemar})"]
+    lines += [f"  {rate_line(line)}" for line in headline_rates(lab).lines]
     if lab.method.startswith("prediction-powered"):
-        line += ("\n  every matched key enters through the scores' mapping to P(hallucinated), fitted out of fold "
-                 "on the labels; valid when the labelled keys are a random sample of the matched keys")
+        lines.append("  every matched key enters through the scores' mapping to P(hallucinated), fitted out of fold "
+                     "on the labels; valid when the labelled keys are a random sample of the matched keys")
     if res.match.mixed_label_keys:
-        line += f"\n  {res.match.mixed_label_keys} keys carry both labels (their rows disagree) and are left out"
-    for extra_line in (sequential_line(res, sequential=sequential), detectable_line(res)):
-        if extra_line:
-            line += f"\n  {extra_line}"
-    return line
+        lines.append(f"  {res.match.mixed_label_keys} keys carry both labels (their rows disagree) and are left out")
+    lines += [f"  {line}" for line in (sequential_line(res, sequential=sequential), detectable_line(res)) if line]
+    return "\n".join(lines)
 
 
 def reconciliation(res: RunComparison) -> list[str]:

@@ -7,7 +7,8 @@ Scores are oriented higher = grounded; rows whose score is NaN go last.
 ==========================  =========================================================
 strategy                    order
 ==========================  =========================================================
-``random``                  a seeded permutation
+``random``                  a seeded permutation (by a hash of each row's key when
+                            keys are given: the same rows in any order, the same queue)
 ``stratified``              round robin over the score's deciles, each shuffled: any
                             first ``k`` rows span the score's range
 ``uncertain``               ``|p - 0.5|`` ascending for a calibrated probability ``p``,
@@ -19,7 +20,11 @@ strategy                    order
                             false negatives
 ==========================  =========================================================
 
-Ties are broken by the seeded permutation.
+Ties are broken by the seeded permutation. With ``keys`` (the rows' content keys,
+:func:`sgi_core.review.annotations.row_keys`, or the matched keys of two runs), the
+permutation ranks the keys by a seeded hash
+(:func:`sgi_core.stats.key_order.canonical_order`): a row's place follows its
+content, not its position, so a shuffled file gives the same rows in the same order.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from scipy.stats import percentileofscore
 
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
+from sgi_core.stats.key_order import canonical_order
 
 STRATEGIES = ("random", "stratified", "uncertain", "disagreement", "false_alarms", "missed_hallucinations")
 #: Bins of the ``stratified`` queue.
@@ -77,8 +83,19 @@ def _order_by(key: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     return np.lexsort((tiebreak, key))
 
 
+def _permutation(n_rows: int, seed: int, keys) -> np.ndarray:
+    """The seeded permutation every queue starts from: by the keys' seeded hash when given, else by position."""
+    if keys is None:
+        return np.random.default_rng(seed).permutation(n_rows)
+    keys = np.asarray(keys, dtype=object)
+    if keys.shape != (n_rows,):
+        raise SGIInputError(f"the queue was given {keys.size} keys for {n_rows} rows",
+                            hint="Give one key per row (sgi_core.review.annotations.row_keys)")
+    return canonical_order(keys, seed=int(seed))
+
+
 def review_queue(n_rows: int, *, strategy: str, seed: int = 0, score=None, second_score=None, probability=None,
-                 threshold: float | None = None, labels=None, skip=None) -> ReviewQueue:
+                 threshold: float | None = None, labels=None, skip=None, keys=None) -> ReviewQueue:
     """The rows of a table in the order ``strategy`` puts them (see the module's table).
 
     Parameters
@@ -102,6 +119,9 @@ def review_queue(n_rows: int, *, strategy: str, seed: int = 0, score=None, secon
         and ``missed_hallucinations``.
     skip : bool array, optional
         Rows to leave out (already labelled).
+    keys : array of str, optional
+        Each row's key: the permutation follows the keys' seeded hash, not the row
+        positions, so the queue is the same whatever the order of the file's rows.
 
     Examples
     --------
@@ -112,7 +132,7 @@ def review_queue(n_rows: int, *, strategy: str, seed: int = 0, score=None, secon
     """
     if strategy not in STRATEGIES:
         raise SGIInputError(f"unknown review queue {strategy!r}", hint=f"Choose among {', '.join(STRATEGIES)}")
-    permutation = np.random.default_rng(seed).permutation(n_rows)
+    permutation = _permutation(n_rows, seed, keys)
     rank_in_permutation = np.empty(n_rows, dtype=np.int64)
     rank_in_permutation[permutation] = np.arange(n_rows)
     eligible = np.ones(n_rows, dtype=bool)
@@ -190,19 +210,21 @@ def row_profile(columns: dict, position: int) -> RowProfile:
     return RowProfile(values, percentiles)
 
 
-def paired_queue(decided_base, decided_new, *, seed: int) -> np.ndarray:
+def paired_queue(decided_base, decided_new, *, seed: int, keys=None) -> np.ndarray:
     """Matched keys of two runs in a seeded random order, those decided in both runs left out.
 
-    The order is :func:`numpy.random.default_rng` ``(seed).permutation`` of the keys, as the
-    ``random`` queue orders rows, so that the keys labelled in both runs form a random
-    sample of the matched keys: what a paired estimate, and a prediction-powered one,
-    assume. A key decided in one run only stays, so that its other answer gets labelled.
+    The order is the ``random`` queue's permutation (by the keys' seeded hash when
+    ``keys`` are given), so that the keys labelled in both runs form a random sample of
+    the matched keys: what a paired estimate, and a prediction-powered one, assume. A key
+    decided in one run only stays, so that its other answer gets labelled.
 
     Parameters
     ----------
     decided_base, decided_new : array_like of bool, shape (k,)
         Whether each matched key has a decision in force in each run.
     seed : int
+    keys : array of str, shape (k,), optional
+        The matched keys: with them, the order is the same whatever the runs' row order.
 
     Examples
     --------
@@ -214,5 +236,5 @@ def paired_queue(decided_base, decided_new, *, seed: int) -> np.ndarray:
     if decided_base.shape != decided_new.shape:
         raise SGIInputError(f"the two runs' decisions cover {len(decided_base)} and {len(decided_new)} keys",
                             hint="Give one flag per matched key for each run")
-    order = np.random.default_rng(seed).permutation(len(decided_base))
+    order = _permutation(len(decided_base), seed, keys)
     return order[~(decided_base & decided_new)[order]]

@@ -67,11 +67,13 @@ def paired_bootstrap_ci(differences, *, n_boot: int = 2000, seed: int = 0,
                         confidence: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of paired differences, resampling keys.
 
-    Replicate ``b`` draws ``k`` key indices with replacement,
-    ``idx_b = rng.integers(0, k, size=k)`` (``rng = numpy.random.default_rng(seed)``,
-    replicates drawn in order, in batches), and takes ``mean(d[idx_b])``; the interval
-    is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the
-    replicates.
+    With the differences sorted ascending (``d``), replicate ``b`` draws ``k`` indices with
+    replacement, ``idx_b = rng.integers(0, k, size=k)`` (``rng =
+    numpy.random.default_rng(seed)``, replicates drawn in order, in batches), and takes
+    ``mean(d[idx_b])``; the interval is the ``(1 - confidence) / 2`` and
+    ``(1 + confidence) / 2`` quantiles of the replicates. Sorting first changes nothing in
+    the bootstrap's law (the mean depends on the resampled values only) and makes the
+    interval the same whatever the order the keys come in.
 
     Parameters
     ----------
@@ -89,7 +91,7 @@ def paired_bootstrap_ci(differences, *, n_boot: int = 2000, seed: int = 0,
     """
     n_boot = check_int(n_boot, "n_boot", "paired_bootstrap_ci", minimum=0)
     confidence = check_fraction(confidence, "confidence", "paired_bootstrap_ci")
-    d = np.asarray(differences, dtype=np.float64)
+    d = np.sort(np.asarray(differences, dtype=np.float64))
     k = len(d)
     if n_boot == 0 or k == 0:
         return (math.nan, math.nan)

@@ -104,6 +104,9 @@ class LabelShift(JsonResult):
         The confidence sequence of the paired difference at ``n_keys`` keys (None unpaired).
     sequential_verdict : str
         :func:`rate_verdict` of ``sequential.ci`` ("" unpaired).
+    labels_rate_base, labels_rate_new, labels_difference : float
+        The rates and their difference from the labels alone, on the keys behind ``labels_only_ci``
+        (equal to ``rate_base``, ``rate_new``, ``difference`` when ``method`` is a labels one).
     """
 
     n_keys: int
@@ -125,6 +128,9 @@ class LabelShift(JsonResult):
     power: MarginPower | None = None
     sequential: SequentialInterval | None = None
     sequential_verdict: str = ""
+    labels_rate_base: float = math.nan
+    labels_rate_new: float = math.nan
+    labels_difference: float = math.nan
 
 
 #: The labels are the ground truth: their difference always earns its word.
@@ -326,4 +332,5 @@ def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0
                       rates.ci, rate_verdict(ci), rates.paired, method,
                       rates.p_value if rates.paired else math.nan, rates.base_only, rates.new_only, losses,
                       _auroc_shifts(matched, lab_base, lab_new, confidence), power, sequential,
-                      rate_verdict(sequential.ci) if sequential is not None else "")
+                      rate_verdict(sequential.ci) if sequential is not None else "", rates.rate_base, rates.rate_new,
+                      rates.difference)

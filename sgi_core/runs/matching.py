@@ -6,6 +6,10 @@ question text), score columns oriented **higher = grounded**, and optionally a
 key; a key present on one side only is counted and listed, never dropped silently;
 several rows under one key are averaged into one value per key (and the number of
 such keys is reported), so that each key weighs the same in the paired statistics.
+The matched keys come in one canonical order, ranked by a stable hash of the key
+(:func:`sgi_core.stats.key_order.canonical_order`), so that every seeded resample
+downstream (bootstrap, cross-fitting folds, the review queue) is the same whatever the
+order of either file's rows.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pandas as pd
 from sgi_core.columns import STATUS_COLUMN, UNBOUNDED_SGI_STATUS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
+from sgi_core.stats.key_order import canonical_order
 
 # A whole number written as text, with or without a zero fraction ("7", "7.0", "-7.00"); "007" stays an id of its own.
 _WHOLE_NUMBER = re.compile(r"([+-]?(?:0|[1-9]\d*))(?:\.0+)?")
@@ -40,8 +45,8 @@ class KeyMatch(JsonResult):
     n_matched : int
         Keys present in both runs.
     only_in_base, only_in_new : tuple of str
-        Keys present in one run only, in order of first appearance; left out of
-        every paired statistic.
+        Keys present in one run only, sorted as text; left out of every paired
+        statistic.
     averaged_base, averaged_new : int
         Keys with several rows in that run, whose scores and labels were averaged.
     keyless_rows_base, keyless_rows_new : tuple of int
@@ -74,7 +79,8 @@ class MatchedRuns:
     ----------
     match : KeyMatch
     keys : ndarray of str, shape (k,)
-        The matched keys, in the base run's order.
+        The matched keys in their canonical order (:func:`~sgi_core.stats.key_order.canonical_order`),
+        the same whatever the order of either run's rows.
     base, new : DataFrame
         Indexed like ``keys``: the per-key mean of every compared score column, and
         ``label`` (per-key label, NaN when mixed or unlabelled) when the run has one.
@@ -127,7 +133,8 @@ def _per_key(frame: pd.DataFrame, keys: pd.Series,
         # SGI ~1e8 where the response embeds as the context: a number no mean or difference can carry.
         values.loc[(frame[STATUS_COLUMN].astype(str) == UNBOUNDED_SGI_STATUS).to_numpy(), "sgi"] = np.nan
     values["_key"] = keys.to_numpy()
-    grouped = values.groupby("_key", sort=False)
+    # Rows sorted by key, then by value: a key's mean adds its rows in one order, whatever the file's.
+    grouped = values.sort_values(["_key", *columns], kind="stable").groupby("_key", sort=False)
     means = grouped.mean()
     if "label" in columns:
         # A key whose rows disagree on the label has no label (0.5 would read as a probability).
@@ -167,7 +174,7 @@ def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> Ma
     >>> new = pd.DataFrame({"id": ["b", "a", "d"], "sgi": [0.5, 1.0, 2.0]})
     >>> m = match_runs(base, new, key="id", scores=["sgi"])
     >>> m.keys.tolist(), m.base["sgi"].tolist(), m.new["sgi"].tolist()
-    (['a', 'b'], [2.0, 1.0], [1.0, 0.5])
+    (['b', 'a'], [1.0, 2.0], [0.5, 1.0])
     >>> m.match.only_in_base, m.match.only_in_new, m.match.averaged_base
     (('c',), ('d',), 1)
     """
@@ -181,10 +188,12 @@ def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> Ma
                                                      scores)
     new_means, new_first, averaged_new, new_counts = _per_key(new[key_new.to_numpy() != ""], key_new[key_new != ""], scores)
     # Positions within the keyed rows back to positions in the input tables.
-    base_first = np.flatnonzero(key_base != "")[base_first.to_numpy()]
+    base_first = pd.Series(np.flatnonzero(key_base != "")[base_first.to_numpy()], index=base_first.index)
     new_first = pd.Series(np.flatnonzero(key_new != "")[new_first.to_numpy()], index=new_first.index)
     in_new = base_means.index.isin(new_means.index)
     keys = base_means.index[in_new]
+    order = canonical_order(keys.to_numpy(dtype=object))
+    keys = keys[order]
     if len(keys) == 0:
         raise SGIInputError(f"the two runs share no value of '{key}'", column=key,
                             hint="Match on another column with --key (an id both runs carry)")
@@ -193,13 +202,14 @@ def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> Ma
     match = KeyMatch(
         key=key, n_rows_base=len(base), n_rows_new=len(new), n_keys_base=len(base_means),
         n_keys_new=len(new_means), n_matched=len(keys),
-        only_in_base=tuple(base_means.index[~in_new]), only_in_new=tuple(new_means.index[~new_means.index.isin(keys)]),
+        only_in_base=tuple(sorted(base_means.index[~in_new])),
+        only_in_new=tuple(sorted(new_means.index[~new_means.index.isin(keys)])),
         averaged_base=averaged_base, averaged_new=averaged_new,
         keyless_rows_base=tuple((keyless_base + 1).tolist()), keyless_rows_new=tuple((keyless_new + 1).tolist()),
         mixed_label_keys=mixed,
     )
     return MatchedRuns(match, keys.to_numpy(dtype=object), base_kept.reset_index(drop=True),
-                       new_kept.reset_index(drop=True), base_first[in_new], new_first.loc[keys].to_numpy(), scores,
+                       new_kept.reset_index(drop=True), base_first.loc[keys].to_numpy(), new_first.loc[keys].to_numpy(), scores,
                        base_counts.loc[keys].reset_index(drop=True), new_counts.loc[keys].reset_index(drop=True))
 
 

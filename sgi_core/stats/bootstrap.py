@@ -77,7 +77,9 @@ def two_sample_ci(
     Parameters
     ----------
     valid, halluc : ndarray
-        The two samples.
+        The two samples. Each is sorted before resampling: the statistic of a
+        resample depends on its values only, so the interval is the same whatever
+        the order of the rows.
     statistic : callable
         Vectorised: ``statistic(x, y, axis=-1)`` on arrays of shape ``(batch, n)``.
     n_boot : int
@@ -103,6 +105,7 @@ def two_sample_ci(
         warn_undefined(f"a bootstrap interval needs at least 2 rows of each class; got {len(valid)} grounded and "
                        f"{len(halluc)} hallucinated, so the interval is undefined")
         return (math.nan, math.nan)
+    valid, halluc = np.sort(valid), np.sort(halluc)
     batch = max(1, _BATCH_VALUES // (len(valid) + len(halluc)))
     with warnings.catch_warnings():
         # scipy warns about undefined replicates itself; the count is reported below instead.

@@ -90,7 +90,10 @@ def rows(frame: pd.DataFrame) -> list[tuple]:
 def test_each_fixture_gives_one_row_per_trace_with_its_id(fmt):
     conversion = convert_file(FILES[fmt])
     assert conversion.format == fmt
-    assert conversion.frame.columns.tolist() == ["trace_id", "question", "context", "response"]
+    assert conversion.frame.columns.tolist()[:4] == ["trace_id", "question", "context", "response"]
+    # The trace's other fields follow as columns of their own, none of them its texts or documents.
+    assert "name" in conversion.frame.columns
+    assert not any(c.startswith(("input", "output", "retrieval", "observations")) for c in conversion.frame.columns)
     assert rows(conversion.frame) == EXPECTED[fmt]
 
 
@@ -231,3 +234,28 @@ def test_conversion_errors_name_the_file_the_row_the_field_and_what_to_do(tmp_pa
         convert_file(b"context.trace_id,context.span_id\nt,s\n", "phoenix", name="s.csv")
     with pytest.raises(SGIInputError, match=r"^the file holds no spans \(file 'e\.json'\)"):
         convert_file(b'{"resourceSpans": []}', name="e.json")
+
+
+def test_other_fields_of_each_format_are_kept_as_columns(tmp_path):
+    phoenix = [{"context.trace_id": "t1", "context.span_id": "s1", "parent_id": None, "span_kind": "CHAIN",
+                "name": "rag", "attributes.input.value": "Q1?", "attributes.output.value": "A1.",
+                "attributes.metadata": json.dumps({"request_id": "req-7", "tenant": {"id": 3}}),
+                "attributes.session.id": "sess-1"},
+               {"context.trace_id": "t1", "context.span_id": "s2", "parent_id": "s1", "span_kind": "RETRIEVER",
+                "attributes.retrieval.documents": [{"document.content": "doc"}], "attributes.metadata": "{}"}]
+    path = tmp_path / "spans.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in phoenix) + "\n")
+    frame = convert_file(path).frame
+    # The root span's fields, its metadata opened; the retriever's fields are not the trace's.
+    assert frame[["trace_id", "metadata.request_id", "metadata.tenant.id", "session.id", "name"]].values.tolist() == [
+        ["t1", "req-7", 3, "sess-1", "rag"]]
+    assert list(frame["context"].iloc[0]) == ["doc"]
+    langfuse = [{"id": "lf1", "input": "Q?", "output": "A.", "observations": [], "metadata": {"request_id": "r1"},
+                 "tags": ["a", "b"], "question": "a field named like a column"},
+                {"id": "lf2", "input": "Q2?", "output": "A2.", "observations": []}]
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(langfuse))
+    frame = convert_file(path).frame
+    assert frame["metadata.request_id"].tolist()[0] == "r1" and pd.isna(frame["metadata.request_id"].iloc[1])
+    assert frame["tags"].iloc[0] == '["a", "b"]'
+    assert frame["trace.question"].iloc[0] == "a field named like a column" and frame["question"].iloc[0] == "Q?"

@@ -2,6 +2,7 @@
 
 import io
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -66,11 +67,13 @@ def test_grounded_against_hallucinated_answers_is_a_regression_by_the_labels_and
     first = plots[0]
     points = sum(len(array(trace["x"])) for trace in first["data"] if trace["mode"] == "markers")
     assert points == 150 and first["layout"]["title"]["text"] == "SGI"
-    assert metric(app, "Hallucination rate, base") == "0.0%" and metric(app, "Hallucination rate, new") == "100.0%"
-    assert metric(app, "New − base: regression") == "+1.000"
+    assert metric(app, "Hallucination rate, base (labels only)") == "0.0%" and metric(app, "Hallucination rate, new (labels only)") == "100.0%"
+    assert metric(app, "New − base (labels only): regression") == "+1.000"
     headline = next(md.value for md in app.markdown if md.value.startswith("hallucination rate"))
-    assert "labels \\(paired\\)" in headline and headline.splitlines()[0].rstrip().endswith("regression")
-    assert "detectable change" in headline and "refuses a smaller margin" in headline
+    plain = headline.replace("\\", "")  # Markdown-escaped on the page
+    assert plain.startswith("hallucination rate (labels): regression by the labels (paired) estimate")
+    assert "labels only: base 0.0%, new 100.0%, new - base +1.000" in plain
+    assert "detectable change" in plain and "refuses a smaller margin" in plain
     assert any("not validated on these labels" in w.value for w in app.warning)
     assert [b.label for b in app.get("download_button")] == ["Download the table (CSV)", "Download the report (HTML)"]
 
@@ -83,7 +86,7 @@ def test_the_new_runs_review_annotations_are_its_labels(app):
     append_lines(annotations_path("new.csv"), [decision_line(k, "hallucinated", annotator="t") for k in keys])
     open_compare(app, GROUNDED, unlabelled)
     assert any("New run labels: 0 in its file, 40 annotated on the Review page" in c.value for c in app.caption)
-    assert metric(app, "Hallucination rate, new") == "100.0%"
+    assert metric(app, "Hallucination rate, new (labels only)") == "100.0%"
 
 
 def test_unmatched_and_duplicated_keys_are_counted(app):
@@ -130,3 +133,57 @@ def test_the_path_box_opens_only_under_the_local_files_root(app, tmp_path, monke
     app.text_input(key="compare.path").set_value("new.csv").run()
     assert_clean(app)
     assert metric(app, "Keys matched") == "150"
+
+
+def test_with_a_labelled_sample_both_named_estimates_are_shown_and_each_adds_up(app):
+    rng = np.random.default_rng(4)
+    base = GROUNDED.assign(label=np.where(np.arange(150) < 60, GROUNDED["label"], np.nan))
+    worse = pd.concat([HALLUCINATED.iloc[[i]] if rng.random() < 0.3 else GROUNDED.iloc[[i]] for i in range(150)],
+                      ignore_index=True)
+    new = worse.assign(label=np.where(np.arange(150) < 60, worse["label"], np.nan))
+    open_compare(app, base, new)
+    shown = {}
+    for name in ("labels only", "prediction-powered"):
+        rate_base = float(metric(app, f"Hallucination rate, base ({name})").rstrip("%")) / 100
+        rate_new = float(metric(app, f"Hallucination rate, new ({name})").rstrip("%")) / 100
+        (difference,) = [float(m.value) for m in app.metric if m.label.startswith(f"New − base ({name})")]
+        # Each rounded to 0.1% or 0.001: the shown difference is the difference of the shown rates.
+        assert difference == pytest.approx(rate_new - rate_base, abs=0.0015)
+        shown[name] = (rate_base, rate_new, difference)
+    halluc_new = 1 - worse["label"].to_numpy()[:60]
+    assert shown["labels only"][1] == pytest.approx(halluc_new.mean(), abs=0.0005)
+    assert shown["labels only"][0] == 0.0
+
+
+def sampled_pair():
+    """The base run's and a worse run's answers to 150 questions, the first 60 keys labelled in both."""
+    rng = np.random.default_rng(4)
+    base = GROUNDED.assign(label=np.where(np.arange(150) < 60, GROUNDED["label"], np.nan))
+    worse = pd.concat([HALLUCINATED.iloc[[i]] if rng.random() < 0.3 else GROUNDED.iloc[[i]] for i in range(150)],
+                      ignore_index=True)
+    return base, worse.assign(label=np.where(np.arange(150) < 60, worse["label"], np.nan))
+
+
+def same_numbers(app, first) -> tuple:
+    """The page's metrics and table of score differences, checked equal to ``first`` (NaN equal to NaN) when given."""
+    (table, *_) = [frame.value for frame in app.dataframe]
+    shown = ({m.label: m.value for m in app.metric}, table)
+    if first is not None:
+        assert shown[0] == first[0]
+        pd.testing.assert_frame_equal(shown[1], first[1])
+    return shown
+
+
+def test_shuffled_rows_of_either_run_show_the_same_numbers(app):
+    base, new = sampled_pair()
+    open_compare(app, base, new)
+    first = same_numbers(app, None)
+    assert "Hallucination rate, new (prediction-powered)" in first[0]
+    app.file_uploader(key="compare.upload").set_value(
+        ("new.csv", csv_bytes(new.sample(frac=1.0, random_state=3)), "text/csv")).run()
+    assert_clean(app)
+    same_numbers(app, first)
+    upload(app, "base.csv", csv_bytes(base.sample(frac=1.0, random_state=8)))
+    page = goto(app, "compare_runs")
+    assert_clean(page)
+    same_numbers(page, first)

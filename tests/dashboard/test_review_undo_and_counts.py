@@ -6,7 +6,7 @@ import io
 
 import pandas as pd
 
-from dashboard.services import review_services
+from dashboard.services import label_exchange_services
 from dashboard.views import texts
 from sgi_core.io.triples import load_triples
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
@@ -78,11 +78,11 @@ def test_the_exports_are_built_only_when_downloaded(review, monkeypatch):
     at = review
     rows = [label(at, "grounded", note="fine"), label(at, "unsure")]
     built, handed = [], {}
-    original = review_services.annotation_table
-    monkeypatch.setattr(review_services, "annotation_table", lambda *a: built.append(1) or original(*a))
+    original = label_exchange_services.annotation_table
+    monkeypatch.setattr(label_exchange_services, "annotation_table", lambda *a: built.append(1) or original(*a))
     for name in ("export_jsonl", "export_table"):  # keep what the page hands each button, to click it here
-        made = getattr(review_services, name)
-        monkeypatch.setattr(review_services, name, lambda *a, _made=made, _name=name: handed.setdefault(
+        made = getattr(label_exchange_services, name)
+        monkeypatch.setattr(label_exchange_services, name, lambda *a, _made=made, _name=name: handed.setdefault(
             _name, _made(*a)))
     at.run()
     assert_clean(at)

@@ -3,10 +3,9 @@
 import json
 
 import numpy as np
-import pytest
 
 from sgi_core.evaluation import refit
-from sgi_core.evaluation.detectors import DetectorComparison, compare_detectors
+from sgi_core.evaluation.detectors import NEGLIGIBLE_COMBINED_GAIN, DetectorComparison, compare_detectors
 from sgi_core.evaluation.refit import HELD_FIXED, REFIT_CI_NAME, percentile_interval, rank_auroc, refit_replicates
 
 
@@ -33,7 +32,7 @@ def test_the_intervals_are_percentiles_of_refitted_models():
 def test_a_gain_whose_refit_interval_holds_zero_is_not_called_a_gain():
     scores, y = weak_pair(4)
     res = compare_detectors(scores, y, n_boot=100)
-    assert res.gain_over_best == pytest.approx(0.0558, abs=1e-4)  # a point gain above NEGLIGIBLE_COMBINED_GAIN
+    assert res.gain_over_best > 5 * NEGLIGIBLE_COMBINED_GAIN  # a point gain well above the negligible one
     assert res.gain_ci[0] < 0 < res.gain_ci[1]
     assert res.level == "none"
     assert "is not shown" in res.verdict and "holds 0" in res.verdict

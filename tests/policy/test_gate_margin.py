@@ -127,7 +127,8 @@ def test_a_key_counts_as_scored_only_when_all_its_rows_are(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert code == 1, lines
     assert lines[0].startswith("FAIL keys: 0 of 300 base keys are missing from the new run; 0 are unscored there; "
-                               "300 have fewer scored rows there than in the base run (300 rows unscored): '0', '1'")
+                               "300 have fewer scored rows there than in the base run (300 rows unscored): ")
+    assert lines[0].endswith(" and 290 more")
     assert gate(paths, "--key", "id", "--score", "sgi", "--max-drop", "0.5", "--allow-unvalidated",
                 "--allow-missing-keys") == 0
     assert capsys.readouterr().out.startswith("PASS keys: ")
@@ -157,7 +158,7 @@ def test_compare_sequential_takes_its_verdict_from_the_sequence(tmp_path, capsys
     assert main(["compare", str(same["base"]), str(same["new"]), "--n-boot", "100", "--sequential"]) == 0
     printed = capsys.readouterr().out
     headline = next(line for line in printed.splitlines() if line.startswith("hallucination rate (labels)"))
-    assert headline.endswith("no clear change")
+    assert headline.startswith("hallucination rate (labels): no clear change by the labels (paired) estimate")
     assert ("  sequential reading (betting confidence sequence (Waudby-Smith and Ramdas 2024), valid when stopped at "
             "any time): new - base +0.000 [-0.") in printed
     fall = labelled_runs(tmp_path, 0.6, 0.1, seed=2, name="fall")

@@ -76,4 +76,5 @@ def test_the_bundled_runs_example_prints_what_the_readme_shows(capsys, monkeypat
     sequence, newcombe = re.search(r"on the bundled\s+runs (\[\S+, \S+\]) against Newcombe's (\[\S+, \S+\])",
                                    SECTION).groups()
     quoted = "\n".join(_quoted("`compare` prints"))
-    assert f"labels alone {newcombe}" in quoted and f"(--sequential): new - base -0.325 {sequence}" in quoted
+    assert f"labels only: base 52.5%, new 20.0%, new - base -0.325 {newcombe}" in quoted
+    assert f"(--sequential): new - base -0.325 {sequence}" in quoted

@@ -9,6 +9,9 @@ a parent in the file (the earliest, if several), its ``input.value`` the questio
 ``input`` / ``output`` (else the root observation's), and the ``output`` documents of each
 retrieval observation (type ``RETRIEVER``, or a child ``SPAN`` whose name contains "retriev").
 
+Every other field of the root span (or of the Langfuse trace) is kept (:func:`other_fields`):
+ids such as a ``request_id`` in the metadata are keys users match runs on.
+
 Errors name the file, the record's row (a data row or a JSON Lines line), the field, and
 what to do (:mod:`sgi_core.io.convert.trace_fields`): ids must be text, start times ISO 8601 text or
 nanoseconds, and OTLP's nesting lists of objects, whatever a malformed export holds.
@@ -16,6 +19,7 @@ nanoseconds, and OTLP's nesting lists of objects, whatever a malformed export ho
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from sgi_core.errors import SGIInputError
@@ -39,6 +43,48 @@ _LANGFUSE_HINT = ("Give the traces as GET /api/public/traces/{traceId} returns t
                   "one per line or in one JSON array")
 
 
+#: Span fields read into the triple or the trace's structure, left out of its other fields.
+_SPAN_FIELDS = ("context.trace_id", "context.span_id", "parent_id", "span_kind", "input.", "output.", "retrieval.",
+                "openinference.span.kind")
+#: Langfuse trace fields read into the triple.
+_LANGFUSE_FIELDS = ("id", "input", "output", "observations")
+
+
+def _cell(value):
+    """A field's value as one cell: a scalar as it is, a date as ISO text, anything else as JSON text."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return None if is_missing(value) and not isinstance(value, str) else value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def other_fields(flat: dict, *, skip: tuple, strip: str = "") -> tuple:
+    """``(name, cell)`` of every field of ``flat`` (dotted keys) not starting with one of ``skip``.
+
+    ``strip`` is taken off the front of a name (``"attributes."``, after ``skip`` is
+    applied to the stripped name); JSON text holding an object is opened into dotted
+    names of its own (Phoenix writes the metadata as JSON text).
+
+    Examples
+    --------
+    >>> other_fields({"id": "t1", "attributes.metadata": '{"request_id": "r9"}', "attributes.tags": ["a"]},
+    ...              skip=("id",), strip="attributes.")
+    (('metadata.request_id', 'r9'), ('tags', '["a"]'))
+    """
+    out = {}
+    for key, value in flat.items():
+        name = key[len(strip):] if strip and key.startswith(strip) else key
+        if name.startswith(skip) or key.startswith(skip):
+            continue
+        opened = parse_json_text(value)
+        if isinstance(opened, dict) and opened:
+            out.update((sub, _cell(item)) for sub, item in flatten(opened, f"{name}.").items())
+        else:
+            out[name] = _cell(value)
+    return tuple(out.items())
+
+
 @dataclass(frozen=True)
 class Span:
     """One span of an OpenInference trace, its texts already read."""
@@ -52,6 +98,7 @@ class Span:
     question: str | None
     answer: str | None
     documents: tuple
+    extra: tuple = ()
 
 
 def _text(attributes: dict, key: str, side: str) -> str | None:
@@ -62,11 +109,11 @@ def _text(attributes: dict, key: str, side: str) -> str | None:
 
 
 def _span(attributes: dict, *, trace_id: str, span_id: str, parent_id: str, kind, start: float | None,
-          order: int) -> Span:
+          order: int, extra: tuple = ()) -> Span:
     kind = str(kind or attributes.get("openinference.span.kind") or "").upper()
     documents = tuple(indexed_documents(attributes, "retrieval.documents")) if kind == RETRIEVER else ()
     return Span(trace_id, span_id, parent_id, kind, start, order, _text(attributes, "input", "question"),
-                _text(attributes, "output", "answer"), documents)
+                _text(attributes, "output", "answer"), documents, extra)
 
 
 def traces_from_spans(spans: list[Span]) -> list[TraceParts]:
@@ -81,7 +128,7 @@ def traces_from_spans(spans: list[Span]) -> list[TraceParts]:
         roots = [span for span in in_order if not span.parent_id] or [s for s in in_order if s.parent_id not in ids]
         root = roots[0] if roots else in_order[0]
         retrievals = tuple(span.documents for span in in_order if span.kind == RETRIEVER)
-        traces.append(TraceParts(trace_id, root.question, root.answer, retrievals))
+        traces.append(TraceParts(trace_id, root.question, root.answer, retrievals, root.extra))
     return traces
 
 
@@ -111,7 +158,8 @@ def phoenix_traces(records: list[tuple[int, dict]], name: str) -> list[TracePart
                            span_id=text_id(_flat_id(flat, "context.span_id"), where, "context.span_id"),
                            parent_id=text_id(_flat_id(flat, "parent_id"), where, "parent_id", required=False),
                            kind=flat.get("span_kind"), start=start_key(flat.get("start_time"), where, "start_time"),
-                           order=order))
+                           order=order,
+                           extra=other_fields(flat, skip=_SPAN_FIELDS, strip="attributes.")))
     return traces_from_spans(spans)
 
 
@@ -139,13 +187,15 @@ def otlp_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
                 listed = repeated(_field(scope, "spans"), where, f"resourceSpans[{r}].{scope_field}[{s}].spans")
                 for k, span in enumerate(listed):
                     at = f"resourceSpans[{r}].{scope_field}[{s}].spans[{k}]"
+                    span_attributes = attributes(span.get("attributes"), where, f"{at}.attributes")
+                    named = {"name": span["name"]} if "name" in span else {}
                     spans.append(_span(
-                        attributes(span.get("attributes"), where, f"{at}.attributes"),
+                        span_attributes,
                         trace_id=text_id(_field(span, "traceId"), where, f"{at}.traceId"),
                         span_id=text_id(_field(span, "spanId"), where, f"{at}.spanId"),
                         parent_id=text_id(_field(span, "parentSpanId"), where, f"{at}.parentSpanId", required=False),
                         kind=None, start=start_key(_field(span, "startTimeUnixNano"), where, f"{at}.startTimeUnixNano"),
-                        order=len(spans)))
+                        order=len(spans), extra=other_fields({**named, **flatten(span_attributes)}, skip=_SPAN_FIELDS)))
     if not spans:
         raise SGIInputError("the file holds no spans", source=name, hint=_OTLP_HINT)
     return traces_from_spans(spans)
@@ -201,5 +251,6 @@ def langfuse_traces(records: list[tuple[int, dict]], name: str) -> list[TracePar
             question if question is not None else value_text(parse_json_text(root.get("input")), "question"),
             answer if answer is not None else value_text(parse_json_text(root.get("output")), "answer"),
             tuple(_retrieved(o.get("output")) for o in in_order if _is_retrieval(o)),
+            other_fields(flatten(record), skip=_LANGFUSE_FIELDS),
         ))
     return traces

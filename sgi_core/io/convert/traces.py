@@ -14,6 +14,11 @@ column          value
                 order, as a list of strings (:mod:`sgi_core.io.passages` joins
                 them by a blank line when the row is scored)
 ``response``    the text of the root's output
+...             every other field of the trace (the root span's, or the Langfuse
+                trace's), named by its dotted path (``metadata.request_id``,
+                ``session.id``, ``name``): JSON text holding an object is opened,
+                lists stay as JSON text; a name taken by a column above gets
+                ``trace.`` in front
 ==============  ================================================================
 
 Nothing is dropped: a trace without a question, an answer or a retriever step keeps its
@@ -61,12 +66,15 @@ class TraceParts:
     retrievals : tuple of tuple of (str or None)
         The documents of each retriever step, steps in start order; None for a
         document holding no text.
+    extra : tuple of (str, value)
+        The trace's other fields, each a scalar (see the module's table).
     """
 
     trace_id: str
     question: str | None
     response: str | None
     retrievals: tuple
+    extra: tuple = ()
 
 
 def flatten(mapping: dict, prefix: str = "") -> dict:
@@ -272,7 +280,8 @@ def _named(ids: list[str]) -> str:
 
 
 def traces_frame(traces: list[TraceParts], *, question_from: str, answer_from: str) -> tuple[pd.DataFrame, tuple]:
-    """One row per trace (``trace_id``, ``question``, ``context``, ``response``) and the warnings naming gaps.
+    """One row per trace (``trace_id``, ``question``, ``context``, ``response``, then every other field of any trace,
+    empty where a trace lacks it) and the warnings naming gaps.
 
     ``question_from`` and ``answer_from`` say, in the warnings, where each format reads them.
     """
@@ -286,8 +295,9 @@ def traces_frame(traces: list[TraceParts], *, question_from: str, answer_from: s
         gaps["retrieval"] += [] if trace.retrievals else [trace.trace_id]
         gaps["empty documents"] += [trace.trace_id] if any(None in step for step in trace.retrievals) else []
         gaps["several"] += [trace.trace_id] if len(trace.retrievals) > 1 else []
-        rows.append({TRACE_ID_COLUMN: trace.trace_id, "question": trace.question or "", "context": passages,
-                     "response": trace.response or ""})
+        core = {TRACE_ID_COLUMN: trace.trace_id, "question": trace.question or "", "context": passages,
+                "response": trace.response or ""}
+        rows.append({**core, **{f"trace.{name}" if name in core else name: value for name, value in trace.extra}})
     texts = {
         "question": f"no question ({question_from}): kept with an empty question, not scored",
         "response": f"no answer ({answer_from}): kept with an empty response, not scored",
@@ -297,5 +307,6 @@ def traces_frame(traces: list[TraceParts], *, question_from: str, answer_from: s
     }
     warnings = tuple(f"{len(ids)} trace{'s' if len(ids) > 1 else ''} with {texts[gap]} ({_named(ids)})"
                      for gap, ids in gaps.items() if ids)
-    frame = pd.DataFrame(rows, columns=[TRACE_ID_COLUMN, "question", "context", "response"])
+    frame = pd.DataFrame(rows, columns=list(dict.fromkeys(name for row in rows for name in row))
+                         or [TRACE_ID_COLUMN, "question", "context", "response"])
     return frame, warnings
