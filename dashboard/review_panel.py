@@ -19,6 +19,7 @@ from dashboard.services import evidence_services, geometry_services, review_serv
 from dashboard.views import evidence, geometry_charts, texts
 from sgi_core.review.annotations import MAX_NOTE_CHARS, AnnotationStore
 from sgi_core.columns import is_ordinary
+from sgi_core.render.names import display_name
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",
                "uncertain": "most uncertain (SGI near the threshold or P(grounded) near 0.5)",
@@ -93,7 +94,7 @@ def judge(table, row, position: int) -> None:
 def geometry(data, row) -> None:
     """SGI, the three angles and the row's canonical triangle."""
     metrics = st.columns(4)
-    for column, (name, value) in zip(metrics, (("SGI", row["sgi"]), ("θ(q,c)", row["theta_qc"]),
+    for column, (name, value) in zip(metrics, ((display_name("sgi"), row["sgi"]), ("θ(q,c)", row["theta_qc"]),
                                                ("θ(r,q)", row["theta_rq"]), ("θ(r,c)", row["theta_rc"]))):
         column.metric(name, "not scored" if pd.isna(value) else f"{float(value):.3f}")
     if not is_ordinary(row["sgi_status"]):

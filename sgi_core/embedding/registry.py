@@ -42,9 +42,8 @@ from sgi_core.models.sources import (
 )
 from sgi_core.models.trust import check_model_code
 from sgi_core.errors import SGIInputError
+from sgi_core.models.choices import DEFAULT_MODEL  # noqa: F401  (exported here too)
 from sgi_core.results import JsonResult
-
-DEFAULT_MODEL = "minilm"
 
 
 @dataclass(frozen=True)

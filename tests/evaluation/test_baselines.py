@@ -17,7 +17,7 @@ from sgi_core.evaluation import (
     lexical_groundedness,
     response_length,
 )
-from sgi_core.evaluation.baselines import length_verdict
+from sgi_core.evaluation.beyond_length import length_verdict
 
 
 def test_response_length_counts_characters():
@@ -143,7 +143,7 @@ def test_beyond_length_invariant_to_monotone_transforms():
     (0.001, (0.001, 0.001), "none", "adds no consistent signal"),
 ])
 def test_verdict_level_and_sentence_agree(delta, folds, level, words):
-    from sgi_core.evaluation.baselines import length_level
+    from sgi_core.evaluation.beyond_length import length_level
 
     assert length_level(delta, folds) == level
     assert words in length_verdict(0.7, 0.7 + delta, folds)

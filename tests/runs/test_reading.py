@@ -5,7 +5,7 @@ import pytest
 
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.baselines import lexical_groundedness
+from sgi_core.scores.baselines import lexical_groundedness
 from sgi_core.io.triples import validate_triples
 from sgi_core.runs.reading import read_run
 from sgi_core.scoring import score_table

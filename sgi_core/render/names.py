@@ -1,0 +1,38 @@
+"""Display names: the one place where a score's name becomes the words drawn for it.
+
+Results key every score by its name (``sgi``, ``neg_response_length``, a file's
+column); the words come from the score's registry entry
+(:data:`sgi_core.scores.registry.SCORES`) only when a table, a figure or a sentence is
+drawn.
+"""
+
+from __future__ import annotations
+
+from sgi_core.scores.registry import BASELINE_LABELS, SCORES
+
+
+def display_name(name: str) -> str:
+    """A registered score's display name; any other name (a file's column) as it is.
+
+    Examples
+    --------
+    >>> display_name("sgi"), display_name("judge_score")
+    ('SGI', 'judge_score')
+    """
+    return SCORES[name].label if name in SCORES else name
+
+
+def curve_name(name: str) -> str:
+    """A score's name where it is drawn beside the trivial scores (θ(r,q) "alone": without θ(r,c)).
+
+    Examples
+    --------
+    >>> curve_name("theta_rq"), curve_name("sgi")
+    ('θ(r,q) alone', 'SGI')
+    """
+    return BASELINE_LABELS.get(name, display_name(name))
+
+
+def curve_names(curves: dict) -> dict:
+    """``curves`` keyed by score name, re-keyed by :func:`curve_name` for drawing."""
+    return {curve_name(name): value for name, value in curves.items()}
