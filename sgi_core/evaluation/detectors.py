@@ -44,6 +44,7 @@ from sgi_core.evaluation.refit import (
     refit_replicates,
 )
 from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.scores.registry import SCORES
 from sgi_core.stats.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
 from sgi_core.stats.crossval import out_of_fold_probabilities
 from sgi_core.stats.folds import crossfit_folds
@@ -167,6 +168,8 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _verdict(names, alone, combined, gain_ci) -> str:
+    # The sentence names a registered score by its label, any other by its name.
+    names = [SCORES[name].label if name in SCORES else name for name in names]
     best = int(np.nanargmax(alone))
     gain = combined - alone[best]
     numbers = ", ".join(f"{n} {a:.3f}" for n, a in zip(names, alone))
