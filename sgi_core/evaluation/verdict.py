@@ -229,10 +229,9 @@ def report_verdict(report, frame, *, detectors: dict | None = None, baselines=No
     """
     from sgi_core.scores.oriented import oriented_scores
 
-    given = baselines if baselines is not None else frame.iloc[:0]
-    missing = [name for name in report.baselines if name not in given.columns]
-    computed = oriented_scores(frame, missing)
-    trivial = {name: (given if name in given.columns else computed)[name].to_numpy(dtype=float)
+    given = {} if baselines is None else {name: baselines[name] for name in report.baselines if name in baselines}
+    computed = oriented_scores(frame, [name for name in report.baselines if name not in given])
+    trivial = {name: (given[name] if name in given else computed[name]).to_numpy(dtype=float)
                for name in report.baselines}
     scores = {report.score_col: frame[report.score_col].to_numpy(dtype=float), **(detectors or {})}
     return file_verdict(frame["label"].to_numpy(), scores, trivial, n_boot=n_boot, seed=seed, rocs=report.rocs)
