@@ -31,7 +31,8 @@ def command(model: str) -> list[str]:
 
 def run_once(repo: Path, model: str) -> float:
     start = time.perf_counter()
-    subprocess.run(command(model), cwd=repo, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(repo)})
+    subprocess.run(command(model), cwd=repo, check=True, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(repo)})
     return time.perf_counter() - start
 
 
@@ -60,9 +61,9 @@ def main(argv=None) -> int:
     load = os.getloadavg()[0]
     for repo in repos:
         runs = ", ".join(f"{s:.2f}" for s in seconds[repo])
+        heavy = ", ".join(heavy_imports(repo, args.model)) or "neither sklearn nor scipy"
         print(f"{repo}: compute of one triple ({args.model}): median {statistics.median(seconds[repo]):.2f} s of "
-              f"{args.runs} ({runs}); imports {', '.join(heavy_imports(repo, args.model)) or 'neither sklearn nor scipy'};"
-              f" load {load:.1f}")
+              f"{args.runs} ({runs}); imports {heavy}; load {load:.1f}")
     return 0
 
 

@@ -61,7 +61,8 @@ def detector_features(path: Path, model: str) -> tuple[dict, np.ndarray, np.ndar
     scores = {"sgi": scored["sgi"].to_numpy(dtype=float),
               "neg_theta_rc": -scored["theta_rc"].to_numpy(dtype=float),
               "neg_theta_qc": -scored["theta_qc"].to_numpy(dtype=float)}
-    scores.update({name: column.to_numpy(dtype=float) for name, column in oriented_scores(scored, trivial_names(scored.columns)).items()})
+    trivial = oriented_scores(scored, trivial_names(scored.columns))
+    scores.update({name: column.to_numpy(dtype=float) for name, column in trivial.items()})
     # A response naming no number or name has no unsupported specific: share 0, not a missing row.
     unsupported = specifics_scores(scored)["specifics_unsupported_share"].fillna(0.0)
     scores["neg_unsupported_specifics"] = -unsupported.to_numpy(dtype=float)

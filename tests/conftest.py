@@ -64,7 +64,8 @@ def roc_counts(monkeypatch) -> Counter:
     compute = ranking.roc_curve
 
     def counted(labels, scores, **kwargs):
-        counts[hashlib.sha256(np.asarray(labels, float).tobytes() + np.asarray(scores, float).tobytes()).hexdigest()] += 1
+        analysed = np.asarray(labels, float).tobytes() + np.asarray(scores, float).tobytes()
+        counts[hashlib.sha256(analysed).hexdigest()] += 1
         return compute(labels, scores, **kwargs)
 
     monkeypatch.setattr(ranking, "roc_curve", counted)

@@ -138,7 +138,8 @@ def compare(kinds: tuple) -> None:
         page.show_error(err)
         return
     names = list(scores)
-    for key, default in ((state.COMPARE_A, detector_services.SGI_LABEL), (state.COMPARE_B, detector_services.LENGTH_LABEL)):
+    defaults = ((state.COMPARE_A, detector_services.SGI_LABEL), (state.COMPARE_B, detector_services.LENGTH_LABEL))
+    for key, default in defaults:
         if st.session_state.get(key) not in names:
             st.session_state[key] = default
     left, right = st.columns(2)

@@ -49,7 +49,8 @@ from sgi_core.stats.kappa import KappaResult, cohens_kappa
 UNCERTAIN_SCORE = "sgi"
 
 __all__ = ["LABEL_SOURCES", "STRATEGIES", "UNCERTAIN_SCORE", "LabelState", "annotation_store", "apply_label_source",
-           "export_jsonl", "export_table", "has_annotations", "import_labels", "judge_statements", "judge_verdict_columns",
+           "export_jsonl", "export_table", "has_annotations", "import_labels", "judge_statements",
+           "judge_verdict_columns",
            "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
            "queue_scores", "row_id", "row_triangle", "verdict_labels"]
 

@@ -18,6 +18,7 @@ import argparse
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgi_core.commands import gate_baseline
 from sgi_core.commands.label_option import add_labels_option, labelled_table
@@ -31,6 +32,9 @@ from sgi_core.commands.options import (
 )
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def add_parser(subparsers) -> None:

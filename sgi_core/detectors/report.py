@@ -171,7 +171,9 @@ def _judged_combination(table, features, labels, usable, folds, lengths, *, n_fo
 
 
 def combination_features(table: TripleTable, scored: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """What ``combined`` is fitted on: SGI, the three angles, the baselines (:data:`~sgi_core.scores.registry.BASELINES`), then the computed scores.
+    """What ``combined`` is fitted on: SGI, the three angles, the baselines, then the computed scores.
+
+    The baselines are those of :data:`~sgi_core.scores.registry.BASELINES`.
 
     Each oriented and named as :func:`~sgi_core.scores.oriented.oriented_scores` gives it
     (``neg_theta_rc``, ``neg_response_length``): a logistic model is indifferent to a

@@ -89,7 +89,8 @@ def length_verdict(auroc_length: float, auroc_length_score: float, fold_deltas, 
 
 
 @validates_inputs
-def beyond_length(lengths, score, y_true, *, n_splits: int = 5, seed: int = 0, score_name: str = "sgi") -> BeyondLengthResult:
+def beyond_length(lengths, score, y_true, *, n_splits: int = 5, seed: int = 0,
+                  score_name: str = "sgi") -> BeyondLengthResult:
     """Does the score add signal beyond length? Cross-validated AUROC with and without it.
 
     Two logistic regressions (grounded = 1) on the same stratified folds: one on

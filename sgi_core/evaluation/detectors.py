@@ -45,7 +45,7 @@ from sgi_core.evaluation.refit import (
 )
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.scores.registry import SCORES
-from sgi_core.stats.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
+from sgi_core.stats.checks import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.stats.crossval import out_of_fold_probabilities
 from sgi_core.stats.folds import crossfit_folds
 from sgi_core.stats.paired import delong_test

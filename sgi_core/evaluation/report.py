@@ -140,7 +140,9 @@ class EvaluationReport(JsonResult):
 
 
 def trivial_names(columns) -> tuple[str, ...]:
-    """The trivial scores a frame with ``columns`` allows: the baselines with a response and a context, θ(r,q) with its column.
+    """The trivial scores a frame with ``columns`` allows.
+
+    The baselines when it has a response and a context, θ(r,q) when it has its column.
 
     Examples
     --------

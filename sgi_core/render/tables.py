@@ -99,6 +99,7 @@ def baselines_table(reports: dict[str, EvaluationReport], *, describe: bool = Fa
             if label not in seen:
                 seen.add(label)
                 rows.append({"score": label, "description": SCORES[base].description,
-                             "auroc": judged.auroc, "auroc_ci": format_ci(judged.auroc_ci), "cohens_d": judged.cohens_d})
+                             "auroc": judged.auroc, "auroc_ci": format_ci(judged.auroc_ci),
+                             "cohens_d": judged.cohens_d})
     frame = pd.DataFrame(rows)
     return frame if describe else frame.drop(columns="description")

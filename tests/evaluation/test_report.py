@@ -20,7 +20,7 @@ from sgi_core.evaluation import (
 )
 from sgi_core.evaluation.judgement import judge_score
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
-from sgi_core.scores import SCORES, TRIVIAL
+from sgi_core.scores import BASELINES, SCORES, TRIVIAL
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
@@ -143,6 +143,4 @@ def test_tables_read_the_report(scored_sample):
     assert list(table2(rep)["label"]) == ["low", "medium", "high"]
     assert list(table3(rep)["text"]) == ["question"] * 3 + ["context"] * 3 + ["response"] * 3
     assert table5({"hashing": rep}).loc[0, "cohens_d_theta_rq"] == rep.angle_effects.cohens_d_theta_rq
-    assert list(baselines_table({"hashing": rep})["score"]) == [
-        "sgi (hashing)", "neg_response_length", "lexical_groundedness", "theta_rq (hashing)"
-    ]
+    assert list(baselines_table({"hashing": rep})["score"]) == ["sgi (hashing)", *BASELINES, "theta_rq (hashing)"]

@@ -1,4 +1,4 @@
-"""One report computes each score's ROC once: the verdict, the detectors' comparison, the curves and the HTML report read it.
+"""One report computes each score's ROC once: the verdict, the detectors' comparison, the curves, the HTML report read it.
 
 ROC analyses are counted by the ``roc_counts`` fixture (tests/conftest.py), keyed by the
 labels and values analysed: the same score analysed twice is a key counted twice.
@@ -22,7 +22,8 @@ def test_one_report_computes_each_roc_once(tmp_path, roc_counts):
 
     path = tmp_path / "judged.csv"
     with_judge_column(path)
-    assert main(["report", str(path), "--models", "hashing", "--n-boot", "50", "--detector", "judge_halluc:hallucinated",
+    assert main(["report", str(path), "--models", "hashing", "--n-boot", "50",
+                 "--detector", "judge_halluc:hallucinated",
                  "--html", str(tmp_path / "report.html"), "--json", str(tmp_path / "report.json")]) == 0
     # SGI, its three trivial scores and the judge column, each once (the combination's ROC is of its own values).
     assert len(roc_counts) >= 5
