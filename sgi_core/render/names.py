@@ -8,18 +8,19 @@ drawn.
 
 from __future__ import annotations
 
-from sgi_core.scores.registry import BASELINE_LABELS, SCORES
+from sgi_core.scores.registry import BASELINE_LABELS, SCORES, spec_for
 
 
 def display_name(name: str) -> str:
-    """A registered score's display name; any other name (a file's column) as it is.
+    """A registered score's display name, by its name or its oriented name; any other name (a file's column) as it is.
 
     Examples
     --------
-    >>> display_name("sgi"), display_name("judge_score")
-    ('SGI', 'judge_score')
+    >>> display_name("sgi"), display_name("neg_theta_rc"), display_name("judge_score")
+    ('SGI', 'θ(r,c) response-context, negated', 'judge_score')
     """
-    return SCORES[name].label if name in SCORES else name
+    spec = spec_for(name)
+    return spec.label if SCORES.get(spec.name) is spec else name
 
 
 def curve_name(name: str) -> str:

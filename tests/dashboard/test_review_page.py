@@ -212,14 +212,16 @@ def test_most_uncertain_serves_the_row_nearest_the_policy_threshold(review):
     assert any("nearest the threshold 1.000" in c.value for c in at.caption)
 
 
-def test_the_review_page_reads_scores_by_name_whatever_their_display_names(review, monkeypatch):
+def test_the_review_page_reads_scores_by_name_whatever_their_display_names(app, tmp_path, monkeypatch):
     from dataclasses import replace
 
     from sgi_core.scores import registry
 
     # A display name is words on screen: renaming SGI's label must neither break the page nor its uncertainty queue.
     monkeypatch.setitem(registry.SCORES, "sgi", replace(registry.SCORES["sgi"], label="Semantic Grounding Index"))
-    at = review
+    monkeypatch.setenv("SGI_DATA_DIR", str(tmp_path / "data"))
+    at = goto(app, "review")
+    assert_clean(at)
     at.session_state["calibration.threshold"] = 1.0
     at.selectbox(key="review.strategy").set_value("uncertain").run()
     assert_clean(at)
