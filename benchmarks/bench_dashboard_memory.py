@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sgi_core.columns import WORD_OVERLAP_COLUMN
-from sgi_core.evaluation.baselines import lexical_groundedness
+from sgi_core.scores.baselines import lexical_groundedness
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = REPO / "sample_data" / "halueval_qa_sample.csv"

@@ -37,11 +37,12 @@ sys.path.insert(0, str(REPO))
 
 from sgi_core.detectors.specifics import specifics_scores  # noqa: E402
 from sgi_core.embedding import EmbeddingCache, load_encoder  # noqa: E402
-from sgi_core.evaluation.baselines import baseline_scores  # noqa: E402
 from sgi_core.evaluation.detectors import compare_detectors  # noqa: E402
 from sgi_core.evaluation.refit import judge_combined  # noqa: E402
+from sgi_core.evaluation.report import trivial_names  # noqa: E402
 from sgi_core.io.triples import load_triples  # noqa: E402
 from sgi_core.results import UndefinedStatisticWarning  # noqa: E402
+from sgi_core.scores import oriented_scores  # noqa: E402
 from sgi_core.scoring import score_table  # noqa: E402
 from sgi_core.stats.crossval import out_of_fold_probability  # noqa: E402
 from sgi_core.stats.folds import crossfit_folds  # noqa: E402
@@ -60,7 +61,8 @@ def detector_features(path: Path, model: str) -> tuple[dict, np.ndarray, np.ndar
     scores = {"sgi": scored["sgi"].to_numpy(dtype=float),
               "neg_theta_rc": -scored["theta_rc"].to_numpy(dtype=float),
               "neg_theta_qc": -scored["theta_qc"].to_numpy(dtype=float)}
-    scores.update({name: column.to_numpy(dtype=float) for name, column in baseline_scores(scored).items()})
+    trivial = oriented_scores(scored, trivial_names(scored.columns))
+    scores.update({name: column.to_numpy(dtype=float) for name, column in trivial.items()})
     # A response naming no number or name has no unsupported specific: share 0, not a missing row.
     unsupported = specifics_scores(scored)["specifics_unsupported_share"].fillna(0.0)
     scores["neg_unsupported_specifics"] = -unsupported.to_numpy(dtype=float)

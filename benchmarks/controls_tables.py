@@ -39,7 +39,7 @@ def length_matched_section(res: dict) -> list[str]:
 
 def _verdicts(key: str, model: str, entry: dict) -> list[str]:
     detectors = entry["detectors"].detectors
-    length = next(b.auroc for b in entry["report"].baselines if b.name == "neg_response_length")
+    length = entry["report"].baselines["neg_response_length"].auroc
     inflation = {name: detectors[name].auroc_leaky - detectors[name].auroc for name in REFERENCE_DETECTORS}
     worst = max(inflation, key=inflation.get)
     beating = [name for name, s in detectors.items() if s.auroc > length]

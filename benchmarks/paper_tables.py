@@ -218,8 +218,8 @@ def confound_section(res: dict) -> list[str]:
         for model, entry in res["data"][key]["models"].items():
             rep = entry["report"]
             row = {"data": key, "model": model, "SGI": num(rep.roc.auroc) + ci(rep.roc.auroc_ci)}
-            for base in rep.baselines:
-                row[base.name] = num(base.auroc) + ci(base.auroc_ci)
+            for name, base in rep.baselines.items():
+                row[name] = num(base.auroc) + ci(base.auroc_ci)
             bl = rep.beyond_length
             row["length alone (CV)"] = num(bl.auroc_length)
             row["length + SGI (CV)"] = num(bl.auroc_length_score)
@@ -282,7 +282,7 @@ def verdict_section(res: dict) -> list[str]:
     for key in ("paperlike", "paired"):
         for model, entry in res["data"][key]["models"].items():
             rep = entry["report"]
-            beaten = [f"{b.name} {b.auroc:.3f}" for b in rep.baselines if b.auroc > rep.roc.auroc]
+            beaten = [f"{name} {b.auroc:.3f}" for name, b in rep.baselines.items() if b.auroc > rep.roc.auroc]
             lines.append(
                 f"- {key}, {model}: SGI AUROC {rep.roc.auroc:.3f}; "
                 + (f"beaten by the trivial baselines {', '.join(beaten)}." if beaten

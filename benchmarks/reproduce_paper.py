@@ -47,9 +47,9 @@ from sgi_core.evaluation import (
     evaluate,
     roc_analysis,
 )
-from sgi_core.evaluation.baselines import response_length
 from sgi_core.io.triples import load_triples
 from sgi_core.long_context import truncation_report
+from sgi_core.scores.baselines import response_length
 from sgi_core.scoring import score_table
 from sgi_core.stats.length_matched import length_matched_auroc
 

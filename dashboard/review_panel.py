@@ -18,6 +18,7 @@ from dashboard import devices, page, state
 from dashboard.services import evidence_services, geometry_services, label_exchange_services, review_services
 from dashboard.views import evidence, geometry_charts, texts
 from sgi_core.columns import is_ordinary
+from sgi_core.render.names import display_name
 from sgi_core.review.annotations import MAX_NOTE_CHARS, AnnotationStore
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",
@@ -114,7 +115,7 @@ def judge(table, row, position: int) -> None:
 def geometry(data, row) -> None:
     """SGI, the three angles and the row's canonical triangle."""
     metrics = st.columns(4)
-    for column, (name, value) in zip(metrics, (("SGI", row["sgi"]), ("θ(q,c)", row["theta_qc"]),
+    for column, (name, value) in zip(metrics, ((display_name("sgi"), row["sgi"]), ("θ(q,c)", row["theta_qc"]),
                                                ("θ(r,q)", row["theta_rq"]), ("θ(r,c)", row["theta_rc"]))):
         column.metric(name, "not scored" if pd.isna(value) else f"{float(value):.3f}")
     if not is_ordinary(row["sgi_status"]):

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -56,7 +54,7 @@ SCORE_COLUMNS = (*ANGLE_COLUMNS, "sgi", STATUS_COLUMN)
 #: Numeric score columns (every score column but the status).
 NUMERIC_SCORE_COLUMNS = (*ANGLE_COLUMNS, "sgi")
 
-#: The word-overlap baseline (:func:`sgi_core.evaluation.baselines.lexical_groundedness`), written by
+#: The word-overlap baseline (:func:`sgi_core.scores.baselines.lexical_groundedness`), written by
 #: scoring beside the scores so that every analysis of a scored file reads it instead of
 #: recomputing it; a scored file without it (written before it was added) still opens.
 WORD_OVERLAP_COLUMN = "lexical_groundedness"
@@ -149,7 +147,9 @@ def not_scored_status(reason: str) -> str:
 
 def _as_series(status) -> pd.Series:
     # A Series is compared as it is: a big file's status column stays Arrow-backed, never copied to objects.
-    import pandas as pd  # here: the command line's parser reads this module and must not import pandas
+    # Here: the command line's parser reads this module and must import neither numpy nor pandas.
+    import numpy as np
+    import pandas as pd
 
     return status if isinstance(status, pd.Series) else pd.Series(np.asarray(status, dtype=object))
 
@@ -178,6 +178,8 @@ def count_ordinary(*statuses) -> int:
     >>> count_ordinary(["ok", "ok", "not scored: empty response"], ["ok", "degenerate: context equals question", "ok"])
     1
     """
+    import numpy as np
+
     ordinary = np.logical_and.reduce([is_ordinary(status) for status in statuses])
     return int(np.count_nonzero(ordinary))
 

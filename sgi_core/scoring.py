@@ -28,12 +28,12 @@ from sgi_core.columns import (
 )
 from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback, encode_unique
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.baselines import lexical_groundedness
 from sgi_core.geometry import sgi_bounds, triple_angles
 from sgi_core.io.passages import PASSAGE_SEPARATOR, row_passages
 from sgi_core.io.triples import TripleTable
 from sgi_core.long_context import context_embeddings
 from sgi_core.results import JsonResult
+from sgi_core.scores.baselines import lexical_groundedness
 from sgi_core.stats.checks import check_choice
 
 
@@ -129,7 +129,7 @@ def score_table(
     (:data:`~sgi_core.columns.STATUS_OK`, ``"degenerate: ..."`` for rows whose embeddings
     coincide, or ``"not scored: <reason>"`` with NaN scores) to a copy of ``table.frame``,
     and the word-overlap baseline :data:`~sgi_core.columns.WORD_OVERLAP_COLUMN` of every
-    row (:func:`~sgi_core.evaluation.baselines.lexical_groundedness`, NaN where the response
+    row (:func:`~sgi_core.scores.baselines.lexical_groundedness`, NaN where the response
     has no content word), so that no analysis of the scored rows computes it again. A table
     read from lists of passages also gets :data:`~sgi_core.columns.PASSAGES_COLUMN` (each
     row's passages, as a list), and the ``mean`` and ``nearest`` strategies

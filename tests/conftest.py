@@ -1,8 +1,11 @@
-"""Shared fixtures: an isolated embedding cache and the real MiniLM model; Hypothesis profiles."""
+"""Shared fixtures: an isolated embedding cache, the real MiniLM model, a counter of ROC analyses; Hypothesis profiles."""
 
+import hashlib
 import os
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -46,3 +49,24 @@ def shared_data():
     if not SHARED_DATA.exists():
         pytest.skip("../shared/data is not beside the repository")
     return SHARED_DATA
+
+
+@pytest.fixture
+def roc_counts(monkeypatch) -> Counter:
+    """Counts of ROC analyses by (labels, values) while the test runs.
+
+    Counted at their one computing step, :func:`sklearn.metrics.roc_curve` inside
+    :func:`sgi_core.stats.ranking.roc_analysis`.
+    """
+    from sgi_core.stats import ranking
+
+    counts = Counter()
+    compute = ranking.roc_curve
+
+    def counted(labels, scores, **kwargs):
+        analysed = np.asarray(labels, float).tobytes() + np.asarray(scores, float).tobytes()
+        counts[hashlib.sha256(analysed).hexdigest()] += 1
+        return compute(labels, scores, **kwargs)
+
+    monkeypatch.setattr(ranking, "roc_curve", counted)
+    return counts

@@ -7,6 +7,7 @@ from dashboard import page, services, state
 from dashboard.services import confound_services, detector_services
 from dashboard.views import detector_charts, texts
 from sgi_core.render import figures
+from sgi_core.render.names import curve_name
 
 st.title("Detectors")
 st.write("Other detectors beside SGI, judged the same way: the registered detector families (the seed's geometric "
@@ -84,7 +85,7 @@ def computed_families() -> tuple[tuple, tuple]:
         f"{', '.join(computed.combined_features)}, predicted out of fold on the same folds; "
         f"{detector_charts.report_combined_note(computed)} "
         "Length-matched: AUROC after matching the two classes' response lengths (coarsened exact matching).")
-    st.plotly_chart(figures.roc_figure({"SGI": report.roc, **curves}), key="detectors.families_roc")
+    st.plotly_chart(figures.roc_figure({report.score_col: report.roc, **curves}), key="detectors.families_roc")
     return kinds, grounding
 
 
@@ -109,10 +110,12 @@ def file_columns() -> None:
     except page.SGIInputError as err:
         page.show_error(err)
         return
+    first = comparison.names[0]
     names = {"detector": "score", "auroc": "AUROC", "auroc_ci_lo": "95% CI from", "auroc_ci_hi": "95% CI to",
-             "spearman_with_SGI": "Spearman with SGI", "cv_auroc": "cross-validated AUROC", "cohens_d": "Cohen's d",
-             "length_matched_auroc": "length-matched AUROC"}
-    st.dataframe(comparison.to_frame().rename(columns=names), hide_index=True,
+             f"spearman_with_{first}": f"Spearman with {curve_name(first)}", "cv_auroc": "cross-validated AUROC",
+             "cohens_d": "Cohen's d", "length_matched_auroc": "length-matched AUROC"}
+    shown = comparison.to_frame()
+    st.dataframe(shown.assign(detector=shown["detector"].map(curve_name)).rename(columns=names), hide_index=True,
                  column_config={name: st.column_config.NumberColumn(format="%.3f")
                                 for name in list(names.values())[1:]})
     st.caption(f"Scores oriented so that higher = grounded. Cross-validated AUROC: a logistic model on each score "
@@ -162,7 +165,8 @@ def compare(kinds: tuple, grounding: tuple) -> None:
         page.show_error(err)
         return
     names = list(scores)
-    for key, default in ((state.COMPARE_A, "SGI"), (state.COMPARE_B, detector_services.LENGTH_LABEL)):
+    defaults = ((state.COMPARE_A, detector_services.SGI_LABEL), (state.COMPARE_B, detector_services.LENGTH_LABEL))
+    for key, default in defaults:
         if st.session_state.get(key) not in names:
             st.session_state[key] = default
     left, right = st.columns(2)

@@ -5,6 +5,7 @@ import streamlit as st
 from dashboard import page, services, state
 from dashboard.views import texts
 from sgi_core.render import figures
+from sgi_core.render.names import display_name
 
 st.title("Explorer")
 st.write("Pick a row of the data (or click a point on the Geometry page), or type your own triple. "
@@ -43,7 +44,7 @@ except page.SGIInputError as err:
     st.stop()
 
 cols = st.columns(5)
-cols[0].metric("θ(r,q) response-question", f"{scores.theta_rq:.4f} rad")
+cols[0].metric(display_name("theta_rq"), f"{scores.theta_rq:.4f} rad")
 cols[1].metric("θ(r,c) response-context", f"{scores.theta_rc:.4f} rad")
 cols[2].metric("θ(q,c) question-context", f"{scores.theta_qc:.4f} rad")
 cols[3].metric("SGI = θ(r,q) / θ(r,c)", f"{scores.sgi:.4f}")

@@ -6,6 +6,7 @@ from dashboard import page, state
 from dashboard.services import geometry_services
 from dashboard.views import geometry_charts
 from sgi_core.render import figures
+from sgi_core.render.names import display_name
 
 st.title("Geometry")
 st.write("Two views of the same triples. **Canonical triangle**: each triple drawn exactly from its three angles, "
@@ -69,7 +70,8 @@ with map_tab:
                                    "compiled in the background when this page first opens (about 25 s), after "
                                    "which a map of a few hundred triples takes seconds.")
     colour_by = colour_col.radio("Colour by", ["label", "sgi"], key=state.GEOMETRY_COLOUR, horizontal=True,
-                                 **state.PERSIST, format_func={"label": "label", "sgi": "SGI"}.get)
+                                 **state.PERSIST,
+                                 format_func=lambda name: name if name == "label" else display_name(name))
     compiling = warm_up.is_alive()
     spinner = ("Fitting UMAP: its code is still being compiled (started when this page opened, about 25 s in all), "
                "then a few seconds for the map..." if method == "umap" and compiling else

@@ -96,9 +96,7 @@ if labelled is None:
         for note in notes:
             st.warning(texts.plain(note))
         st.write(texts.confound_text(verdict))
-    curves = {"SGI": roc}
-    for name, curve in services.baseline_curves(data.key, data.model, data.frame).items():
-        curves[figures.BASELINE_NAMES.get(name, name)] = curve
+    curves = dict(services.curves(data.key, data.model, data.frame))
     st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score); say what their high "
                    "values mean, and see them combined with SGI, on the Detectors page",
                    confound_services.score_columns(data.key, data.table), key=state.DETECTOR_COLUMNS,
@@ -114,8 +112,7 @@ if labelled is None:
     st.markdown("**With response lengths matched.** Each score's AUROC once grounded and hallucinated rows have "
                 "the same response-length distribution, so length can no longer do the separating; 0.5 = nothing "
                 "beyond length. Response length itself is left out: matching on it removes it by construction.")
-    tables.length_matched_table({"SGI" if name == "sgi" else figures.BASELINE_NAMES[name]: result
-                                 for name, result in matched.items()})
+    tables.length_matched_table(matched)
     if report.beyond_length is not None:
         st.caption(f"SGI beside response length in cross-validated logistic models ({report.beyond_length.n_splits} "
                    f"folds, {report.beyond_length.n:,} labelled rows): {texts.plain(report.beyond_length.verdict)} "

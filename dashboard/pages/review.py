@@ -5,6 +5,7 @@ import streamlit as st
 from dashboard import page, paired_review_panel, review_panel, state
 from dashboard.services import label_exchange_services, review_services
 from dashboard.views import texts
+from sgi_core.render import names
 
 st.title("Review")
 st.write("Label your own rows: every page then measures the detectors on them. Rows come one at a time from the "
@@ -42,9 +43,11 @@ with label_tab:
     controls = st.columns(4)
     strategy = controls[0].selectbox("Queue", review_services.STRATEGIES, key=state.REVIEW_STRATEGY, **state.PERSIST,
                                      format_func=review_panel.QUEUE_NAMES.get)
-    score = controls[1].selectbox("Score the queue follows", list(scores), key=state.REVIEW_SCORE, **state.PERSIST)
+    score = controls[1].selectbox("Score the queue follows", list(scores), key=state.REVIEW_SCORE, **state.PERSIST,
+                                  format_func=names.display_name)
     second = controls[2].selectbox("Second score (disagreement queue)", [s for s in scores if s != score],
-                                   key=state.REVIEW_SECOND_SCORE, disabled=strategy != "disagreement")
+                                   key=state.REVIEW_SECOND_SCORE, disabled=strategy != "disagreement",
+                                   format_func=names.display_name)
     seed = int(controls[3].number_input("Seed", min_value=0, value=0, step=1, key=state.REVIEW_SEED, **state.PERSIST))
     if strategy != "random":
         st.caption("This queue is not a random order: the labels it gives are saved with its name, and the Compare "
@@ -73,11 +76,12 @@ with label_tab:
         if strategy == "uncertain" and threshold is None:
             try:
                 calibration = page.active_calibration(data)
-                probability, origin = calibration.calibrator.predict(scores["SGI"]), calibration.origin
+                probability = calibration.calibrator.predict(scores[review_services.UNCERTAIN_SCORE])
+                origin = calibration.origin
             except page.SGIInputError:
                 pass
         if strategy == "uncertain":
-            score = "SGI"
+            score = review_services.UNCERTAIN_SCORE
             st.caption(f"Most uncertain on SGI: nearest the threshold {threshold:.3f} set on the Calibration "
                        "session page." if threshold is not None else
                        f"Most uncertain on SGI: P(grounded) nearest 0.5 ({origin})." if origin else

@@ -173,10 +173,10 @@ def scored_frame(key: state.DataKey, model_name: str, _table: TripleTable) -> pd
 
 @st.cache_resource(show_spinner="Computing the baselines...", max_entries=4)
 def baselines(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.DataFrame | None:
-    """The trivial baselines' scores per row (shared, not copied), or None without response and context columns."""
+    """The trivial scores per row, oriented (shared, not copied), or None without response and context columns."""
     if not {"response", "context"} <= set(_frame.columns):
         return None
-    return evaluation.baseline_scores(_frame)
+    return evaluation.oriented_scores(_frame, evaluation.trivial_names(_frame.columns))
 
 
 # Results holding a value per row or per threshold (ROC curves, threshold grids: 100 MB and more at millions
@@ -187,9 +187,9 @@ def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> evaluat
     return evaluation.evaluate(_frame, baselines=baselines(key, model_name, _frame))
 
 
-def baseline_curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
-    """ROC curves of the trivial baselines, as the report carries them."""
-    return {base.name: base.roc for base in report(key, model_name, _frame).baselines}
+def curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
+    """ROC curves of SGI and the trivial scores by name, as the report's judgements carry them."""
+    return report(key, model_name, _frame).rocs
 
 
 def numeric_columns(table: TripleTable) -> list[str]:
@@ -198,8 +198,8 @@ def numeric_columns(table: TripleTable) -> list[str]:
 
 
 def _detector_values(table: TripleTable, column: str, higher_is: str) -> np.ndarray:
-    return detectors.orient_detector_score(table.frame[column], higher_is=higher_is, source=table.source,
-                                           column=column)
+    return evaluation.orient_detector_score(table.frame[column], higher_is=higher_is, source=table.source,
+                                            column=column)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -211,11 +211,16 @@ def column_roc(key: state.DataKey, column: str, higher_is: str, _table: TripleTa
 @st.cache_resource(show_spinner="Comparing detectors...", max_entries=32)
 def detector_comparison(key: state.DataKey, model_name: str, specs: tuple, _table: TripleTable,
                         _frame: pd.DataFrame) -> detectors.DetectorComparison:
-    """SGI and the declared detector columns ``specs`` ((column, higher_is), ...), alone and combined."""
-    scores = {"SGI": _frame["sgi"].to_numpy()}
+    """SGI and the declared detector columns ``specs`` ((column, higher_is), ...), alone and combined.
+
+    SGI's judgement is the report's, not made again.
+    """
+    judged = report(key, model_name, _frame)
+    scores = {judged.score_col: _frame[judged.score_col].to_numpy()}
     scores.update({column: _detector_values(_table, column, higher_is) for column, higher_is in specs})
     return detectors.compare_detectors(scores, _frame["label"].to_numpy(), groups=question_groups(_frame),
-                                       lengths=evaluation.response_length(_frame["response"]))
+                                       lengths=evaluation.response_length(_frame["response"]),
+                                       judgements={judged.score_col: judged.judgements[judged.score_col]})
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

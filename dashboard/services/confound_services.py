@@ -13,7 +13,6 @@ from dashboard.services import baselines, numeric_columns, report
 from sgi_core import evaluation
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
 from sgi_core.embedding import backend_used
-from sgi_core.evaluation import detectors
 from sgi_core.evaluation.verdict import standing_of
 from sgi_core.io.labels import distinct_label_values
 from sgi_core.io.scored import scored_with as scored_with_record
@@ -148,17 +147,15 @@ def policy_json(policy: evaluation.Policy) -> str:
 @st.cache_data(show_spinner="Judging the detectors against this file's trivial scores...", max_entries=32)
 def file_verdict(key: state.DataKey, model_name: str, specs: tuple, _table: TripleTable,
                  _frame: pd.DataFrame) -> evaluation.Verdict:
-    """SGI and the declared detector columns ``specs`` ((column, higher_is), ...) against this file's trivial scores."""
-    scores = {"SGI": _frame["sgi"].to_numpy()}
-    scores.update({column: detectors.orient_detector_score(_table.frame[column], higher_is=higher_is,
-                                                           source=_table.source, column=column)
-                   for column, higher_is in specs})
-    per_row = baselines(key, model_name, _frame)
-    trivial = {} if per_row is None else {name: per_row[name].to_numpy(dtype=np.float64) for name in per_row.columns}
-    # SGI's and the baselines' ROC analyses are the report's judgements, not computed a second time.
-    judged = report(key, model_name, _frame)
-    rocs = {"SGI": judged.roc, **{base.name: base.roc for base in judged.baselines}}
-    return evaluation.file_verdict(_frame["label"].to_numpy(), scores, trivial, rocs=rocs)
+    """SGI and the declared detector columns ``specs`` ((column, higher_is), ...) against this file's trivial scores.
+
+    SGI's and the trivial scores' ROC analyses are the report's judgements, not computed a second time.
+    """
+    columns = {column: evaluation.orient_detector_score(_table.frame[column], higher_is=higher_is,
+                                                        source=_table.source, column=column)
+               for column, higher_is in specs}
+    return evaluation.report_verdict(report(key, model_name, _frame), _frame, detectors=columns,
+                                     baselines=baselines(key, model_name, _frame))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -17,24 +17,25 @@ from dashboard.services import baselines, disk_cache, model_encoder
 from sgi_core import evaluation
 from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
 from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
-from sgi_core.evaluation import detectors
 from sgi_core.evaluation.events_per_feature import WITHHELD
 from sgi_core.io.triples import TripleTable
-from sgi_core.scores import SCORES, column_spec, spec_for
+from sgi_core.scores import BASELINES, NEGATED_PREFIX, display_name
 
 #: Bootstrap resamples behind the intervals of the detectors computed from the embeddings.
 DETECTOR_N_BOOT = 1000
 #: Rows listed where two compared scores disagree most.
 DISAGREEMENT_ROWS = 20
+#: SGI's display name, the default first score of a paired comparison.
+SGI_LABEL = display_name("sgi")
 #: The response-length baseline's display name, the default second score of a paired comparison.
-LENGTH_LABEL = SCORES["neg_response_length"].label
+LENGTH_LABEL = display_name("neg_response_length")
 #: Display name of each computed score (every one oriented higher = grounded), from the registry.
 DETECTOR_NAMES = {name: spec.label for name, spec in score_specs().items()}
 #: Display name of the combined detector, the one score fitted on the labels it is compared on.
 COMBINED_LABEL = DETECTOR_NAMES[COMBINED.name]
 
-__all__ = ["COMBINED", "COMBINED_LABEL", "DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "LENGTH_LABEL", "WITHHELD",
-           "comparable_scores", "embedding_detector_curves", "embedding_detectors", "grounding_choice",
+__all__ = ["COMBINED", "COMBINED_LABEL", "DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "LENGTH_LABEL", "SGI_LABEL",
+           "WITHHELD", "comparable_scores", "embedding_detector_curves", "embedding_detectors", "grounding_choice",
            "grounding_models", "paired_comparison"]
 
 
@@ -94,11 +95,9 @@ def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _tabl
 @st.cache_resource(show_spinner=False, max_entries=16)
 def embedding_detector_curves(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
                               _frame: pd.DataFrame, grounding: tuple = ()) -> dict:
-    """ROC curves of each computed detector by display name (their AUROCs and intervals are in the report)."""
-    _, scores = embedding_detectors(key, model_name, kinds, _table, _frame, grounding)
-    labels = _frame["label"].to_numpy()
-    return {spec_for(name).label: evaluation.roc_analysis(labels, spec_for(name).oriented(scores[name]), n_boot=0)
-            for name in scores.columns}
+    """ROC curves of each computed detector by name: their judgements' analyses in the report, never made again."""
+    report, _ = embedding_detectors(key, model_name, kinds, _table, _frame, grounding)
+    return {name: judged.roc for name, judged in report.detectors.items()}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -112,16 +111,14 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
     detector (the combination below the events-per-feature floor) has no per-row
     score, so it is never offered.
     """
-    base = baselines(key, model_name, _frame)
-    scores = {SCORES[name].label: SCORES[name].oriented(_frame[name]) for name in ("sgi", "theta_rq", "theta_rc")}
-    scores.update({SCORES[name].label: base[name].to_numpy(dtype=np.float64)
-                   for name in ("neg_response_length", "lexical_groundedness")})
+    tables = [evaluation.oriented_scores(_frame, ("sgi", "theta_rq", "theta_rc")),
+              baselines(key, model_name, _frame)[list(BASELINES)]]
     if kinds:
         _, computed = embedding_detectors(key, model_name, kinds, _table, _frame, grounding)
-        scores.update({spec_for(name).label: spec_for(name).oriented(computed[name]) for name in computed.columns})
-    scores.update({column_spec(column, higher_is=higher_is).label: detectors.orient_detector_score(
-        _table.frame[column], higher_is=higher_is, source=_table.source, column=column) for column, higher_is in specs})
-    return scores
+        tables.append(evaluation.oriented_scores(computed, computed.columns))
+    columns = [column if higher_is == "grounded" else f"{NEGATED_PREFIX}{column}" for column, higher_is in specs]
+    tables.append(evaluation.oriented_scores(_table.frame, columns, source=_table.source))
+    return {display_name(name): table[name].to_numpy(dtype=np.float64) for table in tables for name in table.columns}
 
 
 @st.cache_data(show_spinner="Comparing the two scores...", max_entries=64)

@@ -12,7 +12,6 @@ from dashboard.services import confound_services, review_services
 from sgi_core.embedding import backend_used
 from sgi_core.render import html_report
 from sgi_core.render.provenance import provenance
-from sgi_core.scores import BASELINE_LABELS
 
 
 def _facts(data, **more) -> dict:
@@ -28,9 +27,8 @@ def file_report(data):
     def build() -> str:
         report = services.report(data.key, data.model, data.frame)
         verdict = confound_services.file_verdict(data.key, data.model, specs, data.table, data.frame)
-        curves = {"SGI": report.roc, **{BASELINE_LABELS.get(b.name, b.name): b.roc for b in report.baselines}}
         matched = confound_services.length_matched(data.key, data.model, data.frame)
-        return html_report.file_report(report, verdict, data.frame, curves, matched, facts)
+        return html_report.file_report(report, verdict, data.frame, matched, facts)
 
     return build
 

@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
+from sgi_core import evaluation
 from sgi_core.columns import ANGLE_COLUMNS, GROUNDING_PREFIX
 from sgi_core.detectors.registry import score_specs
 from sgi_core.evaluation import response_length
@@ -28,6 +29,7 @@ from sgi_core.geometry import canonical_triangle
 from sgi_core.io.triples import TripleTable
 from sgi_core.judge.cache import AnswerCache
 from sgi_core.judge.statements import cached_statements
+from sgi_core.render.names import display_name
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_key, row_keys
 from sgi_core.review.decision_log import LABEL_VALUE
 from sgi_core.review.label_exchange import id_column
@@ -39,11 +41,15 @@ from sgi_core.review.label_sources import (
 )
 from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
 from sgi_core.review.row_labels import RowLabelTracker
-from sgi_core.scores import SCORES, grounding_spec
+from sgi_core.scores import BASELINES, grounding_spec
 from sgi_core.stats.kappa import KappaResult, cohens_kappa
 
-__all__ = ["LABEL_SOURCES", "STRATEGIES", "LabelState", "annotation_store", "apply_label_source", "export_jsonl",
-           "export_table", "has_annotations", "import_labels", "judge_statements", "judge_verdict_columns",
+#: The score the uncertainty queue follows and calibrates.
+UNCERTAIN_SCORE = "sgi"
+
+__all__ = ["LABEL_SOURCES", "STRATEGIES", "UNCERTAIN_SCORE", "LabelState", "annotation_store", "apply_label_source",
+           "export_jsonl", "export_table", "has_annotations", "import_labels", "judge_statements",
+           "judge_verdict_columns",
            "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
            "queue_scores", "row_id", "row_triangle", "verdict_labels"]
 
@@ -193,29 +199,28 @@ def label_source_line(data) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _frame: pd.DataFrame) -> dict:
-    """Scores a queue can follow, each oriented higher = grounded: SGI, the baselines, the file's score columns.
+    """Scores a queue can follow by name, each oriented higher = grounded: SGI, the baselines, the file's score columns.
 
-    Registered detector scores (:func:`sgi_core.detectors.registry.score_specs`) and a
-    grounding model's (:func:`sgi_core.scores.grounding_spec`) are named by their label.
+    Registered detector scores (:func:`sgi_core.detectors.registry.score_specs`) are
+    oriented as their entry says, a grounding model's (:func:`sgi_core.scores.grounding_spec`) as it
+    is; the page draws each by its display name.
     """
-    scores = {SCORES["sgi"].label: _frame["sgi"].to_numpy(dtype=np.float64)}
+    scores = {name: values.to_numpy() for name, values in evaluation.oriented_scores(_frame, ["sgi"]).items()}
     base = services.baselines(key, model_name, _frame)
     if base is not None:
-        scores.update({SCORES[name].label: base[name].to_numpy(dtype=np.float64)
-                       for name in ("neg_response_length", "lexical_groundedness")})
+        scores.update({name: base[name].to_numpy(dtype=np.float64) for name in BASELINES})
     # The registered detectors' columns the file carries (``score --claims`` writes some), named and oriented by
     # their registry entry; then every other numeric column of the file, as it is.
     for name, spec in score_specs().items():
         source = _frame if name in _frame.columns else _table.frame if name in _table.frame.columns else None
         if source is not None:
-            scores[spec.label] = spec.oriented(pd.to_numeric(source[name], errors="coerce"))
+            scores[spec.oriented_name] = spec.oriented(pd.to_numeric(source[name], errors="coerce"))
     registered = score_specs()
     for column in services.numeric_columns(_table):
         grounding = grounding_spec(str(column))
         if column in registered or (str(column).startswith(GROUNDING_PREFIX) and grounding is None):
             continue  # registered above; a grounding model's chunk count or cut flag is not a score
-        scores.setdefault(grounding.label if grounding else column,
-                          pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64))
+        scores.setdefault(column, pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64))
     return scores
 
 
@@ -238,7 +243,7 @@ def profile(key: state.DataKey, model_name: str, position: int, table: TripleTab
     """Where the row stands in the file on its length, word overlap, SGI, angles and every score column."""
     columns = {"response length (characters)": response_length(frame["response"]).astype(np.float64)}
     scores = queue_scores(key, model_name, table, frame)
-    columns.update({name: values for name, values in scores.items() if not name.startswith("response length")})
+    columns.update({display_name(name): values for name, values in scores.items() if name != "neg_response_length"})
     columns.update({f"θ({name[-2]},{name[-1]})": frame[name].to_numpy(dtype=np.float64) for name in ANGLE_COLUMNS})
     return row_profile(columns, position)
 

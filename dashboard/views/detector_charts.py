@@ -26,26 +26,20 @@ def _formats(formats: dict) -> dict:
 
 
 def detector_frame(report, sgi_report) -> pd.DataFrame:
-    """One row for SGI and one per computed detector of a ``DetectorReport``.
+    """One row for SGI and one per computed detector of a ``DetectorReport``, each read from its judgement.
 
-    ``sgi_report`` is SGI's ``EvaluationReport`` (with its length-matched result), so
-    SGI's row shows the Overview's numbers. A withheld detector's row has no number,
-    its reason where the AUROC's interval would be.
+    ``sgi_report`` is SGI's ``EvaluationReport``: SGI's row is its judgement, the
+    Overview's numbers. A withheld detector's row has no number, its reason where the
+    AUROC's interval would be.
     """
-    sgi_matched = sgi_report.length_matched
-    rows = [{"detector": "SGI", "protocol": "label-free", "AUROC": sgi_report.roc.auroc,
-             "AUROC 95% CI": format_ci(sgi_report.roc.auroc_ci),
-             "interval": INTERVAL_NAMES.get(sgi_report.roc.ci_method, sgi_report.roc.ci_method),
-             "Cohen's d": sgi_report.effect_size.cohens_d,
-             "AUROC leaky (not a result)": np.nan, "length-matched AUROC": sgi_matched.auroc,
-             "length-matched 95% CI": format_ci(sgi_matched.auroc_ci)}]
-    rows += [{"detector": display_name(name), "protocol": PROTOCOL_LABELS[s.protocol], "AUROC": s.auroc,
+    judged = {sgi_report.score_col: sgi_report.judgements[sgi_report.score_col], **report.detectors}
+    rows = [{"detector": display_name(name), "protocol": PROTOCOL_LABELS[s.protocol], "AUROC": s.auroc,
               "AUROC 95% CI": format_ci(s.auroc_ci), "interval": INTERVAL_NAMES.get(s.roc.ci_method, s.roc.ci_method),
               "Cohen's d": s.cohens_d,
               "AUROC leaky (not a result)": s.auroc_leaky,
               "length-matched AUROC": s.length_matched_auroc,
               "length-matched 95% CI": format_ci(s.length_matched_auroc_ci)}
-             for name, s in report.detectors.items()]
+             for name, s in judged.items()]
     rows += [{"detector": display_name(name), "protocol": PROTOCOL_LABELS[COMBINED_PROTOCOL], "AUROC 95% CI": reason}
              for name, reason in report.withheld.items()]
     return pd.DataFrame(rows)

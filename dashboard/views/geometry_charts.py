@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sgi_core.render.figures import COLOURS, GROUNDED, HALLUCINATED, LAYOUT, UNLABELLED, WEBGL_POINTS, label_names
+from sgi_core.render.names import display_name
 
 ROLE_SYMBOLS = {"question": "circle", "context": "square", "response": "diamond"}
 
@@ -41,7 +42,7 @@ def geometry_figure(projection, rows: pd.DataFrame, *, colour_by: str) -> go.Fig
         marker = dict(symbol=symbol, size=9 if role == "response" else 6, color=colour,
                       line=dict(width=0.5, color="black"), **marker_extra)
         if colour_by == "sgi" and role == "response":
-            marker["colorbar"] = dict(title="SGI")
+            marker["colorbar"] = dict(title=display_name("sgi"))
         fig.add_trace(scatter(x=points[role][:, 0], y=points[role][:, 1], mode="markers", name=role,
                               marker=marker, customdata=rows["input_row"].to_numpy(), text=hover,
                               hovertemplate="%{text}<extra></extra>", showlegend=False))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from sgi_core.render import tables
-from sgi_core.render.figures import BASELINE_NAMES
+from sgi_core.render.names import curve_name
 from sgi_core.render.numbers import format_ci
+from sgi_core.scores import SCORES
 
 #: Display name and number format of each column sgi_core's tables may carry.
 DISPLAY = {
@@ -17,7 +18,8 @@ DISPLAY = {
     "description": ("what it measures", None), "angle": ("angle", None),
     "mean_valid": ("mean grounded", "%.3f rad"), "mean_halluc": ("mean hallucinated", "%.3f rad"),
 }
-ANGLE_NAMES = {"theta_rq": "θ(r,q) response-question", "theta_rc": "θ(r,c) response-context"}
+#: Each angle as drawn in the angle table, raw (never negated there).
+ANGLE_NAMES = {name: SCORES[name].label.removesuffix(", negated") for name in ("theta_rq", "theta_rc")}
 #: What a table shows where a statistic is undefined (Streamlit would print "None").
 UNDEFINED = "n/a"
 
@@ -41,8 +43,7 @@ def models_table(reports: dict) -> None:
 def baselines_table(report, model: str) -> None:
     """One model's SGI beside the trivial baselines, with what each score measures."""
     frame = tables.baselines_table({model: report}, describe=True)
-    names = {f"sgi ({model})": "SGI", f"theta_rq ({model})": BASELINE_NAMES["theta_rq"], **BASELINE_NAMES}
-    _show(frame.assign(score=frame["score"].map(lambda name: names.get(name, name))))
+    _show(frame.assign(score=frame["score"].map(lambda name: curve_name(name.removesuffix(f" ({model})")))))
 
 
 def angles_table(report) -> None:
@@ -82,8 +83,8 @@ def interval(ci, number_format: str = ".3f", *, in_text: bool = False) -> str | 
 
 
 def length_matched_table(results: dict) -> None:
-    """Plain and length-matched AUROC of each score (``results``: display name -> ``LengthMatchedResult``)."""
-    rows = [{"score": name, "AUROC": r.plain_auroc, "length-matched AUROC": r.auroc,
+    """Plain and length-matched AUROC of each score (``results``: score name -> ``LengthMatchedResult``)."""
+    rows = [{"score": curve_name(name), "AUROC": r.plain_auroc, "length-matched AUROC": r.auroc,
              "95% CI": interval(r.auroc_ci, ".3f"), "length-matched d": r.cohens_d,
              "d 95% CI": interval(r.cohens_d_ci, "+.2f"), "rows used": r.n_used, "rows dropped": r.n_dropped,
              "rows without a label or score": r.n_excluded}

@@ -19,8 +19,7 @@ import math
 import sys
 from dataclasses import replace
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from sgi_core.commands import gate_baseline
 from sgi_core.commands.label_option import add_labels_option, labelled_table
@@ -32,9 +31,11 @@ from sgi_core.commands.options import (
     model_load_options,
     non_negative_int,
 )
-from sgi_core.embedding import DEFAULT_MODEL, backend_used
+from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
-from sgi_core.policy.policy_gate import run_gate
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def add_parser(subparsers) -> None:
@@ -97,6 +98,8 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabell
     is what a scored Parquet file records (:func:`~sgi_core.io.scored.scored_with`),
     None when unrecorded. SGI computed here is made by ``model`` at ``--precision``.
     """
+    import numpy as np
+
     from sgi_core.io.scored import scored_with
     from sgi_core.io.triples import load_triples
     from sgi_core.policy.file import NOT_SCORE_COLUMNS
@@ -123,7 +126,7 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabell
         scores = _numeric(frame[present], table.source, score_column)
         made_by = scored_with(args.input) if score_column == "sgi" else None
     else:
-        from sgi_core.embedding import EmbeddingCache, load_encoder
+        from sgi_core.embedding import EmbeddingCache, backend_used, load_encoder
         from sgi_core.progress import EmbeddingProgress
         from sgi_core.scoring import score_table
 
@@ -146,6 +149,8 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabell
 
 def _check_both_classes(labels: np.ndarray, scores: np.ndarray, source: str, score_column: str) -> None:
     """Refuse a file with fewer than 2 scored rows of a label class: no interval, no rate, no gate."""
+    import numpy as np
+
     scored = np.isfinite(scores)
     n_grounded, n_halluc = int((scored & (labels == 1.0)).sum()), int((scored & (labels == 0.0)).sum())
     if min(n_grounded, n_halluc) < 2:
@@ -156,6 +161,7 @@ def _check_both_classes(labels: np.ndarray, scores: np.ndarray, source: str, sco
 
 
 def _numeric(column, source: str, name: str) -> np.ndarray:
+    import numpy as np
     import pandas as pd
 
     values = pd.to_numeric(column.replace("", np.nan), errors="coerce")
@@ -233,7 +239,9 @@ def _write_policy(args) -> int:
 
 
 def run(args) -> int:
+    # Imported when the command runs: building the parser (every --help) imports no numpy.
     from sgi_core.policy.file import load_policy
+    from sgi_core.policy.policy_gate import run_gate
     from sgi_core.policy.rules import check_made_by, check_policy_model
 
     if args.write_policy is not None:

@@ -87,7 +87,7 @@ def run(args) -> int:
     print(comparison_text(comparison))
     report_json = comparison.to_report_json()
     frame = scored[models[0]]
-    extras = _retrieval_and_detectors(args, table, frame, models[0])
+    extras = _retrieval_and_detectors(args, table, frame, models[0], comparison.reports[models[0]])
     text_of = {"retrieval": retrieval_text, "detectors": detector_comparison_text}
     for key, result in extras.items():
         print(f"\n{text_of[key](result)}")
@@ -107,17 +107,17 @@ def _html(args, table, comparison, frame, model: str) -> str:
     # The dashboard's drawing layer (figures, no Streamlit state): the one place figures are made.
     from sgi_core.render.html_report import file_report
     from sgi_core.render.provenance import file_fingerprint, provenance
-    from sgi_core.scores import BASELINE_LABELS, grounding_spec
+    from sgi_core.scores import grounding_spec
 
     rep = comparison.reports[model]
-    curves = {"SGI": rep.roc, **{BASELINE_LABELS.get(b.name, b.name): b.roc for b in rep.baselines}}
-    if model in comparison.detectors:  # the grounding models given, beside SGI and the trivial scores
-        curves.update({grounding_spec(name).label: judged.roc
-                       for name, judged in comparison.detectors[model].detectors.items() if grounding_spec(name)})
+    # The grounding models given are drawn beside SGI and the trivial scores, from their judgements.
+    judged = comparison.detectors[model].detectors if model in comparison.detectors else {}
+    detector_rocs = {name: result.roc for name, result in judged.items() if grounding_spec(name)}
     labels = ", ".join(path.name for path in args.labels) if args.labels else "the file's label column"
     facts = provenance(file=table.source, fingerprint=file_fingerprint(args.input), rows=table.n_rows, model=model,
                        backend=comparison.backends[model], precision=args.precision, labels=labels)
-    return file_report(rep, comparison.verdicts[model], frame, curves, {"sgi": rep.length_matched}, facts)
+    return file_report(rep, comparison.verdicts[model], frame, {rep.score_col: rep.length_matched}, facts,
+                       detector_rocs=detector_rocs)
 
 
 def _parse_detector(spec: str) -> tuple[str, str]:
@@ -145,24 +145,27 @@ def _check_detector_columns(specs, table) -> None:
                                 hint="Give the column of another detector's score per row")
 
 
-def _retrieval_and_detectors(args, table, frame, model_name: str) -> dict:
+def _retrieval_and_detectors(args, table, frame, model_name: str, report) -> dict:
     """The optional parts of ``report``: retrieval metrics when the file has id lists, declared detectors."""
     from sgi_core.detectors.folds import question_groups
-    from sgi_core.evaluation.baselines import response_length
-    from sgi_core.evaluation.detectors import compare_detectors, orient_detector_score
+    from sgi_core.evaluation.detectors import compare_detectors
     from sgi_core.evaluation.retrieval_report import retrieval_report
+    from sgi_core.scores.baselines import response_length
+    from sgi_core.scores.oriented import orient_detector_score
 
     extras = {}
     rag = retrieval_report(frame, grounded_threshold=args.grounded_threshold, source=table.source)
     if rag is not None:
         extras["retrieval"] = rag
     if args.detector:
-        scores = {f"sgi ({model_name})": frame["sgi"].to_numpy()}
+        first = f"{report.score_col} ({model_name})"
+        scores = {first: frame[report.score_col].to_numpy()}
         for spec in args.detector:
             column, higher_is = _parse_detector(spec)
             scores[column] = orient_detector_score(frame[column], higher_is=higher_is, source=table.source,
                                                    column=column)
         extras["detectors"] = compare_detectors(scores, frame["label"].to_numpy(), n_boot=args.n_boot,
                                                 seed=args.seed, lengths=response_length(frame["response"]),
-                                                groups=question_groups(frame))
+                                                groups=question_groups(frame),
+                                                judgements={first: report.judgements[report.score_col]})
     return extras

@@ -28,13 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from sgi_core.detectors.columns import CLAIM_COLUMNS, REFERENCE_DETECTORS, SPECIFICS_COLUMNS
 from sgi_core.errors import SGIInputError
-from sgi_core.scores import SCORES, ScoreSpec
+from sgi_core.scores.registry import SCORES, ScoreSpec
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from sgi_core.embedding import EmbeddingCache, Encoder, ProgressCallback
@@ -143,6 +142,7 @@ class DetectorFamily:
 # The families' computations are imported when a family is computed: reading the registry (the CLI's help, the
 # pages' labels) must not import the embedding stack or scikit-learn.
 def _reference(inputs: DetectorInputs) -> FamilyScores:
+    import numpy as np
     import pandas as pd
 
     from sgi_core.detectors.reference import reference_scores

@@ -29,13 +29,15 @@ from sgi_core.detectors.folds import question_groups
 from sgi_core.detectors.registry import COMBINED, FAMILIES, DetectorInputs, score_specs
 from sgi_core.embedding import EmbeddingCache, Encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.baselines import response_length, word_overlap
 from sgi_core.evaluation.events_per_feature import withheld_reason
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.evaluation.refit import REFIT_N_BOOT, RefitComparison, judge_combined, refit_auroc_difference
 from sgi_core.io.triples import TripleTable
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.scores import spec_for
+from sgi_core.scores.baselines import response_length
+from sgi_core.scores.oriented import oriented_scores
+from sgi_core.scores.registry import BASELINES
 from sgi_core.stats.crossval import out_of_fold_probability
 from sgi_core.stats.folds import crossfit_folds
 
@@ -146,11 +148,13 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
     lengths = response_length(table.frame["response"])
     specs = score_specs()
     protocols = {spec.name: FAMILIES[kind].protocol for kind in kinds for spec in FAMILIES[kind].scores}
+    # A score named by its family's resources (a grounding model's) is not in the family's table: the registry has it.
+    specs = {name: specs.get(name) or spec_for(name) for name in scores.columns}
+    oriented = oriented_scores(scores, list(specs.values()))
     results = {}
     for name in scores.columns:
-        spec = specs.get(name) or spec_for(name)
-        # A score named by its family's resources (a grounding model's) comes from a family fitted per row.
-        results[name] = judge_score(labels, spec.oriented(scores[name]), lengths=lengths,
+        spec = specs[name]
+        results[name] = judge_score(labels, oriented[spec.oriented_name], lengths=lengths,
                                     protocol=protocols.get(name, "label-free"),
                                     leaky_score=spec.oriented(leaky[name]) if name in leaky else None,
                                     n_boot=n_boot, seed=seed)
@@ -180,13 +184,18 @@ def _judged_combination(table, features, labels, usable, folds, lengths, *, n_fo
 
 
 def combination_features(table: TripleTable, scored: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """What ``combined`` is fitted on: SGI, the three angles, response length and word overlap, then the computed scores (raw)."""
-    return pd.DataFrame({
-        "sgi": scored["sgi"].to_numpy(dtype=np.float64), "theta_qc": scored["theta_qc"].to_numpy(dtype=np.float64),
-        "theta_rq": scored["theta_rq"].to_numpy(dtype=np.float64),
-        "theta_rc": scored["theta_rc"].to_numpy(dtype=np.float64),
-        "response_length": response_length(table.frame["response"]), "lexical_groundedness": word_overlap(scored),
-    }, index=scores.index).join(scores.drop(columns="combined", errors="ignore"))
+    """What ``combined`` is fitted on: SGI, the three angles, the baselines, then the computed scores.
+
+    The baselines are those of :data:`~sgi_core.scores.registry.BASELINES`.
+
+    Each oriented and named as :func:`~sgi_core.scores.oriented.oriented_scores` gives it
+    (``neg_theta_rc``, ``neg_response_length``): a logistic model is indifferent to a
+    feature's sign.
+    """
+    names = ("sgi", "theta_qc", "theta_rq", "theta_rc", *BASELINES)
+    features = oriented_scores(scored.assign(response=table.frame["response"].to_numpy(),
+                                             context=table.frame["context"].to_numpy()), names)
+    return features.set_axis(scores.index).join(scores.drop(columns="combined", errors="ignore"))
 
 
 def compare_with_combined(table: TripleTable, scored: pd.DataFrame, scores: pd.DataFrame, other, *,

@@ -28,23 +28,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgi_core.embedding.base import Encoder, HashingEncoder
-from sgi_core.models.device import resolve_device
-from sgi_core.models.onnx_export import BACKENDS
 from sgi_core.embedding.mpnet import (
     find_model_folder,
     mpnet_archive_parts,
     unpack_mpnet,
 )
+from sgi_core.errors import SGIInputError
+from sgi_core.models.choices import DEFAULT_MODEL  # noqa: F401  (exported here too)
+from sgi_core.models.device import resolve_device
+from sgi_core.models.onnx_export import BACKENDS
 from sgi_core.models.sources import (
     folder_fingerprint,
     installed_files,
     package_fingerprint,
 )
 from sgi_core.models.trust import check_model_code
-from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
-
-DEFAULT_MODEL = "minilm"
 
 
 @dataclass(frozen=True)

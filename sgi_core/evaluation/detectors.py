@@ -44,61 +44,15 @@ from sgi_core.evaluation.refit import (
     refit_replicates,
 )
 from sgi_core.results import JsonResult, warn_undefined
-from sgi_core.stats.checks import as_labels, as_scores, check_choice, check_int, validates_inputs
+from sgi_core.scores.registry import SCORES
+from sgi_core.stats.checks import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.stats.crossval import out_of_fold_probabilities
 from sgi_core.stats.folds import crossfit_folds
 from sgi_core.stats.paired import delong_test
 from sgi_core.stats.ranking import RocResult, roc_analysis, separation_floor
 
-DIRECTIONS = ("grounded", "hallucinated")
 #: The combination's row in :meth:`DetectorComparison.to_frame`.
 COMBINED_NAME = "combined (logistic)"
-
-
-def orient_detector_score(values, *, higher_is: str = "grounded", source: str = "<input>",
-                          column: str = "score") -> np.ndarray:
-    """Read a detector column as numbers oriented so that higher = grounded.
-
-    Parameters
-    ----------
-    values : array_like
-        Numbers or numeric text; empty cells are NaN (row not scored by the detector).
-    higher_is : {"grounded", "hallucinated"}
-        What a high raw value means. ``"hallucinated"`` scores are negated.
-    source, column : str
-        Used in error messages.
-
-    Raises
-    ------
-    SGIInputError
-        Naming the rows that hold text that is not a number.
-
-    Examples
-    --------
-    >>> orient_detector_score(["0.9", "", "0.2"], higher_is="hallucinated")
-    array([-0.9,  nan, -0.2])
-    """
-    check_choice(higher_is, "higher_is", "orient_detector_score", DIRECTIONS)
-    raw = values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(values)
-    if pd.api.types.is_numeric_dtype(raw):
-        # A numeric column (θ(r,c) on millions of rows) is read as it is, never boxed cell by cell.
-        blank = raw.isna()
-        numbers = raw.astype(np.float64)
-    else:
-        blank = raw.isna() | raw.astype(str).str.strip().eq("")
-        numbers = pd.to_numeric(raw.where(~blank), errors="coerce")
-    bad = numbers.isna() & ~blank
-    if bad.any():
-        rows = (np.flatnonzero(bad.to_numpy()) + 1).tolist()
-        raise SGIInputError(
-            "detector scores must be numbers", source=source, column=column, rows=rows,
-            hint="Clean the column or choose another one as the detector score",
-        )
-    oriented = numbers.to_numpy(dtype=np.float64)
-    if np.isinf(oriented).any():
-        rows = (np.flatnonzero(np.isinf(oriented)) + 1).tolist()
-        raise SGIInputError("detector scores must be finite", source=source, column=column, rows=rows)
-    return -oriented if higher_is == "hallucinated" else oriented
 
 
 def numeric_score_columns(frame: pd.DataFrame, *, exclude=()) -> list[str]:
@@ -136,7 +90,7 @@ class DetectorComparison(JsonResult):
         Labelled rows scored by every detector.
     n_splits : int
     roc : tuple of RocResult
-        Each detector's raw-score ROC with bootstrap CI, in ``names`` order.
+        Each detector's ROC with its interval, in ``names`` order: its judgement's.
     judged : tuple of ScoreJudgement
         Each detector judged alone (:func:`~sgi_core.evaluation.judgement.judge_score`):
         AUROC and d with intervals, and the length-matched AUROC when lengths were given.
@@ -214,6 +168,8 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _verdict(names, alone, combined, gain_ci) -> str:
+    # The sentence names a registered score by its label, any other by its name.
+    names = [SCORES[name].label if name in SCORES else name for name in names]
     best = int(np.nanargmax(alone))
     gain = combined - alone[best]
     numbers = ", ".join(f"{n} {a:.3f}" for n, a in zip(names, alone))
@@ -247,7 +203,7 @@ def _refit_intervals(features, y, groups, combined_prob, alone_probs, *, n_boot:
 
 @validates_inputs
 def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_splits: int = 5, n_boot: int = 1000,
-                      seed: int = 0) -> DetectorComparison:
+                      seed: int = 0, judgements: dict | None = None) -> DetectorComparison:
     """Compare detector scores alone and combined.
 
     Parameters
@@ -267,6 +223,12 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
         Question group of each row (:func:`sgi_core.detectors.folds.question_groups`):
         the folds never split one. Without it every row is its own group.
     seed : int, default 0
+    judgements : dict of str -> ScoreJudgement, optional
+        Scores of ``scores`` already judged (an
+        :attr:`~sgi_core.evaluation.report.EvaluationReport.judgements` entry: the same
+        values, ``n_boot`` and ``seed``): taken as they are, never judged again. Each
+        other score is judged once (:func:`~sgi_core.evaluation.judgement.judge_score`),
+        and its ROC in ``roc`` is that judgement's.
 
     Returns
     -------
@@ -291,11 +253,13 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
     labels = as_labels(y_true)
     names = tuple(scores)
     matrix = np.column_stack([as_scores(scores[name], name=name, n=len(labels)) for name in names])
-    rocs = tuple(roc_analysis(labels, matrix[:, j], n_boot=n_boot, seed=seed) for j in range(len(names)))
     spearman = tuple(_spearman(matrix[:, 0], matrix[:, j]) for j in range(len(names)))
     length_values = None if lengths is None else as_scores(lengths, name="lengths", n=len(labels))
-    judged = tuple(judge_score(labels, matrix[:, j], lengths=length_values, n_boot=n_boot, seed=seed)
-                   for j in range(len(names)))
+    known = judgements or {}
+    judged = tuple(known[name] if name in known else
+                   judge_score(labels, matrix[:, j], lengths=length_values, n_boot=n_boot, seed=seed)
+                   for j, name in enumerate(names))
+    rocs = tuple(judgement.roc for judgement in judged)
     group_ids = np.arange(len(labels)) if groups is None else np.asarray(groups).ravel()
     if len(group_ids) != len(labels):
         raise SGIInputError(f"'groups' has {len(group_ids)} values but 'y_true' has {len(labels)}", column="groups")

@@ -5,8 +5,12 @@ frame with a label column and a score column) and returns an
 :class:`EvaluationReport`: effect size, ROC, the theta(q,c) strata (Table 2),
 length strata of question, context and response (Table 3; the response strata
 hold SGI's AUROC within response-length strata), the angle effects (Table 5), the
-trivial baselines with their ROC curves, whether the score adds anything beyond
-response length, and its AUROC with the classes matched on response length.
+trivial scores (:data:`sgi_core.scores.registry.TRIVIAL`) judged as the score is,
+whether the score adds anything beyond response length, and its AUROC with the
+classes matched on response length. Every judged score, the score and the trivial
+ones, is one :class:`~sgi_core.evaluation.judgement.ScoreJudgement` in
+:attr:`EvaluationReport.judgements`, keyed by its name: the verdict, the tables, the
+curves and the HTML report read them there and never judge a score again.
 Caveats met on the way (one class, undefined strata, degenerate rows) are kept as
 ``notes``.
 """
@@ -20,16 +24,13 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.baselines import (
-    BASELINE_DESCRIPTIONS,
-    BeyondLengthResult,
-    baseline_scores,
-    beyond_length,
-    response_length,
-)
-from sgi_core.evaluation.judgement import judge_score
+from sgi_core.evaluation.beyond_length import BeyondLengthResult, beyond_length
+from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_strata
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
+from sgi_core.scores.baselines import response_length
+from sgi_core.scores.oriented import oriented_scores
+from sgi_core.scores.registry import BASELINES
 from sgi_core.stats.checks import as_labels, as_scores, inputs_checked, validates_inputs
 from sgi_core.stats.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects
 from sgi_core.stats.length_matched import LengthMatchedResult
@@ -39,23 +40,6 @@ from sgi_core.stats.ranking import RocResult
 LENGTH_COLUMNS = ("question", "context", "response")
 #: Angle columns a scored frame carries (radians), checked once with the score.
 ANGLE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc")
-
-
-@dataclass(frozen=True)
-class BaselineResult(JsonResult):
-    """A baseline score (higher = grounded) judged by :func:`~sgi_core.evaluation.judgement.judge_score`.
-
-    ``auroc``, ``auroc_ci``, ``cohens_d`` and ``cohens_d_ci`` are its judgement; ``roc``
-    is the judgement's ROC analysis (curve and interval), computed once.
-    """
-
-    name: str
-    description: str
-    auroc: float
-    auroc_ci: tuple[float, float]
-    cohens_d: float
-    cohens_d_ci: tuple[float, float]
-    roc: RocResult
 
 
 @dataclass(frozen=True)
@@ -76,20 +60,20 @@ class EvaluationReport(JsonResult):
         statistic (AUROC, strata, thresholds), which such values cannot distort.
     notes : tuple of str
         Why some parts are NaN, and other caveats.
-    effect_size : EffectSizeResult
-    roc : RocResult
+    judgements : dict of str -> ScoreJudgement
+        Each judged score by name: ``score_col`` first (its AUROC, d and
+        length-matched AUROC), then the trivial scores the frame allows
+        (:func:`trivial_names`), oriented higher = grounded, without length matching.
+        Read :attr:`effect_size`, :attr:`roc`, :attr:`length_matched` and
+        :attr:`baselines` from here.
     theta_qc_strata : StrataResult or None
         None when the frame has no ``theta_qc`` column.
     length_strata : tuple of StrataResult
         Question, context and response character-length strata (those present).
     angle_effects : AngleEffectsResult or None
         None without ``theta_rq`` / ``theta_rc`` columns.
-    baselines : tuple of BaselineResult
     beyond_length : BeyondLengthResult or None
         None without a ``response`` column.
-    length_matched : LengthMatchedResult or None
-        The score's AUROC with the classes matched on response length; None without a
-        ``response`` column.
     """
 
     score_col: str
@@ -99,14 +83,36 @@ class EvaluationReport(JsonResult):
     n_halluc: int
     n_degenerate: int
     notes: tuple[str, ...]
-    effect_size: EffectSizeResult
-    roc: RocResult
+    judgements: dict[str, ScoreJudgement]
     theta_qc_strata: StrataResult | None
     length_strata: tuple[StrataResult, ...]
     angle_effects: AngleEffectsResult | None
-    baselines: tuple[BaselineResult, ...]
     beyond_length: BeyondLengthResult | None
-    length_matched: LengthMatchedResult | None = None
+
+    @property
+    def effect_size(self) -> EffectSizeResult:
+        """The score's effect size (degenerate rows left out)."""
+        return self.judgements[self.score_col].effect
+
+    @property
+    def roc(self) -> RocResult:
+        """The score's ROC analysis."""
+        return self.judgements[self.score_col].roc
+
+    @property
+    def length_matched(self) -> LengthMatchedResult | None:
+        """The score's AUROC with the classes matched on response length; None without a ``response`` column."""
+        return self.judgements[self.score_col].length_matched
+
+    @property
+    def baselines(self) -> dict[str, ScoreJudgement]:
+        """The trivial scores' judgements by name, in :data:`~sgi_core.scores.registry.TRIVIAL` order."""
+        return {name: judged for name, judged in self.judgements.items() if name != self.score_col}
+
+    @property
+    def rocs(self) -> dict[str, RocResult]:
+        """Every judged score's ROC analysis by name (the curves, and what the verdict reuses)."""
+        return {name: judged.roc for name, judged in self.judgements.items()}
 
     def summary(self) -> dict:
         """The headline numbers (Table 1 row), JSON-safe."""
@@ -133,14 +139,18 @@ class EvaluationReport(JsonResult):
         raise KeyError(name)
 
 
-def _baselines(scores: pd.DataFrame, labels: np.ndarray, *, n_boot: int, seed: int) -> tuple[BaselineResult, ...]:
-    out = []
-    for name in scores.columns:
-        values = scores[name].to_numpy(dtype=np.float64)
-        judged = judge_score(labels, values, lengths=None, n_boot=n_boot, seed=seed)
-        out.append(BaselineResult(name, BASELINE_DESCRIPTIONS[name], judged.auroc, judged.auroc_ci, judged.cohens_d,
-                                  judged.cohens_d_ci, judged.roc))
-    return tuple(out)
+def trivial_names(columns) -> tuple[str, ...]:
+    """The trivial scores a frame with ``columns`` allows.
+
+    The baselines when it has a response and a context, θ(r,q) when it has its column.
+
+    Examples
+    --------
+    >>> trivial_names(["response", "context", "theta_rq"])
+    ('neg_response_length', 'lexical_groundedness', 'theta_rq')
+    """
+    has = set(columns)
+    return (*(BASELINES if {"response", "context"} <= has else ()), *(("theta_rq",) if "theta_rq" in has else ()))
 
 
 @validates_inputs
@@ -164,9 +174,9 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         ``ci_method`` and ``n_boot`` say which.
     seed : int, default 0
     baselines : DataFrame, optional
-        :func:`~sgi_core.evaluation.baselines.baseline_scores` of ``scored_frame``
-        when the caller already has it (the word-overlap baseline is the slowest
-        part on millions of rows); computed here otherwise.
+        :func:`~sgi_core.scores.oriented.oriented_scores` of ``scored_frame``'s
+        baselines when the caller already has them (the word-overlap baseline is the
+        slowest part on millions of rows); computed here otherwise.
 
     Returns
     -------
@@ -202,9 +212,8 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         warnings.simplefilter("always", UndefinedStatisticWarning)
         # The score is judged as every score is (judge_score): AUROC, d and the length-matched AUROC at once.
         lengths_of_responses = response_length(scored_frame["response"]) if "response" in has else None
-        judged = judge_score(labels, scores, lengths=lengths_of_responses, degenerate=degenerate, n_boot=n_boot,
-                             seed=seed)
-        es, roc, matched = judged.effect, judged.roc, judged.length_matched
+        judgements = {score_col: judge_score(labels, scores, lengths=lengths_of_responses, degenerate=degenerate,
+                                             n_boot=n_boot, seed=seed)}
         qc = (theta_qc_strata(angles_of["theta_qc"], labels, scores, degenerate=degenerate)
               if "theta_qc" in angles_of else None)
         lengths = tuple(
@@ -214,19 +223,14 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         )
         angles = (angle_effects(angles_of["theta_rq"], angles_of["theta_rc"], labels)
                   if {"theta_rq", "theta_rc"} <= set(angles_of) else None)
-        if {"response", "context"} <= has:
-            baselines = _baselines(baseline_scores(scored_frame) if baselines is None else baselines, labels,
-                                   n_boot=n_boot, seed=seed)
-        else:
-            baselines = ()
-        beyond = (
-            beyond_length(
-                response_length(scored_frame["response"]), scores, labels, seed=seed,
-                score_name="SGI" if score_col == "sgi" else score_col,
-            )
-            if "response" in has
-            else None
-        )
+        trivial = [name for name in trivial_names(has) if name != score_col]
+        given = baselines if baselines is not None else pd.DataFrame(index=scored_frame.index)
+        oriented = oriented_scores(scored_frame, [name for name in trivial if name not in given.columns])
+        for name in trivial:
+            values = (given if name in given.columns else oriented)[name].to_numpy(dtype=np.float64)
+            judgements[name] = judge_score(labels, values, lengths=None, n_boot=n_boot, seed=seed)
+        beyond = (beyond_length(lengths_of_responses, scores, labels, seed=seed, score_name=score_col)
+                  if "response" in has else None)
     notes = []
     for warning in caught:
         if issubclass(warning.category, UndefinedStatisticWarning):
@@ -251,12 +255,9 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         n_halluc=int((scored & (labels == 0.0)).sum()),
         n_degenerate=n_degenerate,
         notes=tuple(notes),
-        effect_size=es,
-        roc=roc,
+        judgements=judgements,
         theta_qc_strata=qc,
         length_strata=lengths,
         angle_effects=angles,
-        baselines=baselines,
         beyond_length=beyond,
-        length_matched=matched,
     )

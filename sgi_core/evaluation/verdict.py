@@ -203,3 +203,35 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
     winners = tuple(c.detector for c in comparisons if c.outcome == "beats")
     return Verdict(tuple(standings), best, tuple(comparisons), winners)
 
+
+
+def report_verdict(report, frame, *, detectors: dict | None = None, baselines=None, n_boot: int = 1000,
+                   seed: int = 0) -> Verdict:
+    """:func:`file_verdict` of a file from its :class:`~sgi_core.evaluation.report.EvaluationReport`.
+
+    The report's score (``report.score_col``) and the trivial scores it judged are taken
+    with the ROC analyses of its :attr:`~sgi_core.evaluation.report.EvaluationReport.judgements`,
+    never computed again; only the ``detectors`` it did not judge get theirs here.
+
+    Parameters
+    ----------
+    report : EvaluationReport
+    frame : DataFrame
+        The scored frame the report was made from (``label``, the score, the texts).
+    detectors : dict of str to array_like, optional
+        Other detector scores by name, oriented higher = grounded, judged beside the
+        report's score.
+    baselines : DataFrame, optional
+        The trivial scores' oriented values (:func:`~sgi_core.scores.oriented.oriented_scores`)
+        when the caller has them; computed otherwise.
+    n_boot, seed : int
+        The report's settings, for the ``detectors``' intervals.
+    """
+    from sgi_core.scores.oriented import oriented_scores
+
+    given = {} if baselines is None else {name: baselines[name] for name in report.baselines if name in baselines}
+    computed = oriented_scores(frame, [name for name in report.baselines if name not in given])
+    trivial = {name: (given[name] if name in given else computed[name]).to_numpy(dtype=float)
+               for name in report.baselines}
+    scores = {report.score_col: frame[report.score_col].to_numpy(dtype=float), **(detectors or {})}
+    return file_verdict(frame["label"].to_numpy(), scores, trivial, n_boot=n_boot, seed=seed, rocs=report.rocs)

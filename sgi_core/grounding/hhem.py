@@ -63,7 +63,7 @@ def load_hhem(folder: Path, manifest: dict, weights: tuple[str, ...], num_labels
 
     from sgi_core.grounding.weights import load_state
 
-    config = T5Config.from_pretrained(encoder_folder(folder, manifest), local_files_only=True)
+    config = T5Config.from_pretrained(encoder_folder(folder, manifest), local_files_only=True, trust_remote_code=False)
     state = load_state(folder, weights)
     encoder_state, head_state = _take(state, _ENCODER_PREFIXES), _take(state, _HEAD_PREFIXES)
     if not encoder_state or set(head_state) != {"weight", "bias"}:

@@ -34,8 +34,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 Scores = dict[str, float]
 
 
@@ -83,17 +81,24 @@ def _similarity(answers, k):
     return {"judge_answer_similarity": answers["similarity"] / 5}, None
 
 
+# numpy is imported inside each metric: the command line's parser reads this registry and imports no numpy.
 def _retrieval_precision(answers, k):
+    import numpy as np
+
     return {"judge_retrieval_precision": float(np.mean(answers["relevance"]))}, None
 
 
 def _retrieval_k_recall(answers, k):
+    import numpy as np
+
     relevant = np.asarray(answers["relevance"], dtype=bool)
     score = _share(int(relevant[:k].sum()), int(relevant.sum()))
     return {"judge_retrieval_k_recall": score}, (None if relevant.any() else "undefined, no passage is relevant")
 
 
 def _augmentation_precision(answers, k):
+    import numpy as np
+
     relevant = np.asarray(answers["relevance"], dtype=bool)
     used = np.asarray(answers["usage"], dtype=bool)
     score = _share(int((relevant & used).sum()), int(relevant.sum()))
@@ -101,10 +106,14 @@ def _augmentation_precision(answers, k):
 
 
 def _augmentation_accuracy(answers, k):
+    import numpy as np
+
     return {"judge_augmentation_accuracy": float(np.mean(answers["usage"]))}, None
 
 
 def _answer_consistency(answers, k):
+    import numpy as np
+
     supported = np.asarray(answers["support"], dtype=bool)
     scores = {"judge_answer_consistency": _share(int(supported.sum()), len(supported)),
               "judge_answer_consistency_binary": float(supported.all())}

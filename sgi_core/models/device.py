@@ -19,10 +19,9 @@ import sys
 import numpy as np
 
 from sgi_core.errors import SGIInputError
+from sgi_core.models.choices import DEVICES, PRECISIONS  # noqa: F401  (the choices, exported here too)
 
 DEVICE_ENV = "SGI_DEVICE"
-DEVICES = ("auto", "cpu", "cuda", "mps")
-PRECISIONS = ("fp32", "fp16", "bf16")
 
 #: Padded tokens per batch on a GPU: 32,768 sits inside the 16-64k range where an H100
 #: reaches its forward-pass limit for MiniLM-sized models (an earlier measurement; see docs/PERFORMANCE.md, GPU).

@@ -34,12 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sgi_core.models.int8 import quantization_target, quantize_int8
 from sgi_core.errors import SGIInputError
+from sgi_core.models.choices import BACKENDS  # noqa: F401  (exported here too)
+from sgi_core.models.int8 import quantization_target, quantize_int8
 
-#: Embedding backends: ``auto`` (:func:`resolve_backend`), torch (sentence-transformers as it is),
-#: ONNX Runtime fp32 and int8.
-BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
 _OPSET = 17
 #: The export's file name in its folder (beside ``model.onnx.sha256``).
 MODEL_FILE = "model.onnx"

@@ -9,12 +9,12 @@ import pandas as pd
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
 from sgi_core.detectors.report import DetectorReport, detector_report
 from sgi_core.embedding import EmbeddingCache, ProgressCallback, backend_used, load_encoder
-from sgi_core.evaluation.baselines import baseline_scores
 from sgi_core.evaluation.report import EvaluationReport, evaluate
-from sgi_core.evaluation.verdict import Verdict, file_verdict
+from sgi_core.evaluation.verdict import Verdict, report_verdict
 from sgi_core.io.triples import TripleTable
 from sgi_core.long_context import TruncationResult, truncation_report
 from sgi_core.results import JsonResult
+from sgi_core.scores.registry import SCORES
 from sgi_core.scoring import score_table
 from sgi_core.stats.correlation import AgreementResult, cross_model_agreement
 
@@ -38,7 +38,7 @@ class ModelComparison(JsonResult):
         Each model's other detectors, when asked for.
     verdicts : dict of str -> Verdict
         Each model's SGI against the file's best trivial score
-        (:func:`~sgi_core.evaluation.verdict.file_verdict`, reusing the report's judgements).
+        (:func:`~sgi_core.evaluation.verdict.report_verdict`, reusing the report's judgements).
     backends : dict of str -> str
         What ran each model (:func:`~sgi_core.embedding.backend_used`).
     """
@@ -74,9 +74,11 @@ class ModelComparison(JsonResult):
                 # A score withheld below the events-per-feature floor: its reason, never a number.
                 models[name]["detectors"].update(
                     {score: {"withheld": reason} for score, reason in self.detectors[name].withheld.items()})
-            for base in rep.baselines:
-                key = f"theta_rq_{name}" if base.name == "theta_rq" else base.name
-                baselines.setdefault(key, {k: v for k, v in base.to_dict().items() if k != "roc"})  # curves: in "report"
+            for base, judged in rep.baselines.items():
+                key = f"theta_rq_{name}" if base == "theta_rq" else base
+                # The headline numbers; curves and full results are in "report".
+                baselines.setdefault(key, {"name": base, "description": SCORES[base].description,
+                                           **{k: v for k, v in judged.to_dict().items() if k not in JUDGEMENT_DETAILS}})
         return {
             "source": self.source,
             "models": models,
@@ -139,12 +141,8 @@ def compare_models(
         progress: ProgressCallback | None = progress_for(name) if progress_for else None
         scored[name] = score_table(table, encoder, context_strategy=context_strategy, cache=cache,
                                    batch_size=batch_size, progress=progress)
-        trivial = baseline_scores(scored[name])
-        reports[name] = evaluate(scored[name], n_boot=n_boot, seed=seed, baselines=trivial)
-        rocs = {"SGI": reports[name].roc, **{base.name: base.roc for base in reports[name].baselines}}
-        verdicts[name] = file_verdict(scored[name]["label"].to_numpy(), {"SGI": scored[name]["sgi"].to_numpy()},
-                                      {column: trivial[column].to_numpy(dtype=float) for column in trivial.columns},
-                                      n_boot=n_boot, seed=seed, rocs=rocs)
+        reports[name] = evaluate(scored[name], n_boot=n_boot, seed=seed)
+        verdicts[name] = report_verdict(reports[name], scored[name], n_boot=n_boot, seed=seed)
         truncation[name] = truncation_report(encoder, table.frame["context"], passages=table.passages,
                                              context_strategy=context_strategy)
         if detector_kinds:

@@ -20,6 +20,7 @@ from plotly.subplots import make_subplots
 
 from sgi_core.columns import count_ordinary, is_ordinary
 from sgi_core.evaluation import robust_range
+from sgi_core.render.names import curve_name
 from sgi_core.scores import BASELINE_LABELS, display_name
 
 GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
@@ -43,6 +44,8 @@ LOG_TICKS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10))
 #: Readable names of sgi_core's baseline score columns.
 BASELINE_NAMES = BASELINE_LABELS
+#: The score drawn with the thickest line.
+SGI = "sgi"
 
 
 def label_names(labels) -> np.ndarray:
@@ -129,13 +132,17 @@ def score_histogram(frame: pd.DataFrame, *, threshold: float | None = None, scor
 
 
 def roc_figure(curves: dict) -> go.Figure:
-    """ROC curves (grounded = positive) of several scores, named with their AUROC."""
+    """ROC curves (grounded = positive) of several scores by name, each drawn with its display name and AUROC.
+
+    A registered score's name (``sgi``, ``neg_response_length``) is drawn as its
+    :func:`~sgi_core.render.names.curve_name`; any other key (a file's column) as it is.
+    """
     fig = go.Figure()
     for (name, roc), colour in zip(curves.items(), qualitative.D3):
         points = curve_points(len(roc.fpr))
         fig.add_trace(go.Scatter(x=np.asarray(roc.fpr)[points], y=np.asarray(roc.tpr)[points], mode="lines",
-                                 name=f"{html.escape(name)} (AUROC {roc.auroc:.3f})",
-                                 line=dict(color=colour, width=4 if name == "SGI" else 2)))
+                                 name=f"{html.escape(curve_name(name))} (AUROC {roc.auroc:.3f})",
+                                 line=dict(color=colour, width=4 if name == SGI else 2)))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (AUROC 0.5)",
                              line=dict(dash="dot", color="grey")))
     fig.update_layout(xaxis_title="share of hallucinated rows passed", yaxis_title="share of grounded rows passed",

@@ -16,11 +16,12 @@ import pandas as pd
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from sgi_core.render.figures import BASELINE_NAMES, paired_figure, plottable, roc_figure, score_histogram
+from sgi_core.render.figures import paired_figure, plottable, roc_figure, score_histogram
+from sgi_core.render.names import curve_name
 from sgi_core.render.numbers import format_ci
 from sgi_core.render.runs import auroc_frame, deltas_frame, labels_headline, reconciliation
 from sgi_core.render.verdict import confound_text, verdict_text
-from sgi_core.scores import display_name
+from sgi_core.scores import SCORES, display_name
 
 #: Rows drawn at most in a chart of one mark per row (the pages' sample size).
 CHART_ROWS = 20_000
@@ -64,7 +65,8 @@ def document(title: str, provenance: dict, body: str) -> str:
             f"<h1>{_escape(title)}</h1><table class=\"provenance\">{rows}</table>{body}</body></html>")
 
 
-def file_report(report, verdict, frame: pd.DataFrame, curves: dict, matched: dict, provenance: dict) -> str:
+def file_report(report, verdict, frame: pd.DataFrame, matched: dict, provenance: dict, *,
+                detector_rocs: dict | None = None) -> str:
     """One file's evaluation as the Overview shows it.
 
     Parameters
@@ -74,12 +76,12 @@ def file_report(report, verdict, frame: pd.DataFrame, curves: dict, matched: dic
         The file verdict (None without labels of both classes).
     frame : DataFrame
         The scored rows (the histogram draws at most :data:`CHART_ROWS`, the first rows).
-    curves : dict of str -> RocResult
-        ROC curves by display name, SGI first.
     matched : dict of str -> LengthMatchedResult
         The length-matched AUROCs by score name.
     provenance : dict
         What the report is of (:func:`sgi_core.render.provenance.provenance`).
+    detector_rocs : dict of str -> RocResult, optional
+        Curves of detectors judged on the same rows (a grounding model's), by score name, drawn beside SGI's.
     """
     es, roc = report.effect_size, report.roc
     parts = ["<h2>What the labels say about SGI</h2>"]
@@ -102,12 +104,13 @@ def file_report(report, verdict, frame: pd.DataFrame, curves: dict, matched: dic
         parts.append(paragraphs([f"The histogram draws the first {CHART_ROWS:,} of {len(plottable(frame)):,} rows; "
                                   "every statistic uses every row."], "note"))
     if report.n_valid and report.n_halluc:
-        parts += ["<h2>ROC curves: SGI and the trivial scores</h2>", figure_block(roc_figure(curves))]
-        parts.append(table_block(pd.DataFrame([{"score": BASELINE_NAMES.get(b.name, b.name), "what it measures":
-                                           b.description, "AUROC": b.auroc, "AUROC 95% CI": format_ci(b.auroc_ci),
-                                           "Cohen's d": b.cohens_d} for b in report.baselines])))
+        # The curves are the report's judgements (and the given detectors'): drawn, never computed again.
+        parts += ["<h2>ROC curves: SGI and the trivial scores</h2>", figure_block(roc_figure({**report.rocs, **(detector_rocs or {})}))]
+        parts.append(table_block(pd.DataFrame([{"score": curve_name(name), "what it measures": SCORES[name].description,
+                                           "AUROC": b.auroc, "AUROC 95% CI": format_ci(b.auroc_ci),
+                                           "Cohen's d": b.cohens_d} for name, b in report.baselines.items()])))
         parts += ["<h2>With response lengths matched</h2>", table_block(pd.DataFrame([{
-            "score": "SGI" if name == "sgi" else BASELINE_NAMES.get(name, name), "AUROC": m.auroc,
+            "score": curve_name(name), "AUROC": m.auroc,
             "95% CI": format_ci(m.auroc_ci), "unmatched AUROC": m.plain_auroc, "rows used": m.n_used}
             for name, m in matched.items()]))]
         if report.beyond_length is not None:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from sgi_core.evaluation.report import EvaluationReport
 from sgi_core.render.numbers import format_ci
+from sgi_core.scores.registry import SCORES
 
 #: What the SGI row of the baselines table measures.
 SGI_DESCRIPTION = "θ(r,q) / θ(r,c), the Semantic Grounding Index"
@@ -93,11 +94,12 @@ def baselines_table(reports: dict[str, EvaluationReport], *, describe: bool = Fa
     for name, rep in reports.items():
         rows.append({"score": f"sgi ({name})", "description": SGI_DESCRIPTION, "auroc": rep.roc.auroc,
                      "auroc_ci": format_ci(rep.roc.auroc_ci), "cohens_d": rep.effect_size.cohens_d})
-        for base in rep.baselines:
-            label = f"{base.name} ({name})" if base.name == "theta_rq" else base.name
+        for base, judged in rep.baselines.items():
+            label = f"{base} ({name})" if base == "theta_rq" else base
             if label not in seen:
                 seen.add(label)
-                rows.append({"score": label, "description": base.description,
-                             "auroc": base.auroc, "auroc_ci": format_ci(base.auroc_ci), "cohens_d": base.cohens_d})
+                rows.append({"score": label, "description": SCORES[base].description,
+                             "auroc": judged.auroc, "auroc_ci": format_ci(judged.auroc_ci),
+                             "cohens_d": judged.cohens_d})
     frame = pd.DataFrame(rows)
     return frame if describe else frame.drop(columns="description")

@@ -8,7 +8,7 @@ AUROC's interval. Reads results; computes nothing.
 
 from __future__ import annotations
 
-from sgi_core.scores import BASELINE_LABELS, REVERSED_LABELS
+from sgi_core.scores import BASELINE_LABELS, REVERSED_LABELS, SCORES
 
 #: Response length at or above this AUROC, shorter = grounded, reads as HaluEval's answer-length bias.
 HALUEVAL_LIKE_AUROC = 0.8
@@ -25,7 +25,12 @@ def _name(score) -> str:
         stated = BASELINE_LABELS.get(score.name, score.name)
         flipped = REVERSED_LABELS.get(score.name, f"{score.name}, reversed")
         return flipped if score.flipped else stated
-    return score.name
+    return _label(score.name)
+
+
+def _label(name: str) -> str:
+    """A registered score by its display name, a file's column as it is named."""
+    return SCORES[name].label if name in SCORES else name
 
 
 def _auroc(score) -> str:
@@ -40,32 +45,34 @@ def _difference(comparison) -> str:
     return f"{comparison.difference:+.3f}{interval}"
 
 
-def verdict_text(verdict, detector: str = "SGI") -> tuple[str, str, list[str]]:
+def verdict_text(verdict, detector: str = "sgi") -> tuple[str, str, list[str]]:
     """``(level, headline, notes)`` of a :class:`~sgi_core.evaluation.verdict.Verdict` about this file.
 
     ``level`` is ``"success"`` when a detector beats the best trivial score,
     ``"error"`` when ``detector`` is near chance or inverted, ``"warning"`` otherwise;
-    ``notes`` name every other score near chance or inverted.
+    ``notes`` name every other score near chance or inverted. Scores are named by
+    their display names.
     """
     main = verdict.standing(detector)
+    shown = _label(detector)
     best = verdict.standing(verdict.best_trivial)
     bar = f"the best trivial score on this file, {_name(best)} ({_auroc(best)})"
     by_name = {c.detector: c for c in verdict.comparisons}
     if verdict.winners:
-        lines = [f"{name} ({_auroc(verdict.standing(name))}, {_difference(by_name[name])} by DeLong's paired test)"
+        lines = [f"{_label(name)} ({_auroc(verdict.standing(name))}, {_difference(by_name[name])} by DeLong's paired test)"
                  for name in verdict.winners]
         level, headline = "success", f"Beats {bar}: " + "; ".join(lines) + "."
     elif main.standing in _STANDING_WORDS:
         level = "error"
-        headline = f"{detector} {_STANDING_WORDS[main.standing]} ({_auroc(main)}). Compare {bar}."
+        headline = f"{shown} {_STANDING_WORDS[main.standing]} ({_auroc(main)}). Compare {bar}."
     elif main.standing == "undefined":
-        level, headline = "warning", f"{detector}'s AUROC or its interval is undefined on this file ({_auroc(main)})."
+        level, headline = "warning", f"{shown}'s AUROC or its interval is undefined on this file ({_auroc(main)})."
     else:
         comparison = by_name[detector]
         how = {"loses": "is worse than", "no clear difference": "is not clearly better than"}.get(
             comparison.outcome, "cannot be compared with")
         level = "warning"
-        headline = (f"No detector beats {bar}. {detector} ({_auroc(main)}) {how} it: difference "
+        headline = (f"No detector beats {bar}. {shown} ({_auroc(main)}) {how} it: difference "
                     f"{_difference(comparison)} by DeLong's paired test.")
     notes = [f"{_name(score)} {_STANDING_WORDS[score.standing]} ({_auroc(score)})."
              + (_CHECK_DIRECTION if score.standing == "inverted" and not score.trivial and score.name != detector else "")

@@ -35,14 +35,15 @@ from sgi_core.columns import (
 )
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.baselines import baseline_scores
-from sgi_core.evaluation.detectors import numeric_score_columns, orient_detector_score
+from sgi_core.evaluation.detectors import numeric_score_columns
 from sgi_core.io.limits import is_scored
 from sgi_core.io.mapping import COLUMN_ALIASES
 from sgi_core.io.scored import scored_table
 from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.judge.metrics import METRICS
-from sgi_core.scores import SCORES, column_spec, grounding_spec
+from sgi_core.scores import grounding_spec
+from sgi_core.scores.oriented import oriented_scores
+from sgi_core.scores.registry import BASELINES, SCORES, column_spec
 
 #: Every column the LLM judge writes a score in (higher = better).
 JUDGE_COLUMNS = tuple(column for metric in METRICS.values() for column in metric.columns)
@@ -138,27 +139,20 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
         if name not in frame.columns:
             raise SGIInputError(f"column '{name}' named as hallucinated-high is not in the run", source=source,
                                 column=name, hint=f"Columns present: {', '.join(map(str, frame.columns))}")
-    scores = []
-    for column, spec in ORIENTED_SCORES.items():
-        if column in frame.columns:
-            frame[spec.oriented_name] = orient_detector_score(frame[column].to_numpy(), higher_is=spec.higher_is,
-                                                              source=source, column=column)
-            scores.append(spec.oriented_name)
-    baselines = baseline_scores(frame).drop(columns=["theta_rq"], errors="ignore")
-    for name in baselines.columns:
-        frame[name] = baselines[name].to_numpy(dtype=np.float64)
-        scores.append(name)
-    exclude = {*ORIENTED_SCORES, *scores, *([key] if key else [])}
+    registered = [column for column in ORIENTED_SCORES if column in frame.columns]
+    exclude = {*ORIENTED_SCORES, *BASELINES, *(SCORES[column].oriented_name for column in registered),
+               *([key] if key else [])}
     imported = [c for c in numeric_score_columns(frame, exclude=exclude) if not _is_excluded(str(c), table)]
     # A judge metric column is a score whatever it holds: text in it is an error (with its rows), not a reason
     # to leave the column out.
     imported += [c for c in JUDGE_COLUMNS if c in frame.columns and c not in imported and c != key]
-    for column in sorted(imported, key=lambda c: (not str(c).startswith("judge_"), str(c))):
-        spec = column_spec(str(column), higher_is="hallucinated" if column in hallucinated_high else "grounded")
-        frame[spec.oriented_name] = orient_detector_score(frame[column].to_numpy(), higher_is=spec.higher_is,
-                                                          source=source, column=str(column))
-        scores.append(spec.oriented_name)
-    return Run(frame, source, tuple(scores), scored_here, tuple(table.warnings))
+    files = [column_spec(str(column), higher_is="hallucinated" if column in hallucinated_high else "grounded")
+             for column in sorted(imported, key=lambda c: (not str(c).startswith("judge_"), str(c)))]
+    oriented = oriented_scores(frame, [*registered, *BASELINES, *files],
+                               source=source)
+    for name in oriented.columns:
+        frame[name] = oriented[name].to_numpy(dtype=np.float64)
+    return Run(frame, source, tuple(oriented.columns), scored_here, tuple(table.warnings))
 
 
 def model_scorer(model: str, *, load_options: dict | None = None, batch_size: int = 64, use_cache: bool = True,

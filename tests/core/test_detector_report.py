@@ -11,8 +11,8 @@ from sgi_core.detectors import REFERENCE_DETECTORS, question_groups, reference_s
 from sgi_core.detectors.report import detector_report, detector_scores
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import roc_analysis
-from sgi_core.evaluation.baselines import response_length
 from sgi_core.io.triples import load_triples
+from sgi_core.scores.baselines import response_length
 from sgi_core.scoring import embed_table, score_table
 from sgi_core.stats.length_matched import length_matched_auroc
 from tests.conftest import SAMPLE_CSV
@@ -72,7 +72,7 @@ def test_combined_is_out_of_fold_on_question_groups(sample):
     assert np.isfinite(combined).all() and ((combined > 0) & (combined < 1)).all()
     # HaluEval's length confound: a model that sees response length separates the labels well.
     assert report.detectors["combined"].auroc > 0.8
-    assert "response_length" in report.combined_features
+    assert "neg_response_length" in report.combined_features
     assert math.isnan(report.detectors["combined"].auroc_leaky)
 
 

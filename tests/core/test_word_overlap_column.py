@@ -7,14 +7,14 @@ import pandas as pd
 import pytest
 
 from sgi_core.columns import WORD_OVERLAP_COLUMN
-from sgi_core.io.triples import load_triples, validate_triples
 from sgi_core.embedding import HashingEncoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import UndefinedStatisticWarning, baseline_scores
-from sgi_core.evaluation import baselines
+from sgi_core.evaluation import UndefinedStatisticWarning
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table
 from sgi_core.io.scored import scored_table
+from sgi_core.io.triples import load_triples, validate_triples
+from sgi_core.scores import baselines, oriented_scores
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
@@ -57,7 +57,7 @@ def test_a_scored_file_is_read_with_its_shares_and_not_recomputed(tmp_path, monk
     monkeypatch.setattr(baselines, "lexical_groundedness", not_called)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
-        read_back = baseline_scores(scores)["lexical_groundedness"].to_numpy()
+        read_back = oriented_scores(scores, ["lexical_groundedness"])["lexical_groundedness"].to_numpy()
     np.testing.assert_array_equal(read_back, scored[WORD_OVERLAP_COLUMN].to_numpy())
 
 
@@ -66,17 +66,17 @@ def test_a_scored_file_without_the_column_gets_the_same_shares_computed():
     _, scores = scored_table(scored.drop(columns=WORD_OVERLAP_COLUMN), source="old.parquet")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
-        computed = baseline_scores(scores)["lexical_groundedness"].to_numpy()
+        computed = oriented_scores(scores, ["lexical_groundedness"])["lexical_groundedness"].to_numpy()
     np.testing.assert_array_equal(computed, scored[WORD_OVERLAP_COLUMN].to_numpy())
 
 
 def test_reading_the_shares_warns_as_computing_them_does():
     frame = pd.DataFrame({"response": ["the", "Paris"], "context": ["x", "Paris"]})
     with pytest.warns(UndefinedStatisticWarning, match="1 responses have no content word") as computed:
-        baseline_scores(frame)
+        oriented_scores(frame, ["lexical_groundedness"])
     stored = frame.assign(**{WORD_OVERLAP_COLUMN: [np.nan, 1.0]})
     with pytest.warns(UndefinedStatisticWarning, match="1 responses have no content word") as read:
-        baseline_scores(stored)
+        oriented_scores(stored, ["lexical_groundedness"])
     assert [str(w.message) for w in computed] == [str(w.message) for w in read]
 
 

@@ -51,7 +51,7 @@ def test_overview_shows_the_length_matched_auroc(app, sample_scores):
     assert f"{sgi.n_used:,} rows used, {sgi.n_dropped:,} dropped in {sgi.n_bins_dropped} bins" in sentence
 
     shown = table_with(app, "length-matched AUROC").set_index("score")
-    baselines = evaluation.baseline_scores(sample_scores)
+    baselines = evaluation.oriented_scores(sample_scores, evaluation.trivial_names(sample_scores.columns))
     expected = {"SGI": sgi}
     for name in ("theta_rq", "lexical_groundedness"):
         expected[charts.BASELINE_NAMES[name]] = evaluation.length_matched_auroc(labels, baselines[name], lengths)

@@ -8,7 +8,6 @@ from sgi_core.detectors.registry import FAMILIES
 from sgi_core.detectors.report import detector_report
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import (
-    baseline_scores,
     choose_threshold,
     delong_test,
     disagreements,
@@ -135,7 +134,7 @@ def test_file_without_numeric_columns_still_gets_families_and_comparison(app, tm
     labels = scored["label"].to_numpy()
     assert app.selectbox(key="detectors.compare_b").value == "response length (shorter = grounded)"
     assert_comparison(app, labels, scored["sgi"].to_numpy(),
-                      baseline_scores(scored)["neg_response_length"].to_numpy(dtype=float))
+                      -response_length(scored["response"]).astype(float))
 
     compute(app, uncheck=("reference",))
     assert app.selectbox(key="detectors.compare_b").value == COMBINED
@@ -157,7 +156,7 @@ def test_file_without_numeric_columns_still_gets_families_and_comparison(app, tm
 
 def test_clicking_a_disagreement_row_opens_it_in_the_explorer(app, sample_scores):
     goto(app, "detectors")
-    length = baseline_scores(sample_scores)["neg_response_length"].to_numpy(dtype=float)
+    length = -response_length(sample_scores["response"]).astype(float)
     rows = disagreements(None, sample_scores["sgi"].to_numpy(), length, n=DISAGREEMENT_ROWS)
     app.session_state["detectors.compare_table"] = {"selection": {"rows": [2], "columns": [], "cells": []}}
     app.run()

@@ -20,7 +20,8 @@ def test_overview_counts_add_up_and_the_cross_validated_aurocs_are_named(app, sa
     rows = int(metric(app, "Rows"))
     assert (matched["rows used"] + matched["rows dropped"] + matched["rows without a label or score"] == rows).all()
     # Word overlap has no score for the sample's responses without a content word.
-    no_content = int(evaluation.baseline_scores(sample_scores)["lexical_groundedness"].isna().sum())
+    overlap = evaluation.oriented_scores(sample_scores, ["lexical_groundedness"])["lexical_groundedness"]
+    no_content = int(overlap.isna().sum())
     assert no_content > 0
     overlap = matched.set_index("score").loc["word overlap with the context"]
     assert overlap["rows without a label or score"] == no_content

@@ -41,8 +41,8 @@ def test_word_overlap_beating_sgi_is_named(app):
     upload(app, "overlap.csv", frame.to_csv(index=False).encode())
     goto(app, "overview")
     assert not app.exception
-    baselines = evaluation.baseline_scores(frame)
-    verdict = evaluation.file_verdict(frame["label"], {"SGI": frame["sgi"]},
+    baselines = evaluation.oriented_scores(frame, evaluation.trivial_names(frame.columns))
+    verdict = evaluation.file_verdict(frame["label"], {"sgi": frame["sgi"]},
                                       {name: baselines[name] for name in baselines.columns})
     assert verdict.best_trivial == "lexical_groundedness" and verdict.comparisons[0].outcome == "loses"
     overlap = verdict.standing("lexical_groundedness")
@@ -86,7 +86,7 @@ def test_an_inverted_detector_column_is_named_with_where_to_fix_its_direction():
 
     rng = np.random.default_rng(7)
     y = np.tile([1.0, 0.0], 200)
-    verdict = evaluation.file_verdict(y, {"SGI": y + rng.normal(0, 0.5, 400), "judge": -y + rng.normal(0, 0.8, 400)},
+    verdict = evaluation.file_verdict(y, {"sgi": y + rng.normal(0, 0.5, 400), "judge": -y + rng.normal(0, 0.8, 400)},
                                       {"theta_rq": 0.2 * y + rng.normal(0, 1, 400)}, n_boot=200)
     level, headline, notes = texts.verdict_text(verdict)
     judge = verdict.standing("judge")

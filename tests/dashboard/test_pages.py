@@ -53,11 +53,11 @@ def test_overview_numbers_are_the_evaluation_report(app, sample_report):
     roc_figure = figures(app)[1]
     names = [trace["name"] for trace in roc_figure["data"]]
     assert f"SGI (AUROC {roc.auroc:.3f})" in names
-    for baseline in sample_report.baselines:
-        assert f"{charts.BASELINE_NAMES[baseline.name]} (AUROC {baseline.auroc:.3f})" in names
+    for name, baseline in sample_report.baselines.items():
+        assert f"{charts.BASELINE_NAMES[name]} (AUROC {baseline.auroc:.3f})" in names
     table = app.dataframe[0].value.set_index("score")
     assert table.loc["SGI", "AUROC"] == roc.auroc
-    assert table.loc[charts.BASELINE_NAMES["theta_rq"], "AUROC"] == {b.name: b for b in sample_report.baselines}["theta_rq"].auroc
+    assert table.loc[charts.BASELINE_NAMES["theta_rq"], "AUROC"] == sample_report.baselines["theta_rq"].auroc
     assert any(sample_report.beyond_length.verdict in c.value.replace("\\", "") for c in app.caption)
 
 

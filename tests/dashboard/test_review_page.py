@@ -195,7 +195,8 @@ def test_registered_detector_columns_are_named_and_oriented_by_the_registry(revi
     assert "unsupported specifics (share), negated" in options and "my_judge" in options
     assert "specifics_unsupported_share" not in options
     # Oriented higher = grounded: the worst false alarm under the negated share is the grounded row sharing most.
-    at.selectbox(key="review.score").set_value("unsupported specifics (share), negated").run()
+    # The queue's score is chosen by name; its display name is only drawn.
+    at.selectbox(key="review.score").set_value("neg_specifics_unsupported_share").run()
     at.selectbox(key="review.strategy").set_value("false_alarms").run()
     grounded = np.flatnonzero(sample["label"].to_numpy() == "1")
     assert shown_row(at) == grounded[np.argmax(share[grounded])] + 1
@@ -209,3 +210,22 @@ def test_most_uncertain_serves_the_row_nearest_the_policy_threshold(review):
     distance = np.abs(scored["sgi"].to_numpy() - 1.0)
     assert distance[shown_row(at) - 1] == np.nanmin(distance)  # ties (two rows at SGI 1.0 here) go by the seed
     assert any("nearest the threshold 1.000" in c.value for c in at.caption)
+
+
+def test_the_review_page_reads_scores_by_name_whatever_their_display_names(app, tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from sgi_core.scores import registry
+
+    # A display name is words on screen: renaming SGI's label must neither break the page nor its uncertainty queue.
+    monkeypatch.setitem(registry.SCORES, "sgi", replace(registry.SCORES["sgi"], label="Semantic Grounding Index"))
+    monkeypatch.setenv("SGI_DATA_DIR", str(tmp_path / "data"))
+    at = goto(app, "review")
+    assert_clean(at)
+    at.session_state["calibration.threshold"] = 1.0
+    at.selectbox(key="review.strategy").set_value("uncertain").run()
+    assert_clean(at)
+    assert "Semantic Grounding Index" in at.selectbox(key="review.score").options
+    scored = score_table(load_triples(SAMPLE_CSV), load_encoder("hashing"))
+    distance = np.abs(scored["sgi"].to_numpy() - 1.0)
+    assert distance[shown_row(at) - 1] == np.nanmin(distance)

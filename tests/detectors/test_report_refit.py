@@ -8,9 +8,9 @@ import pytest
 from sgi_core.detectors import question_groups
 from sgi_core.detectors.report import combination_features, compare_with_combined, detector_report
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation.baselines import response_length
 from sgi_core.evaluation.refit import REFIT_CI_NAME, judge_combined, refit_auroc_difference
 from sgi_core.io.triples import load_triples
+from sgi_core.scores.baselines import response_length
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 

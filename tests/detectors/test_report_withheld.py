@@ -8,13 +8,19 @@ import pytest
 from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
+from sgi_core.evaluation.events_per_feature import MIN_EVENTS_PER_FEATURE
 from sgi_core.io.triples import load_triples
 from sgi_core.render.report import detector_report_text
+from sgi_core.scores import BASELINES
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
-#: SGI, three angles, response length, word overlap and the one specifics score: 7 features, a floor of 70.
 KINDS = ("specifics",)
+#: SGI, three angles, the registry's baselines and the one specifics score (7 with length and word overlap).
+FEATURES = 1 + 3 + len(BASELINES) + 1
+#: Rows of the smaller class the combination needs (70 for 7 features).
+FLOOR = MIN_EVENTS_PER_FEATURE * FEATURES
+REASON = f"withheld: {FEATURES} features need at least {FLOOR} rows of the smaller class; there are {FLOOR - 1}"
 
 
 def subset(tmp_path, n_grounded, n_hallucinated):
@@ -31,9 +37,9 @@ def subset(tmp_path, n_grounded, n_hallucinated):
 
 
 def test_just_below_the_floor_the_combination_is_withheld_with_its_reason(tmp_path):
-    table, scored, report, scores = subset(tmp_path, 75, 69)
-    reason = "withheld: 7 features need at least 70 rows of the smaller class; there are 69"
-    assert len(report.combined_features) == 7
+    table, scored, report, scores = subset(tmp_path, FLOOR + 5, FLOOR - 1)
+    reason = REASON
+    assert len(report.combined_features) == FEATURES
     assert report.withheld == {"combined": reason}
     assert "combined" not in report.detectors and "combined" not in scores
     assert list(report.detectors) == ["specifics_unsupported_share"]  # the score alone is judged as ever
@@ -46,20 +52,19 @@ def test_just_below_the_floor_the_combination_is_withheld_with_its_reason(tmp_pa
 
 
 def test_at_the_floor_the_combination_is_judged(tmp_path):
-    _, _, report, scores = subset(tmp_path, 75, 70)
+    _, _, report, scores = subset(tmp_path, FLOOR + 5, FLOOR)
     assert report.withheld == {}
-    assert 0.0 <= report.detectors["combined"].auroc <= 1.0 and scores["combined"].notna().sum() == 145
+    assert 0.0 <= report.detectors["combined"].auroc <= 1.0 and scores["combined"].notna().sum() == 2 * FLOOR + 5
 
 
 def test_the_report_json_gives_the_withheld_combination_its_reason_and_no_number(tmp_path):
     from sgi_core.cli import main
 
     frame = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False)
-    rows = pd.concat([frame[frame["label"] == "1"].head(75), frame[frame["label"] == "0"].head(69)])
+    rows = pd.concat([frame[frame["label"] == "1"].head(FLOOR + 5), frame[frame["label"] == "0"].head(FLOOR - 1)])
     rows.to_csv(tmp_path / "s.csv", index=False)
     assert main(["report", str(tmp_path / "s.csv"), "--models", "hashing", "--detectors", "specifics",
                  "--n-boot", "0", "--json", str(tmp_path / "r.json")]) == 0
     detectors = json.loads((tmp_path / "r.json").read_text())["models"]["hashing"]["detectors"]
-    assert detectors["combined"] == {"withheld": "withheld: 7 features need at least 70 rows of the smaller class; "
-                                                 "there are 69"}
+    assert detectors["combined"] == {"withheld": REASON}
     assert "auroc" in detectors["specifics_unsupported_share"]

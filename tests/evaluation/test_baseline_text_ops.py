@@ -72,7 +72,7 @@ def test_response_length_matches_its_definition(texts):
 
 
 def test_lexical_groundedness_is_the_same_a_block_at_a_time(monkeypatch):
-    from sgi_core.evaluation import baselines
+    from sgi_core.scores import baselines
 
     responses, contexts = [r for r, _ in EDGE] * 3, [c for _, c in EDGE] * 3
     with warnings.catch_warnings():

@@ -12,12 +12,12 @@ from sgi_core.evaluation import (
     LEXICAL_FLAG_BELOW,
     BeyondLengthResult,
     UndefinedStatisticWarning,
-    baseline_scores,
     beyond_length,
     lexical_groundedness,
     response_length,
 )
-from sgi_core.evaluation.baselines import length_verdict
+from sgi_core.evaluation.beyond_length import length_verdict
+from sgi_core.scores import TRIVIAL, oriented_scores
 
 
 def test_response_length_counts_characters():
@@ -47,23 +47,26 @@ def test_lexical_groundedness_length_mismatch_raises():
         lexical_groundedness(["a", "b"], ["c"])
 
 
-def test_baseline_scores_orientation_and_order():
+def test_trivial_scores_orientation_and_order():
     frame = pd.DataFrame(
         {"response": ["Paris", "A long invented sentence"], "context": ["Paris, France", "Paris"],
          "theta_rq": [1.2, 0.6]},
         index=[10, 3],
     )
-    out = baseline_scores(frame)
-    assert list(out.columns) == ["neg_response_length", "lexical_groundedness", "theta_rq"]
+    out = oriented_scores(frame, TRIVIAL)
+    # The registry's trivial scores, in its order: a new baseline is one registry entry and its function.
+    assert list(out.columns) == list(TRIVIAL)
     assert list(out.index) == [10, 3]
     assert out["neg_response_length"].tolist() == [-5, -24]
     # The short, context-drawn answer scores higher on every baseline (higher = grounded).
     assert (out.iloc[0] > out.iloc[1]).all()
 
 
-def test_baseline_scores_need_text_columns():
-    with pytest.raises(SGIInputError, match="need the columns context"):
-        baseline_scores(pd.DataFrame({"response": ["a"]}))
+def test_baselines_need_text_columns():
+    with pytest.raises(SGIInputError, match="word-overlap baseline needs the columns context"):
+        oriented_scores(pd.DataFrame({"response": ["a"]}), ["lexical_groundedness"])
+    with pytest.raises(SGIInputError, match="response-length baseline needs the column response"):
+        oriented_scores(pd.DataFrame({"context": ["a"]}), ["neg_response_length"])
 
 
 def _toy(n=400, seed=0):
@@ -143,7 +146,7 @@ def test_beyond_length_invariant_to_monotone_transforms():
     (0.001, (0.001, 0.001), "none", "adds no consistent signal"),
 ])
 def test_verdict_level_and_sentence_agree(delta, folds, level, words):
-    from sgi_core.evaluation.baselines import length_level
+    from sgi_core.evaluation.beyond_length import length_level
 
     assert length_level(delta, folds) == level
     assert words in length_verdict(0.7, 0.7 + delta, folds)

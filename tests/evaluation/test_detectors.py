@@ -12,9 +12,9 @@ from sgi_core.evaluation.detectors import (
     DetectorComparison,
     compare_detectors,
     numeric_score_columns,
-    orient_detector_score,
 )
 from sgi_core.evaluation.judgement import judge_score
+from sgi_core.scores.oriented import orient_detector_score
 from sgi_core.stats.crossval import out_of_fold_probability
 from sgi_core.stats.folds import crossfit_folds
 

@@ -5,7 +5,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import (
@@ -13,14 +12,15 @@ from sgi_core.evaluation import (
     UndefinedStatisticWarning,
     cohens_d,
     effect_size,
-    baseline_scores,
     evaluate,
     length_matched_auroc,
     response_length,
     roc_analysis,
 )
 from sgi_core.evaluation.judgement import judge_score
+from sgi_core.io.triples import load_triples
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
+from sgi_core.scores import BASELINES, SCORES, TRIVIAL
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
@@ -39,7 +39,7 @@ def test_toy_frame_hand_computed():
     assert (summary["n"], summary["n_valid"], summary["n_halluc"]) == (6, 3, 3)
     assert summary["sgi_mean_valid"] == pytest.approx(1.2)
     assert rep.theta_qc_strata is None and rep.angle_effects is None and rep.beyond_length is None
-    assert rep.baselines == () and rep.notes == ()
+    assert rep.baselines == {} and rep.notes == () and list(rep.judgements) == ["sgi"]
 
 
 def test_report_parts_equal_direct_calls(scored_sample):
@@ -50,18 +50,19 @@ def test_report_parts_equal_direct_calls(scored_sample):
     assert rep.roc == roc_analysis(y, s, n_boot=200, seed=3)
     assert [st.name for st in rep.length_strata] == ["question", "context", "response"]
     assert rep.strata_by_name("response").strata[0].n == 100
-    assert {b.name for b in rep.baselines} == {"neg_response_length", "lexical_groundedness", "theta_rq"}
+    # Every trivial score of the registry is judged, keyed by its name, after the score itself.
+    assert list(rep.judgements) == ["sgi", *TRIVIAL] and list(rep.baselines) == list(TRIVIAL)
     # On HaluEval rows the length baseline beats SGI; the report must show it.
-    length = next(b for b in rep.baselines if b.name == "neg_response_length")
+    length = rep.baselines["neg_response_length"]
     assert length.auroc > rep.roc.auroc
     assert "confounded with answer length" in rep.beyond_length.verdict
     # the report carries SGI's length-matched AUROC and each baseline's ROC curve
     assert rep.length_matched == length_matched_auroc(y, s, response_length(scored_sample["response"]), n_boot=200,
                                                       seed=3)
-    curve = roc_analysis(y, baseline_scores(scored_sample)["neg_response_length"], n_boot=0)
+    curve = roc_analysis(y, -response_length(scored_sample["response"]), n_boot=0)
     np.testing.assert_array_equal(length.roc.fpr, curve.fpr)
     np.testing.assert_array_equal(length.roc.tpr, curve.tpr)
-    judged = judge_score(y, baseline_scores(scored_sample)["neg_response_length"], lengths=None, n_boot=200, seed=3)
+    judged = judge_score(y, -response_length(scored_sample["response"]), lengths=None, n_boot=200, seed=3)
     assert (length.auroc, length.auroc_ci, length.cohens_d, length.cohens_d_ci) == (
         judged.auroc, judged.auroc_ci, judged.cohens_d, judged.cohens_d_ci)
 
@@ -131,7 +132,7 @@ def test_other_score_column(scored_sample):
     assert rep.summary()["theta_rq_mean_valid"] == pytest.approx(
         scored_sample.loc[scored_sample["label"] == 1, "theta_rq"].mean()
     )
-    assert "theta_rq adds" in rep.beyond_length.verdict
+    assert f"{SCORES['theta_rq'].label} adds" in rep.beyond_length.verdict  # a registered score by its label
 
 
 def test_tables_read_the_report(scored_sample):
@@ -142,6 +143,4 @@ def test_tables_read_the_report(scored_sample):
     assert list(table2(rep)["label"]) == ["low", "medium", "high"]
     assert list(table3(rep)["text"]) == ["question"] * 3 + ["context"] * 3 + ["response"] * 3
     assert table5({"hashing": rep}).loc[0, "cohens_d_theta_rq"] == rep.angle_effects.cohens_d_theta_rq
-    assert list(baselines_table({"hashing": rep})["score"]) == [
-        "sgi (hashing)", "neg_response_length", "lexical_groundedness", "theta_rq (hashing)"
-    ]
+    assert list(baselines_table({"hashing": rep})["score"]) == ["sgi (hashing)", *BASELINES, "theta_rq (hashing)"]

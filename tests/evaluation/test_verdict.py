@@ -87,11 +87,11 @@ def test_a_verdict_reuses_the_judgements_it_is_given_and_equals_one_computed_fro
     sgi = y * 0.4 + rng.normal(0, 0.5, 120)
     length = -(y * 10 + rng.normal(30, 8, 120))
     judged = {name: judge_score(y, values, lengths=None, n_boot=300, seed=0)
-              for name, values in (("SGI", sgi), ("neg_response_length", length))}
-    fresh = file_verdict(y, {"SGI": sgi}, {"neg_response_length": length}, n_boot=300)
-    reused = file_verdict(y, {"SGI": sgi}, {"neg_response_length": length}, n_boot=300,
+              for name, values in (("sgi", sgi), ("neg_response_length", length))}
+    fresh = file_verdict(y, {"sgi": sgi}, {"neg_response_length": length}, n_boot=300)
+    reused = file_verdict(y, {"sgi": sgi}, {"neg_response_length": length}, n_boot=300,
                           rocs={name: j.roc for name, j in judged.items()})
     assert reused == fresh
     # What is given is taken as it is: a different ROC result shows in the verdict.
     other = judge_score(y, -sgi, lengths=None, n_boot=300, seed=0).roc
-    assert file_verdict(y, {"SGI": sgi}, {}, n_boot=300, rocs={"SGI": other}).standing("SGI").auroc == other.auroc
+    assert file_verdict(y, {"sgi": sgi}, {}, n_boot=300, rocs={"sgi": other}).standing("sgi").auroc == other.auroc

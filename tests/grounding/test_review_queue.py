@@ -13,6 +13,7 @@ from tests.conftest import SAMPLE_CSV
 def test_queue_scores_name_grounding_scores_and_skip_their_counts(tiny_models, tmp_path):
     from dashboard import state
     from dashboard.services import review_services
+    from sgi_core.render.names import display_name
 
     frame = pd.read_csv(SAMPLE_CSV).head(20)
     columns = grounding_scores(frame, tiny_models["bert_cen"])
@@ -21,6 +22,8 @@ def test_queue_scores_name_grounding_scores_and_skip_their_counts(tiny_models, t
     table = load_triples(path)
     scored = score_table(table, load_encoder("hashing"))
     scores = review_services.queue_scores(state.DataKey("scored.csv", "x", (), "grounded"), "hashing", table, scored)
-    np.testing.assert_allclose(scores["grounding model bert_cen: weakest sentence"], columns["grounding_bert_cen_min"])
-    np.testing.assert_allclose(scores["grounding model bert_cen: mean sentence"], columns["grounding_bert_cen_mean"])
+    # Keyed by score name; the page draws each by its display name.
+    np.testing.assert_allclose(scores["grounding_bert_cen_min"], columns["grounding_bert_cen_min"])
+    np.testing.assert_allclose(scores["grounding_bert_cen_mean"], columns["grounding_bert_cen_mean"])
+    assert display_name("grounding_bert_cen_min") == "grounding model bert_cen: weakest sentence"
     assert not [name for name in scores if "chunks" in name or name.endswith("_cut")]

@@ -10,6 +10,7 @@ from sgi_core.cli import main
 from sgi_core.policy.making import make_policy
 from sgi_core.policy.rules import save_policy
 from sgi_core.runs.comparison import RunComparison, paired_bootstrap_ci
+from sgi_core.scores import BASELINES
 from tests.conftest import SAMPLE_CSV
 
 SAMPLE = pd.read_csv(SAMPLE_CSV)
@@ -60,8 +61,7 @@ def test_compare_prints_each_score_and_writes_the_comparison_as_json(runs, tmp_p
     sgi_line = next(line for line in printed.splitlines() if line.startswith("sgi "))
     assert sgi_line.endswith("regression")
     result = RunComparison.from_dict(json.loads(out.read_text()))
-    assert [d.score for d in result.scores] == ["sgi", "theta_rq", "neg_theta_rc", "neg_theta_qc",
-                                                "neg_response_length", "lexical_groundedness"]
+    assert [d.score for d in result.scores] == ["sgi", "theta_rq", "neg_theta_rc", "neg_theta_qc", *BASELINES]
     base, new = pd.read_csv(runs["base"]), pd.read_csv(runs["worse"])
     sgi = result.scores[0]
     assert sgi.validated and sgi.validation.startswith("AUROC above 0.5 on the labels")

@@ -5,9 +5,10 @@ import pytest
 
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation.baselines import lexical_groundedness
 from sgi_core.io.triples import validate_triples
 from sgi_core.runs.reading import read_run
+from sgi_core.scores import BASELINES
+from sgi_core.scores.baselines import lexical_groundedness
 from sgi_core.scoring import score_table
 
 
@@ -76,5 +77,5 @@ def test_detector_columns_follow_the_registry():
     run = read_run(scored, source="detected.csv", scorer=None)
     # Judged registry scores are compared, oriented; the families' counts and per-sentence SGI are not.
     assert run.scores == ("sgi", "theta_rq", "neg_theta_rc", "neg_theta_qc", "claim_min_support",
-                          "neg_specifics_unsupported_share", "neg_response_length", "lexical_groundedness")
+                          "neg_specifics_unsupported_share", *BASELINES)
     assert run.frame["neg_specifics_unsupported_share"].tolist() == [-0.0, -0.5, -0.25]

@@ -9,10 +9,10 @@ from scipy import stats
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import evaluate, roc_analysis
-from sgi_core.evaluation.baselines import baseline_scores
+from sgi_core.evaluation.report import trivial_names
+from sgi_core.scores import oriented_scores
 from sgi_core.stats import bootstrap
-from sgi_core.stats.effect_size import effect_size
-from sgi_core.stats.effect_size import EffectSizeResult, cohens_d_variance
+from sgi_core.stats.effect_size import EffectSizeResult, cohens_d_variance, effect_size
 from sgi_core.stats.ranking import RocResult, delong_ci
 
 
@@ -107,5 +107,5 @@ def test_evaluate_takes_precomputed_baselines():
                           "theta_rq": rng.uniform(0.5, 1.5, 60),
                           "response": [f"answer {i} Paris" for i in range(60)],
                           "context": ["Paris is in France"] * 60})
-    given = evaluate(frame, n_boot=20, baselines=baseline_scores(frame))
+    given = evaluate(frame, n_boot=20, baselines=oriented_scores(frame, trivial_names(frame.columns)))
     assert given.to_dict() == evaluate(frame, n_boot=20).to_dict()

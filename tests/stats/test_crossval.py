@@ -6,7 +6,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import PredefinedSplit, cross_val_predict
 from sklearn.pipeline import make_pipeline
 
-from sgi_core.evaluation.baselines import beyond_length
+from sgi_core.evaluation.beyond_length import beyond_length
 from sgi_core.evaluation.detectors import compare_detectors
 from sgi_core.stats import crossval
 from sgi_core.stats.crossval import fold_ids, normal_scores, out_of_fold_probabilities, out_of_fold_probability
