@@ -48,7 +48,10 @@ def auroc_ci(valid: np.ndarray, halluc: np.ndarray, *, n_boot: int, seed: int, c
     """Percentile bootstrap interval of the AUROC, classes resampled independently.
 
     AUROC depends on the scores only through their order, so both samples are
-    replaced by their dense ranks in the pooled data before resampling.
+    replaced by their dense ranks in the pooled data before resampling. The ranks are
+    resampled in the orientation where the AUROC is at least 0.5 (an interval of the
+    other orientation is ``1 - ci`` reversed): the resamples of a score and of its
+    negation are then the same, and their intervals mirror each other exactly.
     """
     levels = np.unique(np.concatenate([valid, halluc]), return_inverse=True)[1]
     n_levels = int(levels.max()) + 1
@@ -56,9 +59,12 @@ def auroc_ci(valid: np.ndarray, halluc: np.ndarray, *, n_boot: int, seed: int, c
     def statistic(v, h, axis=-1):
         return _auroc_of_levels(v, h, n_levels, axis=axis)
 
-    return two_sample_ci(
-        levels[: len(valid)], levels[len(valid) :], statistic, n_boot=n_boot, seed=seed, confidence=confidence
-    )
+    valid_levels, halluc_levels = levels[: len(valid)], levels[len(valid) :]
+    flip = bool(len(valid_levels) and len(halluc_levels) and statistic(valid_levels, halluc_levels) < 0.5)
+    if flip:
+        valid_levels, halluc_levels = n_levels - 1 - valid_levels, n_levels - 1 - halluc_levels
+    lo, hi = two_sample_ci(valid_levels, halluc_levels, statistic, n_boot=n_boot, seed=seed, confidence=confidence)
+    return (1.0 - hi, 1.0 - lo) if flip else (lo, hi)
 
 
 def delong_ci(valid: np.ndarray, halluc: np.ndarray, *, confidence: float) -> tuple[float, float]:

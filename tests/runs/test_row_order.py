@@ -129,6 +129,9 @@ def test_bootstrap_intervals_do_not_depend_on_the_order_of_the_values():
     order = rng.permutation(120)
     assert roc_analysis(y[order], score[order], n_boot=200).auroc_ci == roc_analysis(y, score, n_boot=200).auroc_ci
     assert effect_size(y[order], score[order], n_boot=200).cohens_d_ci == effect_size(y, score, n_boot=200).cohens_d_ci
+    # Sorted resamples keep the negation symmetry: a score's negation has the mirrored interval.
+    lo, hi = roc_analysis(y, -score, n_boot=200).auroc_ci
+    assert (1 - hi, 1 - lo) == pytest.approx(roc_analysis(y, score, n_boot=200).auroc_ci, abs=1e-12)
     d = rng.normal(0.1, 1.0, 50)
     assert paired_bootstrap_ci(d[::-1], n_boot=300) == paired_bootstrap_ci(d, n_boot=300)
     # The law is unchanged: on a symmetric toy sample the interval is centred on its mean.
