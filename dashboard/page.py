@@ -17,11 +17,11 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
-from dashboard.services import model_services, review_services
+from dashboard.services import calibration_services, model_services, review_services
 from dashboard.views import texts
-from sgi_core.io.triples import TripleTable
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
+from sgi_core.io.triples import TripleTable
 from sgi_core.progress import rate_line
 from sgi_core.render.truncation import truncation_text
 
@@ -264,8 +264,8 @@ def active_calibration(data: ScoredData) -> ActiveCalibration:
     """
     loaded = st.session_state.get(state.CALIBRATION_LOADED)
     if loaded is not None and loaded["model"] == data.model:
-        return ActiveCalibration(services.calibrator_from_dict(loaded["calibrator"]),
+        return ActiveCalibration(calibration_services.calibrator_from_dict(loaded["calibrator"]),
                                  f"loaded from the session saved {texts.plain(loaded['created'])}")
     method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
-    result = services.calibration(data.key, data.model, method, data.frame)
+    result = calibration_services.calibration(data.key, data.model, method, data.frame)
     return ActiveCalibration(result.calibrator, f"{method} calibrator fitted on {result.n_fit:,} labelled rows (half, split by label)", result)

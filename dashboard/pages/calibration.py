@@ -6,7 +6,7 @@ import math
 import streamlit as st
 
 from dashboard import page, services, state
-from dashboard.services import confound_services
+from dashboard.services import calibration_services, confound_services
 from dashboard.views import tables, texts
 from sgi_core.render import figures
 
@@ -47,7 +47,7 @@ st.radio("Map SGI to P(grounded) with", ["platt", "isotonic", "minmax"], key=sta
          format_func={"platt": "Platt (logistic)", "isotonic": "isotonic", "minmax": "min-max (the paper's)"}.get)
 try:
     active = page.active_calibration(data)
-    result = services.calibration(data.key, data.model, active.calibrator.method, data.frame)
+    result = calibration_services.calibration(data.key, data.model, active.calibrator.method, data.frame)
 except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
@@ -69,7 +69,7 @@ def _apply_preset() -> None:
     method = st.session_state["calibration.preset"]
     target = st.session_state.get(state.CALIBRATION_TARGET) if method.startswith("target") else None
     cost = st.session_state.get(state.CALIBRATION_COST) if method == "cost" else None
-    choice = services.choose_threshold(data.key, data.model, method, target, cost, data.frame)
+    choice = calibration_services.choose_threshold(data.key, data.model, method, target, cost, data.frame)
     if choice.metrics is None:
         wanted = method.removeprefix("target_")
         st.session_state[PRESET_MESSAGE] = f"No threshold reaches a {wanted} of {target:g}; the threshold is unchanged."
@@ -83,7 +83,7 @@ def _load_session(key, frame, models: list) -> None:
     if upload is None:
         return
     try:
-        session = services.read_session(upload.getvalue(), source=upload.name)
+        session = calibration_services.read_session(upload.getvalue(), source=upload.name)
         if session.model not in models:
             raise page.SGIInputError(f"the session was tuned on scores of model '{session.model}'",
                                 source=upload.name, hint="Add that model on the Data page, then load it again")
@@ -94,7 +94,7 @@ def _load_session(key, frame, models: list) -> None:
     st.session_state[state.CALIBRATION_METHOD] = session.calibrator["method"]
     st.session_state[state.CALIBRATION_THRESHOLD] = session.threshold
     st.session_state[state.MODEL_SHOWN] = session.model
-    other_data = session.fingerprint != services.fingerprint(key, frame)
+    other_data = session.fingerprint != calibration_services.fingerprint(key, frame)
     st.session_state[SESSION_MESSAGE] = ("success", f"Loaded the session saved {texts.plain(session.created)}: "
                                          f"{texts.plain(session.calibrator['method'])} calibrator, threshold "
                                          f"{session.threshold:.4f}." + (
@@ -106,10 +106,10 @@ def _load_session(key, frame, models: list) -> None:
 @st.fragment
 def threshold_panel() -> None:
     """Redrawn alone when the slider or a preset moves, so the page above is not recomputed."""
-    grid, n_thresholds = services.threshold_grid(data.key, data.model, figures.CURVE_POINTS, data.frame)
-    lowest, highest = services.threshold_range(data.key, data.model, data.frame)
+    grid, n_thresholds = calibration_services.threshold_grid(data.key, data.model, figures.CURVE_POINTS, data.frame)
+    lowest, highest = calibration_services.threshold_range(data.key, data.model, data.frame)
     if state.CALIBRATION_THRESHOLD not in st.session_state:
-        st.session_state[state.CALIBRATION_THRESHOLD] = services.choose_threshold(
+        st.session_state[state.CALIBRATION_THRESHOLD] = calibration_services.choose_threshold(
             data.key, data.model, "youden", None, None, data.frame).threshold
     st.session_state[state.CALIBRATION_THRESHOLD] = min(max(st.session_state[state.CALIBRATION_THRESHOLD], lowest),
                                                         highest)
@@ -128,11 +128,11 @@ def threshold_panel() -> None:
     threshold = st.slider("Flag a row as hallucinated when SGI is below", lowest, highest,
                           key=state.CALIBRATION_THRESHOLD, step=(highest - lowest) / 1000 or 0.001, format="%.4f",
                           **state.PERSIST)
-    metrics = services.threshold_metrics(data.frame, threshold)
-    probability = services.p_grounded(active.calibrator, threshold)
+    metrics = calibration_services.threshold_metrics(data.frame, threshold)
+    probability = calibration_services.p_grounded(active.calibrator, threshold)
     st.caption(f"At this threshold the calibrator gives P(grounded) = {probability:.3f}. "
                "Positive class = hallucinated: recall is the share of hallucinated rows flagged. The slider runs from "
-               f"the lowest SGI to the {services.THRESHOLD_UPPER_QUANTILE:.0%} quantile ({highest:.4f}), so a few "
+               f"the lowest SGI to the {calibration_services.THRESHOLD_UPPER_QUANTILE:.0%} quantile ({highest:.4f}), so a few "
                "extreme rows cannot squeeze it.")
     cols = st.columns(5)
     for col, (name, value) in zip(cols, [("Precision", metrics.precision), ("Recall", metrics.recall),
@@ -150,14 +150,14 @@ def threshold_panel() -> None:
     st.subheader("3. Save, load and download")
     save_col, download_col = st.columns(2)
     # Built when clicked: fingerprinting every row of a big file takes seconds.
-    session_json = functools.partial(services.session_json, data.key, data.model, active.calibrator, threshold,
+    session_json = functools.partial(calibration_services.session_json, data.key, data.model, active.calibrator, threshold,
                                      data.frame)
     save_col.download_button("Save this session (JSON)", data=session_json,
                               file_name=page.download_name(data, "sgi_calibration_session.json"),
                               mime="application/json", on_click="ignore")
     download_col.download_button(
         "Download the scored file with P(grounded) and flags (CSV)",
-        data=functools.partial(services.flagged_csv, data.frame, active.calibrator, threshold),
+        data=functools.partial(calibration_services.flagged_csv, data.frame, active.calibrator, threshold),
         file_name=page.download_name(data, "sgi_scores_flagged.csv"), mime="text/csv", on_click="ignore")
 
 

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dashboard import page, services, state
+from dashboard.services import calibration_services
 from dashboard.views import texts
 from sgi_core.render import figures
 from sgi_core.render.names import display_name
@@ -50,7 +51,7 @@ cols[2].metric("θ(q,c) question-context", f"{scores.theta_qc:.4f} rad")
 cols[3].metric("SGI = θ(r,q) / θ(r,c)", f"{scores.sgi:.4f}")
 try:
     active = page.active_calibration(data)
-    probability = services.p_grounded(active.calibrator, scores.sgi)
+    probability = calibration_services.p_grounded(active.calibrator, scores.sgi)
     cols[4].metric("P(grounded)", f"{probability:.3f}", help=f"Calibrator: {active.origin}.")
 except page.SGIInputError as err:
     cols[4].metric("P(grounded)", "n/a", help=f"No calibrator: {err}")

@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from dashboard import page, services
+from dashboard import page
+from dashboard.services import calibration_services
 from sgi_core import evaluation
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
+from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, metric, upload
 from tests.evaluation.test_degenerate_rows import COPIED, with_copied_context
@@ -61,7 +62,7 @@ def test_calibration_axis_and_slider_span_the_ordinary_scores(app, copied_csv, c
     assert_clean(app)
     slider = app.slider(key="calibration.threshold")
     ordinary = copied_scores.loc[copied_scores["sgi_status"] == "ok", "sgi"]
-    assert slider.max == pytest.approx(np.quantile(ordinary, services.THRESHOLD_UPPER_QUANTILE))
+    assert slider.max == pytest.approx(np.quantile(ordinary, calibration_services.THRESHOLD_UPPER_QUANTILE))
     assert slider.min == pytest.approx(copied_scores["sgi"].min())
     (curves,) = [f for f in figures(app) if f["layout"].get("title", {}).get("text", "").startswith("Metrics as")]
     assert curves["layout"]["xaxis"]["range"] == pytest.approx([slider.min, slider.max])
