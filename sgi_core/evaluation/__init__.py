@@ -59,7 +59,6 @@ _EXPORTS = {
     "development_split": "sgi_core.policy.making",
     "holdout_threshold": "sgi_core.policy.making",
     "make_policy": "sgi_core.policy.making",
-    "proportion_ci": "sgi_core.policy.making",
     "Policy": "sgi_core.policy.file",
     "load_policy": "sgi_core.policy.file",
     "policy_from_json": "sgi_core.policy.file",

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import numpy as np
-from scipy import stats
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from sgi_core.errors import SGIInputError
@@ -32,23 +31,9 @@ from sgi_core.policy.file import NOT_SCORE_COLUMNS, Policy
 from sgi_core.results import JsonResult
 from sgi_core.stats.calibration import fit_calibrator
 from sgi_core.stats.checks import as_labels, as_scores, check_fraction
+from sgi_core.stats.proportions import wilson_interval
 from sgi_core.stats.ranking import roc_analysis
 from sgi_core.stats.thresholds import ThresholdMetrics, choose_threshold, threshold_metrics
-
-
-def proportion_ci(successes: int, trials: int, *, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of ``successes / trials``; ``(nan, nan)`` when ``trials`` is 0.
-
-    Examples
-    --------
-    >>> [round(x, 4) for x in proportion_ci(8, 10)]
-    [0.4902, 0.9433]
-    """
-    if trials == 0:
-        return (math.nan, math.nan)
-    ci = stats.binomtest(int(successes), int(trials)).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
-
 
 #: Bootstrap resamples of the held-out AUROC's interval a policy records.
 HELDOUT_N_BOOT = 1000
@@ -145,9 +130,9 @@ class HeldOutThreshold(JsonResult):
 
 def _rates_ci(metrics: ThresholdMetrics, confidence: float) -> tuple[tuple[float, float], ...]:
     return (
-        proportion_ci(metrics.tp, metrics.tp + metrics.fp, confidence=confidence),
-        proportion_ci(metrics.tp, metrics.tp + metrics.fn, confidence=confidence),
-        proportion_ci(metrics.n_flagged, metrics.n_scored, confidence=confidence),
+        wilson_interval(metrics.tp, metrics.tp + metrics.fp, confidence=confidence),
+        wilson_interval(metrics.tp, metrics.tp + metrics.fn, confidence=confidence),
+        wilson_interval(metrics.n_flagged, metrics.n_scored, confidence=confidence),
     )
 
 

@@ -14,7 +14,6 @@ import pytest
 
 from sgi_core.evaluation.refit import judge_combined
 from sgi_core.policy.baseline_gate import rate_check
-from sgi_core.policy.making import proportion_ci
 from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.runs.comparison import compare_runs
 from sgi_core.runs.matching import match_runs
@@ -60,7 +59,7 @@ CASES = [
     ("Newcombe paired, no discordant key", lambda: paired_difference_ci(0, 0, 0, 40), 0.0),
     ("paired rates, all hallucinated", lambda: paired_rate_difference(np.ones(40), np.ones(40)).ci, 0.0),
     ("unpaired rates, one class", lambda: unpaired_rate_difference(np.zeros(30), np.zeros(30)).ci, 0.0),
-    ("policy precision, 0 of 10 flagged right", lambda: proportion_ci(0, 10), None),
+    ("policy precision, 0 of 10 flagged right", lambda: wilson_interval(0, 10), None),
     ("kappa, perfect agreement 29 + 1", lambda: cohens_kappa(SEVENTY_NINE_AND_ONE[-30:], SEVENTY_NINE_AND_ONE[-30:]
                                                              ).kappa_ci, 0.0),
     ("kappa, perfect agreement 15 + 15", lambda: cohens_kappa(SEPARATED_15[0], SEPARATED_15[0]).kappa_ci, None),
