@@ -18,6 +18,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from sgi_core.errors import SGIInputError
+from sgi_core.stats.key_order import canonical_order
 
 #: Columns that, when present, tie rows together beside the question text (first found wins).
 GROUP_COLUMNS = ("group", "pair_id")
@@ -42,7 +43,9 @@ def question_groups(frame: pd.DataFrame, *, group_column: str | None = None) -> 
     Returns
     -------
     ndarray of int64, shape (n,)
-        Group numbers ``0..n_groups-1``.
+        Group numbers ``0..n_groups-1``, numbered in the canonical order of each group's
+        smallest question text (:func:`~sgi_core.stats.key_order.canonical_order`), so that
+        a row's group number, and the folds dealt from it, do not depend on the row order.
 
     Raises
     ------
@@ -52,8 +55,9 @@ def question_groups(frame: pd.DataFrame, *, group_column: str | None = None) -> 
     Examples
     --------
     >>> frame = pd.DataFrame({"question": ["a", "a", "b", "c"], "pair_id": [0, 0, 1, 1]})
-    >>> question_groups(frame).tolist()
-    [0, 0, 1, 1]
+    >>> groups = question_groups(frame)
+    >>> bool(groups[0] == groups[1] != groups[2] == groups[3])
+    True
     """
     if "question" not in frame.columns:
         raise SGIInputError("the table has no 'question' column", column="question",
@@ -79,4 +83,9 @@ def question_groups(frame: pd.DataFrame, *, group_column: str | None = None) -> 
     size = int(offsets[-1])
     graph = coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(size, size))
     _, labels = connected_components(graph, directed=False)
-    return pd.factorize(labels[:n], sort=False)[0].astype(np.int64)
+    components = labels[:n]
+    # Each component is named by its smallest question text and numbered in the canonical order of the names.
+    names = pd.Series(frame["question"].astype(str).to_numpy()).groupby(components).min()
+    number = np.empty(len(names), dtype=np.int64)
+    number[canonical_order(names.to_numpy())] = np.arange(len(names))
+    return pd.Series(number, index=names.index).reindex(components).to_numpy(dtype=np.int64)
