@@ -36,7 +36,8 @@ EVALUATION_MODULES = ("sgi_core.evaluation", "sgi_core.stats", "sgi_core.results
 #: What the statistics room may import: topics only, nothing of the product but its error and result types.
 STATISTICS_MODULES = ("sgi_core.stats", "sgi_core.results", "sgi_core.errors")
 #: The library's figures: the only sgi_core modules that may import plotly (and no other UI package).
-FIGURE_MODULES = ("sgi_core.render.figures", "sgi_core.render.html_report", "sgi_core.render.monitor_figures",
+FIGURE_MODULES = ("sgi_core.render.figures", "sgi_core.render.compare_figures", "sgi_core.render.html_report",
+                  "sgi_core.render.monitor_figures",
                   "sgi_core.render.monitor_report")
 #: The command line, which no library module may import (it is the top floor).
 CLI_MODULES = ("sgi_core.cli", "sgi_core.commands", "sgi_core.__main__")
@@ -201,6 +202,16 @@ def ui_imports(root) -> dict[str, set[str]]:
 
 def test_sgi_core_imports_no_ui_library():
     assert (REPO / "sgi_core").is_dir() and ui_imports(REPO) == {}
+
+
+def test_importing_the_figures_imports_no_plotly():
+    """The library's figures import plotly only when one is drawn."""
+    import subprocess
+
+    code = ("import sys, sgi_core.render.figures, sgi_core.render.compare_figures, sgi_core.render.html_report, "
+            "sgi_core.render.monitor_figures, sgi_core.render.monitor_report; print('plotly' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_a_ui_import_in_the_library_outside_its_figures_is_found(tmp_path):

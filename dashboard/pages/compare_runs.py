@@ -5,7 +5,7 @@ import streamlit as st
 from dashboard import local_files, page, services, state
 from dashboard.services import compare_services, report_services, review_services
 from dashboard.views import compare_charts, texts
-from sgi_core.render import figures
+from sgi_core.render import compare_figures
 
 UPLOAD, PATH, PATH_ERROR = "compare.upload", "compare.path", "compare.path_error"
 NEW_NAME, NEW_RAW, KEY_COLUMN = state.COMPARE_NEW_NAME, state.COMPARE_NEW_RAW, state.COMPARE_KEY
@@ -139,7 +139,7 @@ st.caption(f"One point per matched key ({drawn:,} of {match.n_matched:,} drawn);
            "lower in the new run on that key.")
 for pair in range(0, len(matched.scores), 2):
     for slot, score in zip(st.columns(2), matched.scores[pair:pair + 2]):
-        slot.plotly_chart(figures.paired_figure(compare_services.paired_points(matched, score), score),
+        slot.plotly_chart(compare_figures.paired_figure(compare_services.paired_points(matched, score), score),
                           key=f"compare.paired.{score}")
 
 st.subheader("Keys that changed most")

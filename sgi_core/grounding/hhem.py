@@ -93,4 +93,4 @@ def load_hhem(folder: Path, manifest: dict, weights: tuple[str, ...], num_labels
     if missing or unexpected:
         raise SGIInputError(f"the T5 encoder weights of model folder '{folder}' do not match its configuration "
                             f"(missing {missing[:3]}, unexpected {list(unexpected)[:3]})")
-    return model.eval()
+    return model.train(False)  # inference mode: no dropout

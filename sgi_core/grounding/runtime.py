@@ -172,7 +172,7 @@ def _network(folder: GroundingFolder, adapter: Adapter):
         return load_hhem(folder.path, folder.manifest, folder.weights, adapter.num_labels)
     auto = AutoModelForTokenClassification if adapter.kind == "token" else AutoModelForSequenceClassification
     return auto.from_pretrained(folder.path, local_files_only=True, trust_remote_code=False,
-                                use_safetensors=folder.safetensors).eval()
+                                use_safetensors=folder.safetensors).train(False)
 
 
 def load_grounding_model(path, *, name: str | None = None, trust_model_code: bool = False, device: str | None = None,

@@ -12,10 +12,10 @@ string from a JSON file:
 - ``activation_function`` of a Dense config and a cross-encoder's ``activation_fn`` /
   ``sbert_ce_default_activation_function``, each imported and called.
 
-A transformers config's ``auto_map`` (the folder's own modelling code) is read only under
-``trust_remote_code=True``, which the workbench passes only with the user's opt-in; without it
-transformers refuses such a folder unless it knows the architecture itself (as the grounding
-adapters, which build HHEM's head themselves, do).
+A transformers config's ``auto_map`` (the folder's own modelling code) is read only when remote
+code is trusted, which the workbench allows only with the user's opt-in; otherwise transformers
+refuses such a folder unless it knows the architecture itself (as the grounding adapters, which
+build HHEM's head themselves, do).
 
 :func:`check_model_code` reads every JSON file of the folder, at any depth, and holds each such
 string to an allow-list of exact full names (:data:`ALLOWED_REFERENCES`): the module classes of

@@ -1,5 +1,4 @@
-"""Plotly figures drawn from sgi_core results and scored frames; no statistics here.
-
+"""Plotly figures drawn from sgi_core results and scored frames (plotly imported when drawn); no statistics here.
 Histograms leave binning to plotly (it is drawing, not a reported number). Rows
 whose SGI is degenerate (response equal to context gives SGI ~1e8) are left out of
 score axes by the callers' ``plottable`` filter, so one row cannot squash the rest;
@@ -11,17 +10,18 @@ Curves of more than :data:`CURVE_POINTS` points are drawn through that many of t
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.colors import qualitative
-from plotly.subplots import make_subplots
 
 from sgi_core.columns import count_ordinary, is_ordinary
 from sgi_core.evaluation import robust_range
 from sgi_core.render.names import curve_name
-from sgi_core.scores import BASELINE_LABELS, display_name
+from sgi_core.scores import BASELINE_LABELS
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 GROUNDED, HALLUCINATED, UNLABELLED = "grounded", "hallucinated", "unlabelled"
 COLOURS = {GROUNDED: "#1b9e77", HALLUCINATED: "#d95f02", UNLABELLED: "#7f7f7f"}
@@ -105,6 +105,8 @@ def score_histogram(frame: pd.DataFrame, *, threshold: float | None = None, scor
     The axis and the bins span the central :data:`AXIS_COVERAGE` of the scores (and
     the threshold); with ``log_x`` the bins are equal steps of log10 of the score.
     """
+    import plotly.graph_objects as go
+
     values = frame[score].to_numpy(dtype=np.float64)
     span = robust_range(values, coverage=AXIS_COVERAGE, log=log_x)
     if log_x:
@@ -137,6 +139,9 @@ def roc_figure(curves: dict) -> go.Figure:
     A registered score's name (``sgi``, ``neg_response_length``) is drawn as its
     :func:`~sgi_core.render.names.curve_name`; any other key (a file's column) as it is.
     """
+    import plotly.graph_objects as go
+    from plotly.colors import qualitative
+
     fig = go.Figure()
     for (name, roc), colour in zip(curves.items(), qualitative.D3):
         points = curve_points(len(roc.fpr))
@@ -165,6 +170,9 @@ def strata_figure(strata, *, show_range: bool = True) -> go.Figure:
 
     Named groups (``show_range=False``) show no covariate range.
     """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
     table = strata.to_frame()
     ticks = [f"{row.label}<br>[{row.lo:.3g}, {row.hi:.3g}]" if show_range else row.label for row in table.itertuples()]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Cohen's d (grounded - hallucinated)", "AUROC"))
@@ -183,6 +191,8 @@ def strata_figure(strata, *, show_range: bool = True) -> go.Figure:
 
 def reliability_figure(result) -> go.Figure:
     """Reliability diagram on the evaluation split, with the rows in each bin as bars."""
+    import plotly.graph_objects as go
+
     bins = result.bins
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
@@ -198,6 +208,8 @@ def reliability_figure(result) -> go.Figure:
 
 def decile_figure(result) -> go.Figure:
     """Share of hallucinated rows per decile of the raw score."""
+    import plotly.graph_objects as go
+
     fig = go.Figure(go.Bar(x=[f"D{k + 1}" for k in range(len(result.halluc_rate_by_decile))],
                            y=result.halluc_rate_by_decile, marker_color=COLOURS[HALLUCINATED]))
     fig.update_layout(title="Share hallucinated per score decile (D1 = lowest SGI)", yaxis_range=[0, 1],
@@ -207,6 +219,8 @@ def decile_figure(result) -> go.Figure:
 
 def confusion_figure(metrics) -> go.Figure:
     """2x2 counts at one threshold; hallucinated is the detector's positive class."""
+    import plotly.graph_objects as go
+
     counts = [[metrics.tp, metrics.fn], [metrics.fp, metrics.tn]]
     names = [["hallucinated, flagged", "hallucinated, passed"], ["grounded, flagged", "grounded, passed"]]
     text = [[f"{names[i][j]}<br><b>{counts[i][j]:,}</b>" for j in range(2)] for i in range(2)]
@@ -224,6 +238,8 @@ def threshold_curves(grid: pd.DataFrame, threshold: float, *, x_range: tuple[flo
     ``x_range`` (the threshold slider's range) bounds the axis, so thresholds among
     a few extreme scores do not squeeze the rest; ``log_x`` draws it on a log scale.
     """
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     grid = grid.iloc[curve_points(len(grid))]
     for metric in ("precision", "recall", "f1", "flag_rate"):
@@ -241,6 +257,8 @@ def threshold_curves(grid: pd.DataFrame, threshold: float, *, x_range: tuple[flo
 
 def bounds_figure(scores) -> go.Figure:
     """SGI of one triple inside the range the triangle inequality allows for its theta_qc and theta_rc."""
+    import plotly.graph_objects as go
+
     lower, upper, sgi = scores.sgi_lower, scores.sgi_upper, scores.sgi
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[lower, upper], y=[0, 0], mode="lines+markers+text", name="possible SGI",
@@ -267,6 +285,8 @@ def position_figure(frame: pd.DataFrame, sgi: float, *, log_x: bool = False) -> 
 
 
 def correlation_heatmap(names, matrix, *, title: str) -> go.Figure:
+    import plotly.graph_objects as go
+
     matrix = np.asarray(matrix, dtype=np.float64)
     fig = go.Figure(go.Heatmap(z=matrix, x=list(names), y=list(names), zmin=-1, zmax=1, colorscale="RdBu",
                                text=np.round(matrix, 3), texttemplate="%{text}"))
@@ -280,6 +300,8 @@ def model_scatter(frame: pd.DataFrame, model_a: str, model_b: str, *, log_x: boo
     Each axis spans the central :data:`AXIS_COVERAGE` of its model's scores; ``log_x``
     puts both on a log scale.
     """
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     names = label_names(frame["label"])
     for name in (GROUNDED, HALLUCINATED, UNLABELLED):
@@ -304,6 +326,9 @@ def group_forest(analysis) -> go.Figure:
 
     A group holding one class has no statistic and shows no point.
     """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
     groups = analysis.groups
     names = [f"{html.escape(str(g.group))} (n={g.n_valid + g.n_halluc:,})" for g in groups]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
@@ -322,29 +347,4 @@ def group_forest(analysis) -> go.Figure:
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_layout(showlegend=False, height=140 + 40 * len(groups), margin=dict(l=10, r=10, t=80, b=10),
                       title=f"SGI within each group of {html.escape(analysis.column)} (bars: 95% intervals)")
-    return fig
-
-
-def paired_figure(points: pd.DataFrame, score: str) -> go.Figure:
-    """Each key's score in the base run (x) against the new run (y), with the line of no change.
-
-    Points under the line are keys the new run answers less grounded (every score reads higher = grounded).
-    Keys and the score's name are HTML-escaped: plotly renders tags in hover text and titles.
-    """
-    lower = points["new"] < points["base"]
-    scatter = go.Scattergl if len(points) > WEBGL_POINTS else go.Scatter
-    fig = go.Figure()
-    for mask, name, colour in ((lower, "lower in new", "#d95f02"), (~lower, "same or higher in new", "#1b9e77")):
-        part = points[mask]
-        fig.add_trace(scatter(x=part["base"], y=part["new"], mode="markers", name=name,
-                              marker=dict(color=colour, size=6, opacity=0.7),
-                              text=[html.escape(k) for k in part["key"].astype(str).str.slice(0, KEY_CHARS)],
-                              hovertemplate="%{text}<br>base %{x:.4g}<br>new %{y:.4g}<extra></extra>"))
-    finite = points[["base", "new"]].stack()
-    if len(finite):
-        ends = [float(finite.min()), float(finite.max())]
-        fig.add_trace(go.Scatter(x=ends, y=ends, mode="lines", name="no change",
-                                 line=dict(dash="dot", color="grey")))
-    fig.update_layout(title=html.escape(display_name(score)), xaxis_title="base run", yaxis_title="new run", height=360,
-                      margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25))
     return fig

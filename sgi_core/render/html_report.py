@@ -13,10 +13,9 @@ from __future__ import annotations
 import html
 
 import pandas as pd
-import plotly.io as pio
-from plotly.offline import get_plotlyjs
 
-from sgi_core.render.figures import paired_figure, plottable, roc_figure, score_histogram
+from sgi_core.render.compare_figures import paired_figure
+from sgi_core.render.figures import plottable, roc_figure, score_histogram
 from sgi_core.render.names import curve_name
 from sgi_core.render.numbers import format_ci
 from sgi_core.render.runs import auroc_frame, deltas_frame, labels_headline, reconciliation
@@ -42,6 +41,8 @@ def _escape(text) -> str:
 
 def figure_block(fig) -> str:
     # Margins grow to fit the tick labels and axis titles, which a fixed margin clips.
+    import plotly.io as pio
+
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     return pio.to_html(fig, include_plotlyjs=False, full_html=False, config={"displaylogo": False})
@@ -59,6 +60,8 @@ def paragraphs(lines, css: str = "") -> str:
 
 def document(title: str, provenance: dict, body: str) -> str:
     """The whole file: the chart library once, the provenance table, then ``body`` (already escaped HTML)."""
+    from plotly.offline import get_plotlyjs
+
     rows = "".join(f"<tr><th>{_escape(k)}</th><td>{_escape(v)}</td></tr>" for k, v in provenance.items())
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_escape(title)}</title>"
             f"<style>{_STYLE}</style><script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from sgi_core.monitoring.references import feature_label
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 #: What the history's markers mean.
 SHIFT_MARK, REVALIDATED_MARK = "shift detected", "re-validated on labels"
@@ -32,6 +35,8 @@ def history_frame(runs) -> pd.DataFrame:
 
 def history_figure(frame: pd.DataFrame) -> go.Figure:
     """Corrected rate with its interval band, the raw flag share, shift and re-validation marks, run by run."""
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     x = frame["run"].astype(str)
     fig.add_trace(go.Scatter(x=list(x) + list(x[::-1]), y=list(frame["high"]) + list(frame["low"][::-1]),

@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from sgi_core.render.truncation import truncation_text
 from sgi_core.render.numbers import format_ci, frame_text
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
+from sgi_core.render.truncation import truncation_text
 from sgi_core.render.verdict import verdict_text
 
 if TYPE_CHECKING:
-    from sgi_core.pipelines.model_comparison import ModelComparison
     from sgi_core.detectors.report import DetectorReport
     from sgi_core.evaluation.detectors import DetectorComparison
     from sgi_core.evaluation.retrieval_report import RetrievalReport
+    from sgi_core.pipelines.model_comparison import ModelComparison
 
 
 def _interval_methods(comparison: ModelComparison) -> str:

@@ -9,7 +9,7 @@ from dashboard import services
 from dashboard.views.texts import plain
 from sgi_core.embedding import load_encoder
 from sgi_core.io.triples import load_triples
-from sgi_core.render import figures
+from sgi_core.render import compare_figures
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, assert_clean, goto, upload
@@ -49,7 +49,7 @@ def test_the_check_itself_sees_an_autolink():
 def test_compare_chart_title_and_hover_are_not_html():
     key = '<a href="https://evil.example">click</a><img src="https://evil.example/a.png"> & more'
     points = pd.DataFrame({"key": [key, "plain"], "base": [0.5, 0.6], "new": [0.4, 0.7]})
-    fig = figures.paired_figure(points, "<b>col</b><a href='https://evil.example'>x</a>")
+    fig = compare_figures.paired_figure(points, "<b>col</b><a href='https://evil.example'>x</a>")
     texts = [t for trace in fig.data if trace.text is not None for t in trace.text]
     assert any("evil" in t for t in texts)
     assert not [t for t in texts if "<" in t or ">" in t]
