@@ -52,6 +52,8 @@ _CLOSE = (b"connection", b"close")
 #: How much of a refused request's body is read before the 403, so that closing never resets the answer.
 REFUSED_BODY_BYTES = 1 << 20
 REFUSED_BODY_SECONDS = 1.0
+#: A refused body that pauses longer than this is not waited for: the answer goes at once.
+REFUSED_BODY_PAUSE = 0.1
 _SAFE_METHODS = frozenset({"GET", "HEAD"})
 _COOKIE_SAFE = re.compile(r"[A-Za-z0-9_-]{16,}")
 _BROWSER_SCHEME = {"ws": "http", "wss": "https"}
@@ -239,7 +241,8 @@ class _BoundedBody:
 
 
 async def _drain(receive) -> None:
-    """Read a refused request's body, up to :data:`REFUSED_BODY_BYTES` and :data:`REFUSED_BODY_SECONDS`.
+    """Read a refused request's body as it arrives, up to :data:`REFUSED_BODY_BYTES` and :data:`REFUSED_BODY_SECONDS`,
+    stopping at the first pause longer than :data:`REFUSED_BODY_PAUSE`.
 
     Closing a connection whose request body is still unread resets it, and a client still sending
     then never sees the 403; a body beyond either bound is left unread and the connection closed anyway.
@@ -248,7 +251,7 @@ async def _drain(receive) -> None:
     read, deadline = 0, loop.time() + REFUSED_BODY_SECONDS
     while read <= REFUSED_BODY_BYTES and (left := deadline - loop.time()) > 0:
         try:
-            message = await asyncio.wait_for(receive(), left)
+            message = await asyncio.wait_for(receive(), min(left, REFUSED_BODY_PAUSE))
         except asyncio.TimeoutError:
             return
         if message["type"] != "http.request" or not message.get("more_body", False):
