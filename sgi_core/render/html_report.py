@@ -29,7 +29,7 @@ _STYLE = ("body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-wi
           "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}"
           "td:first-child,th:first-child{text-align:left}.verdict{padding:0.6em 1em;border-left:4px solid #d95f02;"
           "background:#fff7ee}.verdict.success{border-color:#1b9e77;background:#effaf5}.note{color:#555}"
-          "h2{margin-top:1.6em;border-bottom:1px solid #ddd}"
+          "h2{margin-top:1.6em;border-bottom:1px solid #ddd}h1,h2,h3,p,li{overflow-wrap:anywhere}"
           # A wide table scrolls inside its box instead of pushing the page wider; long text cells wrap.
           ".table-box{max-width:100%;overflow-x:auto}td{overflow-wrap:anywhere;max-width:28em}"
           ".js-plotly-plot{max-width:100%}")

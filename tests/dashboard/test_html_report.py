@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from sgi_core.cli import main
@@ -61,7 +63,11 @@ def assert_nothing_cut_off(layout: dict) -> None:
 @pytest.mark.e2e
 def test_a_files_report_renders_offline_with_its_provenance_and_verdict(tmp_path, chromium):
     out = tmp_path / "report.html"
-    assert main(["report", str(SAMPLE_CSV), "--models", "hashing", "--n-boot", "100", "--html", str(out)]) == 0
+    # A path longer than the window is wide, as a checkout deep in a home folder gives: the title wraps.
+    source = tmp_path / "a_folder_deep_in_a_home_directory" / "evaluation_runs_of_november" / SAMPLE_CSV.name
+    source.parent.mkdir(parents=True)
+    shutil.copy(SAMPLE_CSV, source)
+    assert main(["report", str(source), "--models", "hashing", "--n-boot", "100", "--html", str(out)]) == 0
     assert out.stat().st_size < MAX_BYTES
     charts, text, requests, errors, layout = rendered(out, chromium)
     assert charts == 2 and requests == [] and errors == []
