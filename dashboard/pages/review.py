@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from dashboard import page, paired_review_panel, review_panel, state
+from dashboard import page, state
+from dashboard.pages import review_pairs_panel, review_panel
 from dashboard.services import label_exchange_services, review_services
 from dashboard.views import texts
 from sgi_core.render import names
@@ -18,7 +19,7 @@ mode = st.radio("Review", ["one file", "two runs"], key=state.REVIEW_MODE, horiz
                 format_func={"one file": "this file's rows",
                              "two runs": "two runs side by side (this file and the Compare runs page's new run)"}.get)
 if mode == "two runs":
-    paired_review_panel.paired_mode(data)
+    review_pairs_panel.paired_mode(data)
     st.stop()
 labels = review_services.label_state(data.key)
 store = review_services.annotation_store(data.key)
@@ -55,7 +56,7 @@ with label_tab:
                    "Every other statistic uses them.")
     people = st.columns(2)
     people[0].text_input("Annotator (optional)", key=state.REVIEW_ANNOTATOR, **state.PERSIST,
-                         max_chars=review_panel.MAX_NOTE_CHARS)
+                         max_chars=review_services.MAX_NOTE_CHARS)
     target = int(people[1].number_input("Target number of labels", min_value=1, value=100, step=10,
                                         key=state.REVIEW_TARGET, **state.PERSIST))
     n_done = labels.n_labelled

@@ -11,8 +11,8 @@ import streamlit as st
 from dashboard import state
 from dashboard.services import disk_cache, model_encoder
 from sgi_core.columns import is_ordinary
-from sgi_core.io.triples import TripleTable
 from sgi_core.frames import take_rows
+from sgi_core.io.triples import TripleTable
 from sgi_core.projection import TripleProjection, project_triples, sample_rows, warm_up_umap
 from sgi_core.render.lines import projection_note as projection_note  # the Geometry page words its map
 from sgi_core.scoring import embed_table

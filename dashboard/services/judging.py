@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from dashboard.services import input_limits, raw_frame
+from sgi_core.frames import take_rows
 from sgi_core.http.client import RetryPolicy, check_base_url
 from sgi_core.io.triples import TripleTable
-from sgi_core.frames import take_rows
 from sgi_core.judge import (
     METRICS,
     NOT_IN_SAMPLE,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ import streamlit as st
 
 from dashboard import services, state
 from sgi_core import evaluation
-from sgi_core.columns import ANGLE_COLUMNS, GROUNDING_PREFIX
+from sgi_core.columns import ANGLE_COLUMNS, GROUNDING_PREFIX, is_ordinary
 from sgi_core.detectors.registry import score_specs
 from sgi_core.evaluation import response_length
 from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
@@ -30,7 +31,7 @@ from sgi_core.io.triples import TripleTable
 from sgi_core.judge.cache import AnswerCache
 from sgi_core.judge.statements import cached_statements
 from sgi_core.render.names import display_name
-from sgi_core.review.annotations import AnnotationStore, annotations_path, row_key, row_keys
+from sgi_core.review.annotations import MAX_NOTE_CHARS, AnnotationStore, annotations_path, row_key, row_keys
 from sgi_core.review.decision_log import LABEL_VALUE
 from sgi_core.review.label_exchange import id_column
 from sgi_core.review.label_sources import (
@@ -47,11 +48,10 @@ from sgi_core.stats.kappa import KappaResult, cohens_kappa
 #: The score the uncertainty queue follows and calibrates.
 UNCERTAIN_SCORE = "sgi"
 
-__all__ = ["LABEL_SOURCES", "STRATEGIES", "UNCERTAIN_SCORE", "LabelState", "annotation_store", "apply_label_source",
-           "export_jsonl", "export_table", "has_annotations", "import_labels", "judge_statements",
-           "judge_verdict_columns",
-           "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue",
-           "queue_scores", "row_id", "row_triangle", "verdict_labels"]
+__all__ = ["LABEL_SOURCES", "MAX_NOTE_CHARS", "STRATEGIES", "UNCERTAIN_SCORE", "LabelState", "annotation_store",
+           "apply_label_source", "has_annotations", "has_triangle", "judge_statements", "judge_verdict_columns",
+           "key_of_row", "label_source_line", "label_state", "kappa", "more_labels", "profile", "queue", "queue_scores",
+           "retract", "row_id", "row_triangle", "verdict_labels"]
 
 #: How each label source is named on screen.
 SOURCE_NAMES = {"file": "the file's label column", "annotations": "the annotations made on the Review page",
@@ -69,6 +69,16 @@ def store_version(store: AnnotationStore) -> str:
     except FileNotFoundError:
         return "empty"
     return f"{info.st_ino}-{info.st_size}-{info.st_mtime_ns}"
+
+
+def retract(path: str, key: str, decision_id: str, *, annotator: str) -> None:
+    """Retract one decision, by its id, from the annotation store at ``path`` (others' decisions on the row stay)."""
+    AnnotationStore(Path(path)).retract(key, decision_id, annotator=annotator)
+
+
+def has_triangle(status: str) -> bool:
+    """Whether a row of this ``sgi_status`` has a canonical triangle to draw (its SGI is an ordinary number)."""
+    return bool(is_ordinary(status))
 
 
 def has_annotations(store: AnnotationStore) -> bool:

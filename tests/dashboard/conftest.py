@@ -6,13 +6,12 @@ import base64
 import json
 
 import numpy as np
-
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
+from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 from tests.conftest import REPO, SAMPLE_CSV
 

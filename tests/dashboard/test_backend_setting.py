@@ -6,8 +6,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dashboard import state
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
+from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import APP, goto, metric

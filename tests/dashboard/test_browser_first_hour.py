@@ -14,9 +14,19 @@ import pytest
 
 from sgi_core.cli import main
 from tests.app_server import running_app
-from tests.dashboard.test_browser_e2e import (ARTIFACTS, CHROMIUM_ARGS, PAGE_TIMEOUT_MS, SCORING_TIMEOUT_MS,
-                                              VIEWPORT, assert_no_error, chromium, expect_charts, open_page, shoot,
-                                              wait_idle)
+from tests.dashboard.test_browser_e2e import (
+    ARTIFACTS,
+    CHROMIUM_ARGS,
+    PAGE_TIMEOUT_MS,
+    SCORING_TIMEOUT_MS,
+    VIEWPORT,
+    assert_no_error,
+    chromium,
+    expect_charts,
+    open_page,
+    shoot,
+    wait_idle,
+)
 from tests.evaluation.test_degenerate_rows import COPIED, with_copied_context
 
 pytestmark = pytest.mark.e2e

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.review.annotations import AnnotationStore, normalise_text, row_keys
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import roc_analysis
+from sgi_core.io.triples import load_triples
+from sgi_core.review.annotations import AnnotationStore, normalise_text, row_keys
 from sgi_core.scoring import score_table
 from tests.app_server import running_app
 from tests.conftest import SAMPLE_CSV

@@ -7,8 +7,8 @@ import pytest
 
 from dashboard import devices, services
 from sgi_core import evaluation
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
+from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, PAGES, array, assert_clean, figures, goto, metric, upload

@@ -8,10 +8,10 @@ import pytest
 
 from dashboard.services import judging
 from dashboard.views import texts
-from sgi_core.io.triples import load_triples
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import roc_analysis
 from sgi_core.evaluation.detectors import compare_detectors
+from sgi_core.io.triples import load_triples
 from sgi_core.judge import (
     PROMPT_VERSION,
     AnswerCache,

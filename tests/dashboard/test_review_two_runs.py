@@ -3,13 +3,13 @@
 import numpy as np
 import pandas as pd
 
-from dashboard.review_panel import label_button_key
+from dashboard.pages.review_panel import label_button_key
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_key
 from sgi_core.review.queues import paired_queue
 from sgi_core.runs.matching import match_runs
 from sgi_core.stats.proportions import keys_to_decide, paired_rate_difference
 from tests.dashboard.conftest import assert_clean, goto, metric
-from tests.dashboard.test_compare_runs_page import GROUNDED, HALLUCINATED, csv_bytes, open_compare
+from tests.dashboard.test_compare_runs_page import GROUNDED, HALLUCINATED, open_compare
 
 N = 40
 

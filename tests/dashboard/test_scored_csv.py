@@ -5,10 +5,10 @@ import pytest
 
 from dashboard import services
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.io.scored import scored_table
+from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, assert_clean, goto, upload

@@ -17,9 +17,7 @@ import streamlit as st
 from dashboard import devices, page, state
 from dashboard.services import evidence_services, geometry_services, label_exchange_services, review_services
 from dashboard.views import evidence, geometry_charts, texts
-from sgi_core.columns import is_ordinary
 from sgi_core.render.names import display_name
-from sgi_core.review.annotations import MAX_NOTE_CHARS, AnnotationStore
 
 QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the score's deciles",
                "uncertain": "most uncertain (SGI near the threshold or P(grounded) near 0.5)",
@@ -118,7 +116,7 @@ def geometry(data, row) -> None:
     for column, (name, value) in zip(metrics, ((display_name("sgi"), row["sgi"]), ("θ(q,c)", row["theta_qc"]),
                                                ("θ(r,q)", row["theta_rq"]), ("θ(r,c)", row["theta_rc"]))):
         column.metric(name, "not scored" if pd.isna(value) else f"{float(value):.3f}")
-    if not is_ordinary(row["sgi_status"]):
+    if not review_services.has_triangle(row["sgi_status"]):
         st.caption(f"No triangle: {texts.plain(row['sgi_status'])}.")
         return
     try:
@@ -172,8 +170,7 @@ def undo() -> None:
     history = st.session_state.get(state.REVIEW_HISTORY) or []
     if history:
         path, key, decision_id = history.pop()
-        AnnotationStore(Path(path)).retract(key, decision_id, annotator=st.session_state.get(state.REVIEW_ANNOTATOR,
-                                                                                             ""))
+        review_services.retract(path, key, decision_id, annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""))
         focus = st.session_state.get(state.REVIEW_FOCUS)
         if focus is not None and focus["done"]:
             focus["done"] -= 1
@@ -188,7 +185,8 @@ def buttons(store, key: str, row, position: int) -> None:
     if st.session_state.get(state.REVIEW_NOTE_KEY) != key:
         st.session_state[state.REVIEW_NOTE] = ""
         st.session_state[state.REVIEW_NOTE_KEY] = key
-    st.text_input("Note (optional, saved with the label)", key=state.REVIEW_NOTE, max_chars=MAX_NOTE_CHARS)
+    st.text_input("Note (optional, saved with the label)", key=state.REVIEW_NOTE,
+                  max_chars=review_services.MAX_NOTE_CHARS)
     columns = st.columns(4)
     for column, label in zip(columns, ("grounded", "hallucinated", "unsure")):
         column.button(label.capitalize(), key=label_button_key(label, row), on_click=decide,
