@@ -126,7 +126,7 @@ def file_columns() -> None:
     page.verdict(comparison.level, comparison.verdict)
     curves = dict(zip(comparison.names, comparison.roc))
     if not comparison.withheld:
-        curves["combined (out of fold)"] = comparison.combined_roc
+        curves[comparison.combined_name] = comparison.combined_roc
     st.plotly_chart(figures.roc_figure(curves), key="detectors.roc")
 
     st.markdown("**Calibration and threshold of each column**")

@@ -53,6 +53,7 @@ from sgi_core.io.passages import row_passages
 from sgi_core.io.scored import scored_table
 from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.retrieval import find_retrieval_columns
+from sgi_core.scores import column_spec
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
 from sgi_core.stats.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
 
@@ -204,11 +205,13 @@ def detector_comparison(key: state.DataKey, model_name: str, specs: tuple, _tabl
                         _frame: pd.DataFrame) -> detectors.DetectorComparison:
     """SGI and the declared detector columns ``specs`` ((column, higher_is), ...), alone and combined.
 
+    Each column is keyed by its oriented name (``neg_<column>`` when given as hallucinated-high).
     SGI's judgement is the report's, not made again.
     """
     judged = report(key, model_name, _frame)
     scores = {judged.score_col: _frame[judged.score_col].to_numpy()}
-    scores.update({column: _detector_values(_table, column, higher_is) for column, higher_is in specs})
+    scores.update({column_spec(column, higher_is=higher_is).oriented_name: _detector_values(_table, column, higher_is)
+                   for column, higher_is in specs})
     return detectors.compare_detectors(scores, _frame["label"].to_numpy(), groups=question_groups(_frame),
                                        lengths=evaluation.response_length(_frame["response"]),
                                        judgements={judged.score_col: judged.judgements[judged.score_col]})

@@ -19,7 +19,8 @@ from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
 from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
 from sgi_core.evaluation.events_per_feature import WITHHELD
 from sgi_core.io.triples import TripleTable
-from sgi_core.scores import BASELINES, NEGATED_PREFIX, display_name
+from sgi_core.render.names import display_name
+from sgi_core.scores import BASELINES, NEGATED_PREFIX
 
 #: Bootstrap resamples behind the intervals of the detectors computed from the embeddings.
 DETECTOR_N_BOOT = 1000

@@ -7,7 +7,7 @@ import streamlit as st
 
 from dashboard.views.tables import UNDEFINED
 from sgi_core.render.figures import KEY_CHARS
-from sgi_core.scores import display_name
+from sgi_core.render.names import display_name
 
 #: Headers of the table of deltas (columns of :func:`sgi_core.render.runs.deltas_frame`).
 DELTA_COLUMNS = {"score": "score", "keys": "keys", "mean_base": "mean base", "mean_new": "mean new",

@@ -11,8 +11,8 @@ from sgi_core.detectors.registry import COMBINED, PROTOCOL_LABELS
 from sgi_core.evaluation.refit import COMBINED_PROTOCOL, HELD_FIXED, REFIT_CI_NAME, REFIT_MAX_ROWS, RefitComparison
 from sgi_core.frames import take_rows
 from sgi_core.render.figures import label_names
+from sgi_core.render.names import display_name
 from sgi_core.render.numbers import format_ci
-from sgi_core.scores import display_name
 
 #: Number format of the detector table's numeric columns.
 DETECTOR_FORMATS = {"AUROC": "%.3f", "Cohen's d": "%+.2f", "AUROC leaky (not a result)": "%.3f",

@@ -44,15 +44,15 @@ from sgi_core.evaluation.refit import (
     refit_replicates,
 )
 from sgi_core.results import JsonResult, warn_undefined
-from sgi_core.scores.registry import SCORES
+from sgi_core.scores.registry import SCORES, spec_for
 from sgi_core.stats.checks import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.stats.crossval import out_of_fold_probabilities
 from sgi_core.stats.folds import crossfit_folds
 from sgi_core.stats.paired import delong_test
 from sgi_core.stats.ranking import RocResult, roc_analysis, separation_floor
 
-#: The combination's row in :meth:`DetectorComparison.to_frame`.
-COMBINED_NAME = "combined (logistic)"
+#: The combination's row in :meth:`DetectorComparison.to_frame`: the registry's out-of-fold combined score.
+COMBINED_NAME = SCORES["combined"].name
 
 
 def numeric_score_columns(frame: pd.DataFrame, *, exclude=()) -> list[str]:
@@ -136,12 +136,18 @@ class DetectorComparison(JsonResult):
     gain_ci: tuple[float, float] = (math.nan, math.nan)
 
     @property
+    def combined_name(self) -> str:
+        """The combination's score name (:data:`COMBINED_NAME`), as its row and curve are keyed."""
+        return COMBINED_NAME
+
+    @property
     def withheld(self) -> str:
         """Why the combination is withheld (below the events-per-feature floor), or ``""`` when it is not."""
         return self.verdict if self.level == WITHHELD else ""
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per detector, then the combination: its numbers, or when withheld its reason in ``note``."""
+        """One row per detector by score name, then the combination (:data:`COMBINED_NAME`): its numbers, or when withheld
+        its reason in ``note``."""
         rows = [{"detector": name, "auroc": roc.auroc, "auroc_ci_lo": roc.auroc_ci[0], "auroc_ci_hi": roc.auroc_ci[1],
                  "spearman_with_" + self.names[0]: rho, "cv_auroc": cv, "cohens_d": judged.cohens_d,
                  "length_matched_auroc": judged.length_matched_auroc}
@@ -168,8 +174,8 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _verdict(names, alone, combined, gain_ci) -> str:
-    # The sentence names a registered score by its label, any other by its name.
-    names = [SCORES[name].label if name in SCORES else name for name in names]
+    # The sentence names each score by its spec's label (a file's column as the file's, negated where it was).
+    names = [spec_for(name).label for name in names]
     best = int(np.nanargmax(alone))
     gain = combined - alone[best]
     numbers = ", ".join(f"{n} {a:.3f}" for n, a in zip(names, alone))

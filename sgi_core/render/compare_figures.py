@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from sgi_core.render.figures import KEY_CHARS, WEBGL_POINTS
-from sgi_core.scores import display_name
+from sgi_core.render.names import display_name
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

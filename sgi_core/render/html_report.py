@@ -16,11 +16,11 @@ import pandas as pd
 
 from sgi_core.render.compare_figures import paired_figure
 from sgi_core.render.figures import plottable, roc_figure, score_histogram
-from sgi_core.render.names import curve_name
+from sgi_core.render.names import curve_name, display_name
 from sgi_core.render.numbers import format_ci
 from sgi_core.render.runs import auroc_frame, deltas_frame, labels_headline, reconciliation
 from sgi_core.render.verdict import confound_text, verdict_text
-from sgi_core.scores import SCORES, display_name
+from sgi_core.scores import SCORES
 
 #: Rows drawn at most in a chart of one mark per row (the pages' sample size).
 CHART_ROWS = 20_000

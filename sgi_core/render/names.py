@@ -8,22 +8,23 @@ drawn.
 
 from __future__ import annotations
 
-from sgi_core.scores.registry import BASELINE_LABELS, SCORES, grounding_spec, spec_for
+from sgi_core.scores.registry import BASELINE_LABELS, spec_for
 
 
 def display_name(name: str) -> str:
-    """A registered score's or a grounding model's display name, by its name or its oriented name; any other name
-    (a file's column) as it is.
+    """The words drawn for a score, by its name or its oriented name: its spec's label (:func:`spec_for`).
+
+    A registered score, a grounding model's score and a judge's column have their labels;
+    any other column of the file is named as it is, marked as the file's.
 
     Examples
     --------
     >>> display_name("sgi"), display_name("neg_theta_rc"), display_name("judge_score")
-    ('SGI', 'θ(r,c) response-context, negated', 'judge_score')
-    >>> display_name("grounding_nli_min")
-    'grounding model nli: weakest sentence'
+    ('SGI', 'θ(r,c) response-context, negated', 'judge: score')
+    >>> display_name("grounding_nli_min"), display_name("my_detector"), display_name("neg_my_detector")
+    ('grounding model nli: weakest sentence', 'my_detector (file column)', 'my_detector (file column), negated')
     """
-    spec = spec_for(name)
-    return spec.label if SCORES.get(spec.name) is spec or grounding_spec(spec.name) is not None else name
+    return spec_for(name).label
 
 
 def curve_name(name: str) -> str:

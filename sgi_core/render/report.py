@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from sgi_core.render.names import display_name
 from sgi_core.render.numbers import format_ci, frame_text
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
 from sgi_core.render.truncation import truncation_text
@@ -100,10 +101,15 @@ def detector_report_text(report: DetectorReport) -> str:
             f"combined = out-of-fold logistic model over {', '.join(report.combined_features)}")
 
 
+def _named(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its ``detector`` column (score names) drawn as display names."""
+    return frame.assign(detector=frame["detector"].map(display_name))
+
+
 def detector_comparison_text(comparison: DetectorComparison) -> str:
     """Declared detector columns beside SGI: one row per detector, the combination, the verdict."""
     return (f"Detectors beside SGI ({comparison.n} labelled rows, {comparison.n_splits}-fold CV)\n"
-            f"{frame_text(comparison.to_frame(), na_rep='')}\n{comparison.verdict}")
+            f"{frame_text(_named(comparison.to_frame()), na_rep='')}\n{comparison.verdict}")
 
 
 def retrieval_text(report: RetrievalReport) -> str:

@@ -23,7 +23,6 @@ _EXPORTS = {
     "ScoreSpec": "sgi_core.scores.registry",
     "column_spec": "sgi_core.scores.registry",
     "grounding_spec": "sgi_core.scores.registry",
-    "display_name": "sgi_core.scores.registry",
     "spec_for": "sgi_core.scores.registry",
     "LEXICAL_FLAG_BELOW": "sgi_core.scores.baselines",
     "lexical_groundedness": "sgi_core.scores.baselines",

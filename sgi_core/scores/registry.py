@@ -264,8 +264,3 @@ def spec_for(name: str) -> ScoreSpec:
             return SCORES[raw]
         return column_spec(raw, higher_is="hallucinated")
     return column_spec(name)
-
-
-def display_name(name: str) -> str:
-    """The display name of a raw or oriented column name (:func:`spec_for`)."""
-    return spec_for(name).label

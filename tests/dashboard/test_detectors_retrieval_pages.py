@@ -35,17 +35,18 @@ def test_detector_table_and_roc_match_sgi_core(app, rag_sample, sample_scores):
     app.radio(key="detectors.higher_is.judge_halluc").set_value("hallucinated").run()
     assert_clean(app)
     judge = orient_detector_score(rag_sample["judge_halluc"], higher_is="hallucinated")
-    expected = compare_detectors({"sgi": sample_scores["sgi"].to_numpy(), "judge_halluc": judge},
+    expected = compare_detectors({"sgi": sample_scores["sgi"].to_numpy(), "neg_judge_halluc": judge},
                                  sample_scores["label"].to_numpy(), groups=question_groups(sample_scores),
                                  lengths=response_length(sample_scores["response"]))
     table = next(df.value for df in app.dataframe if "Spearman with SGI" in df.value.columns)
-    assert table["score"].tolist() == ["SGI", "judge_halluc", "combined (logistic)"]
+    assert table["score"].tolist() == ["SGI", "judge_halluc (file column), negated",
+                                     "combined (logistic, out of fold)"]
     np.testing.assert_allclose(table["AUROC"].to_numpy(dtype=float),
                                [r.auroc for r in expected.roc] + [expected.combined_roc.auroc])
     assert table["Spearman with SGI"].iloc[1] == pytest.approx(expected.spearman_with_first[1])
     assert any(expected.verdict == block.value for block in [*app.success, *app.info])
     names = [trace["name"] for trace in figures(app)[0]["data"]]
-    assert f"judge_halluc (AUROC {expected.roc[1].auroc:.3f})" in names
+    assert f"judge_halluc (file column), negated (AUROC {expected.roc[1].auroc:.3f})" in names
     app.selectbox(key="detectors.compare_b").set_value("judge_halluc (file column), negated").run()
     assert_clean(app)
     delong = delong_test(sample_scores["label"].to_numpy(), sample_scores["sgi"].to_numpy(), judge)

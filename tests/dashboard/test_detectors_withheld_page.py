@@ -34,8 +34,8 @@ def test_withheld_combinations_show_their_reason_and_are_never_compared(app):
     row = families.set_index("detector").loc[COMBINED_LABEL]
     assert row["AUROC 95% CI"] == FAMILIES_REASON and np.isnan(row[["AUROC", "Cohen's d"]].to_numpy(float)).all()
     columns = next(df.value for df in app.dataframe if "Spearman with SGI" in df.value.columns).set_index("score")
-    assert columns.loc["combined (logistic)", "note"] == COLUMNS_REASON
-    assert columns.loc["combined (logistic)", ["AUROC", "cross-validated AUROC"]].isna().all()
+    assert columns.loc["combined (logistic, out of fold)", "note"] == COLUMNS_REASON
+    assert columns.loc["combined (logistic, out of fold)", ["AUROC", "cross-validated AUROC"]].isna().all()
     warnings = [block.value for block in app.warning]
     assert f"{COMBINED_LABEL} {FAMILIES_REASON}" in warnings and COLUMNS_REASON in warnings
     assert any(f"no number is shown for it ({FAMILIES_REASON})." in c.value for c in app.caption)

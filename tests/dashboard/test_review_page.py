@@ -192,7 +192,7 @@ def test_registered_detector_columns_are_named_and_oriented_by_the_registry(revi
     at = upload(review, "detectors.csv", sample.to_csv(index=False).encode())
     goto(at, "review")
     options = at.selectbox(key="review.score").options
-    assert "unsupported specifics (share), negated" in options and "my_judge" in options
+    assert "unsupported specifics (share), negated" in options and "my_judge (file column)" in options
     assert "specifics_unsupported_share" not in options
     # Oriented higher = grounded: the worst false alarm under the negated share is the grounded row sharing most.
     # The queue's score is chosen by name; its display name is only drawn.

@@ -10,7 +10,8 @@ from sgi_core.columns import grounding_columns
 from sgi_core.detectors.registry import FAMILIES, RESOURCE_OPTIONS, DetectorInputs, per_row_family
 from sgi_core.errors import SGIInputError
 from sgi_core.io.triples import load_triples
-from sgi_core.scores import display_name, spec_for
+from sgi_core.render.names import display_name
+from sgi_core.scores import spec_for
 from tests.conftest import SAMPLE_CSV
 
 
