@@ -23,7 +23,7 @@ setup-dev: $(VENV)/.installed-dev
 run: setup
 	$(PY) -m dashboard.launch $(ARGS)
 
-# Options go to pytest: make test PYTEST_ARGS='-m "not slow and not e2e and not statistical"' (the fast tier)
+# Options go to pytest: make test PYTEST_ARGS='-m "not slow and not e2e and not statistical" -n 2' (the fast tier, on two cores)
 test: setup-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 

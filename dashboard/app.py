@@ -11,6 +11,7 @@ if REPO not in sys.path:
 import streamlit as st  # noqa: E402
 
 from dashboard import access, devices, page, services, state  # noqa: E402
+from dashboard.services import resamples  # noqa: E402
 from sgi_core.columns import CONTEXT_STRATEGIES  # noqa: E402
 
 # The pages in the order of the work: bring a file, judge it, label it, compare two runs, keep a policy.
@@ -63,6 +64,12 @@ with st.sidebar:
                       "model's input length. mean: the mean of its passages' unit vectors, each passage cut into "
                       "windows the model reads whole. nearest: the passage (or window) nearest the response. "
                       "A file that is already scored keeps the strategy it was scored with.")
+try:
+    if (count := resamples.resamples_setting()) is not None:
+        st.sidebar.caption(f"Every interval: {count:,} bootstrap resamples (`{resamples.RESAMPLES_ENV}`).")
+except page.SGIInputError as err:
+    page.show_error(err)
+    st.stop()
 try:
     device = devices.chosen_device()
     where = devices.known_device(device)

@@ -13,6 +13,11 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 SAMPLE_CSV = REPO / "sample_data" / "halueval_qa_sample.csv"
 
+# The app's pages make every interval from 200 bootstrap resamples here, and the tests build their expected values
+# with the same count (dashboard.services.resamples): a page equals the library at any count, and the intervals'
+# own properties are tested in tests/stats. Set by the environment, so browser tests' app servers inherit it.
+os.environ.setdefault("SGI_APP_RESAMPLES", "200")
+
 # Property tests run 300 examples by default (and in CI); HYPOTHESIS_PROFILE=dev runs 30 while editing.
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

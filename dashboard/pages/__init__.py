@@ -1,1 +1,1 @@
-"""The pages of the app (each run by ``st.navigation`` in ``app.py``) and the panels that belong to one page beside it."""
+"""The app's pages (each run by ``st.navigation`` in ``app.py``) and the panels of one page beside it."""

@@ -33,6 +33,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.devices import chosen_backend, chosen_device
+from dashboard.services.resamples import REPORT_N_BOOT, app_resamples
 from sgi_core import evaluation
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY, one_label_column
 from sgi_core.detectors.folds import question_groups
@@ -176,7 +177,8 @@ def baselines(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.D
 # hand each rerun another. The results are frozen dataclasses and frames that no page changes.
 @st.cache_resource(show_spinner="Computing statistics...", max_entries=8)
 def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> evaluation.EvaluationReport:
-    return evaluation.evaluate(_frame, baselines=baselines(key, model_name, _frame))
+    return evaluation.evaluate(_frame, baselines=baselines(key, model_name, _frame),
+                               n_boot=app_resamples(REPORT_N_BOOT))
 
 
 def curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
@@ -197,7 +199,8 @@ def _detector_values(table: TripleTable, column: str, higher_is: str) -> np.ndar
 @st.cache_resource(show_spinner=False, max_entries=16)
 def column_roc(key: state.DataKey, column: str, higher_is: str, _table: TripleTable) -> evaluation.RocResult:
     """ROC of a numeric input column taken as a detector score, oriented by ``higher_is``."""
-    return evaluation.roc_analysis(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is))
+    return evaluation.roc_analysis(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is),
+                                   n_boot=app_resamples(REPORT_N_BOOT))
 
 
 @st.cache_resource(show_spinner="Comparing detectors...", max_entries=32)
@@ -214,7 +217,8 @@ def detector_comparison(key: state.DataKey, model_name: str, specs: tuple, _tabl
                    for column, higher_is in specs})
     return detectors.compare_detectors(scores, _frame["label"].to_numpy(), groups=question_groups(_frame),
                                        lengths=evaluation.response_length(_frame["response"]),
-                                       judgements={judged.score_col: judged.judgements[judged.score_col]})
+                                       judgements={judged.score_col: judged.judgements[judged.score_col]},
+                                       n_boot=app_resamples(REPORT_N_BOOT))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

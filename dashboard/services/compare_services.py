@@ -17,6 +17,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.services import SCORE_CHUNK_ROWS, disk_cache, input_limits, model_encoder
+from dashboard.services.resamples import app_resamples
 from sgi_core.io.reading import read_table
 from sgi_core.io.triples import TripleTable
 from sgi_core.render.runs import auroc_frame, deltas_frame, labels_headline, reconciliation
@@ -113,7 +114,8 @@ def comparison(base_key: state.DataKey, new_id: tuple, model_name: str, key_colu
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         matched = match_runs(_base.frame, _new.frame, key=key_column, scores=_base.scores)
-        result = compare_runs(matched, n_boot=COMPARE_N_BOOT, seed=0, prediction_powered=prediction_powered)
+        result = compare_runs(matched, n_boot=app_resamples(COMPARE_N_BOOT), seed=0,
+                              prediction_powered=prediction_powered)
     return result, matched, tuple(dict.fromkeys(str(w.message) for w in caught))
 
 

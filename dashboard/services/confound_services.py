@@ -10,6 +10,7 @@ import streamlit as st
 
 from dashboard import services, state
 from dashboard.services import baselines, numeric_columns, report
+from dashboard.services.resamples import REPORT_N_BOOT, app_resamples
 from sgi_core import evaluation
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
 from sgi_core.embedding import backend_used
@@ -42,7 +43,8 @@ def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) ->
     scores = {name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
               if per_row is not None and name in per_row.columns}
     return {"sgi": report(key, model_name, _frame).length_matched,
-            **{name: evaluation.length_matched_auroc(labels, values, lengths)
+            **{name: evaluation.length_matched_auroc(labels, values, lengths,
+                                                     n_boot=app_resamples(REPORT_N_BOOT))
                for name, values in scores.items()}}
 
 
@@ -88,7 +90,8 @@ def group_analysis(key: state.DataKey, model_name: str, column: str,
                    _frame: pd.DataFrame) -> evaluation.GroupAnalysis:
     """SGI's AUROC and d within each group of ``column``, and whether the group alone predicts the label."""
     return evaluation.group_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), _frame[column],
-                                     column=column, degenerate=_frame["sgi_status"].str.startswith("degenerate"))
+                                     column=column, degenerate=_frame["sgi_status"].str.startswith("degenerate"),
+                                     n_boot=app_resamples(REPORT_N_BOOT))
 
 
 def scored_with(key: state.DataKey, model_name: str) -> tuple[str, str | None, str | None, str]:
@@ -110,7 +113,8 @@ def scored_with(key: state.DataKey, model_name: str) -> tuple[str, str | None, s
 @st.cache_data(show_spinner=False, max_entries=32)
 def policy_refusal(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> str | None:
     """Why no policy should be offered for SGI on this file (its AUROC near chance or inverted), as ``gate --write-policy`` refuses it."""
-    roc = evaluation.roc_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), n_boot=POLICY_N_BOOT, seed=0)
+    roc = evaluation.roc_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(),
+                                  n_boot=app_resamples(POLICY_N_BOOT), seed=0)
     return write_refusal(standing_of(roc.auroc_ci), "sgi")
 
 
@@ -155,7 +159,7 @@ def file_verdict(key: state.DataKey, model_name: str, specs: tuple, _table: Trip
                                                         source=_table.source, column=column)
                for column, higher_is in specs}
     return evaluation.report_verdict(report(key, model_name, _frame), _frame, detectors=columns,
-                                     baselines=baselines(key, model_name, _frame))
+                                     baselines=baselines(key, model_name, _frame), n_boot=app_resamples(REPORT_N_BOOT))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.services import baselines, disk_cache, model_encoder
+from dashboard.services.resamples import app_resamples
 from sgi_core import evaluation
 from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
 from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
@@ -89,7 +90,7 @@ def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _tabl
         When the families cannot be computed on this table.
     """
     return detector_report(_table, _frame, model_encoder(model_name), model=model_name, kinds=kinds,
-                           cache=disk_cache(model_name), n_boot=DETECTOR_N_BOOT, seed=0,
+                           cache=disk_cache(model_name), n_boot=app_resamples(DETECTOR_N_BOOT), seed=0,
                            grounding_models=grounding_models(grounding))
 
 

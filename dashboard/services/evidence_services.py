@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
+from dashboard.services.resamples import REPORT_N_BOOT, app_resamples
 from sgi_core.detectors.claims import sentence_scores
 from sgi_core.detectors.support import FileSupports, file_supports, support_percentiles
 from sgi_core.evaluation import RocResult, roc_analysis
@@ -67,7 +68,8 @@ def weakest_sentence_roc(key: state.DataKey, model_name: str, backend: str, _sup
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return roc_analysis(np.asarray(_labels, dtype=np.float64)[list(_supports.rows)], _supports.weakest)
+        return roc_analysis(np.asarray(_labels, dtype=np.float64)[list(_supports.rows)], _supports.weakest,
+                            n_boot=app_resamples(REPORT_N_BOOT))
 
 
 @st.cache_data(show_spinner="Reading the response with the grounding models...", max_entries=64)

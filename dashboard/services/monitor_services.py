@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
+from dashboard.services.resamples import REPORT_N_BOOT, app_resamples
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
 from sgi_core.monitoring.store import RunRecord, append_run, default_db_path, policy_runs
@@ -37,7 +38,8 @@ def summary(key: state.DataKey, model_name: str, policy_json: str, _frame: pd.Da
     if held.score_column == "sgi" and held.model != model_name:
         raise SGIInputError(f"the policy was made with model '{held.model}', this file's SGI by '{model_name}': its "
                             "threshold is in that model's SGI units", hint=f"Add {held.model} on the Data page")
-    return monitor_run(held, _frame, _scores(held, _frame), y_true=_frame["label"].to_numpy(dtype=float))
+    return monitor_run(held, _frame, _scores(held, _frame), y_true=_frame["label"].to_numpy(dtype=float),
+                       n_boot=app_resamples(REPORT_N_BOOT))
 
 
 def history(policy_id: str) -> list[RunRecord]:

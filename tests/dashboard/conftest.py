@@ -10,6 +10,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from dashboard.services.resamples import REPORT_N_BOOT, app_resamples
 from sgi_core.embedding import load_encoder
 from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
@@ -36,6 +37,11 @@ def app(monkeypatch, isolated_cache) -> AppTest:
 def sample_scores():
     """The bundled sample scored by sgi_core directly, for comparison with what the app shows."""
     return score_table(load_triples(SAMPLE_CSV), load_encoder(MODEL))
+
+
+def app_n_boot(default: int = REPORT_N_BOOT) -> int:
+    """The resamples the app makes an interval with whose command-line count is ``default``: expected values use it."""
+    return app_resamples(default)
 
 
 def assert_clean(at: AppTest) -> None:

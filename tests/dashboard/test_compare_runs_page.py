@@ -12,7 +12,7 @@ from sgi_core.runs.matching import match_runs
 from sgi_core.runs.reading import read_run
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import MODEL, array, assert_clean, figures, goto, metric, upload
+from tests.dashboard.conftest import MODEL, app_n_boot, array, assert_clean, figures, goto, metric, upload
 
 SAMPLE = pd.read_csv(SAMPLE_CSV)
 GROUNDED = SAMPLE[SAMPLE["answer_type"] == "right"].reset_index(drop=True)
@@ -39,7 +39,7 @@ def expected_comparison(base: pd.DataFrame, new: pd.DataFrame):
     runs = [read_run(frame, source=name, scorer=lambda table: score_table(table, encoder))
             for name, frame in (("base.csv", base), ("new.csv", new))]
     matched = match_runs(runs[0].frame, runs[1].frame, key="question", scores=runs[0].scores)
-    return compare_runs(matched, n_boot=2000, seed=0), matched
+    return compare_runs(matched, n_boot=app_n_boot(2000), seed=0), matched
 
 
 def test_the_page_asks_for_a_second_run_first(app):

@@ -18,6 +18,7 @@ from sgi_core.retrieval import DIAGNOSES
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import (
     MODEL,
+    app_n_boot,
     array,
     assert_clean,
     figures,
@@ -42,7 +43,7 @@ def test_overview_shows_the_length_matched_auroc(app, sample_scores):
     goto(app, "overview")
     assert_clean(app)
     labels, lengths = sample_scores["label"], evaluation.response_length(sample_scores["response"])
-    sgi = evaluation.length_matched_auroc(labels, sample_scores["sgi"], lengths)
+    sgi = evaluation.length_matched_auroc(labels, sample_scores["sgi"], lengths, n_boot=app_n_boot())
     assert metric(app, "AUROC, length-matched") == f"{sgi.auroc:.3f}"
     (sentence,) = [c.value for c in app.caption if c.value.startswith("Length-matched AUROC")]
     assert sentence.startswith(f"Length-matched AUROC {sgi.auroc:.3f} {interval(sgi.auroc_ci)} against "
@@ -54,7 +55,8 @@ def test_overview_shows_the_length_matched_auroc(app, sample_scores):
     baselines = evaluation.oriented_scores(sample_scores, evaluation.trivial_names(sample_scores.columns))
     expected = {"SGI": sgi}
     for name in ("theta_rq", "lexical_groundedness"):
-        expected[charts.BASELINE_NAMES[name]] = evaluation.length_matched_auroc(labels, baselines[name], lengths)
+        expected[charts.BASELINE_NAMES[name]] = evaluation.length_matched_auroc(labels, baselines[name], lengths,
+                                                                                n_boot=app_n_boot())
     assert shown.index.tolist() == list(expected)
     for name, result in expected.items():
         row = shown.loc[name]
@@ -81,7 +83,8 @@ def test_group_section_shows_the_confound_and_each_group(app, sample_scores):
     goto(app, "strata")
     assert_clean(app)
     assert app.selectbox(key="strata.group_column").options == ["generator"]
-    expected = evaluation.group_analysis(sample_scores["label"], sample_scores["sgi"], generator, column="generator")
+    expected = evaluation.group_analysis(sample_scores["label"], sample_scores["sgi"], generator, column="generator",
+                                         n_boot=app_n_boot())
     assert expected.confound.level == "warning" and expected.confound.pure_groups == ("gpt-x",)
     (warning,) = [w.value for w in app.warning if "Authorship confound" in w.value]
     assert f"**Authorship confound.** {plain(expected.confound.message)}." in warning

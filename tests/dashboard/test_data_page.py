@@ -11,7 +11,7 @@ from sgi_core.embedding import load_encoder
 from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import MODEL, PAGES, array, assert_clean, figures, goto, metric, upload
+from tests.dashboard.conftest import MODEL, PAGES, app_n_boot, array, assert_clean, figures, goto, metric, upload
 
 SAMPLE = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False)
 
@@ -168,9 +168,9 @@ def test_overview_extra_score_column_gets_its_roc(app, sample_scores):
     app.multiselect(key="detectors.columns").set_value(["judge"]).run()
     assert_clean(app)
     assert app.multiselect(key="detectors.columns").options == ["judge"]  # pair_id names rows: no score
-    expected = evaluation.roc_analysis(sample_scores["label"], sample_scores["theta_rq"])
+    expected = evaluation.roc_analysis(sample_scores["label"], sample_scores["theta_rq"], n_boot=app_n_boot())
     names = [trace["name"] for trace in figures(app)[1]["data"]]
-    assert f"judge (AUROC {expected.auroc:.3f})" in names
+    assert f"judge (file column) (AUROC {expected.auroc:.3f})" in names
 
 
 def test_degenerate_rows_are_counted_where_plots_leave_them_out(app, tmp_path):

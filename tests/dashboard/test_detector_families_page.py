@@ -20,7 +20,7 @@ from sgi_core.io.triples import load_triples
 from sgi_core.render.numbers import format_ci
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, metric, upload
+from tests.dashboard.conftest import MODEL, app_n_boot, assert_clean, figures, goto, metric, upload
 
 COMBINED = DETECTOR_NAMES["combined"]
 #: Every registered family but the reference-set one, which needs labelled reference rows, and those computed only
@@ -43,7 +43,7 @@ def detector_table(app) -> pd.DataFrame:
 def expected_report(path, kinds):
     table = load_triples(path)
     scored = score_table(table, load_encoder(MODEL))
-    report, scores = detector_report(table, scored, load_encoder(MODEL), model=MODEL, kinds=kinds, n_boot=1000,
+    report, scores = detector_report(table, scored, load_encoder(MODEL), model=MODEL, kinds=kinds, n_boot=app_n_boot(),
                                      seed=0)
     return scored, report, scores
 
@@ -82,7 +82,7 @@ def test_families_table_and_roc_match_detector_report(app):
     goto(app, "detectors")
     compute(app)
     scored, expected, _ = expected_report(SAMPLE_CSV, ("reference", *LABEL_FREE))
-    sgi = evaluate(scored)
+    sgi = evaluate(scored, n_boot=app_n_boot())
     table = detector_table(app)
     assert table["detector"].tolist() == ["SGI", *(DETECTOR_NAMES[name] for name in expected.detectors)]
     results = list(expected.detectors.values())

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from sgi_core import evaluation
-from tests.dashboard.conftest import assert_clean, goto, upload
+from tests.dashboard.conftest import app_n_boot, assert_clean, goto, upload
 
 WORDS = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega river stone cloud ember".split()
 
@@ -43,7 +43,7 @@ def test_word_overlap_beating_sgi_is_named(app):
     assert not app.exception
     baselines = evaluation.oriented_scores(frame, evaluation.trivial_names(frame.columns))
     verdict = evaluation.file_verdict(frame["label"], {"sgi": frame["sgi"]},
-                                      {name: baselines[name] for name in baselines.columns})
+                                      {name: baselines[name] for name in baselines.columns}, n_boot=app_n_boot())
     assert verdict.best_trivial == "lexical_groundedness" and verdict.comparisons[0].outcome == "loses"
     overlap = verdict.standing("lexical_groundedness")
     (headline,) = [text for text in verdict_boxes(app) if text.startswith("No detector beats")]
@@ -57,7 +57,7 @@ def test_sgi_at_chance_is_said_plainly(app):
     frame = scored_file(sgi_signal=0.0, seed=3)
     upload(app, "chance.csv", frame.to_csv(index=False).encode())
     goto(app, "overview")
-    sgi = evaluation.roc_analysis(frame["label"], frame["sgi"])
+    sgi = evaluation.roc_analysis(frame["label"], frame["sgi"], n_boot=app_n_boot())
     assert sgi.auroc_ci[0] < 0.5 < sgi.auroc_ci[1]
     (box,) = [w.value for w in app.warning if w.value.startswith("SGI is near chance")]
     assert box.replace("\\", "").startswith(

@@ -12,7 +12,7 @@ from sgi_core.projection import project_triples, sample_rows
 from sgi_core.render import figures as charts
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import MODEL, PAGES, array, assert_clean, figures, goto, metric, upload
+from tests.dashboard.conftest import MODEL, PAGES, app_n_boot, array, assert_clean, figures, goto, metric, upload
 
 SAMPLE = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False)
 CHART_PAGES = ("overview", "strata", "calibration", "geometry", "explorer")
@@ -20,7 +20,7 @@ CHART_PAGES = ("overview", "strata", "calibration", "geometry", "explorer")
 
 @pytest.fixture(scope="module")
 def sample_report(sample_scores):
-    return evaluation.evaluate(sample_scores)
+    return evaluation.evaluate(sample_scores, n_boot=app_n_boot())
 
 
 def test_every_page_renders_without_error(app):

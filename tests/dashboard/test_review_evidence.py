@@ -17,7 +17,7 @@ from sgi_core.evaluation import roc_analysis
 from sgi_core.io.triples import load_triples
 from sgi_core.render.numbers import format_ci
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import assert_clean, goto, upload
+from tests.dashboard.conftest import app_n_boot, assert_clean, goto, upload
 from tests.dashboard.test_review_page import label, review, shown_row  # noqa: F401 (the fixture)
 
 SIMILARITY = "similarity to the nearest context sentence"
@@ -58,7 +58,7 @@ def test_similarity_is_shaded_by_its_percentile_in_the_file(review):
     assert any("not whether the context entails the sentence" in c and
                f"among the {len(supports.support):,} response sentences of the file (its 300 rows)" in c
                for c in captions)
-    roc = roc_analysis(table.frame["label"].to_numpy(dtype=float), supports.weakest)
+    roc = roc_analysis(table.frame["label"].to_numpy(dtype=float), supports.weakest, n_boot=app_n_boot())
     assert (f"Weakest-sentence similarity against the labels on these rows: AUROC {roc.auroc:.3f}, 95% CI "
             f"{format_ci(roc.auroc_ci)} (150 grounded, 150 hallucinated") in " ".join(captions)
 

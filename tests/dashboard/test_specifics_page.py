@@ -10,7 +10,7 @@ from sgi_core.io.triples import load_triples
 from sgi_core.render.numbers import format_ci
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
-from tests.dashboard.conftest import MODEL, assert_clean, goto
+from tests.dashboard.conftest import MODEL, app_n_boot, assert_clean, goto
 
 
 def test_specifics_row_equals_the_library(app):
@@ -22,7 +22,7 @@ def test_specifics_row_equals_the_library(app):
     assert_clean(app)
     table = load_triples(SAMPLE_CSV)
     expected, _ = detector_report(table, score_table(table, load_encoder(MODEL)), load_encoder(MODEL), model=MODEL,
-                                  kinds=("specifics",), n_boot=1000, seed=0)
+                                  kinds=("specifics",), n_boot=app_n_boot(), seed=0)
     shown = next(df.value for df in app.dataframe if "AUROC leaky (not a result)" in df.value.columns)
     row = shown.set_index("detector").loc[DETECTOR_NAMES["specifics_unsupported_share"]]
     judged = expected.detectors["specifics_unsupported_share"]
