@@ -173,7 +173,7 @@ GROUNDING_RUN = "detectors.grounding_run"
 
 
 def grounding_run(key: DataKey, model: str) -> tuple:
-    """The grounding model folders ((name, path), ...) and self-test choice last computed for this data and model."""
+    """The grounding folders ((name, path), ...), self-test choice and backend last computed for this data and model."""
     run = st.session_state.get(GROUNDING_RUN)
     return run[2] if run is not None and run[:2] == (key, model) else ()
 

@@ -48,7 +48,7 @@ def computed_families() -> tuple[tuple, tuple]:
         try:
             grounding = detector_services.grounding_choice(
                 st.session_state.get(state.GROUNDING_FOLDERS) or "",
-                self_test=not st.session_state.get(state.GROUNDING_NO_SELF_TEST))
+                self_test=not st.session_state.get(state.GROUNDING_NO_SELF_TEST), backend=services.chosen_backend())
         except page.SGIInputError as err:
             page.show_error(err)
             return (), ()

@@ -41,8 +41,11 @@ __all__ = ["COMBINED", "COMBINED_LABEL", "DETECTOR_NAMES", "DISAGREEMENT_ROWS", 
            "grounding_models", "paired_comparison"]
 
 
-def grounding_choice(text: str, *, self_test: bool) -> tuple:
-    """The page's folders (one ``NAME=DIR`` or ``DIR`` per line) as ``(((name, folder), ...), self_test)``, () if none.
+def grounding_choice(text: str, *, self_test: bool, backend: str = "auto") -> tuple:
+    """The page's folders (one ``NAME=DIR`` or ``DIR`` per line) as ``(((name, folder), ...), self_test, backend)``.
+
+    ``()`` if none. ``backend`` is the sidebar's embedding backend; grounding models run
+    on :func:`sgi_core.grounding.onnx_network.grounding_backend` of it (``onnx`` for ``onnx-int8``).
 
     Raises
     ------
@@ -51,18 +54,19 @@ def grounding_choice(text: str, *, self_test: bool) -> tuple:
     """
     from dashboard import local_files
     from sgi_core.grounding.folder import default_name, parse_model_option
+    from sgi_core.grounding.onnx_network import grounding_backend
 
     folders = []
     for line in filter(None, (line.strip() for line in text.splitlines())):
         name, where = parse_model_option(line)
         path = local_files.local_folder(where)
         folders.append((name or default_name(path), str(path)))
-    return (tuple(folders), bool(self_test)) if folders else ()
+    return (tuple(folders), bool(self_test), grounding_backend(backend)) if folders else ()
 
 
 @st.cache_resource(show_spinner="Loading the grounding models...", max_entries=8)
 def grounding_models(grounding: tuple) -> tuple:
-    """The grounding models of ``grounding`` (``(((name, folder), ...), self_test)``), checked, loaded, self-tested.
+    """The grounding models of ``grounding`` (``(((name, folder), ...), self_test, backend)``), loaded and checked.
 
     Raises
     ------
@@ -73,8 +77,8 @@ def grounding_models(grounding: tuple) -> tuple:
 
     if not grounding:
         return ()
-    folders, self_test = grounding
-    return tuple(load_grounding_model(path, name=name, self_test=self_test) for name, path in folders)
+    folders, self_test, backend = grounding
+    return tuple(load_grounding_model(path, name=name, backend=backend, self_test=self_test) for name, path in folders)
 
 
 @st.cache_resource(show_spinner="Computing the detectors from the embeddings...", max_entries=16)

@@ -1,7 +1,9 @@
 """``--grounding-model NAME=DIR`` (repeatable) and ``--no-self-test``: the options of the grounding family's resource.
 
 The option's flag, placeholder and help come from the family's declared resource
-(:data:`sgi_core.detectors.registry.RESOURCE_OPTIONS`).
+(:data:`sgi_core.detectors.registry.RESOURCE_OPTIONS`). The models run on the command's
+``--backend`` (:func:`sgi_core.grounding.onnx_network.grounding_backend`: ``onnx`` when
+the embeddings run on ``onnx-int8``).
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ def add_grounding_options(p: argparse.ArgumentParser) -> None:
 
 
 def grounding_models(args) -> tuple:
-    """Each ``--grounding-model`` folder, checked, loaded and self-tested, in the order given."""
+    """Each ``--grounding-model`` folder, checked, loaded (``--device``, ``--backend``) and self-tested, in order."""
     if not args.grounding_model:
         return ()
     from sgi_core.grounding.folder import parse_model_option
+    from sgi_core.grounding.onnx_network import grounding_backend
     from sgi_core.grounding.runtime import load_grounding_model
 
+    backend = grounding_backend(getattr(args, "backend", "auto"))
     return tuple(load_grounding_model(folder, name=name, trust_model_code=args.trust_model_code,
-                                      device=getattr(args, "device", None), self_test=not args.no_self_test)
+                                      device=getattr(args, "device", None), backend=backend,
+                                      self_test=not args.no_self_test)
                  for name, folder in map(parse_model_option, args.grounding_model))

@@ -45,7 +45,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help="what runs the model: auto (default: onnx on the CPU in fp32, else torch), torch, or ONNX "
                         "Runtime on the CPU: onnx (torch's vectors, faster) or onnx-int8 (int8 weights, faster still; "
                         "SGI moves by up to about 0.6 on a row, Cohen's d by about 0.01); exported once into the "
-                        "cache folder, vectors cached per backend")
+                        "cache folder, vectors cached per backend. Grounding models run on the same choice, except "
+                        "that onnx-int8 runs them on onnx (they are not quantised)")
     p.add_argument("--trust-model-code", action="store_true",
                    help="load a model folder even if it names Python modules of its own (runs that code)")
 

@@ -69,7 +69,11 @@ def grounding_family_scores(inputs) -> tuple[pd.DataFrame, tuple]:
 
 
 def provenance(models) -> str:
-    """What a scored file records of its grounding models: folder, fingerprint, adapter and self-test, as JSON text."""
+    """What a scored file records of its grounding models, as JSON text.
+
+    Each model's folder, fingerprint, adapter, input length, backend (what computed its
+    logits) and self-test.
+    """
     return json.dumps([{"name": model.name, "folder": str(model.folder.path), "fingerprint": model.folder.fingerprint,
-                        "adapter": model.adapter.to_dict(), "max_length": model.max_length,
+                        "adapter": model.adapter.to_dict(), "max_length": model.max_length, "backend": model.backend,
                         "self_test": model.self_test.to_dict()} for model in models])

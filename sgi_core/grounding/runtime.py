@@ -4,10 +4,12 @@
 picks its adapter (:func:`~sgi_core.grounding.adapters.detect_adapter`), builds the model
 from ``transformers``' own classes with ``local_files_only=True`` and never
 ``trust_remote_code``, reads the tokenizer from the folder, and runs the self-test
-(:mod:`sgi_core.grounding.selftest`) unless told not to.
+(:mod:`sgi_core.grounding.selftest`) on the backend that loaded, unless told not to.
 
 :meth:`GroundingModel.support` sorts the pairs by length so that each batch pads to
-nearly its own length, and runs torch under ``torch.inference_mode()``.
+nearly its own length, and takes the logits from torch under ``torch.inference_mode()``
+or, with the ``onnx`` backend, from an ONNX Runtime session of the network's export
+(:mod:`sgi_core.grounding.onnx_network`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ class GroundingModel:
         Tokens per input, template and special tokens included.
     self_test : SelfTest
         The load-time check (``skipped`` when it was not run).
+    backend : {"torch", "onnx"}
+        What computes the logits of :meth:`support`.
+    session : OnnxLogits or None
+        The ONNX Runtime session when ``backend`` is ``onnx``.
     """
 
     folder: GroundingFolder
@@ -49,6 +55,8 @@ class GroundingModel:
     device: str = "cpu"
     max_length: int = FALLBACK_MAX_LENGTH
     self_test: SelfTest = field(default_factory=SelfTest.not_run)
+    backend: str = "torch"
+    session: object = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -56,7 +64,13 @@ class GroundingModel:
 
     @property
     def cache_source(self) -> str:
-        """What a cached probability depends on besides the pair: the folder's weights and how they are read."""
+        """What a cached probability depends on besides the pair: the folder's weights and how they are read.
+
+        Not the backend: ``onnx`` gives torch's probabilities up to float rounding (max
+        |difference| 1.5e-7 on a DeBERTa-v3-base, at most about 5e-6 on the tests' tiny
+        models with deliberately large weights, where torch's own batching moves them by
+        up to about 2e-6).
+        """
         return f"grounding|{self.folder.fingerprint}|{sorted(self.adapter.to_dict().items())}|{self.max_length}"
 
     def count_tokens(self, texts) -> np.ndarray:
@@ -74,18 +88,32 @@ class GroundingModel:
             return int(self.count_tokens([self.adapter.prompt.format(text1="", text2="")])[0]) + 1
         return int(self.tokenizer.num_special_tokens_to_add(pair=True))
 
-    def _logits(self, premises: list[str], hypotheses: list[str]):
-        import torch
-
+    def _encode(self, premises: list[str], hypotheses: list[str]):
+        """The network's input tensors for these pairs, padded to the longest, and the tokenizer's batch."""
         if self.adapter.kind == "hhem":
             texts = [self.adapter.prompt.format(text1=p, text2=h) for p, h in zip(premises, hypotheses)]
             batch = self.tokenizer(texts, truncation=True, max_length=self.max_length, padding=True,
                                    return_tensors="pt")
-            inputs = {key: batch[key].to(self.device) for key in ("input_ids", "attention_mask")}
-            return self.network(**inputs), None
+            return {key: batch[key].to(self.device) for key in ("input_ids", "attention_mask")}, batch
         batch = self.tokenizer(premises, hypotheses, truncation="longest_first", max_length=self.max_length,
                                padding=True, return_tensors="pt")
-        logits = self.network(**self._inputs(batch)).logits
+        return self._inputs(batch), batch
+
+    def network_inputs(self, premises: list[str], hypotheses: list[str]) -> dict:
+        """The tensors by name that the network reads for these pairs (what its ONNX export is traced with)."""
+        return self._encode(premises, hypotheses)[0]
+
+    def _forward(self, inputs: dict):
+        if self.session is not None:
+            return self.session(inputs)
+        out = self.network(**inputs)
+        return out if self.adapter.kind == "hhem" else out.logits
+
+    def _logits(self, premises: list[str], hypotheses: list[str]):
+        import torch
+
+        inputs, batch = self._encode(premises, hypotheses)
+        logits = self._forward(inputs)
         if self.adapter.kind != "token":
             return logits, None
         second = torch.tensor([[sid == 1 for sid in batch.sequence_ids(i)] for i in range(len(premises))],
@@ -132,7 +160,8 @@ class GroundingModel:
     def token_probabilities(self, premise: str, hypothesis: str) -> list[tuple[int, int, float]]:
         """``(start, end, P(hallucinated))`` of each hypothesis token, as character offsets in ``hypothesis``.
 
-        Token classifiers only (the spans the Review page highlights).
+        Token classifiers only (the spans the Review page highlights). Torch computes
+        them whatever the backend (one pair at a time, for one row's evidence).
         """
         import torch
 
@@ -176,7 +205,7 @@ def _network(folder: GroundingFolder, adapter: Adapter):
 
 
 def load_grounding_model(path, *, name: str | None = None, trust_model_code: bool = False, device: str | None = None,
-                         self_test: bool = True) -> GroundingModel:
+                         backend: str = "auto", self_test: bool = True) -> GroundingModel:
     """Check, load and self-test a grounding model folder.
 
     Parameters
@@ -189,6 +218,12 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
         Consent to unpickle ``.bin``/``.ckpt``/``.pt`` weights.
     device : str, optional
         As :func:`sgi_core.models.device.resolve_device` takes it.
+    backend : {"auto", "torch", "onnx"}
+        What computes the logits: ``onnx`` (ONNX Runtime on the CPU, the network exported
+        once into the cache folder) or ``torch``; ``auto`` is ``onnx`` on the CPU where
+        onnxruntime and onnx are installed, else ``torch``. A network that does not export
+        runs on torch with a warning (:func:`~sgi_core.grounding.onnx_network.onnx_logits`);
+        :attr:`GroundingModel.backend` says which ran.
     self_test : bool, default True
         Run :func:`~sgi_core.grounding.selftest.run_self_test` and refuse a model that
         scores the built-in contradictions above the entailments.
@@ -196,20 +231,27 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
     Raises
     ------
     SGIInputError
-        From the folder checks, the adapter's detection or the self-test.
+        From the folder checks, the adapter's detection, the backend
+        (:func:`~sgi_core.grounding.onnx_network.resolve_grounding_backend`: ``onnx-int8``
+        is refused) or the self-test.
     """
     from transformers import AutoTokenizer
 
     from sgi_core.grounding.hhem import encoder_folder
+    from sgi_core.grounding.onnx_network import onnx_logits, resolve_grounding_backend
     from sgi_core.models.device import resolve_device
 
+    resolved = resolve_device(device)
+    backend = resolve_grounding_backend(backend, resolved)
     folder = read_folder(path, name=name, trust_model_code=trust_model_code)
     adapter = detect_adapter(folder)
     tokenizer_folder = encoder_folder(folder.path, folder.manifest) if adapter.kind == "hhem" else folder.path
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder, local_files_only=True, trust_remote_code=False)
-    resolved = resolve_device(device)
     network = _network(folder, adapter).to(resolved)
     model = GroundingModel(folder, adapter, tokenizer, network, resolved, _max_length(adapter, tokenizer, folder.config))
+    session = onnx_logits(model) if backend == "onnx" else None
+    if session is not None:
+        model = replace(model, backend="onnx", session=session)
     if not self_test:
         return model
     return replace(model, self_test=run_self_test(model.support, source=str(folder.path)))

@@ -1,4 +1,8 @@
-"""ONNX Runtime backends for sentence-transformers models on the CPU: ``onnx`` and ``onnx-int8``.
+"""ONNX Runtime backends on the CPU, ``onnx`` and ``onnx-int8``: exports of torch modules, made once and cached.
+
+:func:`export_module` traces any torch module from named sample inputs into an ONNX
+file, and :func:`ensure_module_export` keeps such a file in the cache folder;
+:mod:`sgi_core.grounding.onnx_network` runs grounding models through them.
 
 The transformer of a loaded sentence-transformers model is exported once, from the
 installed weights, with ``torch.onnx.export`` into the cache folder; the int8 variant
@@ -30,6 +34,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
@@ -122,28 +127,53 @@ def tokenize(st_model, texts: list[str]) -> dict:
     return (getattr(st_model, "preprocess", None) or st_model.tokenize)(texts)
 
 
-def _export_fp32(st_model, target: Path) -> None:
+def export_module(module, inputs: dict, output: str, target: Path, *, output_axes: dict[int, str],
+                  pick=None) -> None:
+    """Trace ``module(**inputs)`` into an fp32 ONNX file (opset 17, TorchScript exporter).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        In inference mode (no dropout in the traced graph).
+    inputs : dict of str to torch.Tensor
+        The sample inputs by name, each ``(batch, tokens)``: the graph's inputs, in this
+        order, with both axes dynamic.
+    output : str
+        The name of the graph's one output.
+    target : Path
+        The file written.
+    output_axes : dict of int to str
+        The output's dynamic axes, e.g. ``{0: "batch"}``.
+    pick : callable, optional
+        Reads the output from what ``module`` returns (e.g. its ``logits``); default: the value itself.
+    """
     import torch
 
-    transformer = st_model[0].auto_model.train(False)  # inference mode: no dropout in the traced graph
-    sample = tokenize(st_model, ["an export sample", "a second, longer export sample sentence"])
-    names = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
+    names = list(inputs)
 
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self, model):
+    class Named(torch.nn.Module):
+        def __init__(self, inner):
             super().__init__()
-            self.model = model
+            self.inner = inner
 
-        def forward(self, *inputs):
-            return self.model(**dict(zip(names, inputs))).last_hidden_state
+        def forward(self, *values):
+            out = self.inner(**dict(zip(names, values)))
+            return out if pick is None else pick(out)
 
-    axes = {name: {0: "batch", 1: "tokens"} for name in [*names, "token_embeddings"]}
+    axes = {**{name: {0: "batch", 1: "tokens"} for name in names}, output: output_axes}
     # The tracer's warnings describe its own conversion of transformers' code, not the user's data.
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(LastHiddenState(transformer), tuple(sample[name] for name in names), str(target),
-                          input_names=names, output_names=["token_embeddings"], dynamic_axes=axes,
-                          opset_version=_OPSET, dynamo=False)
+        torch.onnx.export(Named(module), tuple(inputs.values()), str(target), input_names=names,
+                          output_names=[output], dynamic_axes=axes, opset_version=_OPSET, dynamo=False)
+
+
+def _export_fp32(st_model, target: Path) -> None:
+    transformer = st_model[0].auto_model.train(False)  # inference mode: no dropout in the traced graph
+    sample = tokenize(st_model, ["an export sample", "a second, longer export sample sentence"])
+    inputs = {name: sample[name] for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample}
+    export_module(transformer, inputs, "token_embeddings", target, output_axes={0: "batch", 1: "tokens"},
+                  pick=attrgetter("last_hidden_state"))
 
 
 def ensure_export(st_model, folder: Path, backend: str) -> Path:
@@ -157,6 +187,21 @@ def ensure_export(st_model, folder: Path, backend: str) -> Path:
         :func:`export_folder` of the model's weights and the backend.
     backend : {"onnx", "onnx-int8"}
     """
+    return ensure_module_export(folder, backend, lambda target: _export_fp32(st_model, target))
+
+
+def ensure_module_export(folder: Path, backend: str, write_fp32) -> Path:
+    """The path of an intact export in ``folder``, made with ``write_fp32(path)`` if missing or damaged.
+
+    Parameters
+    ----------
+    folder : Path
+        :func:`export_folder` of the weights and the backend.
+    backend : {"onnx", "onnx-int8"}
+        ``onnx-int8`` quantises the fp32 file ``write_fp32`` wrote.
+    write_fp32 : callable
+        Writes the fp32 export to the path it is given (e.g. with :func:`export_module`).
+    """
     if is_intact(folder):
         return folder / MODEL_FILE
     shutil.rmtree(folder, ignore_errors=True)
@@ -165,7 +210,7 @@ def ensure_export(st_model, folder: Path, backend: str) -> Path:
     private_folder(folder.parent)  # the cache folder and its onnx/ folder: the owner's only (0700)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
     try:
-        _export_fp32(st_model, staging / "fp32.onnx")
+        write_fp32(staging / "fp32.onnx")
         model = staging / MODEL_FILE
         if backend == "onnx-int8":
             quantize_int8(staging / "fp32.onnx", model, "full")
@@ -183,6 +228,28 @@ def ensure_export(st_model, folder: Path, backend: str) -> Path:
     return folder / MODEL_FILE
 
 
+def cpu_session(model_path: Path):
+    """An ONNX Runtime session of ``model_path`` on the CPU whose idle threads sleep.
+
+    Raises
+    ------
+    SGIInputError
+        When onnxruntime is not installed.
+    """
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise SGIInputError("the ONNX backends need onnxruntime, which is not installed",
+                            hint="pip install -r requirements.txt (it lists onnxruntime), or use --backend torch"
+                            ) from None
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    # Idle worker threads sleep instead of spinning: on a loaded or shared CPU spinning
+    # threads take the cores the busy ones need.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+
+
 class OnnxTransformer:
     """The exported transformer in an ONNX Runtime session, fed by the model's own tokenizer.
 
@@ -192,18 +259,8 @@ class OnnxTransformer:
     """
 
     def __init__(self, st_model, model_path: Path):
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            raise SGIInputError("the ONNX backends need onnxruntime, which is not installed",
-                                hint="pip install -r requirements.txt (it lists onnxruntime), or use --backend torch") from None
         self.st_model = st_model
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        # Idle worker threads sleep instead of spinning: on a loaded or shared CPU spinning
-        # threads take the cores the busy ones need.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(model_path)
         self.input_names = [item.name for item in self.session.get_inputs()]
 
     def embed(self, texts: list[str]) -> np.ndarray:

@@ -31,7 +31,10 @@ def tiny_folders(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_models(tiny_folders):
-    """name -> loaded model (self-test skipped: random weights answer nothing)."""
+    """name -> loaded model run by torch (self-test skipped: random weights answer nothing).
+
+    Torch is the reference the ``onnx`` backend is held to, and writes no export outside a test's cache folder.
+    """
     from sgi_core.grounding.runtime import load_grounding_model
 
-    return {name: load_grounding_model(folder, self_test=False) for name, folder in tiny_folders.items()}
+    return {name: load_grounding_model(folder, backend="torch", self_test=False) for name, folder in tiny_folders.items()}

@@ -34,12 +34,21 @@ def test_score_adds_the_model_columns_to_every_row(tiny_folders, tiny_models, sm
     scored = pd.read_parquet(out)
     assert len(scored) == 12
     low, mean, chunks, cut = grounding_columns(kind)
+    # The command runs the models on ONNX Runtime (auto on the CPU); the torch fixture is the reference.
     direct = grounding_scores(pd.read_csv(small_csv).fillna({"response": ""}), tiny_models[KINDS[kind]])
-    np.testing.assert_allclose(scored[low], direct[f"grounding_{KINDS[kind]}_min"], atol=1e-6)
-    np.testing.assert_allclose(scored[mean], direct[f"grounding_{KINDS[kind]}_mean"], atol=1e-6)
+    np.testing.assert_allclose(scored[low], direct[f"grounding_{KINDS[kind]}_min"], atol=1e-5)
+    np.testing.assert_allclose(scored[mean], direct[f"grounding_{KINDS[kind]}_mean"], atol=1e-5)
     assert np.isnan(scored[low][3]) and scored[chunks][3] == 0 and np.isfinite(scored[low].drop(3)).all()
     record = json.loads(scored_with(out)["grounding_models"])
-    assert [(m["name"], m["adapter"]["kind"], m["self_test"]["ran"]) for m in record] == [(kind, kind, False)]
+    assert [(m["name"], m["adapter"]["kind"], m["self_test"]["ran"], m["backend"]) for m in record] == [
+        (kind, kind, False, "onnx")]
+
+
+def test_score_runs_the_grounding_models_on_the_backend_given(tiny_folders, small_csv, tmp_path):
+    out = tmp_path / "scored.parquet"
+    assert main(["score", str(small_csv), "-o", str(out), "--model", "hashing", "--backend", "torch",
+                 "--grounding-model", f"m={tiny_folders['bert_cen']}", "--no-self-test"]) == 0
+    assert json.loads(scored_with(out)["grounding_models"])[0]["backend"] == "torch"
 
 
 def test_score_records_a_self_test_that_ran(tiny_folders, small_csv, tmp_path):

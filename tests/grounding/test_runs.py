@@ -23,14 +23,17 @@ def runs(tmp_path):
     return base, new, paths
 
 
-def test_compare_reports_the_grounding_score_of_both_runs(tiny_folders, tiny_models, runs, tmp_path):
+def test_compare_reports_the_grounding_score_of_both_runs(tiny_folders, runs, tmp_path):
+    from sgi_core.grounding.runtime import load_grounding_model
+
     base, new, (base_path, new_path) = runs
     out = tmp_path / "comparison.json"
     assert main(["compare", str(base_path), str(new_path), "--key", "id", "--model", "hashing", "--n-boot", "50",
                  "--grounding-model", f"nli={tiny_folders['bert_cen']}", "--no-self-test", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     (delta,) = [s for s in data["scores"] if s["score"] == "grounding_nli_min"]
-    direct = [grounding_scores(frame, tiny_models["bert_cen"])["grounding_bert_cen_min"].mean() for frame in (base, new)]
+    model = load_grounding_model(tiny_folders["bert_cen"], backend="onnx", self_test=False)  # as the command ran it
+    direct = [grounding_scores(frame, model)["grounding_bert_cen_min"].mean() for frame in (base, new)]
     assert (delta["mean_base"], delta["mean_new"]) == pytest.approx(direct, abs=1e-9)
     assert delta["n_keys"] == 40 and delta["verdict"] in ("improvement", "regression", "no clear change",
                                                           "not validated")
