@@ -17,7 +17,7 @@ from sgi_core.long_context import truncation_report
 from sgi_core.pipelines.local_engine import read_chunks, score_to_file
 from sgi_core.render.truncation import truncation_text
 from sgi_core.scoring import score_table
-from tests.core.test_context_lists import ROWS, write_csv_cells, write_parquet, write_ragas_jsonl
+from tests.io.test_context_lists import ROWS, write_csv_cells, write_parquet, write_ragas_jsonl
 
 LONG = " ".join(f"Sentence {i} tells about the river Danube and its bridges." for i in range(60))
 

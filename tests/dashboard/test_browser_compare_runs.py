@@ -4,7 +4,7 @@ The base run (the sample's grounded answers) is uploaded on the Data page, the n
 (its hallucinated answers to the same questions) on the Compare runs page; the table of
 deltas, one paired plot per score and the keys that changed most must be drawn, and a
 key must open in the Explorer. The deterministic hashing encoder keeps the test quick;
-the real model's numbers are pinned in tests/core/test_compare_sample_regression.py.
+the real model's numbers are pinned in tests/commands/test_compare_sample_regression.py.
 Screenshots go to ``test-artifacts/``.
 """
 

@@ -6,7 +6,7 @@ from dashboard import state
 from sgi_core.embedding import load_encoder
 from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
-from tests.core.test_context_lists import ROWS, write_ragas_jsonl
+from tests.io.test_context_lists import ROWS, write_ragas_jsonl
 from tests.dashboard.conftest import assert_clean, goto, metric, upload
 
 SGI_METRIC = "SGI = θ(r,q) / θ(r,c)"

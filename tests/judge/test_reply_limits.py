@@ -177,7 +177,7 @@ def test_cancel_ends_a_waiting_request_at_once(serve):
 
 
 @pytest.mark.parametrize("encoding, body", [
-    ("gzip", gzip.compress(b'{"a": 1}')),
+    ("gzip", gzip.compress(b'{"a": 1}', mtime=0)),
     ("deflate", zlib.compress(b'{"a": 1}')),
     ("identity", b'{"a": 1}'),
 ])

@@ -15,7 +15,7 @@ UNSAFE_METHODS = {"read_pickle", "to_pickle", "unsafe_load", "full_load"}
 SAFE_ONLY_IF_FALSE = {"trust_remote_code", "allow_pickle", "shell"}
 #: The one place a model folder's own code may run: the user's explicit opt-in
 #: (``--trust-model-code``), which ``sgi_core.models.trust.check_model_code`` checks
-#: before the model loads (tests/core/test_model_trust.py holds the refusal by default).
+#: before the model loads (tests/models/test_model_trust.py holds the refusal by default).
 AUDITED_USES = {"sgi_core/embedding/sentence_transformer.py": ["trust_remote_code=trust_model_code"],
                 # Pickle weights of a grounding model, read only with --trust-model-code and then with torch's
                 # restricted unpickler (weights_only=True); tests/grounding/test_folder.py holds both rules.

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.core.test_traces import EXPECTED, LANGFUSE, OTEL, PHOENIX
+from tests.io.test_traces import EXPECTED, LANGFUSE, OTEL, PHOENIX
 from tests.dashboard.conftest import app, assert_clean, metric, upload  # noqa: F401 (app is a fixture)
 
 

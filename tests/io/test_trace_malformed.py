@@ -17,7 +17,7 @@ import pytest
 from sgi_core.cli import main
 from sgi_core.errors import SGIInputError
 from sgi_core.io.convert.detection import convert_file, read_input
-from tests.core.test_traces import EXPECTED, LANGFUSE, OTEL, PHOENIX, rows
+from tests.io.test_traces import EXPECTED, LANGFUSE, OTEL, PHOENIX, rows
 
 OTLP_REQUEST = json.loads(OTEL.read_text())
 PHOENIX_SPANS = [json.loads(line) for line in PHOENIX.read_text().splitlines()]

@@ -23,7 +23,7 @@ from sgi_core.io.reading import read_table
 from sgi_core.io.triples import validate_triples
 from sgi_core.runs.trace_ids import default_run_key
 from tests.conftest import SAMPLE_CSV
-from tests.core.test_traces import EXPECTED, FIXTURES, LANGFUSE, OTEL, PHOENIX, rows
+from tests.io.test_traces import EXPECTED, FIXTURES, LANGFUSE, OTEL, PHOENIX, rows
 
 
 @pytest.mark.parametrize("suffix", ["csv", "parquet"])

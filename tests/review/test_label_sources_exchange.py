@@ -13,7 +13,7 @@ from sgi_core.io.triples import load_triples
 from sgi_core.review.annotations import AnnotationStore, append_lines, row_keys
 from sgi_core.review.label_sources import LabelSet, labels_from_table, read_label_source
 from tests.conftest import SAMPLE_CSV
-from tests.core.test_annotations_store import within
+from tests.review.test_annotations_store import within
 
 
 @pytest.fixture
