@@ -151,13 +151,15 @@ def export_module(module, inputs: dict, output: str, target: Path, *, output_axe
 
     names = list(inputs)
 
+    # The attribute is named ``model`` so that the graph's node names read ``/model/<module path>/...``, the names the
+    # int8 recipes (:mod:`sgi_core.models.int8`) select by.
     class Named(torch.nn.Module):
-        def __init__(self, inner):
+        def __init__(self, model):
             super().__init__()
-            self.inner = inner
+            self.model = model
 
         def forward(self, *values):
-            out = self.inner(**dict(zip(names, values)))
+            out = self.model(**dict(zip(names, values)))
             return out if pick is None else pick(out)
 
     axes = {**{name: {0: "batch", 1: "tokens"} for name in names}, output: output_axes}
