@@ -165,16 +165,24 @@ def detector_family_key(kind: str) -> str:
     return f"detectors.family.{kind}"
 
 
-#: The Detectors page's grounding model folders (one ``NAME=DIR`` or ``DIR`` per line, under the local-files root)
-#: and its "skip the self-test" box; the (data key, model, folders) last computed.
-GROUNDING_FOLDERS = "detectors.grounding_folders"
-GROUNDING_NO_SELF_TEST = "detectors.grounding_no_self_test"
-GROUNDING_RUN = "detectors.grounding_run"
+#: The (data key, model, resources) last computed, the resources as ((field, choice), ...) of each declared
+#: resource given on the Detectors page (:data:`sgi_core.detectors.registry.RESOURCE_OPTIONS`).
+RESOURCES_RUN = "detectors.resources_run"
 
 
-def grounding_run(key: DataKey, model: str) -> tuple:
-    """The grounding folders ((name, path), ...), self-test choice and backend last computed for this data and model."""
-    run = st.session_state.get(GROUNDING_RUN)
+def resource_key(field: str) -> str:
+    """The Detectors page's text area of the declared resource ``field`` (e.g. one ``NAME=DIR`` or ``DIR`` per line)."""
+    return f"detectors.resource.{field}"
+
+
+def resource_switch_key(field: str, switch: str) -> str:
+    """The Detectors page's checkbox of the switch ``switch`` (e.g. ``no_self_test``) of the resource ``field``."""
+    return f"{resource_key(field)}.{switch}"
+
+
+def resources_run(key: DataKey, model: str) -> tuple:
+    """The resources ((field, choice), ...) last computed for this data and model; () when none."""
+    run = st.session_state.get(RESOURCES_RUN)
     return run[2] if run is not None and run[:2] == (key, model) else ()
 
 

@@ -17,24 +17,43 @@ st.write("Other detectors beside SGI, judged the same way: the registered detect
 data, report = page.header(require_labels=True)
 
 
-def resource_widgets(family) -> bool:
-    """The widget of a family's declared resource (grounding model folders); whether it was given."""
-    st.text_area(family.label, key=state.GROUNDING_FOLDERS, placeholder="nli=models/deberta-v3-mnli",
-                 help=f"{family.resource.help}. One folder per line, under the folder the app may open files from; "
-                      "safetensors only, nothing downloaded.", **state.PERSIST)
-    st.checkbox("Skip the grounding models' self-test (models trained on another task)",
-                key=state.GROUNDING_NO_SELF_TEST, **state.PERSIST)
-    return bool((st.session_state.get(state.GROUNDING_FOLDERS) or "").strip())
+def resource_widgets(family, drawn: set) -> bool:
+    """The widgets of a family's declared resource (a text area, a checkbox per switch), once; whether it was given."""
+    resource = family.resource
+    if resource.field not in drawn:
+        drawn.add(resource.field)
+        st.text_area(family.label, key=state.resource_key(resource.field), placeholder=resource.placeholder,
+                     help=f"{resource.help}. {resource.page_help}", **state.PERSIST)
+        for switch in resource.switches:
+            st.checkbox(switch.label, key=state.resource_switch_key(resource.field, switch.name), **state.PERSIST)
+    return bool((st.session_state.get(state.resource_key(resource.field)) or "").strip())
+
+
+def resource_choices() -> tuple:
+    """Each declared resource given on the page as ``(field, choice)``, read from its widgets.
+
+    Raises
+    ------
+    SGIInputError
+        A path that is not a folder under the local-files root, or a line the resource refuses.
+    """
+    options = {family.resource.field: family.resource for family in detector_services.FAMILIES.values()
+               if family.resource is not None}
+    choices = ((field, detector_services.resource_choice(
+        option, st.session_state.get(state.resource_key(field)) or "",
+        {switch.name: bool(st.session_state.get(state.resource_switch_key(field, switch.name)))
+         for switch in option.switches}, backend=services.chosen_backend())) for field, option in options.items())
+    return tuple((field, choice) for field, choice in choices if choice)
 
 
 def computed_families() -> tuple[tuple, tuple]:
     """Checkboxes (or resource widgets) and button for the registered families; their table and ROC once computed."""
     st.subheader("Detector families computed here")
     families = detector_services.FAMILIES
-    given = {}
+    given, drawn = {}, set()
     for kind, family in families.items():
         if family.resource is not None:
-            given[kind] = resource_widgets(family)
+            given[kind] = resource_widgets(family, drawn)
             continue
         st.session_state.setdefault(state.detector_family_key(kind), True)
         st.checkbox(family.label, key=state.detector_family_key(kind), help=f"Reads {', '.join(family.needs)}; "
@@ -46,24 +65,22 @@ def computed_families() -> tuple[tuple, tuple]:
                         "for thousands; a grounding model reads every (context chunk, response sentence) pair.")
     if clicked:
         try:
-            grounding = detector_services.grounding_choice(
-                st.session_state.get(state.GROUNDING_FOLDERS) or "",
-                self_test=not st.session_state.get(state.GROUNDING_NO_SELF_TEST), backend=services.chosen_backend())
+            resources = resource_choices()
         except page.SGIInputError as err:
             page.show_error(err)
             return (), ()
         st.session_state[state.DETECTOR_FAMILIES_RUN] = (data.key, data.model, chosen)
-        st.session_state[state.GROUNDING_RUN] = (data.key, data.model, grounding)
+        st.session_state[state.RESOURCES_RUN] = (data.key, data.model, resources)
     kinds = state.detector_families_run(data.key, data.model)
-    grounding = state.grounding_run(data.key, data.model)
+    resources = state.resources_run(data.key, data.model)
     if not kinds:
         st.info("Choose the families and press **Compute the detectors**; they are computed only when asked.")
         return (), ()
     try:
         computed, _ = detector_services.embedding_detectors(data.key, data.model, kinds, data.table, data.frame,
-                                                            grounding)
+                                                            resources)
         curves = detector_services.embedding_detector_curves(data.key, data.model, kinds, data.table, data.frame,
-                                                             grounding)
+                                                             resources)
     except page.SGIInputError as err:
         page.show_error(err)
         return (), ()
@@ -86,7 +103,7 @@ def computed_families() -> tuple[tuple, tuple]:
         f"{detector_charts.report_combined_note(computed)} "
         "Length-matched: AUROC after matching the two classes' response lengths (coarsened exact matching).")
     st.plotly_chart(figures.roc_figure({report.score_col: report.roc, **curves}), key="detectors.families_roc")
-    return kinds, grounding
+    return kinds, resources
 
 
 def file_columns() -> None:
@@ -150,7 +167,7 @@ def file_columns() -> None:
                     key="detectors.reliability")
 
 
-def compare(kinds: tuple, grounding: tuple) -> None:
+def compare(kinds: tuple, resources: tuple) -> None:
     """Two scores on the same rows: the AUROC difference, McNemar at Youden thresholds, the rows they disagree on most.
 
     The difference is tested by DeLong's test between fixed scores, by the refit bootstrap against the combined
@@ -160,7 +177,7 @@ def compare(kinds: tuple, grounding: tuple) -> None:
     specs = state.detector_specs()
     try:
         scores = detector_services.comparable_scores(data.key, data.model, specs, kinds, data.table, data.frame,
-                                                     grounding)
+                                                     resources)
     except page.SGIInputError as err:
         page.show_error(err)
         return
@@ -176,7 +193,7 @@ def compare(kinds: tuple, grounding: tuple) -> None:
         st.info("Choose two different scores.")
         return
     test, youden, mcnemar, disagreements = detector_services.paired_comparison(
-        data.key, data.model, specs, kinds, name_a, name_b, data.table, data.frame, grounding)
+        data.key, data.model, specs, kinds, name_a, name_b, data.table, data.frame, resources)
     metrics, caption = detector_charts.difference_metrics(test)
     for col, (label, value) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, value)
@@ -211,6 +228,6 @@ def compare(kinds: tuple, grounding: tuple) -> None:
         st.switch_page("pages/explorer.py")
 
 
-kinds, grounding = computed_families()
+kinds, resources = computed_families()
 file_columns()
-compare(kinds, grounding)
+compare(kinds, resources)

@@ -58,7 +58,7 @@ def sentences(data, row, position: int) -> None:
 
 def grounding_sentences(data, row, position: int) -> None:
     """Each grounding model computed on the Detectors page: every sentence's best chunk and P(supported)."""
-    grounding = state.grounding_run(data.key, data.model)
+    grounding = dict(state.resources_run(data.key, data.model)).get("grounding_models")
     if not grounding:
         return
     try:

@@ -18,6 +18,7 @@ from dashboard.services.resamples import app_resamples
 from sgi_core import evaluation
 from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
 from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
+from sgi_core.detectors.resources import ResourceOption, resource_option
 from sgi_core.evaluation.events_per_feature import WITHHELD
 from sgi_core.io.triples import TripleTable
 from sgi_core.render.names import display_name
@@ -37,56 +38,49 @@ DETECTOR_NAMES = {name: spec.label for name, spec in score_specs().items()}
 COMBINED_LABEL = DETECTOR_NAMES[COMBINED.name]
 
 __all__ = ["COMBINED", "COMBINED_LABEL", "DETECTOR_NAMES", "DISAGREEMENT_ROWS", "FAMILIES", "LENGTH_LABEL", "SGI_LABEL",
-           "WITHHELD", "comparable_scores", "embedding_detector_curves", "embedding_detectors", "grounding_choice",
-           "grounding_models", "paired_comparison"]
+           "WITHHELD", "comparable_scores", "embedding_detector_curves", "embedding_detectors", "loaded_resources",
+           "paired_comparison", "resource_choice", "resource_objects"]
 
 
-def grounding_choice(text: str, *, self_test: bool, backend: str = "auto") -> tuple:
-    """The page's folders (one ``NAME=DIR`` or ``DIR`` per line) as ``(((name, folder), ...), self_test, backend)``.
+def resource_choice(option: ResourceOption, text: str, switches: dict[str, bool], *, backend: str = "auto") -> tuple:
+    """The page's lines of the declared resource ``option`` and its switches' values as a hashable choice.
 
-    ``()`` if none. ``backend`` is the sidebar's embedding backend; grounding models run
-    on :func:`sgi_core.grounding.onnx_network.grounding_backend` of it (``onnx`` for ``onnx-int8``).
+    ``()`` if no line is given. Each typed folder must lie under the local-files root
+    (:func:`dashboard.local_files.local_folder`); ``backend`` is the sidebar's embedding backend.
 
     Raises
     ------
     SGIInputError
-        A path that is not a folder under the local-files root (:func:`dashboard.local_files.local_folder`).
+        A path that is not a folder under the local-files root, or a line the resource refuses.
     """
     from dashboard import local_files
-    from sgi_core.grounding.folder import default_name, parse_model_option
-    from sgi_core.grounding.onnx_network import grounding_backend
 
-    folders = []
-    for line in filter(None, (line.strip() for line in text.splitlines())):
-        name, where = parse_model_option(line)
-        path = local_files.local_folder(where)
-        folders.append((name or default_name(path), str(path)))
-    return (tuple(folders), bool(self_test), grounding_backend(backend)) if folders else ()
+    return option.choose(text.splitlines(), switches, folder=local_files.local_folder, backend=backend)
 
 
-@st.cache_resource(show_spinner="Loading the grounding models...", max_entries=8)
-def grounding_models(grounding: tuple) -> tuple:
-    """The grounding models of ``grounding`` (``(((name, folder), ...), self_test, backend)``), loaded and checked.
+@st.cache_resource(show_spinner="Loading the models given...", max_entries=8)
+def resource_objects(field: str, choice: tuple) -> tuple:
+    """The objects of the declared resource ``field`` that ``choice`` (:func:`resource_choice`) names, loaded.
 
     Raises
     ------
     SGIInputError
-        From :func:`sgi_core.grounding.runtime.load_grounding_model`.
+        From the resource's loader (a folder that is not such a model, a failed self-test, ...).
     """
-    from sgi_core.grounding.runtime import load_grounding_model
+    return resource_option(field).load_choice(choice)
 
-    if not grounding:
-        return ()
-    folders, self_test, backend = grounding
-    return tuple(load_grounding_model(path, name=name, backend=backend, self_test=self_test) for name, path in folders)
+
+def loaded_resources(resources: tuple) -> dict[str, tuple]:
+    """Field -> loaded objects of each ``(field, choice)`` of ``resources`` (:func:`resource_objects`)."""
+    return {field: resource_objects(field, choice) for field, choice in resources}
 
 
 @st.cache_resource(show_spinner="Computing the detectors from the embeddings...", max_entries=16)
 def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
-                        _frame: pd.DataFrame, grounding: tuple = ()) -> tuple[DetectorReport, pd.DataFrame]:
+                        _frame: pd.DataFrame, resources: tuple = ()) -> tuple[DetectorReport, pd.DataFrame]:
     """:func:`sgi_core.detectors.report.detector_report` of the families ``kinds``: the report and per-row scores.
 
-    ``grounding`` names the grounding models (:func:`grounding_models`) of the ``grounding`` family.
+    ``resources`` names the resources given on the page, ((field, choice), ...) (:func:`loaded_resources`).
 
     Raises
     ------
@@ -95,20 +89,20 @@ def embedding_detectors(key: state.DataKey, model_name: str, kinds: tuple, _tabl
     """
     return detector_report(_table, _frame, model_encoder(model_name), model=model_name, kinds=kinds,
                            cache=disk_cache(model_name), n_boot=app_resamples(DETECTOR_N_BOOT), seed=0,
-                           grounding_models=grounding_models(grounding))
+                           resources=loaded_resources(resources))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def embedding_detector_curves(key: state.DataKey, model_name: str, kinds: tuple, _table: TripleTable,
-                              _frame: pd.DataFrame, grounding: tuple = ()) -> dict:
+                              _frame: pd.DataFrame, resources: tuple = ()) -> dict:
     """ROC curves of each computed detector by name: their judgements' analyses in the report, never made again."""
-    report, _ = embedding_detectors(key, model_name, kinds, _table, _frame, grounding)
+    report, _ = embedding_detectors(key, model_name, kinds, _table, _frame, resources)
     return {name: judged.roc for name, judged in report.detectors.items()}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: tuple, _table: TripleTable,
-                      _frame: pd.DataFrame, grounding: tuple = ()) -> dict[str, np.ndarray]:
+                      _frame: pd.DataFrame, resources: tuple = ()) -> dict[str, np.ndarray]:
     """Every score the Detectors page can compare, by display name, each oriented higher = grounded.
 
     SGI, θ(r,q), θ(r,c) negated, response length negated, word overlap with the
@@ -120,7 +114,7 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
     tables = [evaluation.oriented_scores(_frame, ("sgi", "theta_rq", "theta_rc")),
               baselines(key, model_name, _frame)[list(BASELINES)]]
     if kinds:
-        _, computed = embedding_detectors(key, model_name, kinds, _table, _frame, grounding)
+        _, computed = embedding_detectors(key, model_name, kinds, _table, _frame, resources)
         tables.append(evaluation.oriented_scores(computed, computed.columns))
     columns = [column if higher_is == "grounded" else f"{NEGATED_PREFIX}{column}" for column, higher_is in specs]
     tables.append(evaluation.oriented_scores(_table.frame, columns, source=_table.source))
@@ -129,7 +123,7 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
 
 @st.cache_data(show_spinner="Comparing the two scores...", max_entries=64)
 def paired_comparison(key: state.DataKey, model_name: str, specs: tuple, kinds: tuple, name_a: str, name_b: str,
-                      _table: TripleTable, _frame: pd.DataFrame, grounding: tuple = ()) -> tuple:
+                      _table: TripleTable, _frame: pd.DataFrame, resources: tuple = ()) -> tuple:
     """Two scores of :func:`comparable_scores` on the same rows.
 
     Returns the test of the AUROC difference, each score's Youden threshold (two
@@ -141,13 +135,13 @@ def paired_comparison(key: state.DataKey, model_name: str, specs: tuple, kinds: 
     McNemar's test, whose thresholds would be fitted on the same labels too, is not
     run (None, as when a threshold is undefined).
     """
-    scores = comparable_scores(key, model_name, specs, kinds, _table, _frame, grounding)
+    scores = comparable_scores(key, model_name, specs, kinds, _table, _frame, resources)
     labels = _frame["label"].to_numpy()
     a, b = scores[name_a], scores[name_b]
     youden = (evaluation.choose_threshold(labels, a, method="youden"),
               evaluation.choose_threshold(labels, b, method="youden"))
     if COMBINED_LABEL in (name_a, name_b):
-        report, computed = embedding_detectors(key, model_name, kinds, _table, _frame, grounding)
+        report, computed = embedding_detectors(key, model_name, kinds, _table, _frame, resources)
         refitted = "a" if name_a == COMBINED_LABEL else "b"
         test = compare_with_combined(_table, _frame, computed, b if refitted == "a" else a, refitted=refitted,
                                      n_folds=report.n_folds, seed=0)

@@ -76,10 +76,11 @@ def weakest_sentence_roc(key: state.DataKey, model_name: str, backend: str, _sup
 def grounding_evidence(grounding: tuple, context: str, response: str, passages: tuple) -> dict[str, pd.DataFrame]:
     """Each grounding model's evidence for one row (:func:`sgi_core.grounding.evidence.row_evidence`), by model name.
 
-    ``grounding`` names the models as the Detectors page loaded them
-    (:func:`dashboard.services.detector_services.grounding_models`).
+    ``grounding`` names the models as the Detectors page loaded them, the choice of its
+    ``grounding_models`` resource (:func:`dashboard.services.detector_services.resource_objects`).
     """
-    from dashboard.services.detector_services import grounding_models
+    from dashboard.services.detector_services import resource_objects
     from sgi_core.grounding.evidence import row_evidence
 
-    return {model.name: row_evidence(model, context, response, passages) for model in grounding_models(grounding)}
+    return {model.name: row_evidence(model, context, response, passages)
+            for model in resource_objects("grounding_models", grounding)}

@@ -13,9 +13,9 @@ import json
 import sys
 from pathlib import Path
 
-from sgi_core.commands.grounding_option import add_grounding_options, grounding_models
 from sgi_core.commands.label_option import add_labels_option
 from sgi_core.commands.options import add_embedding_run_options, add_model_options, model_load_options, non_negative_int
+from sgi_core.commands.resource_options import add_resource_options, given_resources
 from sgi_core.embedding import DEFAULT_MODEL
 
 
@@ -46,7 +46,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--label-positive", choices=["grounded", "hallucinated"], default=None,
                    help="what 1/true/yes means in the label column of an unscored file (default: from its name)")
     add_labels_option(p)
-    add_grounding_options(p)
+    add_resource_options(p)
     add_model_options(p)
     add_embedding_run_options(p)
     p.set_defaults(func=run)
@@ -73,7 +73,7 @@ def run(args) -> int:
     policy = load_policy(args.policy) if args.policy is not None else None
     scorer = model_scorer(args.model, load_options=model_load_options(args), batch_size=args.batch_size,
                           use_cache=not args.no_cache, progress=EmbeddingProgress(args.model),
-                          context_strategy=args.context_strategy, grounding_models=grounding_models(args))
+                          context_strategy=args.context_strategy, resources=given_resources(args))
     threshold = None if policy is None else (policy.score_column, policy.threshold)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)

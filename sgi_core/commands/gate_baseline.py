@@ -14,9 +14,9 @@ import sys
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """The options of the baseline mode of ``gate`` (``--baseline`` itself sits in gate's mode group)."""
-    from sgi_core.commands.grounding_option import add_grounding_options
+    from sgi_core.commands.resource_options import add_resource_options
 
-    add_grounding_options(p)
+    add_resource_options(p)
     p.add_argument("--max-rate-increase", type=float, default=None, metavar="X",
                    help="with --baseline: fail when the upper 95%% bound of the hallucination-rate increase (from "
                         "the labels of both runs, --labels) exceeds X; refused when X is below the change the labels "
@@ -60,8 +60,8 @@ def run(args) -> int:
     """``gate NEW --baseline BASE ...``: one line per check, exit 1 on a failed one."""
     import warnings
 
-    from sgi_core.commands.grounding_option import grounding_models
     from sgi_core.commands.options import model_load_options
+    from sgi_core.commands.resource_options import given_resources
     from sgi_core.commands.run_files import read_runs
     from sgi_core.embedding import DEFAULT_MODEL
     from sgi_core.policy import baseline_gate
@@ -81,7 +81,7 @@ def run(args) -> int:
     model = args.model or DEFAULT_MODEL
     scorer = model_scorer(model, load_options=model_load_options(args), batch_size=args.batch_size,
                           use_cache=not args.no_cache, progress=EmbeddingProgress(model),
-                          context_strategy=args.context_strategy, grounding_models=grounding_models(args))
+                          context_strategy=args.context_strategy, resources=given_resources(args))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)
         pair = read_runs(args, (args.baseline, args.input), scorer, model)

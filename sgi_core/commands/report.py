@@ -6,7 +6,6 @@ import json
 import sys
 from pathlib import Path
 
-from sgi_core.commands.grounding_option import add_grounding_options, grounding_models
 from sgi_core.commands.label_option import add_labels_option, labelled_table
 from sgi_core.commands.options import (
     add_embedding_run_options,
@@ -16,6 +15,7 @@ from sgi_core.commands.options import (
     model_load_options,
     non_negative_int,
 )
+from sgi_core.commands.resource_options import add_resource_options, given_resources
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
@@ -43,7 +43,7 @@ def add_parser(subparsers) -> None:
                         "detector, out of fold")
     p.add_argument("--grounded-threshold", type=float, default=1.0,
                    help="SGI from which a response counts as grounded in the retrieval diagnosis (default 1.0)")
-    add_grounding_options(p)
+    add_resource_options(p)
     add_labels_option(p)
     add_model_options(p)
     add_embedding_run_options(p)
@@ -72,9 +72,9 @@ def run(args) -> int:
     _check_detector_columns(args.detector, table)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     kinds = check_kinds(k.strip() for k in (args.detectors or "").split(",") if k.strip())  # before models load
-    models_given = grounding_models(args)
-    if models_given and "grounding" not in kinds:
-        kinds = (*kinds, "grounding")
+    resources = given_resources(args)
+    kinds = (*kinds, *(name for name, family in FAMILIES.items()  # a family whose resource is given is computed
+                       if family.resource is not None and family.resource.field in resources and name not in kinds))
     with warnings.catch_warnings():
         # Each report keeps its caveats as notes, printed at the end of the text.
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
@@ -82,7 +82,7 @@ def run(args) -> int:
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
             load_options=model_load_options(args), context_strategy=args.context_strategy,
-            grounding_models=models_given,
+            resources=resources,
         )
     print(comparison_text(comparison))
     report_json = comparison.to_report_json()

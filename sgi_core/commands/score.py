@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sgi_core.commands.grounding_option import add_grounding_options, grounding_models
 from sgi_core.commands.options import (
     add_embedding_run_options,
     add_label_map_option,
@@ -14,7 +13,8 @@ from sgi_core.commands.options import (
     model_load_options,
     positive_int,
 )
-from sgi_core.detectors.registry import FAMILIES, per_row_families
+from sgi_core.commands.resource_options import add_resource_options, given_resources
+from sgi_core.detectors.registry import FAMILIES, RESOURCE_OPTIONS, per_row_families
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 from sgi_core.io.table_formats import DEFAULT_CHUNK_ROWS
@@ -32,7 +32,7 @@ def add_parser(subparsers) -> None:
         if family.resource is None:  # a family that needs a resource is chosen by giving it
             p.add_argument(f"--{family.name}", action="store_true",
                            help=f"also add {', '.join(family.columns)}: {family.explanation} (no labels)")
-    add_grounding_options(p)
+    add_resource_options(p)
     p.add_argument("--chunk-rows", type=positive_int, default=DEFAULT_CHUNK_ROWS,
                    help=f"rows read, scored and written at a time; memory stays flat (default {DEFAULT_CHUNK_ROWS})")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
@@ -59,20 +59,17 @@ def run(args) -> int:
     chunks = read_chunks(args.input, chunk_rows=args.chunk_rows, label_positive=args.label_positive,
                          label_map=label_map_option(args))
     encoder = load_encoder(args.model, **model_load_options(args))
-    models = grounding_models(args)
+    resources = given_resources(args)
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
     scored_by = {"model": args.model, "precision": args.precision, "backend": backend_used(encoder),
                  "context_strategy": args.context_strategy}
-    if models:
-        from sgi_core.grounding.family import provenance
-        from sgi_core.io.scored import GROUNDING_RECORD
-
-        scored_by[GROUNDING_RECORD] = provenance(models)
+    scored_by.update({option.field: option.record(resources[option.field]) for option in RESOURCE_OPTIONS.values()
+                      if option.provenance and option.field in resources})
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
         families=_families(args), context_strategy=args.context_strategy, scored_by=scored_by,
-        grounding_models=models,
+        resources=resources,
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)
@@ -82,8 +79,7 @@ def run(args) -> int:
 def _families(args) -> tuple[str, ...]:
     """The per-row detector families whose flags are set, or whose resource was given."""
     return tuple(family.name for family in per_row_families()
-                 if getattr(args, family.resource.flag.lstrip("-").replace("-", "_") if family.resource
-                            else family.name))
+                 if getattr(args, family.resource.dest if family.resource else family.name))
 
 
 def _run_ray(args) -> int:

@@ -19,16 +19,23 @@ One :class:`DetectorFamily` entry per family says what it computes and how:
 
 Adding a family is its module, one entry in :data:`FAMILIES`, its tests and a README
 line: the library (:mod:`sgi_core.detectors.report`), ``score``'s flags, the JSON
-report, the Detectors page and the CLI help all read the entry.
+report, the Detectors page and the CLI help all read the entry. A family that reads a
+resource the user gives by name (a model folder) names it in ``needs``; the resource is
+one entry in :data:`RESOURCE_OPTIONS`, from which the commands' options
+(:mod:`sgi_core.commands.resource_options`), the library's ``resources`` keyword
+(:attr:`DetectorInputs.resources`) and the Detectors page's widget are made
+(:mod:`sgi_core.detectors.resources`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from sgi_core.detectors.columns import CLAIM_COLUMNS, REFERENCE_DETECTORS, SPECIFICS_COLUMNS
+from sgi_core.detectors.resources import RESOURCE_OPTIONS, ResourceOption
 from sgi_core.errors import SGIInputError
 from sgi_core.scores.registry import SCORES, ScoreSpec
 
@@ -44,27 +51,6 @@ if TYPE_CHECKING:
 NEEDS = ("texts", "embeddings", "labels", "reference set", "a grounding model")
 
 
-@dataclass(frozen=True)
-class ResourceOption:
-    """The command-line option (and page widget) through which the user gives a resource a family needs.
-
-    A family that needs such a resource is chosen by giving it (``--grounding-model DIR``),
-    not by a ``--<family>`` flag.
-    """
-
-    flag: str
-    metavar: str
-    help: str
-
-
-#: The resources of :data:`NEEDS` that the user gives by name, each with its option.
-RESOURCE_OPTIONS = {
-    "a grounding model": ResourceOption(
-        "--grounding-model", "NAME=DIR",
-        "a local grounding model folder (NLI cross-encoder, MiniCheck-, HHEM- or LettuceDetect-class; safetensors, "
-        "nothing downloaded) whose P(supported) per response sentence, best over context chunks, is added as "
-        "grounding_NAME_min and grounding_NAME_mean (repeatable; NAME defaults to the folder's name)"),
-}
 #: How a family is fitted.
 FITTINGS = ("per row", "cross-fitted")
 #: How each judging protocol is named on screen.
@@ -90,6 +76,9 @@ class DetectorInputs:
         1 = grounded, 0 = hallucinated, NaN = unlabelled (cross-fitted families).
     folds : ndarray of int, optional
         Question-group fold of each row, -1 for rows not scored (cross-fitted families).
+    resources : mapping of str -> tuple
+        The loaded resources given by name, by :attr:`ResourceOption.field` (e.g.
+        ``resources["grounding_models"]``); read-only, empty when none was given.
     """
 
     table: TripleTable
@@ -99,7 +88,11 @@ class DetectorInputs:
     progress: ProgressCallback | None = None
     labels: np.ndarray | None = None
     folds: np.ndarray | None = None
-    grounding_models: tuple = ()
+    resources: Mapping[str, tuple] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "resources", MappingProxyType({name: tuple(loaded) for name, loaded
+                                                                in (self.resources or {}).items()}))
 
 
 @dataclass(frozen=True)

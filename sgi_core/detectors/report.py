@@ -20,6 +20,7 @@ column, and the report records why (:func:`~sgi_core.evaluation.events_per_featu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,11 +86,13 @@ DEFAULT_KINDS = tuple(name for name, family in FAMILIES.items() if family.resour
 
 def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, *, kinds=DEFAULT_KINDS,
                     cache: EmbeddingCache | None = None, batch_size: int = 64, n_folds: int = 5,
-                    seed: int = 0, grounding_models=()) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
+                    seed: int = 0, resources: Mapping[str, tuple] | None = None,
+                    ) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
     """Per-row judged scores of the families ``kinds`` on a scored table.
 
-    ``grounding_models`` (loaded :class:`~sgi_core.grounding.runtime.GroundingModel`) are
-    the resource of the ``grounding`` family, whose judged scores are two per model.
+    ``resources`` are the loaded resources the families read, by field
+    (:attr:`~sgi_core.detectors.registry.DetectorInputs.resources`; e.g. the ``grounding``
+    family's models, whose judged scores are two per model).
 
     Returns
     -------
@@ -110,7 +113,7 @@ def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
     folds = np.full(table.n_rows, -1, dtype=np.int64)
     folds[scorable] = crossfit_folds(groups[scorable], y_true=labels[scorable], n_folds=n_folds, seed=seed)
     inputs = DetectorInputs(table, encoder, cache=cache, batch_size=batch_size, labels=labels, folds=folds,
-                            grounding_models=tuple(grounding_models))
+                            resources=resources or {})
     out = pd.DataFrame(index=table.frame.index)
     leaky = {}
     for kind in kinds:
@@ -125,7 +128,7 @@ def detector_scores(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
 def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, *, model: str,
                     kinds=DEFAULT_KINDS, cache: EmbeddingCache | None = None, batch_size: int = 64,
                     n_folds: int = 5, n_boot: int = 1000, n_refit: int = REFIT_N_BOOT,
-                    seed: int = 0, grounding_models=()) -> tuple[DetectorReport, pd.DataFrame]:
+                    seed: int = 0, resources: Mapping[str, tuple] | None = None) -> tuple[DetectorReport, pd.DataFrame]:
     """Compute the families ``kinds`` and judge each score, and their combination, against the labels.
 
     Each score's intervals come from ``n_boot`` resamples; the combination's refit its
@@ -143,7 +146,7 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
     """
     scores, leaky, folds = detector_scores(table, scored, encoder, kinds=kinds, cache=cache,
                                            batch_size=batch_size, n_folds=n_folds, seed=seed,
-                                           grounding_models=grounding_models)
+                                           resources=resources)
     labels = table.frame["label"].to_numpy(dtype=np.float64)
     lengths = response_length(table.frame["response"])
     specs = score_specs()

@@ -1,7 +1,7 @@
 """The ``grounding`` detector family: every grounding model the user gave, scored per row.
 
 Declared in :mod:`sgi_core.detectors.registry`; its resource is the models
-(:attr:`~sgi_core.detectors.registry.DetectorInputs.grounding_models`), so its judged
+(``inputs.resources["grounding_models"]``, :attr:`~sgi_core.detectors.registry.DetectorInputs.resources`), so its judged
 scores are two per model, ``grounding_<name>_min`` and ``grounding_<name>_mean``
 (:func:`sgi_core.scores.grounding_spec`), both higher = grounded.
 """
@@ -29,7 +29,7 @@ def model_cache(model):
 
 
 def grounding_family_scores(inputs) -> tuple[pd.DataFrame, tuple]:
-    """The columns and the judged score specs of every model in ``inputs.grounding_models``.
+    """The columns and the judged score specs of every model in ``inputs.resources["grounding_models"]``.
 
     The cache is used when ``inputs.cache`` is (a run without the embedding cache
     caches nothing); progress lines count pairs per model when ``inputs.progress`` is set.
@@ -49,7 +49,7 @@ def grounding_family_scores(inputs) -> tuple[pd.DataFrame, tuple]:
     from sgi_core.grounding.scoring import grounding_scores
     from sgi_core.progress import EmbeddingProgress
 
-    models = tuple(inputs.grounding_models)
+    models = tuple(inputs.resources.get("grounding_models", ()))
     if not models:
         raise SGIInputError("the grounding family needs a grounding model folder",
                             hint="Give one with --grounding-model NAME=DIR")

@@ -44,15 +44,14 @@ SCORED_WITH_KEY = b"sgi_core.scored_with"
 #: What a scored file recorded before the backend and the context strategy were recorded: files
 #: scored then were all scored by torch, with the context embedded whole.
 SCORED_WITH_DEFAULTS = {"backend": "torch", "context_strategy": "joined"}
-#: The optional record of the grounding models that scored the file (JSON text: folder, fingerprint, adapter,
-#: self-test of each; :func:`sgi_core.grounding.family.provenance`).
-GROUNDING_RECORD = "grounding_models"
 
 
 def scored_with(path: str | os.PathLike) -> dict | None:
     """``{"model", "precision", "backend", "context_strategy"}`` recorded in a scored Parquet file, else None (CSV, older files).
 
-    A file scored with grounding models also records them under :data:`GROUNDING_RECORD`.
+    A file scored with a resource given by name also records it under the resource's field
+    (:func:`~sgi_core.detectors.resources.recorded_resources`; JSON text, e.g. ``grounding_models``: each
+    model's folder, fingerprint, adapter and self-test, :func:`sgi_core.grounding.family.provenance`).
 
     A record without ``backend`` or ``context_strategy`` gets :data:`SCORED_WITH_DEFAULTS`.
 
@@ -75,8 +74,10 @@ def scored_with(path: str | os.PathLike) -> dict | None:
         value = json.loads(raw)
     except ValueError:
         value = None
+    from sgi_core.detectors.resources import recorded_resources
+
     keys = {"model", "precision"}
-    if not (isinstance(value, dict) and keys <= set(value) <= keys | set(SCORED_WITH_DEFAULTS) | {GROUNDING_RECORD}
+    if not (isinstance(value, dict) and keys <= set(value) <= keys | set(SCORED_WITH_DEFAULTS) | set(recorded_resources())
             and all(isinstance(v, str) for v in value.values())):
         raise SGIInputError("the file's record of the model that scored it cannot be read", source=str(path),
                             hint="Score the file again with `python -m sgi_core score`")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -144,7 +144,7 @@ def score_to_file(
     families: tuple[str, ...] = (),
     scored_by: dict | None = None,
     context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
-    grounding_models: tuple = (),
+    resources: Mapping[str, tuple] | None = None,
 ) -> ScoreSummary:
     """Score chunks of triples and write them, in order, to one CSV or Parquet file.
 
@@ -172,8 +172,9 @@ def score_to_file(
         Per-row detector families (:func:`~sgi_core.detectors.registry.per_row_families`,
         e.g. ``("claims",)``) whose ``columns`` are added to every row; a row not scored
         keeps its ``sgi_status`` and gets NaN scores and 0 counts.
-    grounding_models : tuple of GroundingModel
-        The resource of the ``grounding`` family (:mod:`sgi_core.grounding`).
+    resources : mapping of str -> tuple, optional
+        The loaded resources the families read, by field
+        (:attr:`~sgi_core.detectors.registry.DetectorInputs.resources`).
     scored_by : dict, optional
         ``{"model": ..., "precision": ..., "backend": ..., "context_strategy": ...}`` recorded
         in a Parquet output's metadata (:func:`sgi_core.io.scored.scored_with`).
@@ -234,7 +235,7 @@ def score_to_file(
             frame = _same_passage_column(frame, passages_written, warn)
             for family in chosen:
                 columns, n_family_new = encoded(
-                    lambda **options: family.compute(DetectorInputs(table, encoder, grounding_models=grounding_models,
+                    lambda **options: family.compute(DetectorInputs(table, encoder, resources=resources or {},
                                                                     **options)).columns)
                 frame, n_new = frame.join(columns), n_new + n_family_new
             write(frame)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -100,7 +101,7 @@ def compare_models(
     detector_kinds: tuple[str, ...] = (),
     load_options: dict | None = None,
     context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
-    grounding_models: tuple = (),
+    resources: Mapping[str, tuple] | None = None,
 ) -> tuple[ModelComparison, dict[str, pd.DataFrame]]:
     """Score ``table`` with each model (through the embedding cache) and evaluate SGI.
 
@@ -124,8 +125,9 @@ def compare_models(
         Keyword arguments of :func:`~sgi_core.embedding.load_encoder` (device, ...).
     context_strategy : {"joined", "mean", "nearest"}, default "joined"
         How each context becomes one embedding (:func:`~sgi_core.scoring.score_table`).
-    grounding_models : tuple of GroundingModel
-        The resource of the ``grounding`` detector family (:mod:`sgi_core.grounding`).
+    resources : mapping of str -> tuple, optional
+        The loaded resources the detector families read, by field
+        (:attr:`~sgi_core.detectors.registry.DetectorInputs.resources`).
 
     Returns
     -------
@@ -148,7 +150,7 @@ def compare_models(
         if detector_kinds:
             detectors[name], per_row = detector_report(table, scored[name], encoder, model=name, kinds=detector_kinds,
                                                        cache=cache, batch_size=batch_size, n_boot=n_boot, seed=seed,
-                                                       grounding_models=grounding_models)
+                                                       resources=resources)
             scored[name] = scored[name].join(per_row)
     degenerate = {n: f["sgi_status"].astype(str).str.startswith("degenerate").to_numpy() for n, f in scored.items()}
     agreement = (cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}, degenerate=degenerate)

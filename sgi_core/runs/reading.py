@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -156,13 +156,15 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
 
 
 def model_scorer(model: str, *, load_options: dict | None = None, batch_size: int = 64, use_cache: bool = True,
-                 progress=None, context_strategy: str = DEFAULT_CONTEXT_STRATEGY, grounding_models=()) -> Scorer:
+                 progress=None, context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
+                 resources: Mapping[str, tuple] | None = None) -> Scorer:
     """A :data:`Scorer` embedding with ``model``, loaded on first use (a scored run never loads it).
 
     ``load_options`` go to :func:`sgi_core.embedding.load_encoder` (device, precision,
     backend, ...). Scores with :func:`sgi_core.scoring.score_table` (``context_strategy``)
     and the on-disk embedding cache, as ``score`` and ``report`` do, and adds the columns
-    of each of ``grounding_models`` (:func:`sgi_core.grounding.family.grounding_family_scores`).
+    of each per-row family whose resource is in ``resources`` (by field, e.g. the
+    ``grounding`` family's models; :attr:`~sgi_core.detectors.registry.DetectorInputs.resources`).
     """
     loaded = {}
 
@@ -177,13 +179,16 @@ def model_scorer(model: str, *, load_options: dict | None = None, batch_size: in
         cache = EmbeddingCache(encoder.model_id) if use_cache else None
         frame = score_table(table, encoder, context_strategy=context_strategy, cache=cache, batch_size=batch_size,
                             progress=progress)
-        if not grounding_models:
+        if not resources:
             return frame
-        from sgi_core.detectors.registry import FAMILIES, DetectorInputs
+        from sgi_core.detectors.registry import DetectorInputs, per_row_families
 
-        inputs = DetectorInputs(table, cache=cache, batch_size=batch_size, progress=progress,
-                                grounding_models=tuple(grounding_models))
-        return frame.join(FAMILIES["grounding"].compute(inputs).columns)
+        inputs = DetectorInputs(table, encoder, cache=cache, batch_size=batch_size, progress=progress,
+                                resources=resources)
+        for family in per_row_families():
+            if family.resource is not None and family.resource.field in resources:
+                frame = frame.join(family.compute(inputs).columns)
+        return frame
 
     return score
 

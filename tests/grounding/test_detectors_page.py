@@ -17,8 +17,8 @@ def _open_with(app, text, monkeypatch, root):  # noqa: F811
     goto(app, "detectors")
     for kind in ("reference", "claims", "specifics"):
         app.checkbox(key=f"detectors.family.{kind}").uncheck().run()
-    app.text_area(key="detectors.grounding_folders").input(text).run()
-    app.checkbox(key="detectors.grounding_no_self_test").check().run()
+    app.text_area(key="detectors.resource.grounding_models").input(text).run()
+    app.checkbox(key="detectors.resource.grounding_models.no_self_test").check().run()
     next(b for b in app.button if b.label == "Compute the detectors").click().run()
     return app
 
@@ -32,7 +32,7 @@ def test_the_page_judges_a_grounding_model_as_the_library_does(app, tiny_folders
     scored = score_table(triples, load_encoder(MODEL))
     model = load_grounding_model(folder, name="tiny", self_test=False)
     expected, _ = detector_report(triples, scored, load_encoder(MODEL), model=MODEL, kinds=("grounding",),
-                                  grounding_models=(model,), n_boot=1000, seed=0)
+                                  resources={"grounding_models": (model,)}, n_boot=1000, seed=0)
     shown = table.set_index("detector")
     for column, label in (("grounding_tiny_min", "grounding model tiny: weakest sentence"),
                           ("grounding_tiny_mean", "grounding model tiny: mean sentence")):

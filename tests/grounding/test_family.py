@@ -42,7 +42,7 @@ def test_score_takes_the_declared_option_instead_of_a_flag():
 
 def test_columns_per_model_indexed_like_the_table(table, tiny_models):
     models = (tiny_models["bert_cen"], tiny_models["hhem"])
-    computed = FAMILIES["grounding"].compute(DetectorInputs(table, grounding_models=models))
+    computed = FAMILIES["grounding"].compute(DetectorInputs(table, resources={"grounding_models": models}))
     assert list(computed.columns.columns) == [*grounding_columns("bert_cen"), *grounding_columns("hhem")]
     assert computed.columns.index.equals(table.frame.index)
     assert [spec.name for spec in computed.scores] == ["grounding_bert_cen_min", "grounding_bert_cen_mean",
@@ -55,7 +55,7 @@ def test_without_a_model_or_with_two_of_one_name_it_is_refused(table, tiny_model
         FAMILIES["grounding"].compute(DetectorInputs(table))
     twice = (tiny_models["bert_cen"], tiny_models["bert_cen"])
     with pytest.raises(SGIInputError, match="two grounding models are named 'bert_cen'"):
-        FAMILIES["grounding"].compute(DetectorInputs(table, grounding_models=twice))
+        FAMILIES["grounding"].compute(DetectorInputs(table, resources={"grounding_models": twice}))
 
 
 @pytest.mark.parametrize("column, label, kind", [

@@ -126,8 +126,8 @@ def test_provenance_records_the_backend(tiny_folders, tiny_models):
 @pytest.mark.parametrize("given, runs", [("onnx-int8", "onnx"), ("onnx", "onnx"), ("torch", "torch"),
                                          ("auto", "onnx")])
 def test_the_command_line_backend_runs_the_grounding_models(tiny_folders, given, runs):
-    from sgi_core.commands.grounding_option import grounding_models
+    from sgi_core.commands.resource_options import given_resources
 
     args = argparse.Namespace(grounding_model=[f"m={tiny_folders['bert_cen']}"], trust_model_code=False,
                               device="cpu", backend=given, no_self_test=True)
-    assert [model.backend for model in grounding_models(args)] == [runs]
+    assert [model.backend for model in given_resources(args)["grounding_models"]] == [runs]
