@@ -23,7 +23,9 @@ setup-dev: $(VENV)/.installed-dev
 run: setup
 	$(PY) -m dashboard.launch $(ARGS)
 
-# Options go to pytest: make test PYTEST_ARGS='-m "not slow and not e2e and not statistical" -n 2' (the fast tier, on two cores)
+# The whole suite on the machine's two cores; options replace that: make test PYTEST_ARGS='-m "not slow and not e2e
+# and not statistical" -n 2' (the fast tier), make test PYTEST_ARGS='-k review' (one process)
+PYTEST_ARGS ?= -n 2
 test: setup-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
