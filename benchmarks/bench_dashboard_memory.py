@@ -73,7 +73,7 @@ else:
         raise SystemExit(f"the app showed: {problems}")
     rows = int(next(m.value for m in at.metric if m.label == "Rows read").replace(",", ""))
     if variant != "data":
-        at.switch_page(f"pages/{variant}.py").run()
+        at.switch_page(f"app_pages/{variant}.py").run()
         problems = [e.value for e in at.exception] + [e.value for e in at.error]
         if problems:
             raise SystemExit(f"the {variant} page showed: {problems}")

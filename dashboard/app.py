@@ -14,25 +14,27 @@ from dashboard import access, devices, page, services, state  # noqa: E402
 from dashboard.services import resamples  # noqa: E402
 from sgi_core.columns import CONTEXT_STRATEGIES  # noqa: E402
 
-# The pages in the order of the work: bring a file, judge it, label it, compare two runs, keep a policy.
+# The pages in the order of the work: bring a file, judge it, label it, compare two runs, keep a policy. Their folder
+# is app_pages/, not pages/: Streamlit serves each file of a pages/ folder beside this script as a page of its own,
+# reachable by its URL without this script's access gate, sidebar and navigation.
 SECTIONS = {
-    "Data": [st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True)],
+    "Data": [st.Page("app_pages/data.py", title="Data", icon=":material/upload_file:", default=True)],
     "Judge a file": [
-        st.Page("pages/overview.py", title="Overview", icon=":material/insights:"),
-        st.Page("pages/strata.py", title="Strata", icon=":material/stacked_bar_chart:"),
-        st.Page("pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
-        st.Page("pages/judge.py", title="Judge", icon=":material/gavel:"),
-        st.Page("pages/models.py", title="Models", icon=":material/compare:"),
-        st.Page("pages/geometry.py", title="Geometry", icon=":material/scatter_plot:"),
-        st.Page("pages/explorer.py", title="Explorer", icon=":material/search:"),
+        st.Page("app_pages/overview.py", title="Overview", icon=":material/insights:"),
+        st.Page("app_pages/strata.py", title="Strata", icon=":material/stacked_bar_chart:"),
+        st.Page("app_pages/detectors.py", title="Detectors", icon=":material/join_inner:"),
+        st.Page("app_pages/judge.py", title="Judge", icon=":material/gavel:"),
+        st.Page("app_pages/models.py", title="Models", icon=":material/compare:"),
+        st.Page("app_pages/geometry.py", title="Geometry", icon=":material/scatter_plot:"),
+        st.Page("app_pages/explorer.py", title="Explorer", icon=":material/search:"),
     ],
-    "Label": [st.Page("pages/review.py", title="Review", icon=":material/rate_review:")],
-    "Compare": [st.Page("pages/compare_runs.py", title="Compare runs", icon=":material/difference:")],
-    "Monitor": [st.Page("pages/calibration.py", title="Calibration session", icon=":material/tune:"),
-                st.Page("pages/monitor.py", title="Monitor", icon=":material/monitor_heart:")],
+    "Label": [st.Page("app_pages/review.py", title="Review", icon=":material/rate_review:")],
+    "Compare": [st.Page("app_pages/compare_runs.py", title="Compare runs", icon=":material/difference:")],
+    "Monitor": [st.Page("app_pages/calibration.py", title="Calibration session", icon=":material/tune:"),
+                st.Page("app_pages/monitor.py", title="Monitor", icon=":material/monitor_heart:")],
 }
 # Only files that list retrieved and relevant ids get this page.
-RETRIEVAL_PAGE = st.Page("pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
+RETRIEVAL_PAGE = st.Page("app_pages/retrieval.py", title="Retrieval", icon=":material/manage_search:")
 
 # An emoji favicon is drawn in the page; a ":material/..." one is fetched from fonts.gstatic.com on every load.
 st.set_page_config(page_title="SGI Workbench", page_icon="📐", layout="wide")

@@ -171,7 +171,7 @@ def long_modules(root, packages=PACKAGES, limit=MAX_MODULE_LINES) -> dict[str, i
 def page_statistics(root) -> list[str]:
     """``file:line: code`` of each page line that computes a statistic (:data:`STATS_CALLS`, :data:`PAGE_STATS_CALLS`)."""
     offenders = []
-    for path in sorted((root / "dashboard" / "pages").glob("*.py")):
+    for path in sorted((root / "dashboard" / "app_pages").glob("*.py")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if STATS_CALLS.search(line) or PAGE_STATS_CALLS.search(line):
                 offenders.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
@@ -309,7 +309,7 @@ PAGE_LIBRARY_MODULES = ("sgi_core.render",)
 
 
 def test_pages_import_only_the_dashboard_and_the_drawing_layer():
-    files = sorted((REPO / "dashboard" / "pages").glob("*.py"))
+    files = sorted((REPO / "dashboard" / "app_pages").glob("*.py"))
     assert len(files) > 5
     offenders = {str(f.relative_to(REPO)): {m for m in imported_modules(f) if m.split(".")[0] == "sgi_core"
                                             and not is_within(m, PAGE_LIBRARY_MODULES)} for f in files}
@@ -348,7 +348,7 @@ def test_every_dashboard_name_a_page_uses_exists():
     import importlib
 
     missing = []
-    for path in sorted((REPO / "dashboard" / "pages").glob("*.py")):
+    for path in sorted((REPO / "dashboard" / "app_pages").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         imported = {alias.asname or alias.name: f"{node.module}.{alias.name}" for node in ast.walk(tree)
                     if isinstance(node, ast.ImportFrom) and is_within(node.module or "", ("dashboard",))
@@ -422,8 +422,8 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
         "sgi_core/long.py": "x = 1\n" * (MAX_MODULE_LINES + 1),
         "sgi_core/just_short.py": "x = 1\n" * MAX_MODULE_LINES,
         "dashboard/__init__.py": "",
-        "dashboard/pages/__init__.py": "",
-        "dashboard/pages/p.py": "n = int(ok.sum())\nk = frame['g'].nunique()\np = calibrator.probability(1.0)\n"
+        "dashboard/app_pages/__init__.py": "",
+        "dashboard/app_pages/p.py": "n = int(ok.sum())\nk = frame['g'].nunique()\np = calibrator.probability(1.0)\n"
                                 "rows = np.random.default_rng(0).choice(9, 3)\nst.metric('n', n)\n",
     })
     graph = import_graph(tmp_path)
@@ -442,10 +442,10 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
 
 def unimported_modules(root) -> list[str]:
     """``page: module`` for each dashboard module a page uses by name (``services.x``) without importing it."""
-    files = [path for path in (root / "dashboard").rglob("*.py") if "pages" not in path.relative_to(root).parts]
+    files = [path for path in (root / "dashboard").rglob("*.py") if "app_pages" not in path.relative_to(root).parts]
     modules = {path.parent.name if path.stem == "__init__" else path.stem for path in files} - {"dashboard"}
     missing = []
-    for path in sorted((root / "dashboard" / "pages").glob("*.py")):
+    for path in sorted((root / "dashboard" / "app_pages").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         imported = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree)
                     if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
@@ -485,5 +485,5 @@ def test_every_dashboard_module_a_page_uses_is_imported():
 
 def test_a_page_using_a_module_it_does_not_import_is_found(tmp_path):
     plant(tmp_path, {"dashboard/services/__init__.py": "", "sgi_core/render/figures.py": "",
-                     "dashboard/pages/p.py": "from dashboard import charts\ncharts.draw()\nservices.csv_bytes(1)\n"})
+                     "dashboard/app_pages/p.py": "from dashboard import charts\ncharts.draw()\nservices.csv_bytes(1)\n"})
     assert unimported_modules(tmp_path) == ["p.py: services"]

@@ -51,7 +51,7 @@ def assert_clean(at: AppTest) -> None:
 
 
 def goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

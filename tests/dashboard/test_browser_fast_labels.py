@@ -18,7 +18,7 @@ import time
 import pandas as pd
 import pytest
 
-from dashboard.pages.review_panel import label_button_key
+from dashboard.app_pages.review_panel import label_button_key
 from sgi_core.review.annotations import row_keys
 from sgi_core.runs.matching import match_runs
 from tests.app_server import running_app

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import percentileofscore
 
-from dashboard.pages.review_panel import label_button_key
+from dashboard.app_pages.review_panel import label_button_key
 from dashboard.views.evidence import evidence_caption, percentile_shade
 from sgi_core.detectors.claims import sentence_scores, split_sentences
 from sgi_core.detectors.support import FileSupports, file_supports

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.pages.review_panel import label_button_key
+from dashboard.app_pages.review_panel import label_button_key
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import roc_analysis
 from sgi_core.io.triples import load_triples

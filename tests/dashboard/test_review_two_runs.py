@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from dashboard.pages.review_panel import label_button_key
+from dashboard.app_pages.review_panel import label_button_key
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_key
 from sgi_core.review.queues import paired_queue
 from sgi_core.runs.matching import match_runs

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dashboard.pages.review_panel import label_button_key
+from dashboard.app_pages.review_panel import label_button_key
 from sgi_core.stats.confidence_sequence import sequential_mean
 from tests.dashboard.test_review_two_runs import queue, two_runs_mode
 

@@ -1,6 +1,6 @@
 """Detectors page, "Compare two scores" against the combined detector: the refit bootstrap, never DeLong's test.
 
-(An AppTest of dashboard/pages/detectors.py; it lives here beside the library tests of the refit comparison.)
+(An AppTest of dashboard/app_pages/detectors.py; it lives here beside the library tests of the refit comparison.)
 """
 
 import numpy as np

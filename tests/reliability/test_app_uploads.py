@@ -44,7 +44,7 @@ def test_one_class_upload_is_scored_with_the_note(app):
     assert plain(ONE_CLASS_NOTE) in [w.value for w in app.warning]
     assert [m.value for m in app.metric if m.label == "Rows read"] == ["3"]
     assert "**hashing**: scored. Every row scored normally." in [m.value for m in app.markdown]
-    app.switch_page("pages/overview.py").run()
+    app.switch_page("app_pages/overview.py").run()
     assert not app.exception and not app.error
     assert {m.label: m.value for m in app.metric}["Scored"] == "3"
     assert any("are undefined" in note.value for note in app.info)

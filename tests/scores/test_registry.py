@@ -38,14 +38,14 @@ def test_no_registered_label_is_written_outside_the_registry_and_the_renderer():
 
 
 def test_the_label_check_finds_a_planted_label(tmp_path):
-    page = tmp_path / "dashboard" / "pages" / "planted.py"
+    page = tmp_path / "dashboard" / "app_pages" / "planted.py"
     page.parent.mkdir(parents=True)
     page.write_text('scores = {"SGI": 1.0}\nname = f"{x} SGI"\n', encoding="utf-8")
     (tmp_path / "sgi_core" / "render").mkdir(parents=True)
     (tmp_path / "sgi_core" / "render" / "names.py").write_text('LABEL = "SGI"\n', encoding="utf-8")
     found = label_literals(tmp_path, {"SGI"})
     # The dict key is a literal; the f-string's text is not the label itself; the renderer is the label's home.
-    assert found == ["dashboard/pages/planted.py:1: 'SGI'"]
+    assert found == ["dashboard/app_pages/planted.py:1: 'SGI'"]
 
 
 def test_oriented_scores_hand_computed():

@@ -186,4 +186,4 @@ for model, frame in data.frames.items():
                      height=min(300, 40 + 35 * len(odd)))
 with st.expander("Scored rows: angles (radians), SGI and status per row", expanded=False):
     st.dataframe(_listed(data.frame), hide_index=True)
-st.page_link("pages/overview.py", label="Next: the Overview page", icon=":material/arrow_forward:")
+st.page_link("app_pages/overview.py", label="Next: the Overview page", icon=":material/arrow_forward:")

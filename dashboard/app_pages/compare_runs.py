@@ -155,4 +155,4 @@ row = rows[clicked[0]] if clicked else chosen
 if row is not None:
     source = page.file_row(data.frame, row)
     state.pick_triple(int(row), source["question"], source["context"], source["response"])
-    st.switch_page("pages/explorer.py")
+    st.switch_page("app_pages/explorer.py")

@@ -225,7 +225,7 @@ def compare(kinds: tuple, resources: tuple) -> None:
     if row is not None:
         source = page.file_row(data.frame, row)
         state.pick_triple(int(row), source["question"], source["context"], source["response"])
-        st.switch_page("pages/explorer.py")
+        st.switch_page("app_pages/explorer.py")
 
 
 kinds, resources = computed_families()

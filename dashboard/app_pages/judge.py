@@ -140,7 +140,7 @@ if result is not None and result["digest"] == key.digest:
                    "logprobs (vLLM, llama.cpp, Ollama) to rank them.")
     st.write(f"The judged file, **{texts.plain(key.name)}**, is now the current file: every row is kept, with the "
              "judge columns added. Pick them as detector scores on the Detectors page.")
-    st.page_link("pages/detectors.py", label="Compare the judge with SGI on the Detectors page",
+    st.page_link("app_pages/detectors.py", label="Compare the judge with SGI on the Detectors page",
                  icon=":material/arrow_forward:")
     st.download_button("Download the judged file (Parquet)", state.raw_file()[1], file_name=key.name)
     judged = result["columns"]

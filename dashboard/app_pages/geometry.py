@@ -35,7 +35,7 @@ def _open_picked(event) -> None:
     if picked:
         row = page.file_row(data.frame, picked[0])
         state.pick_triple(int(row["input_row"]), row["question"], row["context"], row["response"])
-        st.switch_page("pages/explorer.py")
+        st.switch_page("app_pages/explorer.py")
 
 
 triangle_tab, map_tab = st.tabs(["Canonical triangle (exact)", "PCA / UMAP map"])

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dashboard import page, state
-from dashboard.pages import review_pairs_panel, review_panel
+from dashboard.app_pages import review_pairs_panel, review_panel
 from dashboard.services import label_exchange_services, review_services
 from dashboard.views import texts
 from sgi_core.render import names

@@ -68,7 +68,7 @@ def _open_review() -> None:
 
 
 if st.button(f"Label a random sample of {max(summary.sample_size, 1):,} rows on the Review page", on_click=_open_review):
-    st.switch_page("pages/review.py")
+    st.switch_page("app_pages/review.py")
 
 st.subheader("Shift tests of this run")
 st.dataframe(monitor_views.shift_frame(summary.shift.tests), hide_index=True)

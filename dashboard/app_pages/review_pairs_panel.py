@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import page, state
-from dashboard.pages import review_panel
+from dashboard.app_pages import review_panel
 from dashboard.services import paired_review
 from dashboard.views import texts
 
