@@ -65,10 +65,10 @@ def _tqdm_progress(bar) -> JudgeProgress:
 
 def _read(args):
     """The table to judge and the frame to add the judge columns to (a scored file keeps its scores as they are)."""
-    from sgi_core.io.triples import validate_triples
-    from sgi_core.io.scored import scored_table
     from sgi_core.io.limits import is_scored
     from sgi_core.io.reading import read_table, source_name
+    from sgi_core.io.scored import scored_table
+    from sgi_core.io.triples import validate_triples
 
     name = source_name(args.input)
     frame = read_table(args.input, name=name)

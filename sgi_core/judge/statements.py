@@ -10,7 +10,7 @@ and the exact inputs; this module finds them again for one row.
 from __future__ import annotations
 
 from sgi_core.judge.cache import AnswerCache, answer_key
-from sgi_core.judge.prompts import AnswerError, TASKS
+from sgi_core.judge.prompts import TASKS, AnswerError
 from sgi_core.retrieval import parse_id_list
 
 

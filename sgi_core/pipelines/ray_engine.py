@@ -38,19 +38,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY, PASSAGES_COLUMN
-from sgi_core.io.triples import validate_triples
 from sgi_core.embedding import EmbeddingCache, load_encoder
-from sgi_core.models.device import check_precision
 from sgi_core.errors import SGIInputError
 from sgi_core.io.decoding import decodes
 from sgi_core.io.shards import find_shards as find_shards  # part of this engine's interface
 from sgi_core.io.shards import shard_format
+from sgi_core.io.triples import validate_triples
+from sgi_core.models.device import check_precision
 from sgi_core.pipelines.ray_rows import (
-    ORDER_KEY,
     PRIVATE_FILE,
     PRIVATE_KEY,
     PRIVATE_ROW,

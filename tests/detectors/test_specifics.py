@@ -8,14 +8,15 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
-from sgi_core.detectors.report import detector_report
+from sgi_core.detectors.columns import SPECIFICS_COLUMNS
 from sgi_core.detectors.registry import FAMILIES
-from sgi_core.detectors.specifics import SPECIFICS_COLUMNS, names_in, numbers_in, row_specifics, specifics_scores
+from sgi_core.detectors.report import detector_report
+from sgi_core.detectors.specifics import names_in, numbers_in, row_specifics, specifics_scores
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.render.numbers import format_ci
 from sgi_core.evaluation import UndefinedStatisticWarning, length_matched_auroc, response_length, roc_analysis
+from sgi_core.io.triples import load_triples
+from sgi_core.render.numbers import format_ci
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 

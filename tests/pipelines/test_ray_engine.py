@@ -5,9 +5,10 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.pipelines import ray_engine
 from sgi_core.errors import SGIInputError
-from sgi_core.pipelines.ray_engine import ORDER_KEY, find_shards, score_with_ray
+from sgi_core.pipelines import ray_engine
+from sgi_core.pipelines.ray_engine import find_shards, score_with_ray
+from sgi_core.pipelines.ray_rows import ORDER_KEY
 from tests.conftest import SAMPLE_CSV
 
 ray = pytest.importorskip("ray")

@@ -27,8 +27,6 @@ from sgi_core.jsonio import loads_json
 if TYPE_CHECKING:
     import pandas as pd
 
-    from sgi_core.io.limits import InputLimits
-
 
 #: The file kinds of :attr:`InputFormat.kinds`, as messages name them.
 KIND_NAMES = {"parquet": "Parquet", "json": "JSON/JSON Lines", "csv": "CSV"}
