@@ -48,7 +48,7 @@ def test_scored_parquet_opens_with_its_own_scores(app, scored_parquet):
     assert_clean(app)
     assert metric(app, "Rows read") == "300"
     assert any("already scored" in i.value for i in app.info)
-    assert not app.selectbox  # no column mapping to choose
+    assert not app.main.selectbox  # no column mapping to choose
     expected = evaluation.evaluate(pd.read_parquet(scored_parquet))
     goto(app, "overview")
     assert_clean(app)

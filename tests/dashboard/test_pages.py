@@ -119,7 +119,7 @@ def test_explorer_shows_the_row_and_follows_edits(app, sample_scores):
     lower, upper = sgi_bounds(angles.theta_qc, angles.theta_rc)
     assert metric(app, "SGI = θ(r,q) / θ(r,c)") == f"{angles.sgi[0]:.4f}"
     assert metric(app, "θ(r,c) response-context") == f"{angles.theta_rc[0]:.4f} rad"
-    captions = [c.value for c in app.caption]
+    captions = [c.value for c in app.main.caption]
     assert any(f"[{lower[0]:.3f}, {upper[0]:.3f}]" in c for c in captions)
     scored = sample_scores["sgi"].to_numpy()
     percentile = 100 * np.mean(scored[~np.isnan(scored)] <= angles.sgi[0])
