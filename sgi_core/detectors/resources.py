@@ -18,6 +18,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 
+def _attribute(flag: str) -> str:
+    """A command-line flag as the attribute argparse gives it: ``--no-self-test`` -> ``no_self_test``."""
+    return flag.lstrip("-").replace("-", "_")
+
+
 def _call(reference: str, *args, **kwargs):
     """Call the function a ``"module:function"`` reference names, importing its module only now."""
     module, _, name = reference.partition(":")
@@ -45,7 +50,7 @@ class ResourceSwitch:
     @property
     def name(self) -> str:
         """The flag as an identifier (``no_self_test``): its attribute of the parsed arguments, its key on the page."""
-        return self.flag.lstrip("-").replace("-", "_")
+        return _attribute(self.flag)
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ class ResourceOption:
     @property
     def dest(self) -> str:
         """The option's attribute of the parsed arguments (``grounding_model``)."""
-        return self.flag.lstrip("-").replace("-", "_")
+        return _attribute(self.flag)
 
     def load(self, values, args) -> tuple:
         """The objects the command line's ``values`` name, loaded with the parsed ``args``."""
