@@ -21,9 +21,9 @@ method's (Rogan and Gladen 1978, eq. 4)::
 evaluated, as Agresti and Coull (1998) do for one proportion, at each proportion with
 ``z^2 / 2`` successes and ``z^2 / 2`` failures added (``n`` grows by ``z^2``), so that a
 held-out sensitivity of 1 still has sampling error; the interval is ``rate~ -/+ z Var^(1/2)``
-around the estimate from the adjusted proportions, clipped to [0, 1] (and widened to hold the
-reported estimate where the adjustment moves its centre past it, as at ``q = 0``). Its coverage under
-prior shift is measured on HaluEval in ``tests/monitoring/test_prior_shift_simulation.py``.
+around the estimate from the adjusted proportions, brought into [0, 1] by :func:`unit_interval`,
+which never leaves it narrower than its sampling half-width at a bound. Its coverage under prior
+shift is measured on HaluEval in ``tests/monitoring/test_prior_shift_simulation.py``.
 
 The estimate is withheld, with the reason, when ``Se + Sp - 1`` is too close to 0 to divide
 by: when its own interval's lower bound is at most :data:`MIN_YOUDEN` (a score that barely
@@ -104,6 +104,37 @@ class CorrectedRate(JsonResult):
         return float(np.clip((self.flag_share + self.specificity - 1.0) / self.youden, 0.0, 1.0))
 
 
+def unit_interval(estimate: float, low: float, high: float) -> tuple[float, float]:
+    """The interval ``(low, high)`` of a rate brought into [0, 1] without losing its width at a bound.
+
+    Clipping alone narrows an interval that crosses 0 or 1, to zero width when it lies
+    wholly outside ([0%, 0%] from 140 answers states a certainty no sample gives). With
+    ``h = (high - low) / 2`` the sampling half-width and ``e`` the estimate clipped to [0, 1]::
+
+        ci = ( clip(min(low, e, 1 - h)), clip(max(high, e, h)) )
+
+    An interval inside [0, 1] is unchanged (there ``low <= 1 - 2h`` and ``high >= 2h``); one
+    at a bound reaches at least ``h`` inside from it: the rates within one half-width of the
+    bound, where the clipped estimate lies, stay in the interval. It always holds ``e`` (an
+    adjusted centre can pass the estimate where a proportion is 0 or 1). Symmetric:
+    ``unit_interval(1 - e, 1 - high, 1 - low)`` is ``1 - unit_interval(e, low, high)`` reversed.
+
+    Examples
+    --------
+    >>> unit_interval(0.3, 0.2, 0.4)
+    (0.2, 0.4)
+    >>> unit_interval(0.0, -0.5, -0.25)
+    (0.0, 0.125)
+    >>> unit_interval(1.0, 0.875, 1.125)
+    (0.875, 1.0)
+    """
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise SGIInputError(f"unit_interval needs finite bounds low <= high. Got ({low!r}, {high!r}) instead.")
+    half = (high - low) / 2.0
+    e = min(max(float(estimate), 0.0), 1.0)
+    return (min(max(min(low, e, 1.0 - half), 0.0), 1.0), min(max(max(high, e, half), 0.0), 1.0))
+
+
 def _adjusted(successes: int, trials: int, z2: float) -> tuple[float, float]:
     """Agresti-Coull: ``(x + z^2/2) / (n + z^2)`` and ``n + z^2``."""
     return (successes + z2 / 2.0) / (trials + z2), trials + z2
@@ -182,7 +213,6 @@ def corrected_rate(n_flagged: int, n_scored: int, counts: dict | None, *, confid
     variance = (q_adj * (1 - q_adj) / n_q + weight ** 2 * se_adj * (1 - se_adj) / n_se
                 + (1 - weight) ** 2 * sp_adj * (1 - sp_adj) / n_sp) / j_adj ** 2
     half = z * math.sqrt(variance)
-    # The adjusted centre can pass the estimate where a proportion is 0 or 1; the interval always holds it.
-    ci = (min(float(np.clip(centre - half, 0.0, 1.0)), estimate), max(float(np.clip(centre + half, 0.0, 1.0)), estimate))
+    ci = unit_interval(estimate, centre - half, centre + half)
     return CorrectedRate(estimate, ci, flag_share, flag_ci, n_flagged, n_scored, sens, spec, youden, youden_ci, "",
                          METHOD, confidence)

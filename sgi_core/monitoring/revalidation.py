@@ -14,7 +14,8 @@ itself says whether the policy still holds:
   and Zrnic 2023), the score mapped to P(hallucinated) by cross-fitted logistic predictions
   (:func:`~sgi_core.stats.prediction_powered.cross_fitted_predictions`) and every
   unlabelled row's prediction used: valid whatever the score is worth, narrower when it
-  is worth something. Where the sample holds fewer than :data:`MIN_PER_CLASS` rows of a
+  is worth something; estimate and interval brought into [0, 1] by
+  :func:`~sgi_core.monitoring.prevalence.unit_interval`. Where the sample holds fewer than :data:`MIN_PER_CLASS` rows of a
   class the predictor has nothing to learn from and its interval could be narrower than
   the labels can bound, so the labels' own Wilson interval is given instead.
 """
@@ -28,6 +29,7 @@ import numpy as np
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.validation import RunAuroc, validate_on_labels
+from sgi_core.monitoring.prevalence import unit_interval
 from sgi_core.results import JsonResult
 from sgi_core.stats.prediction_powered import cross_fitted_predictions, ppi_mean
 from sgi_core.stats.proportions import wilson_interval
@@ -118,7 +120,7 @@ def revalidate(y_true, score, threshold: float, *, n_boot: int = 1000, seed: int
     else:
         pred_lab, pred_unlab, _ = cross_fitted_predictions(s, halluc, scores[scored & ~labelled], seed=seed)
         ppi = ppi_mean(halluc, pred_lab, pred_unlab)
-        rate, rate_ci = ppi.estimate, (max(ppi.ci[0], 0.0), min(ppi.ci[1], 1.0))
+        rate, rate_ci = min(max(ppi.estimate, 0.0), 1.0), unit_interval(ppi.estimate, *ppi.ci)
         method = f"{ppi.method}, the score's cross-fitted P(hallucinated) as predictor"
     return Revalidation(
         len(y), n_grounded, n_halluc, roc.auroc, tuple(roc.auroc_ci),

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.monitoring.prevalence import MIN_YOUDEN, corrected_rate
+from sgi_core.monitoring.prevalence import MIN_YOUDEN, corrected_rate, unit_interval
 
 COUNTS = {"tp": 80, "fn": 20, "tn": 90, "fp": 10}
 
@@ -78,3 +78,42 @@ def test_errors_name_the_bad_input():
         corrected_rate(1, 3, {**COUNTS, "tp": -1})
     with pytest.raises(SGIInputError, match="'confidence' parameter of corrected_rate"):
         corrected_rate(1, 3, COUNTS, confidence=95)
+
+
+@pytest.mark.parametrize("estimate, low, high, expected", [
+    (0.3, 0.2, 0.4, (0.2, 0.4)),          # inside [0, 1]: unchanged
+    (0.05, -0.05, 0.15, (0.0, 0.15)),     # crossing 0 by less than h: clipped only
+    (0.0, -0.5, -0.25, (0.0, 0.125)),     # wholly below 0: h = 0.125 kept inside
+    (0.0, -0.125, 0.0, (0.0, 0.0625)),    # touching 0 from below
+    (1.0, 0.875, 1.125, (0.875, 1.0)),    # across 1: the mirror image
+    (1.0, 1.25, 1.5, (0.875, 1.0)),       # wholly above 1
+    (0.5, -0.25, 1.25, (0.0, 1.0)),       # h > 1/2: everything
+    (0.0, 0.125, 0.375, (0.0, 0.375)),    # an adjusted centre past the estimate: the interval holds it
+])
+def test_unit_interval_keeps_its_half_width_inside_a_bound(estimate, low, high, expected):
+    assert unit_interval(estimate, low, high) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("estimate, low, high", [(0.0, -0.31, -0.07), (0.02, -0.04, 0.08), (0.6, 0.41, 0.79),
+                                                 (1.0, 1.02, 1.3)])
+def test_unit_interval_is_symmetric_about_one_half(estimate, low, high):
+    mirrored = unit_interval(1.0 - estimate, 1.0 - high, 1.0 - low)
+    ci = unit_interval(estimate, low, high)
+    assert mirrored == pytest.approx((1.0 - ci[1], 1.0 - ci[0]))
+
+
+def test_no_corrected_rate_interval_has_zero_width_at_a_bound():
+    # No flag at all with a 10% false-alarm rate: the estimate clips to 0 and its whole delta-method
+    # interval lies below 0; clipping alone gave [0%, 0%].
+    none = corrected_rate(0, 100, COUNTS)
+    assert none.estimate == 0.0 and none.ci[0] == 0.0 and none.ci[1] > 0.05
+    every = corrected_rate(100, 100, COUNTS)
+    assert every.estimate == 1.0 and every.ci[1] == 1.0 and every.ci[0] < 0.95
+    for k in range(101):
+        ci = corrected_rate(k, 100, COUNTS).ci
+        assert ci[1] - ci[0] > 0.05, k
+
+
+def test_unit_interval_refuses_bounds_out_of_order():
+    with pytest.raises(SGIInputError, match=r"unit_interval needs finite bounds low <= high. Got \(0.4, 0.2\)"):
+        unit_interval(0.3, 0.4, 0.2)
