@@ -22,6 +22,10 @@ X2 = [0.5, 1.0, 0.5, 0.5, 0.5, 1.0, 0.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5,
 X2_AT = [9, 19, 39, 59]
 X2_LOW = [0.283, 0.402, 0.413, 0.434]
 X2_HIGH = [0.856, 0.76, 0.656, 0.642]
+# Without replacement: `hedged_cs(x, alpha=0.05, breaks=1000, N=N)` of the same package, run from its source
+# (commit 70b1ef3 of src/confseq/betting.py; its compiled part does not build here, the betting code is pure Python).
+X2_WOR = {80: ([0.3, 0.425, 0.44, 0.477], [0.845, 0.743, 0.634, 0.606]),
+          60: ([0.306, 0.434, 0.455, 0.5416666666666666], [0.841, 0.737, 0.624, 0.5416666666666667])}
 
 
 def test_matches_the_reference_implementation():
@@ -31,6 +35,42 @@ def test_matches_the_reference_implementation():
     low, high = betting_confidence_sequence(X2)
     assert low[X2_AT].tolist() == pytest.approx(X2_LOW, abs=1e-9)
     assert high[X2_AT].tolist() == pytest.approx(X2_HIGH, abs=1e-9)
+
+
+@pytest.mark.parametrize("population", [80, 60])
+def test_without_replacement_matches_the_reference_implementation(population):
+    low, high = betting_confidence_sequence(X2, population=population)
+    assert low[X2_AT].tolist() == pytest.approx(X2_WOR[population][0], abs=1e-9)
+    assert high[X2_AT].tolist() == pytest.approx(X2_WOR[population][1], abs=1e-9)
+
+
+def test_a_fully_drawn_population_gives_its_mean_and_draws_narrow_it_faster():
+    low, high = betting_confidence_sequence(X2, population=len(X2))
+    assert low[-1] == pytest.approx(np.mean(X2)) and high[-1] == pytest.approx(np.mean(X2))
+    wr_low, wr_high = betting_confidence_sequence(X2)
+    assert np.all(high - low <= wr_high - wr_low + 1e-12)
+    assert (high - low)[39] < 0.9 * (wr_high - wr_low)[39]
+
+
+def test_the_logical_bounds_hold_without_replacement():
+    # 10 ones drawn of a population of 12: the mean is at least 10/12 whatever the bets say.
+    low, high = betting_confidence_sequence(np.ones(10), population=12)
+    assert low[-1] >= 10 / 12 - 1e-12 and high[-1] == 1.0
+
+
+@pytest.mark.statistical
+def test_time_uniform_coverage_without_replacement_by_simulation():
+    # 300 random orders of one population of 150 paired differences (30% discordant): the sequence must miss the
+    # population's mean at some time in at most ~5% of them.
+    rng = np.random.default_rng(11)
+    population = np.concatenate([np.ones(27), -np.ones(18), np.zeros(105)])
+    mean = population.mean()
+    misses = 0
+    for _ in range(300):
+        low, high = betting_confidence_sequence(rng.permutation(population), lower=-1.0, upper=1.0, breaks=400,
+                                                population=len(population))
+        misses += bool(np.any((low > mean + 1e-12) | (high < mean - 1e-12)))
+    assert misses / 300 <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 300)
 
 
 def test_paired_differences_are_the_rescaled_sequence():
@@ -96,6 +136,8 @@ def test_stopping_when_it_looks_decided_keeps_the_sequences_level_and_breaks_the
 def test_no_observation_gives_the_whole_range():
     res = sequential_mean([], lower=-1.0, upper=1.0)
     assert res.n == 0 and res.ci == (-1.0, 1.0) and math.isnan(res.estimate)
+    finite = sequential_mean([1.0, 0.0], population=5)
+    assert finite.population == 5 and "without replacement over 5 keys" in finite.method
 
 
 @pytest.mark.parametrize(("x", "kwargs", "match"), [
@@ -105,6 +147,8 @@ def test_no_observation_gives_the_whole_range():
     ([0.5], {"confidence": 1.5}, "confidence"),
     ([0.5], {"breaks": 1}, "breaks"),
     (["a"], {}, "must hold numbers"),
+    ([0.5, 0.5, 0.5], {"population": 2}, "drew 3 observations without replacement from a population of 2"),
+    ([0.5], {"population": 0}, "population"),
 ])
 def test_bad_input_is_refused(x, kwargs, match):
     with pytest.raises(SGIInputError, match=match):
