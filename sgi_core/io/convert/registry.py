@@ -222,30 +222,53 @@ def convert_truthfulqa(source: str | Path | bytes, *, context: str = "references
     return pd.DataFrame(rows)
 
 
-def _trace_conversion(reader: str, fmt: str, raw: bytes, name: str, *, question_from: str,
-                      answer_from: str) -> Conversion:
+#: Each trace format's reader (in :mod:`sgi_core.io.convert.trace_formats`) and where it reads the question and
+#: the answer, for the warnings.
+TRACE_READERS = {
+    "phoenix": ("phoenix_traces", "root span's input.value", "root span's output.value"),
+    "langfuse": ("langfuse_traces", "the trace's or root observation's input",
+                 "the trace's or root observation's output"),
+    "otel": ("otlp_traces", "root span's input.value", "root span's output.value"),
+}
+#: Spans in a dataframe ``get_spans_dataframe`` returns by default (``limit=1000``): an export this long may be cut.
+PHOENIX_DEFAULT_LIMIT = 1000
+
+
+def trace_conversion(fmt: str, records: list[tuple[int, dict]], name: str) -> Conversion:
+    """Trace records as one row per trace: the one path of a trace export and of spans pulled from a server.
+
+    Parameters
+    ----------
+    fmt : {"phoenix", "langfuse", "otel"}
+        A :data:`TRACE_READERS` name.
+    records : list of (int, dict)
+        ``(row, record)`` pairs (:func:`~sgi_core.io.convert.traces.load_records`); REST pages
+        are opened into their spans.
+    name : str
+        Where the records come from, in messages.
+    """
     from sgi_core.io.convert import trace_formats
-    from sgi_core.io.convert.traces import load_records, traces_frame
+    from sgi_core.io.convert.traces import traces_frame
 
-    traces = getattr(trace_formats, reader)(load_records(raw, name), name)
-    frame, warnings = traces_frame(traces, question_from=question_from, answer_from=answer_from)
-    return Conversion(frame, fmt, warnings)
-
-
-def _phoenix(raw: bytes, name: str) -> Conversion:
-    return _trace_conversion("phoenix_traces", "phoenix", raw, name, question_from="root span's input.value",
-                             answer_from="root span's output.value")
-
-
-def _langfuse(raw: bytes, name: str) -> Conversion:
-    return _trace_conversion("langfuse_traces", "langfuse", raw, name,
-                             question_from="the trace's or root observation's input",
-                             answer_from="the trace's or root observation's output")
+    cut = fmt == "phoenix" and len(records) == PHOENIX_DEFAULT_LIMIT
+    records, notes = trace_formats.span_pages(records, name)
+    reader, question_from, answer_from = TRACE_READERS[fmt]
+    frame, warnings = traces_frame(getattr(trace_formats, reader)(records, name), question_from=question_from,
+                                   answer_from=answer_from)
+    if cut:
+        notes += (f"the export holds exactly {PHOENIX_DEFAULT_LIMIT:,} spans, the number get_spans_dataframe returns "
+                  "by default: traces past it may be missing; export again with limit=None, or use "
+                  "python -m sgi_core pull phoenix",)
+    return Conversion(frame, fmt, notes + warnings)
 
 
-def _otel(raw: bytes, name: str) -> Conversion:
-    return _trace_conversion("otlp_traces", "otel", raw, name, question_from="root span's input.value",
-                             answer_from="root span's output.value")
+def _traces(fmt: str) -> Callable[..., Conversion]:
+    def convert(raw: bytes, name: str) -> Conversion:
+        from sgi_core.io.convert.traces import load_records
+
+        return trace_conversion(fmt, load_records(raw, name), name)
+
+    return convert
 
 
 def _halueval(task: str) -> Callable[..., Conversion]:
@@ -270,17 +293,21 @@ def _halueval_format(task: str, what: str) -> InputFormat:
 #: Every format ``convert`` reads, in ``--help`` order.
 FORMATS: dict[str, InputFormat] = {f.name: f for f in (
     InputFormat("phoenix", "Phoenix (Arize) span export", ("parquet", "json"),
-                (frozenset({"context.trace_id", "context.span_id", "span_kind"}),),
-                "spans joined by context.trace_id: the root span's attributes.input.value / output.value, each "
-                "RETRIEVER span's attributes.retrieval.documents", _phoenix, upload=True),
+                (frozenset({"context.trace_id", "context.span_id", "span_kind"}),
+                 frozenset({"data.context.trace_id", "data.context.span_id", "data.span_kind"})),
+                "spans joined by context.trace_id (a spans dataframe, or pages of the REST API's /spans): the root "
+                "span's attributes.input.value / output.value, each RETRIEVER span's attributes.retrieval.documents",
+                _traces("phoenix"), upload=True),
     InputFormat("langfuse", "Langfuse traces with their observations", ("json",),
                 (frozenset({"id", "observations"}),),
                 "each trace's id, input and output (else its root observation's), the output documents of its "
-                "RETRIEVER observations (or child SPANs named for retrieval)", _langfuse, upload=True),
+                "RETRIEVER observations (or child SPANs named for retrieval)", _traces("langfuse"), upload=True),
     InputFormat("otel", "OpenTelemetry (OTLP JSON) spans with OpenInference attributes", ("json",),
-                (frozenset({"resourceSpans"}), frozenset({"resource_spans"})),
-                "spans joined by traceId: the root span's input.value / output.value, each RETRIEVER span's "
-                "retrieval.documents.N.document.content", _otel, upload=True),
+                (frozenset({"resourceSpans"}), frozenset({"resource_spans"}),
+                 frozenset({"data.trace_id", "data.span_id", "data.start_time_unix_nano"})),
+                "spans joined by traceId (or pages of Phoenix's /spans/otlpv1): the root span's input.value / "
+                "output.value, each RETRIEVER span's retrieval.documents.N.document.content", _traces("otel"),
+                upload=True),
     _halueval_format("qa", "qa_data.json"),
     _halueval_format("dialogue", "dialogue_data.json"),
     _halueval_format("summarization", "summarization_data.json"),

@@ -180,8 +180,12 @@ def any_value(value: dict, record: Record, field: str):
     42
     >>> any_value({"arrayValue": {"values": [{"stringValue": "a"}]}}, Record("t.json", 1), "attributes[0].value")
     ['a']
+    >>> any_value({"array_value": None, "string_value": "q"}, Record("t.json", 1), "attributes[0].value")
+    'q'
     """
-    for key, item in value.items():
+    # Phoenix's otlpv1 listing writes every unset field of the oneof as null beside the one that is set.
+    present = {key: item for key, item in value.items() if item is not None} or value
+    for key, item in present.items():
         kind = key.replace("_", "").lower()
         if kind in ("stringvalue", "boolvalue", "doublevalue", "bytesvalue"):
             return item

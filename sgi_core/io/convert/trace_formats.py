@@ -10,7 +10,9 @@ a parent in the file (the earliest, if several), its ``input.value`` the questio
 retrieval observation (type ``RETRIEVER``, or a child ``SPAN`` whose name contains "retriev").
 
 Every other field of the root span (or of the Langfuse trace) is kept (:func:`other_fields`):
-ids such as a ``request_id`` in the metadata are keys users match runs on.
+ids such as a ``request_id`` in the metadata are keys users match runs on. Pages of Phoenix's
+REST listings (``{"data": [...], "next_cursor": ...}``, of ``/spans`` or ``/spans/otlpv1``)
+are read as their spans (:func:`span_pages`).
 
 Errors name the file, the record's row (a data row or a JSON Lines line), the field, and
 what to do (:mod:`sgi_core.io.convert.trace_fields`): ids must be text, start times ISO 8601 text or
@@ -128,8 +130,37 @@ def traces_from_spans(spans: list[Span]) -> list[TraceParts]:
         roots = [span for span in in_order if not span.parent_id] or [s for s in in_order if s.parent_id not in ids]
         root = roots[0] if roots else in_order[0]
         retrievals = tuple(span.documents for span in in_order if span.kind == RETRIEVER)
-        traces.append(TraceParts(trace_id, root.question, root.answer, retrievals, root.extra))
+        traces.append(TraceParts(trace_id, root.question, root.answer, retrievals, root.extra, root.span_id))
     return traces
+
+
+def span_pages(records: list[tuple[int, dict]], name: str) -> tuple[list[tuple[int, dict]], tuple[str, ...]]:
+    """Records with every REST page (``{"data": [...], "next_cursor": ...}``) opened into its items, and notes.
+
+    An item's row is its place among the file's records once opened (1, 2, ...). A file
+    whose last page has a ``next_cursor`` ends before the listing did: the note says so.
+
+    Examples
+    --------
+    >>> span_pages([(1, {"data": [{"span_id": "a"}, {"span_id": "b"}], "next_cursor": None})], "page.json")
+    ([(1, {'span_id': 'a'}), (2, {'span_id': 'b'})], ())
+    """
+    opened, last_cursor = [], None
+    for row, record in records:
+        listed = record.get("data")
+        if not isinstance(listed, list):
+            opened.append((len(opened) + 1, record))
+            continue
+        bad = [position for position, item in enumerate(listed) if not isinstance(item, dict)]
+        if bad:
+            raise SGIInputError(f"item {bad[0]} of the page's data is not a span object", source=name, rows=[row],
+                                column="data", hint="Give the page as the server returned it")
+        opened += list(enumerate(listed, start=len(opened) + 1))
+        last_cursor = record.get("next_cursor")
+    notes = () if is_missing(last_cursor) else (
+        "the file's last page has a next_cursor: the server holds more spans than the file, and traces may be "
+        "cut; fetch every page (python -m sgi_core pull phoenix reads them all)",)
+    return opened, notes
 
 
 def _flat_id(flat: dict, key: str):
@@ -169,16 +200,33 @@ def _field(mapping: dict, camel: str):
     return mapping.get(camel, mapping.get(snake))
 
 
+def _otlp_span(span: dict, where: Record, at: str, order: int) -> Span:
+    """One OTLP span (lowerCamelCase or proto names), ``at`` its place in the record for messages."""
+    span_attributes = attributes(span.get("attributes"), where, f"{at}attributes")
+    named = {"name": span["name"]} if "name" in span else {}
+    return _span(span_attributes,
+                 trace_id=text_id(_field(span, "traceId"), where, f"{at}traceId"),
+                 span_id=text_id(_field(span, "spanId"), where, f"{at}spanId"),
+                 parent_id=text_id(_field(span, "parentSpanId"), where, f"{at}parentSpanId", required=False),
+                 kind=None, start=start_key(_field(span, "startTimeUnixNano"), where, f"{at}startTimeUnixNano"),
+                 order=order, extra=other_fields({**named, **flatten(span_attributes)}, skip=_SPAN_FIELDS))
+
+
 def otlp_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
     """OTLP JSON (``ExportTraceServiceRequest``: ``resourceSpans`` -> ``scopeSpans`` -> ``spans``), one or per line.
 
-    Span fields read: ``traceId``, ``spanId``, ``parentSpanId``, ``startTimeUnixNano`` and
-    the attributes ``openinference.span.kind``, ``input.value`` / ``input.mime_type``,
-    ``output.value`` / ``output.mime_type``, ``retrieval.documents.N.document.content``.
+    A record holding no ``resourceSpans`` is one span itself (Phoenix's ``/spans/otlpv1``
+    listing, once :func:`span_pages` opened it). Span fields read: ``traceId``, ``spanId``,
+    ``parentSpanId``, ``startTimeUnixNano`` and the attributes ``openinference.span.kind``,
+    ``input.value`` / ``input.mime_type``, ``output.value`` / ``output.mime_type``,
+    ``retrieval.documents.N.document.content``.
     """
     spans = []
     for row, record in records:
         where = Record(name, row, _OTLP_HINT)
+        if _field(record, "resourceSpans") is None and _field(record, "spanId") is not None:
+            spans.append(_otlp_span(record, where, "", len(spans)))
+            continue
         resources = repeated(_field(record, "resourceSpans"), where, "resourceSpans")
         for r, resource in enumerate(resources):
             scope_field = "instrumentationLibrarySpans" if _field(resource, "scopeSpans") is None else "scopeSpans"
@@ -186,16 +234,8 @@ def otlp_traces(records: list[tuple[int, dict]], name: str) -> list[TraceParts]:
             for s, scope in enumerate(scopes):
                 listed = repeated(_field(scope, "spans"), where, f"resourceSpans[{r}].{scope_field}[{s}].spans")
                 for k, span in enumerate(listed):
-                    at = f"resourceSpans[{r}].{scope_field}[{s}].spans[{k}]"
-                    span_attributes = attributes(span.get("attributes"), where, f"{at}.attributes")
-                    named = {"name": span["name"]} if "name" in span else {}
-                    spans.append(_span(
-                        span_attributes,
-                        trace_id=text_id(_field(span, "traceId"), where, f"{at}.traceId"),
-                        span_id=text_id(_field(span, "spanId"), where, f"{at}.spanId"),
-                        parent_id=text_id(_field(span, "parentSpanId"), where, f"{at}.parentSpanId", required=False),
-                        kind=None, start=start_key(_field(span, "startTimeUnixNano"), where, f"{at}.startTimeUnixNano"),
-                        order=len(spans), extra=other_fields({**named, **flatten(span_attributes)}, skip=_SPAN_FIELDS)))
+                    spans.append(_otlp_span(span, where, f"resourceSpans[{r}].{scope_field}[{s}].spans[{k}].",
+                                            len(spans)))
     if not spans:
         raise SGIInputError("the file holds no spans", source=name, hint=_OTLP_HINT)
     return traces_from_spans(spans)

@@ -9,6 +9,8 @@ format's reader (:mod:`sgi_core.io.convert.trace_formats`) turns its records int
 column          value
 ==============  ================================================================
 ``trace_id``    the trace's id, the row's id (and ``compare``'s default key)
+``span_id``     the root span's id, where the spans have ids (Phoenix, OTLP): what
+                ``annotate`` writes the row's score on
 ``question``    the text of the root's input
 ``context``     the documents of every retriever step of the trace, in start
                 order, as a list of strings (:mod:`sgi_core.io.passages` joins
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
 
 #: The column holding each row's trace id.
 TRACE_ID_COLUMN = "trace_id"
+#: The column holding the id of each trace's root span.
+SPAN_ID_COLUMN = "span_id"
 #: Trace ids spelled out in a warning before the rest are counted.
 IDS_SHOWN = 5
 
@@ -68,6 +72,8 @@ class TraceParts:
         document holding no text.
     extra : tuple of (str, value)
         The trace's other fields, each a scalar (see the module's table).
+    root_span_id : str or None
+        The root span's id; None for a format whose steps have no span ids (Langfuse).
     """
 
     trace_id: str
@@ -75,6 +81,7 @@ class TraceParts:
     response: str | None
     retrievals: tuple
     extra: tuple = ()
+    root_span_id: str | None = None
 
 
 def flatten(mapping: dict, prefix: str = "") -> dict:
@@ -164,7 +171,14 @@ def load_records(raw: bytes, name: str) -> list[tuple[int, dict]]:
 def first_record_keys(raw: bytes, name: str) -> set[str] | None:
     """The keys (dotted, and top-level) of a JSON or JSON Lines file's first record, read alone; None if unreadable.
 
-    Only the first record is parsed, so recognising a file costs little whatever its size.
+    Only the first record is parsed, so recognising a file costs little whatever its size. A
+    page of a REST listing (``{"data": [...], "next_cursor": ...}``) adds its first item's keys
+    under ``data.``.
+
+    Examples
+    --------
+    >>> sorted(first_record_keys(b'{"data": [{"span_id": "a1"}], "next_cursor": null}', "page.json"))
+    ['data', 'data.span_id', 'next_cursor']
     """
     from sgi_core.io.decoding import decode_text
 
@@ -175,7 +189,11 @@ def first_record_keys(raw: bytes, name: str) -> set[str] | None:
         record, _ = json.JSONDecoder().raw_decode(text)
     except (SGIInputError, ValueError, RecursionError):  # not JSON: recognised as nothing, its reader says why
         return None
-    return set(record) | set(flatten(record)) if isinstance(record, dict) else None
+    if not isinstance(record, dict):
+        return None
+    listed = record.get("data")
+    first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], dict) else {}
+    return set(record) | set(flatten(record)) | set(flatten(first, "data."))
 
 
 def parse_json_text(value):
@@ -297,6 +315,8 @@ def traces_frame(traces: list[TraceParts], *, question_from: str, answer_from: s
         gaps["several"] += [trace.trace_id] if len(trace.retrievals) > 1 else []
         core = {TRACE_ID_COLUMN: trace.trace_id, "question": trace.question or "", "context": passages,
                 "response": trace.response or ""}
+        if trace.root_span_id is not None:
+            core[SPAN_ID_COLUMN] = trace.root_span_id
         rows.append({**core, **{f"trace.{name}" if name in core else name: value for name, value in trace.extra}})
     texts = {
         "question": f"no question ({question_from}): kept with an empty question, not scored",
