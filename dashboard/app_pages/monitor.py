@@ -14,8 +14,9 @@ PICKED_RUN, RECORDED = "monitor.picked_run", "monitor.recorded"
 
 st.title("Monitor")
 st.write("Hold this file, a new run of your system, to a saved policy (the Calibration page's download or `gate "
-         "--write-policy`): the hallucination rate corrected for the policy's held-out error rates, whether the "
-         "run moved beyond that rate, and the policy's runs over time. `python -m sgi_core monitor RUN --policy P` "
+         "--write-policy`): its hallucination rate from the labels of a seeded random sample of it (the corrected "
+         "rate, which assumes only the rate changed, beside it), whether the run moved beyond that rate, and the "
+         "policy's runs over time. `python -m sgi_core monitor RUN --policy P` "
          "does the same in a cron job and writes to the same history.")
 data = page.scored_data()
 
@@ -42,16 +43,24 @@ except page.SGIInputError as err:
     page.show_error(err)
     st.stop()
 
-corrected = summary.corrected
-cells = st.columns(3)
-cells[0].metric("Corrected hallucination rate", monitor_views.rate_value(corrected),
-                help=f"95% interval {monitor_views.rate_interval(corrected.ci)}. {monitor_views.ASSUMPTION}")
-cells[1].metric("Flag share (raw)", f"{corrected.flag_share:.1%}",
+headline, corrected = summary.headline, summary.corrected
+cells = st.columns(4)
+cells[0].metric("Hallucination rate", monitor_views.headline_value(headline),
+                help=(f"95% interval {monitor_views.rate_interval(headline.ci)}: {texts.plain(headline.method)}"
+                      if headline.verified else "Known only from labels of the seeded random sample of this run."))
+cells[1].metric("If only the rate changed", monitor_views.rate_value(corrected),
+                help=f"Corrected rate, 95% interval {monitor_views.rate_interval(corrected.ci)}. "
+                     f"{monitor_views.ASSUMPTION}")
+cells[2].metric("Flag share (raw)", f"{corrected.flag_share:.1%}",
                 help=f"95% Wilson interval {monitor_views.rate_interval(corrected.flag_share_ci)}: true flags and "
                      "false alarms mixed")
-cells[2].metric("Verdict", summary.status)
-st.caption(monitor_views.sentence(texts.plain(monitor_views.rate_sentence(summary))) + " " + monitor_views.ASSUMPTION)
-(st.warning if summary.shift.detected else st.success)(
+cells[3].metric("Verdict", summary.status)
+(st.success if summary.status == "holds" else st.warning)(
+    monitor_views.sentence(texts.plain(monitor_views.status_line(summary))))
+st.write(monitor_views.sentence(texts.plain(monitor_views.rate_sentence(summary))))
+st.caption(" ".join(monitor_views.sentence(texts.plain(text)) for text in (
+    monitor_views.assumed_rate_sentence(summary), monitor_views.flag_sentence(summary))) + " " + monitor_views.ASSUMPTION)
+(st.warning if summary.shift.detected or summary.shift.unchecked else st.success)(
     monitor_views.sentence(texts.plain(monitor_views.shift_sentence(summary))))
 st.write(monitor_views.sentence(texts.plain(monitor_views.validation_sentence(summary))))
 for line in monitor_views.limit_lines(summary):
@@ -63,11 +72,12 @@ if todo:
 
 def _open_review() -> None:
     st.session_state[state.REVIEW_STRATEGY] = "random"
-    st.session_state[state.REVIEW_SEED] = summary.sample_seed
-    st.session_state[state.REVIEW_TARGET] = max(summary.sample_size, 1)
+    st.session_state[state.REVIEW_SEED] = summary.plan.seed
+    st.session_state[state.REVIEW_TARGET] = max(summary.plan.size, 1)
 
 
-if st.button(f"Label a random sample of {max(summary.sample_size, 1):,} rows on the Review page", on_click=_open_review):
+if st.button(f"Label the seeded random sample of {max(summary.plan.size, 1):,} rows on the Review page",
+             on_click=_open_review):
     st.switch_page("app_pages/review.py")
 
 st.subheader("Shift tests of this run")

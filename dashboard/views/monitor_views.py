@@ -7,9 +7,12 @@ from dashboard.views.tables import interval
 # The words come from the one renderer the command line prints too.
 from sgi_core.render.monitor import (  # noqa: F401
     ASSUMPTION,
+    assumed_rate_sentence,
+    flag_sentence,
     limit_lines,
     rate_sentence,
     shift_sentence,
+    status_line,
     validation_sentence,
     what_to_do,
 )
@@ -30,6 +33,11 @@ def sentence(text: str) -> str:
 def rate_value(corrected) -> str:
     """The corrected rate for a metric tile: the estimate, or "withheld"."""
     return "withheld" if corrected.withheld else f"{corrected.estimate:.1%}"
+
+
+def headline_value(headline) -> str:
+    """The headline rate for a metric tile: the verified estimate, or "unverified"."""
+    return f"{headline.estimate:.1%}" if headline.verified else "unverified"
 
 
 def rate_interval(ci) -> str:

@@ -1,20 +1,23 @@
 """``python -m sgi_core monitor RUN --policy P``: does a saved policy still hold on this run, and at what rate?
 
-Holds an unlabelled run (or one with labels on a random sample of it, ``--labels``) to a
-policy (:func:`sgi_core.monitoring.summary.monitor_run`): the hallucination rate corrected
-for the policy's held-out error rates, the shift check, the re-validation where labels are
-given; appends the run to the history database (``--db``, default
-``<data folder>/monitoring.sqlite``) and prints the verdict, or one JSON object (``--json``).
+Holds a run to a policy (:func:`sgi_core.monitoring.summary.monitor_run`). Without labels it
+says what it can (the flag share, the shift tests, the corrected rate "if only the rate
+changed") and asks for the seeded random sample to label, sized for ``--rate-half-width``;
+with that sample's labels (``--labels``) the re-validated rate is the headline. Appends the run
+to the history database (``--db``, default ``<data folder>/monitoring.sqlite``) and prints the
+verdict, or one JSON object (``--json``).
 
-Exit status: 0 the policy holds; 1 the corrected rate or the flag share is over a limit
-(``--max-rate``, ``--max-flag-rate``) beyond its sampling error, or a rate limit cannot be
-checked; 3 shift detected or the labelled sample does not validate the score (the run is
-still recorded); 2 usage error.
+Exit status (:data:`~sgi_core.render.monitor.EXIT_CODES`): 0 the policy holds on the labelled
+sample; 1 the verified rate or the flag share is over a limit beyond its sampling error; 3 shift
+detected, or the policy or the labelled sample does not validate the score; 4 unverified: no
+labelled sample of the run (or labels that are not it), so its rate is not known; 2 usage error.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -29,19 +32,40 @@ from sgi_core.commands.options import (
 from sgi_core.errors import SGIInputError
 
 
+def _half_width(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < 0.5:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 0.5), such as 0.05; got {text!r}")
+    return value
+
+
 def add_parser(subparsers) -> None:
     """Register ``monitor`` on the CLI's subparsers."""
     from sgi_core.commands.gate import _fraction
 
-    p = subparsers.add_parser("monitor", help="hold a new run to a saved policy: corrected hallucination rate, shift "
-                                              "check, run history (exit 0 holds, 1 over a limit, 3 shift)")
+    p = subparsers.add_parser(
+        "monitor", help="hold a new run to a saved policy: its rate on a labelled random sample, shift check, run "
+                        "history (exit 0 holds, 1 over a limit, 3 shift or not validated, 4 unverified)",
+        description="Exit status: 0 the policy holds on the labelled sample the run asks for; 1 the verified rate or "
+                    "the flag share is over a limit beyond its interval; 2 usage error; 3 shift detected, or the "
+                    "policy or the labelled sample does not validate the score; 4 unverified: no labelled sample "
+                    "of this run (or labels that are not it), so its rate is not known; the corrected rate without "
+                    "labels is shown 'if only the rate changed' and never decides 0 or 1.")
     p.add_argument("input", type=Path, metavar="RUN", help="the run's file, scored (with the policy's score column) or not")
     p.add_argument("--policy", type=Path, required=True, help="policy JSON (gate --write-policy, Calibration page)")
     p.add_argument("--db", type=Path, default=None,
                    help="the run history (SQLite; default <data folder>/monitoring.sqlite, $SGI_DATA_DIR)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     p.add_argument("--max-rate", type=_fraction, default=None, metavar="R",
-                   help="exit 1 when the corrected hallucination rate is above R beyond its interval")
+                   help="exit 1 when the re-validated hallucination rate is above R beyond its interval (checked on "
+                        "the labelled sample only)")
+    # The default lives in sgi_core.monitoring.sample (which a --help must not import); a test holds the two equal.
+    p.add_argument("--rate-half-width", type=_half_width, default=None, metavar="H",
+                   help="half-width of the rate's 95%% interval the sample to label is sized for (default 0.05: "
+                        "at most 385 rows, the worst case p = 1/2)")
     p.add_argument("--max-flag-rate", type=_fraction, default=None, metavar="F",
                    help="exit 1 when the share of rows flagged is above F beyond its interval")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample to label and of the re-validation")
@@ -113,7 +137,8 @@ def run(args) -> int:
         check_made_by(policy, made_by, str(args.input))
     labels = frame["label"].to_numpy(dtype=float) if table.has_labels else None
     summary = monitor_run(policy, frame, scores, y_true=labels, max_rate=args.max_rate,
-                          max_flag_rate=args.max_flag_rate, seed=args.seed)
+                          max_flag_rate=args.max_flag_rate, seed=args.seed,
+                          **({} if args.rate_half_width is None else {"rate_half_width": args.rate_half_width}))
     record_id = append_run(db, summary, file=str(args.input), file_sha256=_sha256(args.input),
                            model=(made_by or {}).get("model", policy.model),
                            context_strategy=(made_by or {}).get("context_strategy", policy.context_strategy))

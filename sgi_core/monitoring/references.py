@@ -28,12 +28,17 @@ import numpy as np
 
 from sgi_core.columns import ANGLE_COLUMNS
 from sgi_core.errors import SGIInputError
+from sgi_core.evaluation.events_per_feature import MIN_EVENTS_PER_FEATURE
 
 #: Quantiles kept per class and feature (probabilities 0, 0.01, ..., 1).
 N_QUANTILES = 101
 #: Longest quantile list a policy file may carry.
 MAX_QUANTILES = 1001
 CLASSES = ("grounded", "hallucinated")
+#: Fewest held-out rows of each class a policy's record or a class reference needs to vouch for anything: a
+#: policy is a rule on one feature, and ten events per variable is the floor below which what is fitted and
+#: measured on the rows is unstable (Peduzzi et al. 1996, :mod:`sgi_core.evaluation.events_per_feature`).
+MIN_EVENTS_PER_CLASS = MIN_EVENTS_PER_FEATURE
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ import numpy as np
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.monitoring.references import FEATURE_NAMES, class_cdf
+from sgi_core.monitoring.references import CLASSES, FEATURE_NAMES, MIN_EVENTS_PER_CLASS, class_cdf
 from sgi_core.results import JsonResult
 
 #: Fewest finite values of a feature in a run for its test.
@@ -78,6 +78,8 @@ class FeatureShift(JsonResult):
         ``n_e`` the p-value is read at.
     shifted : bool
         ``p_holm < alpha``.
+    untested : str
+        Why the feature was not tested (too few run rows, a class reference too small); empty when tested.
     """
 
     feature: str
@@ -88,6 +90,7 @@ class FeatureShift(JsonResult):
     n_run: int
     n_effective: int
     shifted: bool
+    untested: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,8 @@ class ShiftCheck(JsonResult):
     alpha : float
     tests : tuple of FeatureShift
     unchecked : str
-        Why nothing was tested (a policy with no references); empty when tested.
+        Why nothing was tested (a policy with no references, a run or references too small); empty when
+        at least one feature was tested. Nothing untested counts as "no shift".
     method : str
     """
 
@@ -215,14 +219,28 @@ def shift_check(features: dict, references: dict | None, rate_range=(0.0, 1.0), 
             continue
         values = np.asarray(features[name], dtype=np.float64)
         values = values[np.isfinite(values)]
-        if len(values) < MIN_RUN_ROWS:
-            rows.append((name, math.nan, math.nan, math.nan, len(values), 0))
+        why = _untested(len(values), references[name])
+        if why:
+            rows.append((name, math.nan, math.nan, math.nan, len(values), 0, why))
             continue
         statistic, rate, p_value, n_e = _test(values, references[name], rates)
-        rows.append((name, statistic, rate, min(1.0, p_value + BETA), len(values), n_e))
+        rows.append((name, statistic, rate, min(1.0, p_value + BETA), len(values), n_e, ""))
     if not rows:
         return ShiftCheck(False, (low, high), alpha, (), "the run and the policy share no monitored feature", METHOD)
     adjusted = holm([row[3] for row in rows])
-    tests = tuple(FeatureShift(name, d, rate, p, float(p_adj), n, n_e, bool(p_adj < alpha))
-                  for (name, d, rate, p, n, n_e), p_adj in zip(rows, adjusted))
-    return ShiftCheck(any(t.shifted for t in tests), (low, high), alpha, tests, "", METHOD)
+    tests = tuple(FeatureShift(name, d, rate, p, float(p_adj), n, n_e, bool(p_adj < alpha), why)
+                  for (name, d, rate, p, n, n_e, why), p_adj in zip(rows, adjusted))
+    untested = sorted({t.untested for t in tests if t.untested})
+    unchecked = "" if any(not t.untested for t in tests) else "; ".join(untested)
+    return ShiftCheck(any(t.shifted for t in tests), (low, high), alpha, tests, unchecked, METHOD)
+
+
+def _untested(n_run: int, reference: dict) -> str:
+    """Why a feature cannot be tested: too few run values, or a class reference of too few held-out rows."""
+    if n_run < MIN_RUN_ROWS:
+        return f"{n_run} rows of the run, at least {MIN_RUN_ROWS} needed"
+    small = [f"{reference[cls]['n']} {cls}" for cls in CLASSES if reference[cls]["n"] < MIN_EVENTS_PER_CLASS]
+    if small:
+        return (f"the policy's references are too small to test against ({' and '.join(small)} held-out rows, at "
+                f"least {MIN_EVENTS_PER_CLASS} of each class needed)")
+    return ""

@@ -1,7 +1,7 @@
 """The history of monitored runs: a SQLite database (standard library :mod:`sqlite3`).
 
 One row per run held to a policy: when, which file (its name and SHA-256), the rows, flag
-share, corrected rate and interval, shift verdict and tests, labels used, model, context
+share, headline rate and interval (:class:`~sgi_core.monitoring.summary.HeadlineRate`), shift verdict and tests, labels used, model, context
 strategy, verdict, and the whole :class:`~sgi_core.monitoring.summary.MonitorSummary` as JSON.
 
 * **Schema version and migrations.** ``schema_version`` holds one integer; opening a
@@ -130,8 +130,8 @@ def append_run(path, summary, *, file: str, file_sha256: str, model: str | None,
     """
     data = summary.to_dict()
     row = (datetime.now(timezone.utc).isoformat(timespec="seconds"), summary.policy_id, file, file_sha256,
-           summary.n_rows, data["corrected"]["flag_share"], data["corrected"]["estimate"], data["corrected"]["ci"][0],
-           data["corrected"]["ci"][1], int(summary.shift.detected), summary.status,
+           summary.n_rows, data["corrected"]["flag_share"], data["headline"]["estimate"], data["headline"]["ci"][0],
+           data["headline"]["ci"][1], int(summary.shift.detected), summary.status,
            json.dumps(data, allow_nan=False), 0 if summary.revalidation is None else summary.revalidation.n_labelled,
            model, context_strategy)
     with closing(connect(path)) as connection:

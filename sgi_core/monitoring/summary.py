@@ -1,22 +1,28 @@
-"""One run held to a policy: its corrected rate, the shift check, a re-validation, and the verdict.
+"""One run held to a policy: its rate, the shift check, a re-validation, and the verdict.
 
 :func:`monitor_run` is the one function the ``monitor`` command and the Monitor page call.
-Its verdict (:data:`STATUSES`):
 
-* ``"not validated"``: a labelled random sample of the run does not validate the score
-  (its AUROC interval holds 0.5 or lies below it); the policy does not hold on this run;
-* ``"shift detected"``: without such a sample, a feature of the run is not a mixture of
-  the policy's class references (:mod:`sgi_core.monitoring.shift`): the policy's validation
-  may not carry over, and no face may say it validates its score. What to do: label a
-  seeded random sample of :attr:`MonitorSummary.sample_size` rows and re-validate;
-* ``"over limit"``: the corrected rate (the re-validated one where a sample is labelled)
-  or the flag share is above a limit the user set, beyond its sampling error (the
-  interval's lower bound is above it); ``"limit unchecked"`` where a limit was set on a
-  corrected rate that is withheld;
-* ``"holds"`` otherwise.
+**The headline rate** (:class:`HeadlineRate`) is the one every face shows first and the one a
+``max_rate`` is checked against. With labels on the seeded random sample the run asks for
+(:mod:`sgi_core.monitoring.sample`) it is the re-validated, prediction-powered rate: *verified*.
+Otherwise it is the Rogan-Gladen corrected rate, which holds only if the score behaves within
+each class as on the policy's held-out rows, an assumption the run cannot check when the
+answering system changed: shown "if only the rate changed", never *verified*, and it decides
+no limit and no ``"holds"``.
 
-A labelled random sample supersedes the shift check: the run's own labels say whether the
-score still separates the classes there.
+The verdict (:data:`STATUSES`), first that applies:
+
+* ``"not validated"``: the policy's own record does not validate its score (a forced policy's
+  held-out AUROC interval holds 0.5, or its held-out rows hold fewer than
+  :data:`~sgi_core.monitoring.references.MIN_EVENTS_PER_CLASS` rows of a class), or the run's
+  labelled sample does not (its AUROC interval holds 0.5 or lies below it);
+* with the labelled sample: ``"over limit"`` when the verified rate or the flag share lies above
+  a limit beyond its sampling error (the interval's lower bound is above it), else ``"holds"``;
+* without it: ``"shift detected"`` when a feature of the run is not a mixture of the policy's class
+  references (:mod:`sgi_core.monitoring.shift`); ``"over limit"`` when the flag share is;
+  ``"unverified"`` otherwise: the run's rate is not known until :attr:`MonitorSummary.plan`'s
+  rows are labelled. A shift check that could not be made (a run too small, references too
+  small) is said so, and counts as nothing.
 """
 
 from __future__ import annotations
@@ -27,20 +33,37 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgi_core.evaluation.labels_needed import labels_needed
 from sgi_core.evaluation.validation import ScoreValidation, validate_from_policy
 from sgi_core.monitoring.prevalence import CorrectedRate, corrected_rate
-from sgi_core.monitoring.references import feature_label, feature_values
+from sgi_core.monitoring.references import MIN_EVENTS_PER_CLASS, feature_label, feature_values
 from sgi_core.monitoring.revalidation import Revalidation, revalidate
+from sgi_core.monitoring.sample import RATE_HALF_WIDTH, LabelPlan, plan_sample, sample_order, sample_problem
 from sgi_core.monitoring.shift import BETA, ShiftCheck, shift_check
 from sgi_core.policy.file import policy_to_json
 from sgi_core.results import JsonResult
 
-STATUSES = ("holds", "over limit", "limit unchecked", "shift detected", "not validated")
-#: Half-width of the AUROC interval the sample to label is sized for.
-SAMPLE_HALF_WIDTH = 0.1
-#: Rows of each class rebuilt from the references to size that sample.
-_PSEUDO_ROWS = 200
+STATUSES = ("holds", "over limit", "shift detected", "not validated", "unverified")
+#: What the unverified rate is called wherever it is shown.
+IF_ONLY_THE_RATE_CHANGED = "if only the rate changed"
+
+
+@dataclass(frozen=True)
+class HeadlineRate(JsonResult):
+    """The run's hallucination rate every face shows first (see the module).
+
+    Attributes
+    ----------
+    estimate, ci : float, (float, float)
+        NaN where no rate can be given (the corrected rate withheld, without labels).
+    method : str
+    verified : bool
+        From labels of the seeded random sample of this run; False for the corrected rate.
+    """
+
+    estimate: float
+    ci: tuple[float, float]
+    method: str
+    verified: bool
 
 
 @dataclass(frozen=True)
@@ -54,15 +77,19 @@ class MonitorSummary(JsonResult):
     score_column : str
     threshold : float
     n_rows, n_scored, n_flagged : int
+    headline : HeadlineRate
     corrected : CorrectedRate
+        The Rogan-Gladen rate, "if only the rate changed", and the flag share.
     shift : ShiftCheck
     validation : ScoreValidation
-        What validates the score on this run: the policy's held-out record, never under
-        detected shift.
+        What the policy's own record vouches for on this run: never a forced policy or one of too
+        few held-out rows, nor under detected or unchecked shift.
     revalidation : Revalidation or None
-        With labels on a random sample of the run.
-    sample_size, sample_seed : int
-        Rows to label (a seeded random sample) to re-validate; -1 when it cannot be sized.
+        With labels on the seeded random sample of the run (:attr:`plan`).
+    plan : LabelPlan
+        The sample to label.
+    labels_refused : str
+        Why labels given are no re-validation (not the seeded sample, fewer rows than it needs); empty otherwise.
     max_rate, max_flag_rate : float or None
     over_limits, unchecked_limits : tuple of str
     status : str
@@ -75,12 +102,13 @@ class MonitorSummary(JsonResult):
     n_rows: int
     n_scored: int
     n_flagged: int
+    headline: HeadlineRate
     corrected: CorrectedRate
     shift: ShiftCheck
     validation: ScoreValidation
     revalidation: Revalidation | None
-    sample_size: int
-    sample_seed: int
+    plan: LabelPlan
+    labels_refused: str
     max_rate: float | None
     max_flag_rate: float | None
     over_limits: tuple[str, ...]
@@ -93,30 +121,25 @@ def policy_id(policy) -> str:
     return hashlib.sha256(policy_to_json(policy).encode("utf-8")).hexdigest()[:16]
 
 
-def _quantile_rows(quantiles, n: int) -> np.ndarray:
-    quantiles = np.asarray(quantiles, dtype=np.float64)
-    return np.interp((np.arange(n) + 0.5) / n, np.linspace(0.0, 1.0, len(quantiles)), quantiles)
+def record_validation(policy) -> ScoreValidation:
+    """What the policy's own record validates: its held-out AUROC interval above 0.5 from enough rows of each class.
 
-
-def sample_size(policy, rate: float, n_left: int) -> int:
-    """Labelled rows for an AUROC interval of half-width :data:`SAMPLE_HALF_WIDTH` on the run.
-
-    :func:`~sgi_core.evaluation.labels_needed.labels_needed` on rows rebuilt from the
-    policy's score references (each class's quantile function at evenly spaced
-    probabilities), in the run's estimated class shares: how the score ranked the policy's
-    held-out rows, the best guess before any label of the run. Capped at ``n_left``; -1
-    without references.
+    A forced ("offer anyway") policy records a held-out AUROC interval that holds 0.5 and is
+    refused by :func:`~sgi_core.evaluation.validation.validate_from_policy`; a policy whose held-out
+    rows hold fewer than :data:`~sgi_core.monitoring.references.MIN_EVENTS_PER_CLASS` rows of a
+    class is refused here, whatever its AUROC.
     """
-    score = (policy.references or {}).get("score")
-    if score is None or n_left <= 0:
-        return -1
-    n_halluc = max(2, int(round(_PSEUDO_ROWS * rate)))
-    n_grounded = max(2, _PSEUDO_ROWS - n_halluc)
-    rows = np.r_[_quantile_rows(score["grounded"]["quantiles"], n_grounded),
-                 _quantile_rows(score["hallucinated"]["quantiles"], n_halluc)]
-    y = np.r_[np.ones(n_grounded), np.zeros(n_halluc)]
-    needed = labels_needed(y, rows, target_half_width=SAMPLE_HALF_WIDTH).n_needed
-    return min(needed, n_left) if needed >= 0 else n_left
+    validation = validate_from_policy(policy.score_column, policy, model=None)
+    counts = policy.heldout_counts
+    if not validation.validated or counts is None:
+        return validation
+    classes = {"hallucinated": counts["tp"] + counts["fn"], "grounded": counts["tn"] + counts["fp"]}
+    small = [f"{n} {name}" for name, n in classes.items() if n < MIN_EVENTS_PER_CLASS]
+    if small:
+        return ScoreValidation(policy.score_column, False, f"the policy's held-out rows hold {' and '.join(small)}, "
+                               f"fewer than {MIN_EVENTS_PER_CLASS} of each class: too few to validate its score",
+                               validation.evidence)
+    return validation
 
 
 def _over(ci, limit: float | None) -> bool:
@@ -124,21 +147,24 @@ def _over(ci, limit: float | None) -> bool:
 
 
 def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = None,
-                max_flag_rate: float | None = None, alpha: float = 0.05, seed: int = 0,
-                n_boot: int = 1000) -> MonitorSummary:
-    """Hold a run to a policy: flags, corrected rate, shift check, re-validation and verdict.
+                max_flag_rate: float | None = None, rate_half_width: float = RATE_HALF_WIDTH, alpha: float = 0.05,
+                seed: int = 0, n_boot: int = 1000) -> MonitorSummary:
+    """Hold a run to a policy: flags, rates, shift check, re-validation and verdict (see the module).
 
     Parameters
     ----------
     policy : Policy
     frame : pandas.DataFrame
-        The run's rows (``response``, ``context``, ``theta_qc`` where scored by SGI).
+        The run's rows (``question``, ``context``, ``response``; ``theta_qc`` where scored by SGI).
     scores : array_like of shape (n,)
         The policy's score of each row; NaN = not scored.
     y_true : array_like of shape (n,), optional
-        Labels of a random sample of the run (1 grounded, 0 hallucinated, NaN unlabelled).
+        Labels (1 grounded, 0 hallucinated, NaN unlabelled); they re-validate the policy only when
+        they are the seeded random sample of :func:`~sgi_core.monitoring.sample.plan_sample`.
     max_rate, max_flag_rate : float, optional
-        Limits in [0, 1].
+        Limits in [0, 1]; ``max_rate`` is checked on the verified rate only.
+    rate_half_width : float, default :data:`~sgi_core.monitoring.sample.RATE_HALF_WIDTH`
+        Half-width of the rate's interval the sample to label is sized for.
     alpha : float, default 0.05
         Family-wise level of the shift tests.
     seed : int, default 0
@@ -151,29 +177,46 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
     wide = corrected_rate(n_flagged, int(scored.sum()), policy.heldout_counts, confidence=1.0 - BETA)
     rate_range = (0.0, 1.0) if math.isnan(wide.ci[0]) else wide.ci
     shift = shift_check(feature_values(frame, scores), policy.references, rate_range, alpha=alpha)
-    if shift.detected:
-        moved = ", ".join(feature_label(name) for name in shift.shifted_features)
-        validation = ScoreValidation(policy.score_column, False, f"the run's distribution is not a mixture of what the "
-                                     f"policy was validated on ({moved})", ())
+    record = record_validation(policy)
+    validation = record if not record.validated else _carried_over(record, shift)
+    plan = plan_sample(len(scores), half_width=rate_half_width, seed=seed)
+    labels = None if y_true is None else np.asarray(y_true, dtype=np.float64).ravel()
+    labelled = np.zeros(len(scores), dtype=bool) if labels is None else ~np.isnan(labels)
+    refused = sample_problem(labelled, sample_order(frame, seed), plan) if labelled.any() else ""
+    revalidation = (revalidate(labels, scores, policy.threshold, n_boot=n_boot, seed=seed)
+                    if labelled.any() and not refused else None)
+    if revalidation is not None:
+        headline = HeadlineRate(revalidation.rate, revalidation.rate_ci, f"re-validated on {revalidation.n_labelled:,} "
+                                f"rows of the seeded random sample: {revalidation.rate_method}", True)
     else:
-        validation = validate_from_policy(policy.score_column, policy, model=None)
-    labelled = y_true is not None and bool(np.any(~np.isnan(np.asarray(y_true, dtype=np.float64))))
-    revalidation = revalidate(y_true, scores, policy.threshold, n_boot=n_boot, seed=seed) if labelled else None
-    rate_ci = revalidation.rate_ci if revalidation is not None else corrected.ci
-    over = tuple(name for name, ci, limit in (("max_rate", rate_ci, max_rate),
+        headline = HeadlineRate(corrected.estimate, corrected.ci, f"{corrected.method}, {IF_ONLY_THE_RATE_CHANGED}",
+                                False)
+    over = tuple(name for name, ci, limit in (("max_rate", headline.ci, max_rate if headline.verified else None),
                                               ("max_flag_rate", corrected.flag_share_ci, max_flag_rate))
                  if _over(ci, limit))
-    unchecked = ("max_rate",) if max_rate is not None and math.isnan(rate_ci[0]) else ()
-    if revalidation is not None and not revalidation.validated:
+    unchecked = ("max_rate",) if max_rate is not None and not headline.verified else ()
+    if not record.validated or (revalidation is not None and not revalidation.validated):
         status = "not validated"
-    elif revalidation is None and shift.detected:
-        status = "shift detected"
+    elif revalidation is not None:
+        status = "over limit" if over else "holds"
     else:
-        status = "over limit" if over else "limit unchecked" if unchecked else "holds"
+        status = "shift detected" if shift.detected else "over limit" if over else "unverified"
     return MonitorSummary(policy_id(policy), policy.score_column, float(policy.threshold), len(scores),
-                          int(scored.sum()), n_flagged, corrected, shift, validation, revalidation,
-                          sample_size(policy, corrected.weight, int(scored.sum())), seed, max_rate, max_flag_rate,
-                          over, unchecked, status)
+                          int(scored.sum()), n_flagged, headline, corrected, shift, validation, revalidation, plan,
+                          refused, max_rate, max_flag_rate, over, unchecked, status)
+
+
+def _carried_over(record: ScoreValidation, shift: ShiftCheck) -> ScoreValidation:
+    """The policy's record on this run: withdrawn under detected shift, or where the check could not be made."""
+    if shift.detected:
+        moved = ", ".join(feature_label(name) for name in shift.shifted_features)
+        why = f"the run's distribution is not a mixture of what the policy was validated on ({moved})"
+    elif shift.unchecked:
+        why = f"whether the run resembles what the policy was validated on is not known (shift not checked: " \
+              f"{shift.unchecked})"
+    else:
+        return record
+    return ScoreValidation(record.score, False, why, ())
 
 
 def flagged_positions(scores, threshold: float) -> np.ndarray:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 #: What the history's markers mean.
-SHIFT_MARK, REVALIDATED_MARK = "shift detected", "re-validated on labels"
+SHIFT_MARK, REVALIDATED_MARK = "shift detected", "re-validated rate (verified on labels)"
 
 
 def _none(value):
@@ -21,7 +21,7 @@ def _none(value):
 
 
 def history_frame(runs) -> pd.DataFrame:
-    """One line per recorded run, read from its stored summary."""
+    """One line per recorded run, read from its stored summary; the re-validated rate is the verified one."""
     rows = []
     for run in runs:
         corrected, revalidation = run.summary["corrected"], run.summary.get("revalidation")
@@ -34,18 +34,19 @@ def history_frame(runs) -> pd.DataFrame:
 
 
 def history_figure(frame: pd.DataFrame) -> go.Figure:
-    """Corrected rate with its interval band, the raw flag share, shift and re-validation marks, run by run."""
+    """The corrected rate ("if only the rate changed") with its band, the raw flag share, the re-validated (verified)
+    rates and shift marks, run by run."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     x = frame["run"].astype(str)
     fig.add_trace(go.Scatter(x=list(x) + list(x[::-1]), y=list(frame["high"]) + list(frame["low"][::-1]),
-                             fill="toself", fillcolor="rgba(31,119,180,0.2)", line={"width": 0},
+                             fill="toself", fillcolor="rgba(127,127,127,0.15)", line={"width": 0},
                              name="95% interval of the corrected rate", hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=x, y=frame["corrected rate"], mode="lines+markers", name="corrected rate",
-                             line={"color": "#1f77b4"}))
+    fig.add_trace(go.Scatter(x=x, y=frame["corrected rate"], mode="lines+markers",
+                             name="corrected rate (if only the rate changed)", line={"color": "#7f7f7f"}))
     fig.add_trace(go.Scatter(x=x, y=frame["flag share"], mode="lines+markers", name="flag share (raw)",
-                             line={"color": "#7f7f7f", "dash": "dot"}))
+                             line={"color": "#bcbd22", "dash": "dot"}))
     shifted = frame[frame["shift"]]
     fig.add_trace(go.Scatter(x=shifted["run"].astype(str), y=shifted["flag share"], mode="markers", name=SHIFT_MARK,
                              marker={"symbol": "x", "size": 14, "color": "#d62728"}))
@@ -64,5 +65,5 @@ def shift_frame(tests) -> pd.DataFrame:
         t = test if isinstance(test, dict) else test.to_dict()
         rows.append({"feature": feature_label(t["feature"]), "KS D": _none(t["statistic"]),
                      "best-fitting rate": _none(t["rate"]), "p": _none(t["p_value"]), "Holm p": _none(t["p_holm"]),
-                     "rows": t["n_run"], "shifted": t["shifted"]})
+                     "rows": t["n_run"], "shifted": t["shifted"], "not tested": t.get("untested", "")})
     return pd.DataFrame(rows)

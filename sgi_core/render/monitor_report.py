@@ -11,9 +11,12 @@ import pandas as pd
 from sgi_core.render.html_report import document, figure_block, paragraphs, table_block
 from sgi_core.render.monitor import (
     ASSUMPTION,
+    assumed_rate_sentence,
+    flag_sentence,
     limit_lines,
     rate_sentence,
     shift_sentence,
+    status_line,
     validation_sentence,
     what_to_do,
 )
@@ -21,13 +24,13 @@ from sgi_core.render.monitor_figures import history_figure, shift_frame
 
 
 def monitor_report(summary, history: pd.DataFrame, provenance: dict) -> str:
-    """The run's verdict, corrected rate, shift tests and (when recorded) the policy's history."""
+    """The run's verdict, headline rate, shift tests and (when recorded) the policy's history."""
     todo = what_to_do(summary)
     css = "verdict success" if summary.status == "holds" else "verdict"
-    body = (paragraphs([f"{summary.status}: policy {summary.policy_id}, flag {summary.score_column} < "
-                         f"{summary.threshold:.4f}"], css)
-            + paragraphs([rate_sentence(summary), ASSUMPTION, shift_sentence(summary), validation_sentence(summary),
-                           *limit_lines(summary), f"What to do: {todo}" if todo else ""])
+    body = (paragraphs([status_line(summary)], css)
+            + paragraphs([rate_sentence(summary), assumed_rate_sentence(summary), ASSUMPTION, flag_sentence(summary),
+                          shift_sentence(summary), validation_sentence(summary), *limit_lines(summary),
+                          f"What to do: {todo}" if todo else ""])
             + "<h2>Shift tests</h2>" + table_block(shift_frame(summary.shift.tests)))
     if len(history):
         body += "<h2>History of this policy</h2>" + figure_block(history_figure(history)) + table_block(history)

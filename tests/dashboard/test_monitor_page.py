@@ -31,7 +31,8 @@ def test_the_page_equals_the_library_and_records_the_run(app, sample_scores, pol
     assert_clean(at)
     expected = monitor_run(policy, sample_scores, sample_scores["sgi"].to_numpy(),
                            y_true=sample_scores["label"].to_numpy())
-    assert metric(at, "Corrected hallucination rate") == monitor_views.rate_value(expected.corrected)
+    assert metric(at, "Hallucination rate") == monitor_views.headline_value(expected.headline)
+    assert metric(at, "If only the rate changed") == monitor_views.rate_value(expected.corrected)
     assert metric(at, "Flag share (raw)") == f"{expected.corrected.flag_share:.1%}"
     assert metric(at, "Verdict") == expected.status
     shown = at.dataframe[0].value
@@ -44,7 +45,7 @@ def test_the_page_equals_the_library_and_records_the_run(app, sample_scores, pol
     (record,) = policy_runs(default_db_path(), expected.policy_id)
     assert record.summary["corrected"] == json.loads(json.dumps(expected.to_dict()))["corrected"]
     history = figures(at)[-1]
-    rate_trace = next(trace for trace in history["data"] if trace["name"] == "corrected rate")
+    rate_trace = next(trace for trace in history["data"] if trace["name"].startswith("corrected rate"))
     assert rate_trace["x"] == [str(record.id)]
     assert array(rate_trace["y"]).tolist() == pytest.approx([expected.corrected.estimate], nan_ok=True)
 

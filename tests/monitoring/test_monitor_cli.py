@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
+from sgi_core.monitoring.sample import sample_order
 from sgi_core.monitoring.store import policy_runs
 
 
@@ -39,45 +40,95 @@ def _monitor(capsys, *args):
     return code, capsys.readouterr()
 
 
-def test_a_run_under_prior_shift_holds_and_is_recorded(tmp_path, policy, capsys):
+def _sample_labels(frame, path, n, seed=0):
+    """The first ``n`` rows of the seeded random order the monitor asks to label, written as a labels file."""
+    picked = frame.iloc[sample_order(frame, seed)[:n]]
+    picked[["question", "context", "response", "label"]].to_csv(path, index=False)
+
+
+def test_an_unlabelled_run_is_unverified_asks_for_its_sample_and_is_recorded(tmp_path, policy, capsys):
     run, db = tmp_path / "run.csv", tmp_path / "history.sqlite"
     _rows(400, 0.2, 1, labelled=False).to_csv(run, index=False)
     code, out = _monitor(capsys, run, "--policy", policy, "--db", db, "--json")
-    assert code == 0
+    assert code == 4
     result = json.loads(out.out)
-    assert result["status"] == "holds" and not result["shift"]["detected"] and len(result["shift"]["tests"]) == 4
-    low, high = result["corrected_rate"]["ci"]
+    assert result["status"] == "unverified" and result["exit_code"] == 4
+    assert not result["shift"]["detected"] and len(result["shift"]["tests"]) == 4
+    headline, corrected = result["headline_rate"], result["corrected_rate"]
+    assert not headline["verified"] and "if only the rate changed" in headline["method"]
+    assert headline["ci"] == corrected["ci"] and corrected["role"] == "if only the rate changed"
+    low, high = corrected["ci"]
     share = result["flag_share"]
     assert low <= 0.2 <= high and share["estimate"] == share["n_flagged"] / share["n_scored"] and share["n_scored"] == 400
+    assert result["sample"]["size"] == 385 and not result["sample"]["whole_run"]
+    assert "label 385 of its 400 rows" in result["what_to_do"]
     (record,) = policy_runs(db)
-    assert record.id == result["record_id"] and record.summary == result["summary"]
+    assert record.id == result["record_id"] and record.summary == result["summary"] and record.status == "unverified"
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", db)
+    assert code == 4 and out.out.startswith("UNVERIFIED: label 385 of its 400 rows (the seeded random sample")
+    assert "hallucination rate unverified: no labelled sample of this run" in out.out
+    assert "if only the rate changed: corrected rate" in out.out and "HOLDS" not in out.out
 
 
-def test_limits_exit_1_and_shift_exits_3_and_is_still_recorded(tmp_path, policy, capsys):
+def test_the_seeded_sample_re_validates_and_its_rate_is_the_one_headline(tmp_path, policy, capsys):
+    frame = _rows(400, 0.3, 4)
+    run, labels, db = tmp_path / "run.csv", tmp_path / "labels.csv", tmp_path / "history.sqlite"
+    frame.drop(columns="label").to_csv(run, index=False)
+    _sample_labels(frame, labels, 97)  # +/-10 points: (1.96 / 0.2)^2 = 96.04 -> 97 rows
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", db, "--labels", labels, "--rate-half-width", "0.1",
+                         "--json")
+    result = json.loads(out.out)
+    revalidation, headline = result["revalidation"], result["headline_rate"]
+    assert code == 0 and result["status"] == "holds" and revalidation["n_labelled"] == 97 and revalidation["validated"]
+    assert headline["verified"] and (headline["estimate"], headline["ci"]) == (revalidation["rate"],
+                                                                               revalidation["rate_ci"])
+    assert headline["ci"][0] <= 0.3 <= headline["ci"][1] and headline["ci"] != result["corrected_rate"]["ci"]
+    assert policy_runs(db)[0].labels_used == 97
+    assert policy_runs(db)[0].summary["headline"] == headline
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", db, "--labels", labels, "--rate-half-width", "0.1")
+    lines = out.out.splitlines()
+    assert code == 0 and lines[0].startswith("HOLDS") and lines[2].startswith("if only the rate changed")
+    assert lines[1].startswith(f"hallucination rate {headline['estimate']:.1%} [{headline['ci'][0]:.1%}, "
+                               f"{headline['ci'][1]:.1%}] (re-validated on 97 rows of the seeded random sample")
+    # The verified rate decides --max-rate: a limit under its whole interval is exceeded.
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", db, "--labels", labels, "--rate-half-width", "0.1",
+                         "--max-rate", f"{headline['ci'][0] - 0.01:.3f}")
+    assert code == 1 and "over the limit max-rate" in out.out
+
+
+def test_labels_that_are_not_the_seeded_sample_or_too_few_give_no_re_validation(tmp_path, policy, capsys):
+    frame = _rows(400, 0.3, 4)
+    run, labels, db = tmp_path / "run.csv", tmp_path / "labels.csv", tmp_path / "history.sqlite"
+    frame.drop(columns="label").to_csv(run, index=False)
+    frame.sample(97, random_state=0)[["question", "context", "response", "label"]].to_csv(labels, index=False)
+    args = ("--policy", policy, "--db", db, "--labels", labels, "--rate-half-width", "0.1", "--json")
+    code, out = _monitor(capsys, run, *args)
+    result = json.loads(out.out)
+    assert code == 4 and result["revalidation"] is None and not result["headline_rate"]["verified"]
+    assert result["labels_refused"].startswith("the labels are not the seeded random sample (seed 0):")
+    _sample_labels(frame, labels, 60)
+    code, out = _monitor(capsys, run, *args)
+    result = json.loads(out.out)
+    assert code == 4 and result["revalidation"] is None
+    assert result["labels_refused"] == "60 rows of the seeded sample are labelled, fewer than the 97 it needs"
+    code, out = _monitor(capsys, run, *args[:-1])
+    assert "hallucination rate unverified: the labels given do not count: 60 rows of the seeded" in out.out
+
+
+def test_limits_shift_and_a_rate_limit_without_labels(tmp_path, policy, capsys):
     run, moved, db = tmp_path / "run.csv", tmp_path / "moved.csv", tmp_path / "history.sqlite"
     _rows(400, 0.5, 2, labelled=False).to_csv(run, index=False)
     _rows(400, 0.5, 3, shift=0.3, labelled=False).to_csv(moved, index=False)
+    # Without labels a rate limit is not checked: the corrected rate is over 0.2 only if only the rate changed.
     code, out = _monitor(capsys, run, "--policy", policy, "--db", db, "--max-rate", "0.2")
-    assert code == 1 and "over the limit max-rate (0.2)" in out.out
+    assert code == 4 and "cannot check --max-rate (0.2): it is checked on a verified rate only" in out.out
     code, out = _monitor(capsys, run, "--policy", policy, "--db", db, "--max-flag-rate", "0.1")
     assert code == 1 and "over the limit max-flag-rate (0.1)" in out.out
     code, out = _monitor(capsys, moved, "--policy", policy, "--db", db)
     assert code == 3 and out.out.startswith("SHIFT DETECTED")
     assert "not a mixture of what the policy was validated on (theta(q,c)" in out.out
-    assert "validates its score" not in out.out and "label a random sample of" in out.out
-    assert [r.status for r in policy_runs(db)] == ["over limit", "over limit", "shift detected"]
-
-
-def test_labels_on_a_sample_re_validate_the_policy(tmp_path, policy, capsys):
-    frame = _rows(400, 0.3, 4)
-    run, labels, db = tmp_path / "run.csv", tmp_path / "labels.csv", tmp_path / "history.sqlite"
-    frame.drop(columns="label").to_csv(run, index=False)
-    frame.sample(80, random_state=0)[["question", "context", "response", "label"]].to_csv(labels, index=False)
-    code, out = _monitor(capsys, run, "--policy", policy, "--db", db, "--labels", labels, "--json")
-    revalidation = json.loads(out.out)["revalidation"]
-    assert code == 0 and revalidation["n_labelled"] == 80 and revalidation["validated"]
-    assert revalidation["rate_ci"][0] <= 0.3 <= revalidation["rate_ci"][1]
-    assert policy_runs(db)[0].labels_used == 80
+    assert "validates its score" not in out.out and "label 385 of its 400 rows" in out.out
+    assert [r.status for r in policy_runs(db)] == ["unverified", "over limit", "shift detected"]
 
 
 def test_an_older_policy_says_it_cannot_correct_and_a_rate_limit_cannot_pass(tmp_path, policy, capsys):
@@ -89,16 +140,48 @@ def test_an_older_policy_says_it_cannot_correct_and_a_rate_limit_cannot_pass(tmp
     old.write_text(json.dumps(data))
     _rows(200, 0.3, 5, labelled=False).to_csv(run, index=False)
     code, out = _monitor(capsys, run, "--policy", old, "--db", tmp_path / "h.sqlite", "--max-rate", "0.5")
-    assert code == 1 and "records no held-out counts (written before version 6)" in out.out
+    assert code == 4 and "records no held-out counts (written before version 6)" in out.out
     assert "cannot check --max-rate" in out.out and "shift not checked" in out.out
+
+
+def test_a_run_too_small_to_test_says_so_and_never_holds(tmp_path, policy, capsys):
+    frame = _rows(4, 0.5, 9)
+    run, labels, db = tmp_path / "run.csv", tmp_path / "labels.csv", tmp_path / "h.sqlite"
+    frame.drop(columns="label").to_csv(run, index=False)
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", db)
+    assert code == 4 and "shift not checked: 4 rows of the run, at least 5 needed" in out.out
+    assert "validates its score" not in out.out and "every feature" not in out.out and "HOLDS" not in out.out
+    assert "label all 4 rows of this run (the whole run: no sample of 4 rows reaches +/-5.0%; all of them give " \
+           "about +/-49.0%" in out.out
+    _sample_labels(frame, labels, 4)
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", db, "--labels", labels)
+    assert code == 3 and out.out.startswith("NOT VALIDATED")
+
+
+def test_a_forced_policy_never_holds(tmp_path, capsys):
+    noise = _rows(600, 0.5, 10).assign(sgi=lambda f: np.random.default_rng(10).normal(1.0, 0.2, len(f)))
+    source, forced = tmp_path / "noise.csv", tmp_path / "forced.json"
+    noise.to_csv(source, index=False)
+    assert main(["gate", str(source), "--write-policy", str(forced), "--n-boot", "200", "--force"]) == 0
+    frame = _rows(400, 0.3, 11)
+    run, labels = tmp_path / "run.csv", tmp_path / "labels.csv"
+    frame.drop(columns="label").to_csv(run, index=False)
+    _sample_labels(frame, labels, 97)
+    capsys.readouterr()
+    code, out = _monitor(capsys, run, "--policy", forced, "--db", tmp_path / "h.sqlite", "--labels", labels,
+                         "--rate-half-width", "0.1")
+    assert code == 3 and out.out.startswith("NOT VALIDATED") and "HOLDS" not in out.out
+    assert "the policy's record validates" not in out.out and "its own record does not validate it" in out.out
 
 
 def test_usage_errors_exit_2(tmp_path, policy, capsys):
     run = tmp_path / "run.csv"
     _rows(50, 0.3, 6, labelled=False).to_csv(run, index=False)
-    with pytest.raises(SystemExit) as caught:
-        main(["monitor", str(run), "--policy", str(policy), "--max-rate", "1.5"])
-    assert caught.value.code == 2
+    for option, value in (("--max-rate", "1.5"), ("--rate-half-width", "0.5"), ("--rate-half-width", "x")):
+        with pytest.raises(SystemExit) as caught:
+            main(["monitor", str(run), "--policy", str(policy), option, value])
+        assert caught.value.code == 2
+    assert "--rate-half-width: must be a number in (0, 0.5), such as 0.05; got 'x'" in capsys.readouterr().err
     code, out = _monitor(capsys, run, "--policy", tmp_path / "missing.json", "--db", tmp_path / "h.sqlite")
     assert code == 2 and "cannot read the policy" in out.err
 
@@ -115,3 +198,15 @@ def test_compare_does_not_let_a_policy_validate_runs_it_was_not_validated_on(pol
     assert _validating(held, SimpleNamespace(base=same, new=same)) is held
     assert _validating(held, SimpleNamespace(base=same, new=moved)) is None
     assert "moved.csv: the run's distribution is not a mixture" in capsys.readouterr().err
+
+
+def test_help_states_the_exit_codes_and_the_default_sample(capsys):
+    from sgi_core.monitoring.sample import RATE_HALF_WIDTH, plan_sample
+    from sgi_core.render.monitor import EXIT_CODES
+
+    with pytest.raises(SystemExit):
+        main(["monitor", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"(default {RATE_HALF_WIDTH:g}: at most {plan_sample(10 ** 9).size} rows" in text
+    assert "0 the policy holds" in text and "4 unverified" in text and "2 usage error" in text
+    assert sorted(set(EXIT_CODES.values())) == [0, 1, 3, 4]
