@@ -9,6 +9,8 @@
 - ``judge``: LLM-judged RAG metrics (``judge_<metric>`` columns) for every row, via an OpenAI-compatible API.
 - ``compare``: two runs of the same inputs, score by score, with paired intervals and tests.
 - ``monitor``: a new run held to a saved policy: corrected hallucination rate, shift check, run history.
+- ``pull``: a window of traces from a running Phoenix server, one row per trace.
+- ``annotate``: a scored window's scores and a monitor's verdict written back to Phoenix as annotations.
 
 Each subcommand is a module of :mod:`sgi_core.commands`; this module only assembles the
 parser from :data:`COMMANDS` and runs the chosen one.
@@ -19,11 +21,23 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sgi_core.commands import compare, compute, convert, gate, judge, models, monitor, report, score
+from sgi_core.commands import (
+    annotate,
+    compare,
+    compute,
+    convert,
+    gate,
+    judge,
+    models,
+    monitor,
+    pull,
+    report,
+    score,
+)
 from sgi_core.errors import SGIInputError
 
 #: The subcommands, in the order ``--help`` lists them.
-COMMANDS = (compute, score, report, models, convert, gate, judge, compare, monitor)
+COMMANDS = (compute, score, report, models, convert, gate, judge, compare, monitor, pull, annotate)
 
 
 def build_parser() -> argparse.ArgumentParser:
