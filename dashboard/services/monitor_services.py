@@ -6,12 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
+from dashboard.services import confound_services
 from dashboard.services.resamples import REPORT_N_BOOT, app_resamples
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
 from sgi_core.monitoring.store import RunRecord, append_run, default_db_path, policy_runs
 from sgi_core.monitoring.summary import MonitorSummary, flagged_positions, monitor_run
 from sgi_core.policy.file import Policy, policy_from_json, policy_to_json
+from sgi_core.policy.rules import check_made_by
 from sgi_core.render.provenance import provenance
 
 
@@ -31,13 +33,22 @@ def _scores(policy: Policy, frame: pd.DataFrame):
     return frame[policy.score_column].to_numpy(dtype=float)
 
 
-@st.cache_data(show_spinner="Holding the run to the policy...", max_entries=16)
-def summary(key: state.DataKey, model_name: str, policy_json: str, _frame: pd.DataFrame) -> MonitorSummary:
-    """The run (this file, its labels as a random sample) held to the policy: :func:`monitor_run`."""
+def summary(key: state.DataKey, model_name: str, policy_json: str, frame: pd.DataFrame) -> MonitorSummary:
+    """The run (this file, its labels) held to the policy: :func:`monitor_run`.
+
+    SGI made by another model, precision, backend or context strategy than the policy's is refused by
+    :func:`~sgi_core.policy.rules.check_made_by`, the check ``monitor`` makes.
+    """
     held = policy(policy_json)
-    if held.score_column == "sgi" and held.model != model_name:
-        raise SGIInputError(f"the policy was made with model '{held.model}', this file's SGI by '{model_name}': its "
-                            "threshold is in that model's SGI units", hint=f"Add {held.model} on the Data page")
+    if held.score_column == "sgi":
+        made_by = confound_services.scored_with(key, model_name)
+        check_made_by(held, dict(zip(("model", "precision", "backend", "context_strategy"), made_by)), key.name)
+    return _summary(key, model_name, policy_json, frame)
+
+
+@st.cache_data(show_spinner="Holding the run to the policy...", max_entries=16)
+def _summary(key: state.DataKey, model_name: str, policy_json: str, _frame: pd.DataFrame) -> MonitorSummary:
+    held = policy(policy_json)
     return monitor_run(held, _frame, _scores(held, _frame), y_true=_frame["label"].to_numpy(dtype=float),
                        n_boot=app_resamples(REPORT_N_BOOT))
 

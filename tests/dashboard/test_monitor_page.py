@@ -79,3 +79,19 @@ def test_the_report_holds_the_pages_words_and_tables(app, sample_scores, policy)
     assert all(f"<td>{feature_label(t.feature)}</td>" in text for t in expected.shift.tests
                if t.feature != "score")  # the score's label holds an apostrophe, escaped by pandas its own way
     assert "<b>x</b>" not in text
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"context_strategy": "mean"}, "the contexts were embedded with strategy joined, the policy's with mean"),
+    ({"model_backend": "onnx-int8"}, "the policy's with onnx-int8: int8 weights move SGI"),
+    ({"model_precision": "fp16"}, "the policy's at fp16: a different precision moves SGI"),
+])
+def test_the_page_refuses_scores_the_command_line_refuses(app, policy, change, message):
+    import dataclasses
+
+    at = goto(app, "monitor")
+    other = dataclasses.replace(policy, **change)
+    at.file_uploader(key="monitor.policy_upload").set_value(
+        ("policy.json", policy_to_json(other).encode(), "application/json")).run()
+    (shown,) = [e.value for e in at.error]
+    assert message in shown.replace("\\", "") and not [m for m in at.metric if m.label == "Verdict"]
