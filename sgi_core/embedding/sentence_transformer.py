@@ -154,7 +154,9 @@ class SentenceTransformerEncoder:
         if token_budget is None and device != "cpu":
             token_budget = DEFAULT_TOKEN_BUDGET
         self.token_budget = token_budget
-        self.model = SentenceTransformer(str(path), device=device, trust_remote_code=trust_model_code)
+        # Caller keywords override the folder's own: transformers never unpickles beyond plain tensors.
+        self.model = SentenceTransformer(str(path), device=device, trust_remote_code=trust_model_code,
+                                         model_kwargs={"weights_only": True})
         if precision != "fp32":
             import torch
 

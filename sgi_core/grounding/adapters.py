@@ -153,7 +153,7 @@ def detect_adapter(folder: GroundingFolder) -> Adapter:
         An unknown manifest key or adapter, an architecture no adapter reads, or labels
         naming no supported (token classifiers: hallucinated) class.
     """
-    manifest, config, where = folder.manifest, folder.config, folder.path
+    manifest, config, where = folder.manifest, folder.config, folder.source
     unknown = set(manifest) - _MANIFEST_KEYS
     if unknown:
         raise SGIInputError(f"{MANIFEST_NAME} of model folder '{where}' has unknown keys: {', '.join(sorted(unknown))}",

@@ -74,6 +74,6 @@ def provenance(models) -> str:
     Each model's folder, fingerprint, adapter, input length, backend (what computed its
     logits) and self-test.
     """
-    return json.dumps([{"name": model.name, "folder": str(model.folder.path), "fingerprint": model.folder.fingerprint,
+    return json.dumps([{"name": model.name, "folder": str(model.folder.source), "fingerprint": model.folder.fingerprint,
                         "adapter": model.adapter.to_dict(), "max_length": model.max_length, "backend": model.backend,
                         "self_test": model.self_test.to_dict()} for model in models])

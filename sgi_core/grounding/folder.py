@@ -3,10 +3,12 @@
 A folder is the only source of a grounding model: nothing is downloaded. Before
 ``transformers`` sees it, :func:`read_folder` checks that
 
+- it is copied into a private folder (:func:`sgi_core.models.snapshot.snapshot_folder`), and
+  every check below and the load read that copy, so nothing swapped in after the check loads;
+  its fingerprint hashes the copied bytes;
 - it holds ``config.json`` and weights in safetensors (``*.safetensors``). A folder whose
-  weights are only pickles (``.bin``, ``.ckpt``, ``.pt``, ``.pth``) is refused unless the
-  user consents with ``trust_model_code`` (unpickling runs code), and the message shows
-  how to convert them;
+  weights are only pickles is refused unless the user consents with ``trust_model_code``
+  (:mod:`sgi_core.models.pickles`);
 - its JSON passes the embedding folders' trust check
   (:func:`sgi_core.models.trust.check_model_code`);
 - ``config.json`` names no ``auto_map`` (code shipped with the model) and only
@@ -26,23 +28,12 @@ from pathlib import Path
 
 from sgi_core.errors import SGIInputError
 from sgi_core.jsonio import loads_json
-from sgi_core.models.sources import folder_fingerprint
+from sgi_core.models.pickles import weight_files
 
 #: The optional file of a model folder that overrides what is detected from its ``config.json``.
 MANIFEST_NAME = "sgi_grounding.json"
-#: Weight files that are unpickled to load, so that loading them runs whatever they hold.
-PICKLE_SUFFIXES = (".bin", ".ckpt", ".pt", ".pth")
 #: Adapters that never read the folder's ``auto_map``: they build the model from transformers' classes.
 OWN_CODE_ADAPTERS = ("hhem",)
-
-CONVERT_HINT = (
-    "Convert the weights to safetensors once, in a Python you trust with this file: "
-    "`import torch; from safetensors.torch import save_file; "
-    "state = torch.load('DIR/pytorch_model.bin', map_location='cpu', weights_only=True); "
-    "save_file({k: v.contiguous() for k, v in state.items()}, 'DIR/model.safetensors')`; "
-    "or pass --trust-model-code to unpickle them here (runs any code they hold)"
-)
-
 
 @dataclass(frozen=True)
 class GroundingFolder:
@@ -51,7 +42,7 @@ class GroundingFolder:
     Attributes
     ----------
     path : Path
-        The folder, resolved.
+        The private copy that was checked and that loads.
     name : str
         The short name its columns carry (``grounding_<name>_min``).
     config : dict
@@ -61,8 +52,9 @@ class GroundingFolder:
     weights : tuple of str
         The weight files loaded (relative names), safetensors unless consented otherwise.
     fingerprint : str
-        :func:`~sgi_core.models.sources.folder_fingerprint` of the folder: what the
-        score cache is keyed by.
+        The SHA-256 of the copied files' bytes: what the score cache is keyed by.
+    source : Path
+        The user's folder, resolved: what messages and records name.
     """
 
     path: Path
@@ -71,6 +63,7 @@ class GroundingFolder:
     manifest: dict = field(repr=False)
     weights: tuple[str, ...]
     fingerprint: str
+    source: Path
 
     @property
     def safetensors(self) -> bool:
@@ -88,23 +81,6 @@ def _json_object(path: Path, folder: Path) -> dict:
         raise SGIInputError(f"'{path.name}' of model folder '{folder}' is not a JSON object",
                             hint="Give the folder of a transformers model (its config.json is an object)")
     return value
-
-
-def _weights(folder: Path, *, trust_model_code: bool) -> tuple[str, ...]:
-    # Tools write caches under hidden folders (.cache/); those are never the model's weights.
-    files = sorted(p for p in folder.rglob("*")
-                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
-    safe = tuple(p.relative_to(folder).as_posix() for p in files if p.suffix == ".safetensors")
-    if safe:
-        return safe
-    pickled = tuple(p.relative_to(folder).as_posix() for p in files if p.suffix in PICKLE_SUFFIXES)
-    if not pickled:
-        raise SGIInputError(f"model folder '{folder}' holds no weights (*.safetensors)",
-                            hint="Give the folder the model was saved to (save_pretrained writes model.safetensors)")
-    if not trust_model_code:
-        raise SGIInputError(f"model folder '{folder}' holds only pickled weights ({', '.join(pickled)}), "
-                            "and loading a pickle runs any code it holds", hint=CONVERT_HINT)
-    return pickled
 
 
 def known_architecture(name: str) -> bool:
@@ -150,26 +126,33 @@ def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: 
         No such folder, no ``config.json``, unreadable JSON, pickle-only weights without
         consent, ``auto_map``, an architecture transformers lacks, or a bad short name.
     """
+    from sgi_core.models.snapshot import snapshot_folder
     from sgi_core.models.trust import check_model_code
 
+    if "\0" in str(path):
+        raise SGIInputError(f"the model folder path {str(path)!r} holds a NUL byte", hint="Give the folder's path")
     folder = Path(path).expanduser()
     if not folder.is_dir():
         raise SGIInputError(f"no model folder at '{path}'",
                             hint="Give the path of a local folder holding config.json and *.safetensors")
     folder = folder.resolve()
-    if not (folder / "config.json").is_file():
-        raise SGIInputError(f"model folder '{folder}' has no config.json",
-                            hint="Give the folder a transformers model was saved to (save_pretrained)")
     name = default_name(folder) if name is None else name
     if not name or not all(ch.isalnum() or ch == "_" for ch in name):
         raise SGIInputError(f"the grounding model name {name!r} may hold only letters, digits and '_'",
                             hint="Name it on the command line as NAME=DIR, e.g. --grounding-model nli=./models/nli")
-    check_model_code(folder, trust_model_code=trust_model_code)
-    config = _json_object(folder / "config.json", folder)
-    manifest = _json_object(folder / MANIFEST_NAME, folder) if (folder / MANIFEST_NAME).is_file() else {}
-    _check_config(folder, config, manifest)
-    weights = _weights(folder, trust_model_code=trust_model_code)
-    return GroundingFolder(folder, name, config, manifest, weights, folder_fingerprint(folder))
+    snapshot = snapshot_folder(folder)
+    with snapshot.checking() as copy:
+        if not (copy / "config.json").is_file():
+            raise SGIInputError(f"model folder '{copy}' has no config.json",
+                                hint="Give the folder a transformers model was saved to (save_pretrained)")
+        check_model_code(copy, trust_model_code=trust_model_code)
+        config = _json_object(copy / "config.json", copy)
+        manifest = _json_object(copy / MANIFEST_NAME, copy) if (copy / MANIFEST_NAME).is_file() else {}
+        _check_config(copy, config, manifest)
+        weights = weight_files(copy, trust_model_code=trust_model_code)
+    checked = GroundingFolder(copy, name, config, manifest, weights, snapshot.fingerprint, folder)
+    snapshot.bind(checked)
+    return checked
 
 
 def default_name(folder: str | Path) -> str:

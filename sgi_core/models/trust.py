@@ -12,6 +12,11 @@ string from a JSON file:
 - ``activation_function`` of a Dense config and a cross-encoder's ``activation_fn`` /
   ``sbert_ce_default_activation_function``, each imported and called.
 
+Loader keyword blocks (:data:`LOADER_KWARG_KEYS`: ``model_kwargs`` and its kin) are passed to
+transformers' ``from_pretrained`` and can lift its protections (``"weights_only": false`` unpickles
+anything): a block naming a key outside :data:`HARMLESS_LOADER_KEYS` is refused. A file a folder
+names (a ``*_file`` key, a shard of a ``weight_map``) must be a relative name inside the folder.
+
 A transformers config's ``auto_map`` (the folder's own modelling code) is read only when remote
 code is trusted, which the workbench allows only with the user's opt-in; otherwise transformers
 refuses such a folder unless it knows the architecture itself (as the grounding adapters, which
@@ -32,6 +37,7 @@ from pathlib import Path
 
 from sgi_core.errors import SGIInputError
 from sgi_core.jsonio import loads_json
+from sgi_core.models.snapshot import DATA_JSON_FILES, MAX_CHECKED_JSON_BYTES
 
 #: Keys whose string values a loader imports as a class (``types`` holds a mapping of them).
 CLASS_KEYS = ("type", "types", "tokenizer_class")
@@ -84,8 +90,12 @@ _ST_CLASSES = {
 #: folder imports neither torch nor sentence-transformers; a test holds it to the installed release.
 ALLOWED_REFERENCES = frozenset({f"{where}.{name}" for where, names in _ST_CLASSES.items() for name in names}
                                | TORCH_ACTIVATIONS)
-# Read by the Rust tokenizers library as data: their "type" tags are never imported, and they are large.
-_DATA_FILES = {"tokenizer.json", "vocab.json"}
+#: Blocks of keyword arguments that sentence-transformers hands to transformers' loaders.
+LOADER_KWARG_KEYS = ("model_kwargs", "model_args", "config_kwargs", "config_args", "processor_kwargs",
+                     "tokenizer_args", "tokenizer_kwargs")
+#: Keys of such a block that change no loading rule (dtypes, casing, lengths, padding sides).
+HARMLESS_LOADER_KEYS = frozenset({"torch_dtype", "dtype", "do_lower_case", "model_max_length", "max_length",
+                                  "padding_side", "truncation_side", "clean_up_tokenization_spaces"})
 
 OPT_IN_HINT = "If you trust the folder's code, pass --trust-model-code (trust_model_code=True)"
 
@@ -97,6 +107,9 @@ class _Callable(str):
 def _read_json(path: Path, folder: Path):
     # A model folder may come from anywhere: its JSON is read as any input is.
     try:
+        if path.stat().st_size > MAX_CHECKED_JSON_BYTES:
+            raise SGIInputError(f"{path.stat().st_size:,} bytes, over the {MAX_CHECKED_JSON_BYTES:,} a model's "
+                                "JSON configuration may hold")
         return loads_json(path.read_bytes(), allow_duplicate_keys=True)
     except (OSError, SGIInputError) as err:
         reason = err.message if isinstance(err, SGIInputError) else err
@@ -131,9 +144,55 @@ def _check_paths(data, file: Path, root: Path) -> None:
             raise SGIInputError(f"module path '{path}' in '{file}' leaves the folder")
 
 
+def _loader_kwargs(node, out: list) -> None:
+    """Append ``(block, key)`` for every key of a loader keyword block outside the harmless ones, at any depth."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in LOADER_KWARG_KEYS:
+                keys = value if isinstance(value, dict) else {"(not an object)": value}
+                out.extend((key, inner) for inner in keys if inner not in HARMLESS_LOADER_KEYS)
+            _loader_kwargs(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _loader_kwargs(value, out)
+
+
+def _named_files(node, out: list) -> None:
+    """Append every file name a loader reads by a folder's word: ``*_file`` values and ``weight_map`` shards."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "weight_map" and isinstance(value, dict):
+                out.extend(value.values())
+            elif isinstance(key, str) and key.endswith("_file") and value is not None:
+                out.append(value)
+            _named_files(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _named_files(value, out)
+
+
+def check_named_files(folder: str | Path) -> None:
+    """Refuse a folder whose JSON names a file outside it (an absolute path, a ``..``), trusted or not.
+
+    The folder's fingerprint covers its own files only: weights or a vocabulary read from
+    elsewhere could change under the cached scores.
+    """
+    root = Path(folder).resolve()
+    for path in _json_files(root):
+        names: list = []
+        _named_files(_read_json(path, root), names)
+        for name in names:
+            inside = isinstance(name, str) and not Path(name).is_absolute() and (path.parent / name).resolve(
+                ).is_relative_to(root)
+            if not inside:
+                raise SGIInputError(f"'{path.relative_to(root)}' of model folder '{root}' names the file {name!r}, "
+                                    "outside the folder", hint="Copy that file into the folder and name it by its "
+                                                               "relative name, or delete the key")
+
+
 def _json_files(root: Path):
     for path in sorted(root.rglob("*.json")):
-        if path.name not in _DATA_FILES and path.is_file():
+        if path.name not in DATA_JSON_FILES and path.is_file():
             yield path
 
 
@@ -197,10 +256,21 @@ def check_model_code(folder: str | Path, *, trust_model_code: bool = False) -> N
     Raises
     ------
     SGIInputError
-        Naming the first untrusted reference, the file that names it and how to opt in.
+        Naming the first untrusted reference or loader keyword, the file that names it and how
+        to opt in; or a file named outside the folder (:func:`check_named_files`, even when trusted).
     """
+    check_named_files(folder)
     if trust_model_code:
         return
+    root = Path(folder).resolve()
+    for path in _json_files(root):
+        found: list = []
+        _loader_kwargs(_read_json(path, root), found)
+        if found:
+            block, key = found[0]
+            raise SGIInputError(f"'{path.relative_to(root)}' of model folder '{folder}' passes {key!r} to the loader "
+                                f"in '{block}', which can change how it loads (only {', '.join(sorted(HARMLESS_LOADER_KEYS))} "
+                                "are taken without the opt-in)", hint=OPT_IN_HINT)
     untrusted = [(file, ref) for file, ref in class_references(folder) if not is_allowed(ref)]
     if untrusted:
         file, ref = untrusted[0]

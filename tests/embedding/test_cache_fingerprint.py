@@ -14,7 +14,8 @@ from sgi_core.embedding import (
     registry,
 )
 from sgi_core.embedding.cache import text_key
-from sgi_core.models.sources import folder_fingerprint, package_fingerprint
+from sgi_core.models.snapshot import content_fingerprint, snapshot_folder
+from sgi_core.models.sources import package_fingerprint
 
 
 class SourceEncoder:
@@ -96,24 +97,30 @@ def test_rows_whose_blob_does_not_hold_their_width_are_left_out(tmp_path):
     assert found.tolist() == [0] and vectors.tolist() == [[1.0, 1.0, 1.0]]
 
 
-def test_folder_fingerprint_follows_names_sizes_and_mtimes(tmp_path):
+def test_folder_fingerprint_follows_the_bytes_not_names_sizes_and_times(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 64)
     os.utime(tmp_path / "model.safetensors", ns=(1_700_000_000_000_000_000,) * 2)
-    base = folder_fingerprint(tmp_path)
+    base = content_fingerprint(tmp_path)
     assert base.startswith("folder:") and len(base) == len("folder:") + 64
     (tmp_path / ".cache").mkdir()
     (tmp_path / ".cache" / "lock").write_text("written by a tool on load")
     (tmp_path / ".gitattributes").write_text("*")
-    assert folder_fingerprint(tmp_path) == base
+    assert content_fingerprint(tmp_path) == base
+    os.utime(tmp_path / "model.safetensors", ns=(1_700_000_000_000_000_001,) * 2)
+    assert content_fingerprint(tmp_path) == base  # the same bytes at another time: the same model
     (tmp_path / "model.safetensors").write_bytes(b"\x01" * 64)
     os.utime(tmp_path / "model.safetensors", ns=(1_700_000_000_000_000_000,) * 2)
-    assert folder_fingerprint(tmp_path) == base  # same name, size and mtime: the documented blind spot
-    os.utime(tmp_path / "model.safetensors", ns=(1_700_000_000_000_000_001,) * 2)
-    changed = folder_fingerprint(tmp_path)
-    (tmp_path / "model.safetensors").write_bytes(b"\x01" * 65)
-    os.utime(tmp_path / "model.safetensors", ns=(1_700_000_000_000_000_001,) * 2)
-    assert len({base, changed, folder_fingerprint(tmp_path)}) == 3
+    assert content_fingerprint(tmp_path) != base  # same name, size and mtime, other weights
+
+
+def test_two_copies_with_equal_names_sizes_and_times_but_other_weights_differ(tmp_path):
+    for name, byte in (("a", b"\x00"), ("b", b"\x01")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.safetensors").write_bytes(byte * 64)
+        os.utime(tmp_path / name / "model.safetensors", ns=(1_700_000_000_000_000_000,) * 2)
+    assert content_fingerprint(tmp_path / "a") != content_fingerprint(tmp_path / "b")
+    assert snapshot_folder(tmp_path / "a").fingerprint == content_fingerprint(tmp_path / "a")
 
 
 def test_one_registered_name_from_two_sources_has_two_fingerprints(tmp_path, monkeypatch):
@@ -125,8 +132,7 @@ def test_one_registered_name_from_two_sources_has_two_fingerprints(tmp_path, mon
     user_copy.mkdir()
     (user_copy / "modules.json").write_text("[]")
     from_folder = registry._offline_source(spec, unpack=False)
-    assert from_folder.path == str(user_copy) and from_folder.fingerprint == folder_fingerprint(user_copy)
-    assert from_folder.fingerprint != from_package.fingerprint
+    assert from_folder.path == str(user_copy) and from_folder.fingerprint is None  # named by its copy's bytes
 
 
 @pytest.mark.slow
