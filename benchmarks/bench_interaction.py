@@ -41,7 +41,6 @@ from pathlib import Path
 import pandas as pd
 from bench_scoring import DATA, limit_threads, machine, timed
 
-
 TARGETS_S = {"threshold_metrics": 0.1, "pca": 1.0, "umap": 20.0}
 CALIBRATION_METHODS = ("minmax", "platt", "isotonic")
 UMAP_WARM_UP_TRIPLES = 1_500
@@ -59,8 +58,8 @@ def median_seconds(run, repeats: int) -> dict:
 
 
 def scored_rows(args, cache_dir: str):
-    from sgi_core.io.triples import validate_triples
     from sgi_core.embedding import EmbeddingCache, load_encoder
+    from sgi_core.io.triples import validate_triples
     from sgi_core.scoring import embed_table, score_table
 
     frame = pd.read_csv(args.data, dtype=str, keep_default_na=False, nrows=args.rows)

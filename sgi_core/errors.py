@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 #: Row numbers listed in a message before the rest are summed up as "and N more".
 MAX_ROWS_SHOWN = 10

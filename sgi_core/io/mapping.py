@@ -8,8 +8,8 @@ the library adds columns of their names (:data:`sgi_core.columns.ADDED_COLUMNS`)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import pandas as pd
 

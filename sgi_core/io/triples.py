@@ -15,8 +15,9 @@ hallucinated ones; ``NaN`` means unlabelled.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd

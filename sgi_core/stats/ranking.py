@@ -183,7 +183,7 @@ class RocResult(JsonResult):
     __hash__ = None
 
     @classmethod
-    def undefined(cls, n_pos: int, n_neg: int, n_excluded: int) -> "RocResult":
+    def undefined(cls, n_pos: int, n_neg: int, n_excluded: int) -> RocResult:
         """The result where the AUROC is undefined: empty curve, NaN AUROC and interval."""
         empty = frozen_array([])
         return cls(empty, empty, empty, math.nan, (math.nan, math.nan), n_pos, n_neg, n_excluded)

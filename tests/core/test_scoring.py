@@ -2,11 +2,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.io.triples import load_triples, validate_triples
 from sgi_core.embedding import EmbeddingCache, HashingEncoder
-from sgi_core.geometry import triple_angles
 from sgi_core.errors import SGIInputError
-from sgi_core.geometry import sgi_bounds
+from sgi_core.geometry import sgi_bounds, triple_angles
+from sgi_core.io.triples import load_triples, validate_triples
 from sgi_core.scoring import score_table, score_triple
 from tests.conftest import SAMPLE_CSV
 

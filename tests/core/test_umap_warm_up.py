@@ -5,8 +5,8 @@ import sys
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
-from sgi_core.projection import project_triples, warm_up_umap
 from sgi_core.progress import rate_line
+from sgi_core.projection import project_triples, warm_up_umap
 
 
 def compiled_signatures() -> dict:

@@ -6,8 +6,8 @@ from dashboard import state
 from sgi_core.embedding import load_encoder
 from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
-from tests.io.test_context_lists import ROWS, write_ragas_jsonl
 from tests.dashboard.conftest import assert_clean, goto, metric, upload
+from tests.io.test_context_lists import ROWS, write_ragas_jsonl
 
 SGI_METRIC = "SGI = θ(r,q) / θ(r,c)"
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -183,7 +183,7 @@ def _read_until_closed(sock: socket.socket, *, seconds: float, trickle: bool = F
     while time.monotonic() < deadline:
         try:
             chunk = sock.recv(65536)
-        except socket.timeout:
+        except TimeoutError:
             if not trickle:
                 break
             try:

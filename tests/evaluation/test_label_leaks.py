@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from sgi_core.evaluation.label_leaks import (
     ColumnScreen,

@@ -3,9 +3,9 @@ import json
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import UndefinedStatisticWarning, evaluate
+from sgi_core.io.triples import load_triples
 from sgi_core.pipelines.model_comparison import ModelComparison, compare_models
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV

@@ -8,8 +8,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import HashingEncoder
+from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 

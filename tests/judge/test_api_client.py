@@ -6,6 +6,7 @@ import socket
 
 import pytest
 
+from sgi_core.errors import SGIInputError
 from sgi_core.http.client import (
     ApiClient,
     ApiError,
@@ -13,7 +14,6 @@ from sgi_core.http.client import (
     check_base_url,
     retry_after_seconds,
 )
-from sgi_core.errors import SGIInputError
 from tests.judge.fake_server import FakeServer
 
 KEY = "sk-judge-test-SECRET-0123456789"

@@ -5,11 +5,11 @@ import logging
 import numpy as np
 import pytest
 
-from sgi_core.http.client import ApiError
 from sgi_core.cli import main
 from sgi_core.embedding import HashingEncoder
 from sgi_core.embedding.openai_api import OpenAIEncoder
 from sgi_core.errors import SGIInputError
+from sgi_core.http.client import ApiError
 from tests.judge.fake_server import FakeServer
 
 KEY = "sk-embed-test-SECRET-42"

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.io.triples import validate_triples
 from sgi_core.embedding.cache import EmbeddingCache
+from sgi_core.io.triples import validate_triples
 from sgi_core.judge import TASKS, AnswerCache, JudgeCacheWarning, JudgeClient, plan_judging, run_judge
 from sgi_core.judge.client import MAX_TOKENS_PER_REQUEST, estimate_tokens
 from tests.judge.fake_server import FakeServer, judge_answer

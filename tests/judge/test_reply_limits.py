@@ -14,9 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from sgi_core.http.client import ApiClient, ApiError, RetryPolicy
+from sgi_core.http.reply_body import BoundedBody, ReplyRefused
 from sgi_core.judge.client import ECHO_CHARS, MAX_REPLY_BYTES, JudgeClient
 from sgi_core.judge.prompts import TASKS, AnswerError
-from sgi_core.http.reply_body import BoundedBody, ReplyRefused
 
 MB = 2**20
 ONCE = RetryPolicy(max_attempts=1)

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import sgi_core.judge.cache as judge_cache
-from sgi_core.io.triples import validate_triples
 from sgi_core.errors import SGIInputError
+from sgi_core.io.triples import validate_triples
 from sgi_core.judge import (
     BEYOND_MAX_ROWS,
     PROMPT_VERSION,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 import os
 import socket
-import tomllib
 
 import pytest
+import tomllib
 
 from tests.app_server import running_app
 from tests.conftest import REPO

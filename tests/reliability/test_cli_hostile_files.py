@@ -7,11 +7,10 @@ import sys
 import pandas as pd
 import pytest
 
-from sgi_core.io import chunks
 from sgi_core.cli import main
+from sgi_core.io import chunks
 from tests.conftest import REPO
 from tests.reliability.hostile_files import FORMULAS, REFUSED, SCORED, TRIPLE, csv_lines
-
 
 # Where a file read two rows at a time is told apart from the same file read whole.
 STREAMED_MESSAGES = {

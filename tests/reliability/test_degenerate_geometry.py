@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import HashingEncoder
 from sgi_core.geometry import SGI_EPSILON
+from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 from tests.reliability.hostile_files import SHORT, C, Q, R, csv_lines
 

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
 from sgi_core.io import chunks
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table
+from sgi_core.io.triples import load_triples
 from tests.reliability.hostile_files import C, Q, R
 
 ROWS = pd.DataFrame({"question": [Q, Q + " Again?"], "context": [C, C], "response": [R, R + " Yes."],

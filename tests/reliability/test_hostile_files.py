@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import HashingEncoder
 from sgi_core.errors import SGIInputError
+from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 from tests.reliability.hostile_files import REFUSED, SCORED
 

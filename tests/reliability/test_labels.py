@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples, parse_labels
 from sgi_core.embedding import HashingEncoder
 from sgi_core.errors import SGIInputError
+from sgi_core.io.triples import load_triples, parse_labels
 from sgi_core.scoring import score_table
 from tests.reliability.hostile_files import TRIPLE, csv_lines
 

@@ -19,7 +19,7 @@ from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table
 from sgi_core.pipelines.local_engine import read_chunks
 from tests.conftest import REPO
-from tests.reliability.hostile_files import C, Q, R, TRIPLE, csv_lines
+from tests.reliability.hostile_files import TRIPLE, C, Q, R, csv_lines
 
 LONG_CONTEXT = ("Paris is the capital of France. " * 3125)[:99_000]
 COLUMNS_HINT = "Raise the limit with SGI_MAX_COLUMNS"

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import HashingEncoder
 from sgi_core.errors import SGIInputError
 from sgi_core.io.export import to_csv_bytes, write_table
+from sgi_core.io.triples import load_triples
 from sgi_core.pipelines.local_engine import read_chunks, score_to_file
 from sgi_core.scoring import score_table
 from tests.conftest import REPO

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from sgi_core.columns import TEXT_COLUMNS
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import HashingEncoder
 from sgi_core.errors import SGIInputError
 from sgi_core.io.export import to_csv_bytes
 from sgi_core.io.reading import read_table
+from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

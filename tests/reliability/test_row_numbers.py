@@ -5,8 +5,8 @@ import re
 import pandas as pd
 import pytest
 
-from sgi_core.io.triples import validate_triples
 from sgi_core.errors import SGIInputError
+from sgi_core.io.triples import validate_triples
 from tests.reliability.hostile_files import C, Q, R
 
 

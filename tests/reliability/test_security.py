@@ -1,10 +1,10 @@
 """Nothing a user provides is unpickled or run as code, keys never leak, and the app stays local."""
 
 import ast
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from sgi_core.io.reading import DEFAULT_MAX_INPUT_MB
 from tests.conftest import REPO

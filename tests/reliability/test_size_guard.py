@@ -6,11 +6,11 @@ import re
 import pandas as pd
 import pytest
 
-from sgi_core.io import reading
 from sgi_core.cli import main
-from sgi_core.io.triples import validate_triples
 from sgi_core.errors import SGIInputError
+from sgi_core.io import reading
 from sgi_core.io.reading import max_input_bytes, read_table
+from sgi_core.io.triples import validate_triples
 
 MILLION = 1_000_000
 HINT = ("Split it into smaller files, or raise the limit with SGI_MAX_INPUT_MB if this machine has several times "

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from sgi_core.stats import length_matched as lm
 from sgi_core.stats import bootstrap
+from sgi_core.stats import length_matched as lm
 from sgi_core.stats.length_matched import LengthMatchedResult, length_matched_auroc
 from sgi_core.stats.length_matched_variance import length_matched_variances
 
