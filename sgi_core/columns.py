@@ -28,6 +28,8 @@ TEXT_COLUMNS = ("question", "context", "response")
 ROLES = (*TEXT_COLUMNS, "label")
 #: 1-based data row number of each row in its input file.
 INPUT_ROW = "input_row"
+#: When a row of a labels table was labelled (a date and time); without it the rows' order is the labelling order.
+LABELLED_AT = "labelled_at"
 ANGLE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc")
 STATUS_COLUMN = "sgi_status"
 #: Prefix of a grounding model's columns, ``grounding_<name>_<suffix>`` (:mod:`sgi_core.grounding.scoring`).

@@ -82,7 +82,8 @@ def run(args) -> int:
             print(f"note: the policy's threshold is in {policy.model}'s units; these runs were scored with "
                   f"{pair.model or args.model} (pass --model {policy.model})", file=sys.stderr)
         comparison = compare_runs(pair.matched, threshold=threshold, policy=_validating(policy, pair), model=pair.model,
-                                  n_boot=args.n_boot, seed=args.seed, prediction_powered=not pair.targeted_labels)
+                                  n_boot=args.n_boot, seed=args.seed, prediction_powered=not pair.targeted_labels,
+                                  label_order=pair.label_order)
     print(comparison_text(comparison, sequential=args.sequential))
     for note in dict.fromkeys(str(w.message) for w in caught):
         print(f"note: {note}", file=sys.stderr)

@@ -92,7 +92,8 @@ def run(args) -> int:
             raise SGIInputError(f"score {', '.join(map(repr, missing))} is not in both runs",
                                 hint=f"Scores of both runs: {', '.join(pair.matched.scores)}")
         comparison = compare_runs(pair.matched, n_boot=args.n_boot, seed=args.seed,
-                                  prediction_powered=not pair.targeted_labels)
+                                  prediction_powered=not pair.targeted_labels,
+                                  label_order=pair.label_order)
     for note in dict.fromkeys(str(w.message) for w in caught):
         print(f"note: {note}", file=sys.stderr)
     baseline_gate.check_enough_keys(comparison)

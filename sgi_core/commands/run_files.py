@@ -32,6 +32,7 @@ def read_runs(args, paths, scorer, model: str):
         for warning in run_.warnings:
             print(f"warning: {run_.source}: {warning}", file=sys.stderr)
         run_, _ = labelled_run(run_, label_sets)
+        run_ = _with_label_order(run_, label_sets)
         if run_.scored_here:
             print(f"note: {run_.source} carries no SGI; scored here with {model}", file=sys.stderr)
         runs.append(run_)
@@ -48,4 +49,21 @@ def read_runs(args, paths, scorer, model: str):
         print(f"note: {n_targeted} labelled rows come from a Review queue that is not a random order (most "
               "uncertain, disagreement, ...): the labels are compared as they are, with no prediction-powered "
               "estimate, which needs a random sample", file=sys.stderr)
-    return pair_runs(runs[0], runs[1], key=args.key, made_by=recorded, targeted_labels=n_targeted)
+    from sgi_core.runs.label_order import FIXED_ORDER, LABELLING_ORDER
+
+    return pair_runs(runs[0], runs[1], key=args.key, made_by=recorded, targeted_labels=n_targeted,
+                     label_order=LABELLING_ORDER if label_sets else FIXED_ORDER)
+
+
+def _with_label_order(run_, label_sets):
+    """The run with each row's label order: the order the label sets give, else a fixed one (no order is known)."""
+    from dataclasses import replace
+
+    from sgi_core.review.annotations import row_keys
+    from sgi_core.runs.label_order import LABEL_ORDER, fixed_order, label_order
+
+    if "label" not in run_.frame:
+        return run_
+    keys = row_keys(run_.frame)
+    order = label_order(keys, label_sets) if label_sets else fixed_order(keys, run_.frame["label"])
+    return replace(run_, frame=run_.frame.assign(**{LABEL_ORDER: order}))

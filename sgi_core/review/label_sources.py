@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import LABELLED_AT
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 from sgi_core.review.annotations import current_decisions, read_decisions, row_keys
@@ -69,7 +70,8 @@ def labels_from_table(frame: pd.DataFrame, *, source: str = "<labels>", label_po
     """Labels of a table with question, context, response and label columns (names as ``validate_triples`` finds them).
 
     Rows repeating a key with the same label count once; a key labelled both ways
-    is conflicting and left out.
+    is conflicting and left out. The labels keep the order they were given: by the
+    ``labelled_at`` column when the table has one, else the rows' order.
 
     Raises
     ------
@@ -84,6 +86,10 @@ def labels_from_table(frame: pd.DataFrame, *, source: str = "<labels>", label_po
                             hint="Name it label (1 = grounded, 0 = hallucinated, or grounded / hallucinated)")
     values = table.frame["label"].to_numpy(dtype=np.float64)
     keyed = pd.DataFrame({"key": row_keys(table.frame), "value": values})
+    if LABELLED_AT in table.frame.columns:  # the labels in the order they were given, ties in row order
+        times = _label_times(table.frame[LABELLED_AT], ~np.isnan(values), source)
+        keyed = keyed.iloc[np.argsort(times, kind="stable")]
+        values = keyed["value"].to_numpy()
     labelled = keyed[~np.isnan(values)]
     kinds = labelled.groupby("key", sort=False)["value"].nunique()
     conflicting = kinds.index[kinds.to_numpy() > 1]
@@ -91,6 +97,18 @@ def labels_from_table(frame: pd.DataFrame, *, source: str = "<labels>", label_po
     unique = unique[~unique["key"].isin(conflicting)].reset_index(drop=True)
     n_unsure = int(keyed.loc[np.isnan(values), "key"].nunique())
     return LabelSet(unique, source, n_unsure=n_unsure, conflicting_keys=tuple(conflicting))
+
+
+def _label_times(cells: pd.Series, labelled: np.ndarray, source: str) -> np.ndarray:
+    """The ``labelled_at`` cells as UTC nanoseconds; a labelled row's cell that is not a date and time is refused."""
+    times = pd.to_datetime(cells, errors="coerce", utc=True, format="mixed")
+    bad = np.flatnonzero(times.isna().to_numpy() & labelled)
+    if len(bad):
+        raise SGIInputError(f"a labels table's {LABELLED_AT} must hold a date and time on every labelled row",
+                            source=source,
+                            column=LABELLED_AT, rows=(bad + 1).tolist(),
+                            hint="Write ISO 8601 times (2026-11-24T07:00:00Z), or drop the column to keep the rows' order")
+    return times.to_numpy(dtype="datetime64[ns]").astype(np.int64)
 
 
 def looks_like_annotations(raw: bytes) -> bool:

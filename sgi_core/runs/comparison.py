@@ -33,6 +33,7 @@ from sgi_core.evaluation.validation import (
     verdict_word,
 )
 from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.runs.label_order import LABELLING_ORDER
 from sgi_core.runs.labels import LabelShift, label_shift, run_aurocs
 from sgi_core.runs.matching import KeyMatch, MatchedRuns
 from sgi_core.stats.checks import check_fraction, check_int
@@ -213,7 +214,7 @@ def _validation(matched: MatchedRuns, score: str, policy, model, labelled: bool,
 
 def compare_runs(matched: MatchedRuns, *, threshold: tuple[str, float] | None = None, policy=None,
                  model: str | None = None, n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,
-                 prediction_powered: bool = True) -> RunComparison:
+                 prediction_powered: bool = True, label_order: str = LABELLING_ORDER) -> RunComparison:
     """Compare two matched runs on their labels, and score by score where a score is validated.
 
     Parameters
@@ -233,6 +234,8 @@ def compare_runs(matched: MatchedRuns, *, threshold: tuple[str, float] | None = 
     prediction_powered : bool, default True
         Estimate the rate difference over every key when only some are labelled
         (:func:`~sgi_core.runs.labels.label_shift`).
+    label_order : str
+        How the runs' ``label_order`` columns were made (:mod:`~sgi_core.runs.label_order`).
 
     Returns
     -------
@@ -265,7 +268,8 @@ def compare_runs(matched: MatchedRuns, *, threshold: tuple[str, float] | None = 
         rows.append((score, int(keep.sum()), float(base[keep].mean()), float(new[keep].mean()), float(d.mean()),
                      ci, wilcoxon_p(d, score=score)))
     holm = holm_adjust([row[-1] for row in rows])
-    labels = label_shift(matched, confidence=confidence, seed=seed, prediction_powered=prediction_powered)
+    labels = label_shift(matched, confidence=confidence, seed=seed, prediction_powered=prediction_powered,
+                         label_order=label_order)
     deltas = []
     for row, h in zip(rows, holm):
         aurocs, validation = _validation(matched, row[0], policy, model, labels is not None, n_boot, seed)

@@ -21,18 +21,18 @@ hallucinated per key:
 * ``power``: the smallest change these labels can detect, and what a margin needs
   (:mod:`~sgi_core.stats.margin_power`);
 * ``sequential``: a confidence sequence of the paired difference over the keys labelled
-  in both (:mod:`~sgi_core.stats.confidence_sequence`), valid however the number of
-  labels was chosen, even by stopping as soon as it looked decided. The keys enter in
-  the order given (the Review page's queue), by default in the order of a hash of the
-  key, so a file's row order changes nothing. Each score's AUROC (grounded positive) on each run's labelled keys
-feeds :func:`sgi_core.evaluation.validation.validate_on_labels`, and DeLong's test
+  in both, drawn without replacement from the matched keys
+  (:func:`~sgi_core.runs.label_order.sequential_difference`), valid however the number
+  of labels was chosen, even by stopping as soon as it looked decided. The keys enter in
+  the order they were labelled (:mod:`~sgi_core.runs.label_order`).
+
+Each score's AUROC (grounded positive) on each run's labelled keys feeds :func:`sgi_core.evaluation.validation.validate_on_labels`, and DeLong's test
 (DeLong, DeLong & Clarke-Pearson 1988) compares the two AUROCs, paired when both runs
 carry the same label on every key labelled in both.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 from dataclasses import dataclass
@@ -40,11 +40,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.validation import RunAuroc, ScoreValidation, verdict_word
 from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefined
+from sgi_core.runs.label_order import LABEL_ORDER, LABELLING_ORDER, sequential_difference
 from sgi_core.runs.matching import MatchedRuns
-from sgi_core.stats.confidence_sequence import SequentialInterval, sequential_mean
+from sgi_core.stats.confidence_sequence import SequentialInterval
 from sgi_core.stats.margin_power import MarginPower, paired_power, ppi_power, unpaired_power
 from sgi_core.stats.paired import delong_components, delong_test
 from sgi_core.stats.prediction_powered import cross_fitted_predictions, ppi_mean, ppi_rate_difference
@@ -104,6 +104,9 @@ class LabelShift(JsonResult):
         The confidence sequence of the paired difference at ``n_keys`` keys (None unpaired).
     sequential_verdict : str
         :func:`rate_verdict` of ``sequential.ci`` ("" unpaired).
+    sequence_order : str
+        How the sequence's keys were ordered (:data:`~sgi_core.runs.label_order.LABELLING_ORDER`, or a fixed order
+        and why); "" unpaired.
     labels_rate_base, labels_rate_new, labels_difference : float
         The rates and their difference from the labels alone, on the keys behind ``labels_only_ci``
         (equal to ``rate_base``, ``rate_new``, ``difference`` when ``method`` is a labels one).
@@ -131,6 +134,7 @@ class LabelShift(JsonResult):
     labels_rate_base: float = math.nan
     labels_rate_new: float = math.nan
     labels_difference: float = math.nan
+    sequence_order: str = ""
 
 
 #: The labels are the ground truth: their difference always earns its word.
@@ -261,24 +265,6 @@ def _prediction_powered(matched: MatchedRuns, halluc_base, halluc_new, confidenc
                                         confidence=confidence))
 
 
-def _key_hash_order(keys, both) -> np.ndarray:
-    """Positions of ``keys`` sorted by the SHA-256 of each key's text (the keys labelled in both first, only they
-    hashed): an order that no row order changes."""
-    labelled = np.flatnonzero(both)
-    digests = np.array([hashlib.sha256(str(key).encode("utf-8")).hexdigest() for key in keys[labelled]], dtype=object)
-    return np.concatenate([labelled[np.argsort(digests, kind="stable")], np.flatnonzero(~both)])
-
-
-def _sequential(halluc_base, halluc_new, both, order, confidence: float) -> SequentialInterval:
-    """The confidence sequence of ``y_new - y_base`` over the keys labelled in both, in ``order``."""
-    order = np.asarray(order)
-    if order.shape != both.shape or not np.array_equal(np.sort(order), np.arange(len(both))):
-        raise SGIInputError(f"'order' must list each of the {len(both)} matched keys' positions once",
-                            hint="Pass the positions 0..k-1 in the order the keys were labelled")
-    ranked = order[both[order]]
-    return sequential_mean(halluc_new[ranked] - halluc_base[ranked], lower=-1.0, upper=1.0, confidence=confidence)
-
-
 def _labels_power(rates: RateDifference, confidence: float) -> MarginPower:
     if rates.paired:
         return paired_power(max(rates.base_only, 0), max(rates.new_only, 0), rates.n_keys, confidence=confidence)
@@ -287,7 +273,7 @@ def _labels_power(rates: RateDifference, confidence: float) -> MarginPower:
 
 
 def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0,
-                prediction_powered: bool = True, order=None) -> LabelShift | None:
+                prediction_powered: bool = True, order=None, label_order: str = LABELLING_ORDER) -> LabelShift | None:
     """What the labels of both runs say (see the module notes); None when neither run has a labelled key.
 
     Parameters
@@ -301,7 +287,11 @@ def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0
         Estimate the difference over every matched key when only some are labelled in both.
     order : array_like of int, optional
         Positions of the matched keys in the order they were labelled (the confidence
-        sequence's order); default: by a hash of each key.
+        sequence's order); default: by each run's ``label_order`` column, the later of a
+        key's two labels first (:func:`~sgi_core.runs.label_order.sequence_order`), else
+        a fixed order (a hash of each key).
+    label_order : str
+        How the ``label_order`` columns were made, as the result will say.
     """
     n = len(matched.keys)
     lab_base = matched.base["label"].to_numpy() if "label" in matched.base else np.full(n, np.nan)
@@ -324,13 +314,16 @@ def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0
         estimate = (ppi.rate_base, ppi.rate_new, ppi.difference, ppi.ci, ppi.method)
         losses, power = dict(ppi.predictor_loss), ppi.power
     rate_base, rate_new, difference, ci, method = estimate
-    sequential = None
+    sequential, described = None, ""
     if rates.paired:
-        order = _key_hash_order(matched.keys, both) if order is None else order
-        sequential = _sequential(1.0 - lab_base, 1.0 - lab_new, both, order, confidence)
+        orders = tuple(frame[LABEL_ORDER].to_numpy() if LABEL_ORDER in frame else None
+                       for frame in (matched.base, matched.new))
+        sequential, described = sequential_difference(1.0 - lab_base, 1.0 - lab_new, both, keys=matched.keys,
+                                                      order=order, orders=orders, label_order=label_order,
+                                                      confidence=confidence)
     return LabelShift(rates.n_keys, int(has_base.sum()), int(has_new.sum()), rate_base, rate_new, difference, ci,
                       rates.ci, rate_verdict(ci), rates.paired, method,
                       rates.p_value if rates.paired else math.nan, rates.base_only, rates.new_only, losses,
                       _auroc_shifts(matched, lab_base, lab_new, confidence), power, sequential,
                       rate_verdict(sequential.ci) if sequential is not None else "", rates.rate_base, rates.rate_new,
-                      rates.difference)
+                      rates.difference, described)

@@ -24,6 +24,7 @@ import pandas as pd
 from sgi_core.columns import STATUS_COLUMN, UNBOUNDED_SGI_STATUS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
+from sgi_core.runs.label_order import LABEL_ORDER
 from sgi_core.stats.key_order import canonical_order
 
 # A whole number written as text, with or without a zero fraction ("7", "7.0", "-7.00"); "007" stays an id of its own.
@@ -127,7 +128,7 @@ def _key_cell(value) -> str:
 def _per_key(frame: pd.DataFrame, keys: pd.Series,
              scores: tuple[str, ...]) -> tuple[pd.DataFrame, pd.Series, int, pd.DataFrame]:
     """Per-key means of ``scores`` (and of ``label``), first row per key, keys with several rows, scored rows per key."""
-    columns = [c for c in (*scores, "label") if c in frame.columns]
+    columns = [c for c in (*scores, "label", LABEL_ORDER) if c in frame.columns]
     values = frame[columns].reset_index(drop=True).apply(pd.to_numeric, errors="coerce").astype(np.float64)
     if "sgi" in columns and STATUS_COLUMN in frame.columns:
         # SGI ~1e8 where the response embeds as the context: a number no mean or difference can carry.
@@ -139,6 +140,8 @@ def _per_key(frame: pd.DataFrame, keys: pd.Series,
     if "label" in columns:
         # A key whose rows disagree on the label has no label (0.5 would read as a probability).
         means.loc[(means["label"] > 0) & (means["label"] < 1), "label"] = np.nan
+    if LABEL_ORDER in columns:  # a key is labelled once its last row is
+        means[LABEL_ORDER] = grouped[LABEL_ORDER].max()
     first = pd.Series(np.arange(len(values)), index=keys.to_numpy()).groupby(level=0, sort=False).first()
     return means, first, int((grouped.size() > 1).sum()), grouped[list(scores)].count()
 

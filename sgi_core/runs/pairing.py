@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sgi_core.errors import SGIInputError
+from sgi_core.runs.label_order import LABELLING_ORDER
 from sgi_core.runs.matching import MatchedRuns, match_runs
 from sgi_core.runs.reading import Run
 
@@ -37,6 +38,8 @@ class RunPair:
         Labelled rows of either run whose label came from a Review queue that is not a
         random order: with any, the labels are not a random sample and no
         prediction-powered estimate is made.
+    label_order : str
+        How the runs' ``label_order`` columns were made (:mod:`sgi_core.runs.label_order`).
     """
 
     base: Run
@@ -44,6 +47,7 @@ class RunPair:
     matched: MatchedRuns
     made_by: tuple[dict | None, dict | None]
     targeted_labels: int = 0
+    label_order: str = LABELLING_ORDER
 
     @property
     def model(self) -> str | None:
@@ -78,7 +82,8 @@ def check_same_scorer(made_by_base: dict | None, made_by_new: dict | None, *, so
                      "(python -m sgi_core score)")
 
 
-def pair_runs(base: Run, new: Run, *, key: str, made_by=(None, None), targeted_labels: int = 0) -> RunPair:
+def pair_runs(base: Run, new: Run, *, key: str, made_by=(None, None), targeted_labels: int = 0,
+              label_order: str = LABELLING_ORDER) -> RunPair:
     """Check that the runs were scored alike and match their keys.
 
     Parameters
@@ -97,4 +102,4 @@ def pair_runs(base: Run, new: Run, *, key: str, made_by=(None, None), targeted_l
     """
     check_same_scorer(*made_by, sources=(base.source, new.source))
     matched = match_runs(base.frame, new.frame, key=key, scores=base.scores)
-    return RunPair(base, new, matched, tuple(made_by), targeted_labels)
+    return RunPair(base, new, matched, tuple(made_by), targeted_labels, label_order)

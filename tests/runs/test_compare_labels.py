@@ -30,6 +30,10 @@ def two_runs(tmp_path):
     return tmp_path, paths
 
 
+def labels_difference(runs):
+    return float((1 - runs["new"]["label"]).mean() - (1 - runs["base"]["label"]).mean())
+
+
 def compare_json(folder, name, *args):
     out = folder / f"{name}.json"
     assert main(["compare", *args, "--n-boot", "100", "--json", str(out)]) == 0
@@ -43,7 +47,14 @@ def test_labels_of_each_run_from_its_own_file_or_one_shared_file_equal_the_label
                         "--labels", str(folder / "base_labels.csv"), "--labels", str(folder / "new_labels.csv"))
     shared = compare_json(folder, "shared", str(folder / "base.csv"), str(folder / "new.csv"),
                           "--labels", str(folder / "both_labels.csv"))
+    # The sequence reads the labels in the order they were given, which differs between the three sources.
+    orders = [res["labels"].pop("sequence_order") for res in (in_files, each, shared)]
+    sequences = [res["labels"].pop("sequential") for res in (in_files, each, shared)]
     assert in_files["labels"] == each["labels"] == shared["labels"]
+    assert orders[0].startswith("a fixed order") and orders[1] == orders[2] == "the order the labels were given"
+    assert {s["n"] for s in sequences} == {80} and {s["population"] for s in sequences} == {80}
+    # Every key labelled: each sequence closes on the rate difference over the 80 keys, whatever the order.
+    assert {round(s["ci"][0], 9) for s in sequences} == {round(labels_difference(runs), 9)}
     expected = paired_rate_difference(1 - runs["base"]["label"], 1 - runs["new"]["label"])
     labels = in_files["labels"]
     assert (labels["rate_base"], labels["rate_new"]) == pytest.approx((expected.rate_base, expected.rate_new))
