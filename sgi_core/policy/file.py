@@ -6,7 +6,8 @@ calibration sessions): unknown, missing, repeated or mistyped fields are refused
 calibrator must apply, nothing is evaluated or unpickled. Numbers must agree with one
 another, so that a hand-edited policy cannot claim what it did not measure: the held-out
 AUROC lies inside its interval, the interval's bounds are in order, and (from version 6)
-the held-out precision, recall and flag rate are those of the recorded counts.
+the held-out precision, recall and flag rate are those of the recorded counts, the references
+hold the score's quantiles and were taken on as many held-out rows of each class as the counts.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class Policy(JsonResult):
     references : dict or None
         Per-class quantiles of the monitored features on the held-out rows
         (:func:`~sgi_core.monitoring.references.class_references`), which the monitor's shift
-        check tests a run against. None in policies of versions before 6.
+        check tests a run against; the score's are required from version 6. None in policies of versions before 6.
     schema, version : str, int
     """
 
@@ -160,9 +161,12 @@ class Policy(JsonResult):
         counts = data.get("heldout_counts")
         if version >= 6:
             _check_counts(data, source)
-            problem = None if data["references"] is None else references_problem(data["references"])
-            _check(problem is None, "references", f"null or per-class quantiles of the monitored features ({problem})",
-                   source)
+            references = data["references"]
+            problem = references_problem(references) if isinstance(references, dict) and "score" in references else \
+                "they must hold the score's"
+            _check(problem is None, "references", f"per-class quantiles of the monitored features, the score's among "
+                   f"them ({problem})", source)
+            _check_reference_rows(counts, references, source)
         calibrator = read_calibrator(data["calibrator"], source=source, hint=_HINT)
         nan = math.nan
         return cls(
@@ -196,6 +200,20 @@ def _check_counts(data: dict, source: str) -> None:
         agree = (value is None and rate is None) or (value is not None and rate is not None
                                                      and abs(value - rate) <= _RATE_TOLERANCE)
         _check(agree, name, f"the rate its held-out counts give ({num} / {den}); got {value}", source)
+
+
+def _check_reference_rows(counts: dict | None, references: dict, source: str) -> None:
+    """The references were taken on the held-out rows the counts describe: the score's per class on all of them,
+    another feature's on no more (a row may lack it)."""
+    if counts is None:
+        return
+    totals = {"grounded": counts["tn"] + counts["fp"], "hallucinated": counts["tp"] + counts["fn"]}
+    for feature, classes in references.items():
+        for cls, total in totals.items():
+            n = classes[cls]["n"]
+            _check(n == total if feature == "score" else n <= total, "references",
+                   f"taken on the held-out rows heldout_counts describes ({total} {cls}); {feature} has {n} {cls}",
+                   source)
 
 
 def _check(ok: bool, name: str, what: str, source: str) -> None:

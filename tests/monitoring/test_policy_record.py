@@ -50,10 +50,19 @@ def _policy_dict():
     (lambda d: d["heldout_counts"].update(tp=-1), "policy field 'heldout_counts' must be null or an object of whole"),
     (lambda d: d["heldout_counts"].update(tp=1.5), "policy field 'heldout_counts' must be null or an object of whole"),
     (lambda d: d["references"]["score"]["grounded"].update(quantiles=[2.0, 1.0]),
-     "policy field 'references' must be null or per-class quantiles .*quantiles must never decrease"),
+     "policy field 'references' must be per-class quantiles .*quantiles must never decrease"),
     (lambda d: d["references"].update(code={"grounded": {}, "hallucinated": {}}),
      "policy field 'references' .*unknown feature 'code'"),
     (lambda d: d["references"]["score"]["grounded"].update(n=0), "n must be a whole number of rows, at least 1"),
+    (lambda d: d.update(references={}), r"policy field 'references' must be per-class quantiles of the monitored "
+                                        r"features, the score's among them \(they must hold the score's\)"),
+    (lambda d: d.update(references=None), "the score's among them"),
+    (lambda d: d["references"].pop("score"), "the score's among them"),
+    (lambda d: d["heldout_counts"].update({k: 1000 * v for k, v in d["heldout_counts"].items()}),
+     r"policy field 'references' must be taken on the held-out rows heldout_counts describes \(\d+ grounded\); "
+     r"score has \d+ grounded"),
+    (lambda d: d["references"]["response_length"]["hallucinated"].update(n=10 ** 6),
+     "response_length has 1000000 hallucinated"),
 ])
 def test_an_inconsistent_hand_edited_policy_is_refused_naming_field_and_file(change, message):
     data = _policy_dict()
