@@ -90,6 +90,41 @@ class Adapter:
                 "hypothesis": self.hypothesis, "max_length": self.max_length}
 
 
+def check_prompt(prompt, folder) -> None:
+    """Accept a template whose only fields are plain ``{text1}`` and ``{text2}``, each at least once.
+
+    ``str.format`` reads attributes, indices and format specs from a field (``{text1.__class__}``,
+    ``{text2:>200000000}``): nothing but the two plain names may stand in braces (``{{`` and
+    ``}}`` are literal braces).
+
+    Examples
+    --------
+    >>> check_prompt("Premise: {text1} Hypothesis: {text2} {{literal}}", "f")
+    >>> check_prompt("{text1:>9} {text2}", "f")
+    Traceback (most recent call last):
+    ...
+    sgi_core.errors.SGIInputError: the HHEM prompt of model folder 'f' holds the field '{text1:>9}': only {text1} ...
+    """
+    import string
+
+    hint = "Write the premise as {text1} and the hypothesis as {text2}; double a literal brace ({{ and }})"
+    if not isinstance(prompt, str):
+        raise SGIInputError(f"the HHEM prompt of model folder '{folder}' is not a text", hint=hint)
+    try:
+        fields = [(name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(prompt)
+                  if name is not None]
+    except ValueError as err:
+        raise SGIInputError(f"the HHEM prompt of model folder '{folder}' cannot be read as a template: {err}",
+                            hint=hint) from None
+    for name, spec, conversion in fields:
+        if name not in ("text1", "text2") or spec or conversion:
+            field = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise SGIInputError(f"the HHEM prompt of model folder '{folder}' holds the field '{field}': only "
+                                "{text1} and {text2} may stand in braces", hint=hint)
+    if {name for name, _, _ in fields} != {"text1", "text2"}:
+        raise SGIInputError(f"the HHEM prompt of model folder '{folder}' must hold {{text1}} and {{text2}}", hint=hint)
+
+
 def _norm(name) -> str:
     return str(name).strip().lower().replace("-", "_").replace(" ", "_")
 
@@ -191,6 +226,6 @@ def detect_adapter(folder: GroundingFolder) -> Adapter:
         label, index = find_label(labels, named=manifest.get("supported_label"), names=SUPPORTED_NAMES,
                                   what="entailment/supported", manifest_key="supported_label", folder=where)
     prompt = manifest.get("prompt", config.get("prompt", HHEM_PROMPT)) if kind == "hhem" else None
-    if prompt is not None and ("{text1}" not in prompt or "{text2}" not in prompt):
-        raise SGIInputError(f"the HHEM prompt of model folder '{where}' must hold {{text1}} and {{text2}}")
+    if prompt is not None:
+        check_prompt(prompt, where)
     return Adapter(kind, label, index, hypothesis, max_length, prompt, len(labels))

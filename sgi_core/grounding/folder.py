@@ -90,8 +90,25 @@ def known_architecture(name: str) -> bool:
     return isinstance(name, str) and name.isidentifier() and hasattr(transformers, name)
 
 
+def _check_classes(folder: Path, config: dict, own_code: bool) -> None:
+    """The model type and the tokenizer class must be ones transformers defines (else it fails deep inside)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    model_type = config.get("model_type")
+    if not own_code and model_type not in CONFIG_MAPPING_NAMES:
+        raise SGIInputError(f"the config.json of model folder '{folder}' names the model type {model_type!r}, which "
+                            "transformers does not define", hint="Use a model of a transformers architecture")
+    tokenizer_config = folder / "tokenizer_config.json"
+    named = _json_object(tokenizer_config, folder).get("tokenizer_class") if tokenizer_config.is_file() else None
+    if named is not None and not (known_architecture(named) and "Tokenizer" in named):
+        raise SGIInputError(f"the tokenizer_config.json of model folder '{folder}' names the tokenizer class "
+                            f"{named!r}, which is not a tokenizer transformers defines",
+                            hint="Delete 'tokenizer_class' or name the tokenizer the model was saved with")
+
+
 def _check_config(folder: Path, config: dict, manifest: dict) -> None:
     own_code = manifest.get("adapter") in OWN_CODE_ADAPTERS
+    _check_classes(folder, config, own_code)
     if "auto_map" in config and not own_code:
         raise SGIInputError(
             f"the config.json of model folder '{folder}' names code shipped with the model (auto_map), "

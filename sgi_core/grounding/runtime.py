@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from sgi_core.errors import SGIInputError
 from sgi_core.grounding.adapters import Adapter, detect_adapter
 from sgi_core.grounding.folder import GroundingFolder, read_folder
 from sgi_core.grounding.selftest import SelfTest, run_self_test
@@ -177,9 +178,7 @@ class GroundingModel:
                 if sid == 1 and end > start]
 
 
-def _max_length(adapter: Adapter, tokenizer, config: dict) -> int:
-    if adapter.max_length is not None:
-        return adapter.max_length
+def _max_length(adapter: Adapter, tokenizer, config: dict, folder) -> int:
     limits = []
     tokenizer_max = getattr(tokenizer, "model_max_length", None)
     if isinstance(tokenizer_max, int) and 0 < tokenizer_max < 1_000_000:
@@ -189,7 +188,12 @@ def _max_length(adapter: Adapter, tokenizer, config: dict) -> int:
         # RoBERTa-class models number positions from pad_token_id + 1.
         offset = int(config.get("pad_token_id") or 1) + 1 if config.get("model_type") in _ROBERTA_LIKE else 0
         limits.append(positions - offset)
-    return min(limits) if limits else FALLBACK_MAX_LENGTH
+    if adapter.max_length is None:
+        return min(limits) if limits else FALLBACK_MAX_LENGTH
+    if limits and adapter.max_length > min(limits):
+        raise SGIInputError(f"the manifest of model folder '{folder}' sets max_length {adapter.max_length}, beyond "
+                            f"the {min(limits)} tokens the model reads", hint=f"Set max_length to {min(limits)} or less")
+    return adapter.max_length
 
 
 def _network(folder: GroundingFolder, adapter: Adapter):
@@ -246,9 +250,18 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
     folder = read_folder(path, name=name, trust_model_code=trust_model_code)
     adapter = detect_adapter(folder)
     tokenizer_folder = encoder_folder(folder.path, folder.manifest) if adapter.kind == "hhem" else folder.path
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder, local_files_only=True, trust_remote_code=False)
-    network = _network(folder, adapter).to(resolved)
-    model = GroundingModel(folder, adapter, tokenizer, network, resolved, _max_length(adapter, tokenizer, folder.config))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder, local_files_only=True, trust_remote_code=False)
+        network = _network(folder, adapter).to(resolved)
+    except SGIInputError:
+        raise
+    except Exception as err:  # a damaged file fails deep inside transformers or safetensors, by many types
+        reason = str(err).splitlines()[0] if str(err).strip() else "no message"
+        raise SGIInputError(f"cannot load model folder '{folder.source}': {type(err).__name__}: {reason}",
+                            hint="Check that the folder is a complete save_pretrained copy of the model "
+                                 "(weights not truncated, tokenizer files present)") from None
+    max_length = _max_length(adapter, tokenizer, folder.config, folder.source)
+    model = GroundingModel(folder, adapter, tokenizer, network, resolved, max_length)
     session = onnx_logits(model) if backend == "onnx" else None
     if session is not None:
         model = replace(model, backend="onnx", session=session)

@@ -1,15 +1,16 @@
-"""The load-time self-test: plain entailments must score above plain contradictions.
+"""The load-time self-test: plain entailments must score clearly above plain contradictions.
 
 Each built-in premise comes with one hypothesis it states outright and one it
 contradicts outright; any working checker gives the entailment the higher
 P(supported). The test compares the means over the pairs,
 
-    passed  <=>  mean P(supported | contradictions) <= mean P(supported | entailments)
+    passed  <=>  mean P(supported | entailments) - mean P(supported | contradictions) >= MIN_SEPARATION
 
-and a model that fails it is refused: its labels are most likely read the wrong way
-round (``id2label`` names them in another order than the weights use). Models trained
-on another task, and random-weight test models, skip it (``--no-self-test``); the
-result, run or skipped, is recorded in the scored file's provenance.
+A model below the margin is refused: with the contradictions on top its labels are most
+likely read the wrong way round (``id2label`` names them in another order than the
+weights use); near equality it does not tell the two apart (random or mislabelled
+weights). Models trained on another task, and random-weight test models, skip it
+(``--no-self-test``); the result, run or skipped, is recorded in the scored file's provenance.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ import numpy as np
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 
+#: Least gap between the two means: a random-weight classifier's means differ by a few hundredths,
+#: a working checker's by more than half the scale.
+MIN_SEPARATION = 0.2
 #: (premise, entailed hypothesis, contradicted hypothesis).
 SELF_TEST_PAIRS = (
     ("The museum opens at nine in the morning and closes at five in the afternoon.",
@@ -67,18 +71,24 @@ def run_self_test(support: Callable[[list[str], list[str]], np.ndarray], *, sour
     Raises
     ------
     SGIInputError
-        "labels look inverted" when the contradictions score above the entailments.
+        "labels look inverted" when the contradictions score above the entailments by the
+        margin; "does not separate" when the two means are within it.
     """
     premises = [premise for premise, _, _ in SELF_TEST_PAIRS]
     entailed = support(premises, [hypothesis for _, hypothesis, _ in SELF_TEST_PAIRS])
     contradicted = support(premises, [hypothesis for _, _, hypothesis in SELF_TEST_PAIRS])
     result = SelfTest(True, float(np.mean(entailed)), float(np.mean(contradicted)),
-                      bool(np.mean(contradicted) <= np.mean(entailed)))
-    if not result.passed:
-        raise SGIInputError(
-            f"the grounding model scores plain contradictions above plain entailments (mean P(supported) "
-            f"{result.contradiction_mean:.3f} against {result.entailment_mean:.3f}): labels look inverted: "
-            "check id2label", source=source,
-            hint="Name the supported label in the folder's sgi_grounding.json ('supported_label'), or pass "
-                 "--no-self-test for a model trained on another task")
-    return result
+                      bool(np.mean(entailed) - np.mean(contradicted) >= MIN_SEPARATION))
+    if result.passed:
+        return result
+    means = (f"mean P(supported) {result.entailment_mean:.3f} on the entailments against "
+             f"{result.contradiction_mean:.3f} on the contradictions")
+    if result.contradiction_mean > result.entailment_mean + MIN_SEPARATION:
+        raise SGIInputError(f"the grounding model scores plain contradictions above plain entailments ({means}): "
+                            "labels look inverted: check id2label", source=source,
+                            hint="Name the supported label in the folder's sgi_grounding.json ('supported_label'), "
+                                 "or pass --no-self-test for a model trained on another task")
+    raise SGIInputError(f"the grounding model does not separate entailments from contradictions ({means}, a gap "
+                        f"under {MIN_SEPARATION}): random or mislabelled weights?", source=source,
+                        hint="Give the folder of a trained checker; pass --no-self-test only for a model trained "
+                             "on another task")
