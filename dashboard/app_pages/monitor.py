@@ -94,7 +94,10 @@ if st.button("Record this run in the history"):
     st.session_state[RECORDED] = monitor_services.record(summary, data.key, data.model)
 if st.session_state.get(RECORDED):
     st.success(f"Recorded as run {st.session_state[RECORDED]}.")
-runs = monitor_services.history(summary.policy_id)
+recorded = monitor_services.history(summary.policy_id)
+runs = list(recorded.runs)
+for damaged in recorded.damaged:
+    st.warning(f"Skipped a damaged row of the history: {texts.plain(damaged)}.")
 history = monitor_views.history_frame(runs)
 # Built when clicked, from values bound now: the builder runs outside the session.
 st.download_button("Download the report (HTML)", mime="text/html", on_click="ignore", key="monitor.report",

@@ -10,7 +10,7 @@ from dashboard.services import confound_services
 from dashboard.services.resamples import REPORT_N_BOOT, app_resamples
 from sgi_core.errors import SGIInputError
 from sgi_core.frames import take_rows
-from sgi_core.monitoring.store import RunRecord, append_run, default_db_path, policy_runs
+from sgi_core.monitoring.store import RunHistory, append_run, default_db_path, read_history
 from sgi_core.monitoring.summary import MonitorSummary, flagged_positions, monitor_run
 from sgi_core.policy.file import Policy, policy_from_json, policy_to_json
 from sgi_core.policy.rules import check_made_by
@@ -53,9 +53,10 @@ def _summary(key: state.DataKey, model_name: str, policy_json: str, _frame: pd.D
                        n_boot=app_resamples(REPORT_N_BOOT))
 
 
-def history(policy_id: str) -> list[RunRecord]:
-    """The recorded runs of the policy, oldest first (read at every draw: other writers append)."""
-    return policy_runs(default_db_path(), policy_id)
+def history(policy_id: str) -> RunHistory:
+    """The recorded runs of the policy, oldest first, and the damaged ones named (read at every draw: other writers
+    append)."""
+    return read_history(default_db_path(), policy_id)
 
 
 def record(summary: MonitorSummary, key: state.DataKey, model_name: str) -> int:

@@ -95,3 +95,27 @@ def test_the_page_refuses_scores_the_command_line_refuses(app, policy, change, m
         ("policy.json", policy_to_json(other).encode(), "application/json")).run()
     (shown,) = [e.value for e in at.error]
     assert message in shown.replace("\\", "") and not [m for m in at.metric if m.label == "Verdict"]
+
+
+def test_a_damaged_row_of_the_history_is_named_and_the_others_drawn(app, sample_scores, policy):
+    import sqlite3
+    from contextlib import closing
+
+    from sgi_core.monitoring.store import append_run
+
+    expected = monitor_run(policy, sample_scores, sample_scores["sgi"].to_numpy(),
+                           y_true=sample_scores["label"].to_numpy())
+    ids = [append_run(default_db_path(), expected, file=f"{name}.csv", file_sha256="x", model=MODEL,
+                      context_strategy="joined") for name in ("good", "broken")]
+    with closing(sqlite3.connect(default_db_path())) as raw:
+        raw.execute("UPDATE runs SET summary = '{cut' WHERE id = ?", (ids[1],))
+        raw.commit()
+    at = goto(app, "monitor")
+    at.file_uploader(key="monitor.policy_upload").set_value(
+        ("policy.json", policy_to_json(policy).encode(), "application/json")).run()
+    assert_clean(at)
+    warned = " ".join(w.value for w in at.warning)
+    assert f"Skipped a damaged row of the history: run {ids[1]}: its summary is not JSON" in warned.replace("\\", "")
+    history = figures(at)[-1]
+    rate_trace = next(trace for trace in history["data"] if trace["name"].startswith("corrected rate"))
+    assert rate_trace["x"] == [str(ids[0])]

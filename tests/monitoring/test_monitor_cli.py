@@ -184,6 +184,8 @@ def test_usage_errors_exit_2(tmp_path, policy, capsys):
     assert "--rate-half-width: must be a number in (0, 0.5), such as 0.05; got 'x'" in capsys.readouterr().err
     code, out = _monitor(capsys, run, "--policy", tmp_path / "missing.json", "--db", tmp_path / "h.sqlite")
     assert code == 2 and "cannot read the policy" in out.err
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", tmp_path)
+    assert code == 2 and "the run history is a folder, not a file" in out.err and "Traceback" not in out.err
 
 
 def test_compare_does_not_let_a_policy_validate_runs_it_was_not_validated_on(policy, capsys):
