@@ -16,16 +16,16 @@ from sgi_core.columns import GROUNDING_SCORE_SUFFIXES, grounding_columns
 from sgi_core.errors import SGIInputError
 from sgi_core.scores import grounding_spec
 
-#: Where a grounding model's pair probabilities are cached, beside the embeddings.
+#: Where a grounding model's pair probabilities are cached: a folder inside the cache folder ($SGI_CACHE_DIR).
 CACHE_FOLDER = "grounding"
 
 
 def model_cache(model):
-    """The pair cache of ``model``: one file per model folder under the cache folder's ``grounding/``."""
+    """The pair cache of ``model``: one file per model folder in the cache folder's ``grounding/``."""
     from sgi_core.embedding.cache import EmbeddingCache, default_cache_dir
 
     return EmbeddingCache(f"grounding-{model.name}-{model.folder.fingerprint.removeprefix('folder:')[:16]}",
-                          default_cache_dir().parent / CACHE_FOLDER)
+                          default_cache_dir() / CACHE_FOLDER)
 
 
 def grounding_family_scores(inputs) -> tuple[pd.DataFrame, tuple]:

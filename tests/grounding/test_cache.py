@@ -38,3 +38,11 @@ def test_another_model_does_not_read_these_pairs(tiny_models, tmp_path):
     other = grounding_scores(FRAME, tiny_models["bert_enc"], cache=cache)
     assert len(cache) == 6
     assert not np.allclose(first.iloc[:, 0], other.iloc[:, 0])
+
+
+def test_the_pair_cache_lives_inside_the_cache_folder(tiny_models, tmp_path, monkeypatch):
+    from sgi_core.grounding.family import model_cache
+
+    monkeypatch.setenv("SGI_CACHE_DIR", str(tmp_path / "cache"))
+    cache = model_cache(tiny_models["bert_cen"])
+    assert cache.path.is_relative_to(tmp_path / "cache") and cache.path.parent.name == "grounding"
