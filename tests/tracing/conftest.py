@@ -21,8 +21,7 @@ import pytest
 from tests.conftest import REPO
 
 PHOENIX_VENV = REPO / ".venv-phoenix"
-PHOENIX_VERSION = "20.26.1"
-INSTALL = f"python3 -m venv .venv-phoenix && .venv-phoenix/bin/pip install arize-phoenix=={PHOENIX_VERSION}"
+INSTALL = "python3 -m venv .venv-phoenix && .venv-phoenix/bin/pip install -r tests/tracing/phoenix-server.txt"
 #: Seconds the server may take to answer /healthz (it takes about 13 on two cores).
 START_SECONDS = 90
 #: The sender runs in the server's environment, which has the OpenTelemetry SDK.

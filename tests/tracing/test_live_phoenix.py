@@ -33,7 +33,7 @@ def _ns(when: datetime, offset_ns: int = 0) -> int:
 #: name -> the trace sent; the window holds a, b, c and f.
 TRACES = {
     "a": {"question": "Who wrote Hamlet?", "json_input": True, "start_ns": _ns(T0),
-          "retrievals": [["Hamlet is a tragedy written by William Shakespeare.", "It was first performed around 1600."]],
+          "retrievals": [["Hamlet is a tragedy written by William Shakespeare.", "It was first staged around 1600."]],
           "answer": "Hamlet was written by William Shakespeare."},
     "b": {"question": "What is the capital of France?", "json_input": False, "start_ns": _ns(T0, 60 * 10**9),
           "retrievals": [["Paris is the capital and largest city of France."],
