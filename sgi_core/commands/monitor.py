@@ -80,13 +80,15 @@ def add_parser(subparsers) -> None:
 
 
 def _run_frame(args, policy):
-    """The run's rows with their scores (the file's column, else scored with the policy's model) and labels."""
+    """The run's rows with their scores (the file's column, a baseline computed from the texts, else SGI scored with
+    the policy's model) and labels."""
     import numpy as np
 
     from sgi_core.commands.gate import _numeric
     from sgi_core.embedding import backend_used
     from sgi_core.io.scored import scored_with
     from sgi_core.io.triples import load_triples
+    from sgi_core.scores.registry import SCORES
 
     table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive,
                                               label_map=label_map_option(args)))
@@ -97,6 +99,9 @@ def _run_frame(args, policy):
     if present is not None:
         scores = _numeric(frame[present], table.source, column)
         return table, frame, scores, scored_with(args.input) if column == "sgi" else None
+    spec = SCORES.get(column)
+    if spec is not None and spec.kind == "baseline":  # computed from the texts, as for the policy's own file
+        return table, frame, spec.oriented(spec.raw_values(frame)), None
     if column != "sgi":
         raise SGIInputError(f"score column '{column}' of the policy is not in the file", source=table.source)
     from sgi_core.embedding import EmbeddingCache, load_encoder

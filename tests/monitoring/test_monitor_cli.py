@@ -212,3 +212,23 @@ def test_help_states_the_exit_codes_and_the_default_sample(capsys):
     assert f"(default {RATE_HALF_WIDTH:g}: at most {plan_sample(10 ** 9).size} rows" in text
     assert "0 the policy holds" in text and "4 unverified" in text and "2 usage error" in text
     assert sorted(set(EXIT_CODES.values())) == [0, 1, 3, 4]
+
+
+def test_a_policy_on_a_score_the_tool_computes_is_monitored_on_a_plain_file(tmp_path, capsys):
+    from sgi_core.monitoring.references import feature_values
+    from sgi_core.policy.file import policy_to_json
+    from sgi_core.policy.making import make_policy
+    from sgi_core.scores.baselines import neg_response_length
+
+    source = _rows(600, 0.5, 12)
+    scores = neg_response_length(source)
+    features = {k: v for k, v in feature_values(source, scores).items() if k != "score"}
+    made, _ = make_policy(source["label"].to_numpy(), scores, model="minilm", score_column="neg_response_length",
+                          features=features)
+    policy, run = tmp_path / "length_policy.json", tmp_path / "run.csv"
+    policy.write_text(policy_to_json(made))
+    frame = _rows(300, 0.3, 13, labelled=False)
+    frame.to_csv(run, index=False)
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", tmp_path / "h.sqlite", "--json")
+    result = json.loads(out.out)
+    assert code == 4 and result["flag_share"]["n_flagged"] == int((neg_response_length(frame) < made.threshold).sum())
