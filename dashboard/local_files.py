@@ -41,6 +41,8 @@ def _resolved(text: str, hint: str) -> tuple[Path, Path]:
     if not root.is_dir():
         raise SGIInputError(f"{LOCAL_FILES_ROOT_ENV} names no folder", source=str(root),
                             hint="Set it to an existing folder and restart the app")
+    if "\0" in text:
+        raise SGIInputError("the path holds a NUL byte", source=repr(text), hint=hint.format(root=root))
     typed = Path(text.strip()).expanduser()
     typed = typed if typed.is_absolute() else root / typed
     path = typed.resolve()

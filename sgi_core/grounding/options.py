@@ -59,12 +59,23 @@ def page_choice(lines: tuple[str, ...], switches: Mapping[str, bool], *, folder:
 def load_choice(choice: tuple) -> tuple:
     """The grounding models of a :func:`page_choice`, loaded and checked.
 
+    Each folder must still be the one that was checked when chosen: a path of the choice is
+    resolved, so a folder since replaced by a link (to anywhere) no longer resolves to itself.
+
     Raises
     ------
     SGIInputError
-        From :func:`sgi_core.grounding.runtime.load_grounding_model`.
+        A folder replaced by a link since it was chosen; from
+        :func:`sgi_core.grounding.runtime.load_grounding_model`.
     """
+    from pathlib import Path
+
+    from sgi_core.errors import SGIInputError
     from sgi_core.grounding.runtime import load_grounding_model
 
     folders, self_test, backend = choice
+    for _, path in folders:
+        if str(Path(path).resolve()) != path:
+            raise SGIInputError(f"the model folder '{path}' was replaced by a link after it was chosen",
+                                hint="Give the folder again on the page")
     return tuple(load_grounding_model(path, name=name, backend=backend, self_test=self_test) for name, path in folders)

@@ -83,6 +83,7 @@ def test_files_under_the_root_open_by_absolute_or_relative_path(app, tree, monke
     ("sub", "this is a folder, not a file"),
     ("nothing.csv", "no file at this path"),
     ("/etc/passwd", "this path leads outside the folder files may be opened from"),
+    ("data\0.csv", "the path holds a NUL byte"),
 ])
 def test_paths_outside_hidden_or_not_files_are_refused(app, tree, monkeypatch, typed, message):
     monkeypatch.setenv(local_files.LOCAL_FILES_ROOT_ENV, str(tree))
@@ -93,3 +94,9 @@ def test_paths_outside_hidden_or_not_files_are_refused(app, tree, monkeypatch, t
     page_text = " ".join(str(e.value) for kind in ("markdown", "caption", "error", "info", "warning")
                          for e in getattr(app, kind))
     assert SECRET not in page_text
+
+
+def test_a_nul_byte_in_a_model_folder_path_is_an_input_error(tree, monkeypatch):
+    monkeypatch.setenv(local_files.LOCAL_FILES_ROOT_ENV, str(tree))
+    with pytest.raises(SGIInputError, match="the path holds a NUL byte"):
+        local_files.local_folder("sub\0")

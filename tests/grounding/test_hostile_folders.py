@@ -3,6 +3,7 @@
 import json
 import shutil
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -90,3 +91,16 @@ def test_equal_means_fail_and_the_margin_is_the_boundary():
     assert run_self_test(gap(MIN_SEPARATION + 1e-9), source="toy").passed
     with pytest.raises(SGIInputError, match="does not separate"):
         run_self_test(gap(MIN_SEPARATION - 1e-3), source="toy")
+
+
+def test_a_chosen_folder_replaced_by_a_link_is_not_loaded(nli, tmp_path):
+    from sgi_core.grounding.options import load_choice, page_choice
+
+    choice = page_choice((f"nli={nli}",), {"no_self_test": True}, folder=lambda typed: Path(typed).resolve(),
+                         backend="torch")
+    assert load_choice(choice)[0].name == "nli"
+    elsewhere = shutil.copytree(nli, tmp_path / "elsewhere")
+    shutil.rmtree(nli)
+    nli.symlink_to(elsewhere)  # after the page checked the path under its root
+    with pytest.raises(SGIInputError, match="was replaced by a link after it was chosen"):
+        load_choice(choice)
