@@ -31,20 +31,10 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def count_line(window) -> str:
-    """``3,220 traces in the window, 3,220 rows, 0 without a context``, naming the first few without one."""
-    from sgi_core.io.convert.traces import IDS_SHOWN
-
-    named = ", ".join(window.without_context[:IDS_SHOWN])
-    more = len(window.without_context) - IDS_SHOWN
-    return (f"{window.n_traces:,} traces in the window, {len(window.frame):,} rows, "
-            f"{len(window.without_context):,} without a context" + (f" ({named}" if named else "")
-            + (f" and {more:,} more" if more > 0 else "") + (")" if named else ""))
-
-
 def run(args) -> int:
     from sgi_core.io.export import check_output_path, write_table
     from sgi_core.progress import EmbeddingProgress
+    from sgi_core.render.tracing import count_line
     from sgi_core.tracing.connection import Connection
     from sgi_core.tracing.phoenix_pull import pull_phoenix, window_time
 

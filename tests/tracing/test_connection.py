@@ -146,7 +146,7 @@ def test_a_window_needs_iso_times_in_order():
 def test_the_count_line_names_the_traces_without_a_context():
     import pandas as pd
 
-    from sgi_core.commands.pull import count_line
+    from sgi_core.render.tracing import count_line
     from sgi_core.tracing.phoenix_pull import PulledWindow
 
     ids = tuple(f"t{k}" for k in range(7))
