@@ -62,6 +62,7 @@ def test_retry_after_header_forms():
     assert retry_after_seconds("later") is None
 
 
+@pytest.mark.statistical
 def test_backoff_is_exponential_with_jitter_inside_its_bounds():
     policy = RetryPolicy(base_delay=1.0, max_delay=6.0)
     rng = random.Random(3)

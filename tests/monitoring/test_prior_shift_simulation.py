@@ -6,7 +6,7 @@ interval must cover the run's true rate at least at its nominal 95% (the raw fla
 shift check must raise few false alarms (nominal 5%). Runs of one split share its two halves, so its false
 alarms cluster: their tolerance counts splits, not runs. A run of TruthfulQA answers is flagged as shifted.
 
-``SGI_MONITOR_SIMULATION=full`` runs the larger version whose figures the README quotes.
+``SGI_MONITOR_SIMULATION=full`` runs the larger version whose figures docs/MONITORING.md quotes.
 """
 
 import os
@@ -41,6 +41,7 @@ def _halves(frame, seed):
 
 
 @pytest.mark.slow
+@pytest.mark.statistical
 def test_prior_shift_coverage_and_false_alarms(scored_sample):
     covered, raw_covered, alarms, per_split = [], [], [], []
     for split in range(SPLITS):

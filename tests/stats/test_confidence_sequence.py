@@ -116,6 +116,7 @@ def test_the_sequence_only_narrows_and_holds_the_mean():
     assert sequential_mean(x).ci == (low[-1], high[-1])
 
 
+@pytest.mark.statistical
 def test_time_uniform_coverage_by_simulation():
     # 300 sequences of 200 draws with mean 0.3: the sequence must miss it at some time in at most ~5% of them.
     rng = np.random.default_rng(7)

@@ -60,6 +60,7 @@ def test_delong_matches_brute_force_structural_components():
     assert res.ci == pytest.approx((auc_a - auc_b - half, auc_a - auc_b + half), rel=1e-9)
 
 
+@pytest.mark.statistical
 def test_delong_standard_error_agrees_with_a_paired_bootstrap():
     y, a, b = _correlated_scores(n=500, seed=1)
     res = delong_test(y, a, b)
