@@ -9,6 +9,7 @@
 - ``judge``: LLM-judged RAG metrics (``judge_<metric>`` columns) for every row, via an OpenAI-compatible API.
 - ``compare``: two runs of the same inputs, score by score, with paired intervals and tests.
 - ``monitor``: a new run held to a saved policy: corrected hallucination rate, shift check, run history.
+- ``sample``: the keys to label, drawn uniformly or where a predictor is unsure, for valid intervals.
 - ``pull``: a window of traces from a running Phoenix server, one row per trace.
 - ``annotate``: a scored window's scores and a monitor's verdict written back to Phoenix as annotations.
 
@@ -32,12 +33,13 @@ from sgi_core.commands import (
     monitor,
     pull,
     report,
+    sample,
     score,
 )
 from sgi_core.errors import SGIInputError
 
 #: The subcommands, in the order ``--help`` lists them.
-COMMANDS = (compute, score, report, models, convert, gate, judge, compare, monitor, pull, annotate)
+COMMANDS = (compute, score, report, models, convert, gate, judge, compare, monitor, sample, pull, annotate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,72 @@
+"""Two runs' hallucination rates from labels drawn under an active design: the inverse-probability-weighted estimate.
+
+Under an active design (:mod:`sgi_core.runs.sampling_design`) the labelled keys are not a
+random sample: the design's probabilities ``pi`` weigh them back. Each run's predictor
+column is mapped to P(hallucinated) by a logistic model cross-fitted over the design's
+folds, so that no key's prediction depends on its own draw or label
+(:func:`~sgi_core.stats.active_inference.design_cross_fit`); the difference
+``d = y_new - y_base`` (1 = hallucinated) is predicted by ``p_new - p_base`` and estimated
+by :func:`~sgi_core.stats.active_inference.active_mean`, as is each run's rate. The
+labels-only figures become the same estimator without the predictor (Horvitz-Thompson).
+The confidence sequence assumes keys labelled in a uniformly random order, which an active
+design is not: it is left out. A uniform design keeps the prediction-powered estimate
+of :func:`~sgi_core.runs.labels.label_shift`, which its keys are a random sample for.
+
+Reference: Zrnic, T. and Candès, E. J. (2024). Active Statistical Inference. ICML.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+
+import numpy as np
+
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.runs.labels import LabelShift, rate_verdict
+from sgi_core.runs.sampling_design import LabellingDesign
+from sgi_core.stats.active_inference import ActiveEstimate, active_mean, design_cross_fit
+
+ACTIVE_METHOD = "active (inverse-probability-weighted prediction-powered)"
+
+
+def active_estimates(matched, design: LabellingDesign, *, confidence: float = 0.95) -> dict[str, ActiveEstimate]:
+    """The active estimates of the base rate, the new rate and their difference (keys ``base``, ``new``, ``difference``).
+
+    ``matched`` holds a per-key ``label`` (1 grounded, 0 hallucinated, NaN) in both runs,
+    on exactly the keys ``design`` draws (:func:`~sgi_core.runs.design_labels.verified_pair_design`).
+    """
+    folds = design.folds()
+    halluc, predicted = {}, {}
+    for side, frame in (("base", matched.base), ("new", matched.new)):
+        halluc[side] = 1.0 - frame["label"].to_numpy(dtype=np.float64)
+        predicted[side] = design_cross_fit(frame[design.predictor].to_numpy(dtype=np.float64), halluc[side],
+                                           design.pi, folds)
+    out = {side: active_mean(halluc[side], predicted[side], design.pi, confidence=confidence)
+           for side in ("base", "new")}
+    out["difference"] = active_mean(halluc["new"] - halluc["base"], predicted["new"] - predicted["base"], design.pi,
+                                    confidence=confidence)
+    return out
+
+
+def active_label_shift(shift: LabelShift, matched, design: LabellingDesign, *,
+                       confidence: float = 0.95) -> LabelShift:
+    """``shift`` with its estimates replaced by the active ones where ``design`` is active; unchanged if uniform.
+
+    The method reads "active (inverse-probability-weighted prediction-powered), predictor
+    P, N keys"; the rates of the labels-only line become the Horvitz-Thompson ones.
+    """
+    if design.design != "active":
+        return replace(shift, method=f"{shift.method}; uniform sample, seed {design.seed}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedStatisticWarning)  # the method says why an interval is left out
+        est = active_estimates(matched, design, confidence=confidence)
+    diff = est["difference"]
+    method = f"{ACTIVE_METHOD}, predictor {design.predictor}, {design.n_drawn} keys"
+    if "no interval" in diff.method:
+        method += f"; {diff.method.split('; ', 1)[1]}"
+    return replace(shift, rate_base=est["base"].estimate, rate_new=est["new"].estimate, difference=diff.estimate,
+                   ci=diff.ci, labels_only_ci=diff.labels_only_ci, verdict=rate_verdict(diff.ci), method=method,
+                   predictor_loss={}, sequential=None, sequential_verdict="",
+                   labels_rate_base=est["base"].labels_only_estimate, labels_rate_new=est["new"].labels_only_estimate,
+                   labels_difference=diff.labels_only_estimate)
