@@ -1,36 +1,8 @@
 """Claim-level grounding: each response sentence against the context, no labels needed.
 
-One vector per response averages a supported claim with an invented one. Here the
-response is split into sentences and the context into sentences (long ones into
-word windows); every piece is embedded, and each response sentence is judged on
-its own:
-
-- ``support = max_j cos(s, c_j)``: its best cosine to any context piece;
-- ``sgi = theta(s, q) / (theta(s, c*) + 1e-8)`` with ``c*`` that nearest context
-  piece, the SGI of the sentence alone.
-
-A context given as a list of passages (:func:`sgi_core.io.passages.row_passages`) is
-split passage by passage, so that no context piece spans two passages, and each
-sentence names the passage of its nearest piece. A plain context is one passage.
-
-A row's ``claim_min_support`` is its weakest sentence's support (one unsupported
-claim is enough to hallucinate) and ``claim_mean_support`` the mean; the same for
-the sentence SGI. All are oriented high = grounded.
-
-Sentences are cut by a regular expression (no model download): after ``.``, ``!``
-or ``?`` (and any closing quotes or brackets) followed by a space and a capital
-letter or digit, or glued to a capitalised word (``"century.First"``, as HaluEval's
-joined paragraphs have it), and at line breaks; not after common abbreviations
-(``Dr.``, ``e.g.``) or initials (``J.``, ``U.S.``). A sentence that ends on an
-initial (``... vitamin C. It ...``) is not cut.
-
-A piece that carries no words is not a sentence: scored alone, ``"1."`` or
-``"(Passage 1)"`` has a low support that says nothing about grounding, and the
-weakest sentence of a list would be its numbering. Such pieces are kept with a
-neighbour (:func:`split_sentences`): a list marker (``-``, ``*``, a bullet,
-``1.``, ``2)``, ``(a)``, ``iv.``) with the sentence after it, a bracketed citation
-(``(Passage 1)``, ``[2]``, ``[Source 1, 3]``) or bare punctuation or numbers with the
-sentence before it.
+One vector per response averages a supported claim with an invented one, so each response sentence
+is scored alone against the context's sentences (:func:`sentence_scores`) and a row keeps its weakest
+and its mean sentence (:func:`claim_scores`), all oriented high = grounded.
 """
 
 from __future__ import annotations
@@ -109,11 +81,27 @@ def _with_neighbours(pieces: list[str]) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split a text into sentences with a regular expression (see the module notes).
+    """Split a text into sentences with a regular expression (no model download).
 
     Whitespace inside a sentence is collapsed to single spaces; empty pieces are
-    dropped, so an empty or blank text gives ``[]``. Pieces without words (list
-    markers, citations, bare punctuation) are joined to a neighbouring sentence.
+    dropped, so an empty or blank text gives ``[]``.
+
+    Notes
+    -----
+    Sentences are cut by a regular expression (no model download): after ``.``, ``!``
+    or ``?`` (and any closing quotes or brackets) followed by a space and a capital
+    letter or digit, or glued to a capitalised word (``"century.First"``, as HaluEval's
+    joined paragraphs have it), and at line breaks; not after common abbreviations
+    (``Dr.``, ``e.g.``) or initials (``J.``, ``U.S.``). A sentence that ends on an
+    initial (``... vitamin C. It ...``) is not cut.
+
+    A piece that carries no words is not a sentence: scored alone, ``"1."`` or
+    ``"(Passage 1)"`` has a low support that says nothing about grounding, and the
+    weakest sentence of a list would be its numbering. Such pieces are kept with a
+    neighbour: a list marker (``-``, ``*``, a bullet,
+    ``1.``, ``2)``, ``(a)``, ``iv.``) with the sentence after it, a bracketed citation
+    (``(Passage 1)``, ``[2]``, ``[Source 1, 3]``) or bare punctuation or numbers with the
+    sentence before it.
 
     Examples
     --------

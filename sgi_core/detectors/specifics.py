@@ -1,41 +1,7 @@
 """Unsupported specifics: the response's numbers and names that its context does not contain.
 
-A hallucinated answer often invents the checkable details: a year, a count, a person
-or a place. This label-free, model-free family reads the specifics of each response
-and looks each one up in its row's context:
-
-- **numbers**: runs of digits with optional thousands commas and a decimal part
-  (``1,200``, ``1200``, ``3.5``, the ``19`` of ``19th``), compared after the commas
-  are removed, so ``"1,200"`` in the response is supported by ``"1200"`` in the
-  context;
-- **names**: maximal runs of capitalised words (first letter upper case in any
-  script: ``New York``, ``Ørsted``, ``NASA``), leaving out the first word of each
-  sentence (sentences as :func:`sgi_core.detectors.claims.split_sentences` cuts
-  them), whose capital says nothing, and the pronoun ``I``. A name is supported
-  when its words occur consecutively among the context's words, case folded.
-
-A context given as a list of passages (:func:`sgi_core.io.passages.row_passages`) is
-searched passage by passage: a specific is supported when one passage holds it, so a
-name never matches across two passages, and :func:`specific_passages` names the
-passages that hold each one. A plain context is one passage.
-
-Each distinct specific counts once per row. With ``n`` the specifics of a response
-and ``u`` those no passage of its context contains::
-
-    specifics_unsupported_share = u / n        (NaN when n = 0)
-
-Orientation: a **higher share means less grounded**; the registry declares the
-column ``higher_is="hallucinated"``, so the judged score is ``-u / n``.
-
-Limits: numbers written as words (``twelve``), dates in another format (``3 May``
-against ``May 3rd`` is fine, ``05/03`` against ``3 May`` is not), units and
-rounding (``1.2 million`` against ``1,200,000``) are not reconciled; a name that
-opens a sentence is counted from its second word only; a lower-case particle splits
-a name (``Tour de France`` gives ``Tour`` and ``France``); a capitalised common word
-inside a sentence (a title, ``The``) counts as a name; a name paraphrased or
-abbreviated in the context (``US`` against ``United States``) is unsupported; and a
-response with no number or name (a yes/no answer) gets no score. It reads strings
-only: no model, no labels.
+A label-free, model-free detector family: invented details (a year, a count, a name) are what a
+reader can check, so a response's share of them missing from the context is a grounding signal.
 """
 
 from __future__ import annotations
@@ -182,6 +148,45 @@ def specifics_scores(frame: pd.DataFrame, *, passages: tuple | None = None) -> p
     ------
     SGIInputError
         When ``context`` or ``response`` is missing.
+
+    Notes
+    -----
+    A hallucinated answer often invents the checkable details: a year, a count, a person
+    or a place. The family reads the specifics of each response
+    and looks each one up in its row's context:
+
+    - **numbers**: runs of digits with optional thousands commas and a decimal part
+      (``1,200``, ``1200``, ``3.5``, the ``19`` of ``19th``), compared after the commas
+      are removed, so ``"1,200"`` in the response is supported by ``"1200"`` in the
+      context;
+    - **names**: maximal runs of capitalised words (first letter upper case in any
+      script: ``New York``, ``Ørsted``, ``NASA``), leaving out the first word of each
+      sentence (sentences as :func:`sgi_core.detectors.claims.split_sentences` cuts
+      them), whose capital says nothing, and the pronoun ``I``. A name is supported
+      when its words occur consecutively among the context's words, case folded.
+
+    A context given as a list of passages (:func:`sgi_core.io.passages.row_passages`) is
+    searched passage by passage: a specific is supported when one passage holds it, so a
+    name never matches across two passages, and :func:`specific_passages` names the
+    passages that hold each one. A plain context is one passage.
+
+    Each distinct specific counts once per row. With ``n`` the specifics of a response
+    and ``u`` those no passage of its context contains::
+
+        specifics_unsupported_share = u / n        (NaN when n = 0)
+
+    Orientation: a **higher share means less grounded**; the registry declares the
+    column ``higher_is="hallucinated"``, so the judged score is ``-u / n``.
+
+    Limits: numbers written as words (``twelve``), dates in another format (``3 May``
+    against ``May 3rd`` is fine, ``05/03`` against ``3 May`` is not), units and
+    rounding (``1.2 million`` against ``1,200,000``) are not reconciled; a name that
+    opens a sentence is counted from its second word only; a lower-case particle splits
+    a name (``Tour de France`` gives ``Tour`` and ``France``); a capitalised common word
+    inside a sentence (a title, ``The``) counts as a name; a name paraphrased or
+    abbreviated in the context (``US`` against ``United States``) is unsupported; and a
+    response with no number or name (a yes/no answer) gets no score. It reads strings
+    only: no model, no labels.
 
     Examples
     --------

@@ -1,37 +1,8 @@
 """Intervals that include the fitting: a bootstrap that refits an out-of-fold combination in every resample.
 
-A combination of scores fitted on the labels it is judged on (the combined detector)
-has an out-of-fold AUROC that is honest about each row, but over samples of labels it
-spreads much wider than a bootstrap of its fixed probabilities shows: with 44 labels
-and 14 noise features its standard deviation is 0.117 where that bootstrap says 0.085,
-and the naive interval misses 0.5 three times as often as it should (the optimism and
-variance of data used twice: Efron and Tibshirani 1997; Varma and Simon 2006). Here
-every bootstrap resample of the labelled rows refits the whole out-of-fold pipeline
-(:func:`refit_replicates`) as the estimate itself was made, and an interval is the
-percentiles of a statistic over the resamples (Efron and Tibshirani 1993, ch. 13; the
-bootstrap of a cross-validated procedure, ch. 17).
-
-Resamples draw whole question groups with replacement within strata of group make-up
-(one row per group: the two-class bootstrap of :func:`~sgi_core.stats.ranking.roc_analysis`);
-copies of a drawn group share a fold, so no row is scored by a model that saw its copy.
-Copies leave about 63% distinct training rows, so the refit AUROCs spread a little wider
-and sit a little lower than the estimate's: the interval errs on the cautious side
-(pure noise, 44 labels: 0.5 covered in 200 of 200 files, mean width 0.520 against 0.339
-naive; subsamples of a 1,500-row file: its AUROC covered in 98% at 44 labels, 93% at 142).
-
-Cost: :data:`REFIT_N_BOOT` resamples of ``n_splits`` fits each, solved together by
-:func:`~sgi_core.stats.crossval.out_of_fold_batch` (0.5 s for 44 rows and 14
-features, 7 s at 2,000 rows, one core). Above :data:`REFIT_MAX_ROWS` labelled rows the
-fitted probabilities are held fixed, fitting adding less spread the more rows there
-are, and ``ci_method`` says so (:data:`HELD_FIXED`).
-
-References
-----------
-Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*. Chapman & Hall.
-Efron, B. and Tibshirani, R. (1997). Improvements on cross-validation: the .632+ bootstrap
-method. *Journal of the American Statistical Association* 92(438), 548-560.
-Varma, S. and Simon, R. (2006). Bias in error estimation when using cross-validation for model
-selection. *BMC Bioinformatics* 7, 91.
+A combination fitted on the labels it is judged on spreads wider over samples of labels than a
+bootstrap of its fixed probabilities shows, so its interval refits the whole out-of-fold pipeline in
+each resample (:func:`judge_combined` gives the method and its references).
 """
 
 from __future__ import annotations
@@ -215,6 +186,31 @@ def judge_combined(y_true, probability, features, *, lengths=None, groups=None, 
         Folds of the combination's cross-fitting.
     n_boot, n_refit, seed : int
         Resamples of the held-fixed intervals and of the refit ones; their seed.
+
+    Notes
+    -----
+    An out-of-fold AUROC is honest about each row, but over samples of labels it spreads wider
+    than a bootstrap of its fixed probabilities shows: the optimism and variance of data used
+    twice (Efron and Tibshirani 1997; Varma and Simon 2006). Here every bootstrap resample of the
+    labelled rows refits the whole out-of-fold pipeline (:func:`refit_replicates`) as the estimate
+    itself was made, and an interval is the percentiles of a statistic over the resamples (Efron
+    and Tibshirani 1993, ch. 13; the bootstrap of a cross-validated procedure, ch. 17).
+
+    Resamples draw whole question groups with replacement within strata of group make-up (the
+    two-class bootstrap of :func:`~sgi_core.stats.ranking.roc_analysis`); copies of a drawn group
+    share a fold, so no row is scored by a model that saw its copy. Copies leave about 63%
+    distinct training rows, so the interval errs on the cautious side. The resamples' fits are
+    solved together (:func:`~sgi_core.stats.crossval.out_of_fold_batch`); above
+    :data:`REFIT_MAX_ROWS` labelled rows the fitted probabilities are held fixed, fitting adding
+    less spread the more rows there are, and ``ci_method`` says so (:data:`HELD_FIXED`).
+
+    References
+    ----------
+    Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*. Chapman & Hall.
+    Efron, B. and Tibshirani, R. (1997). Improvements on cross-validation: the .632+ bootstrap
+    method. *Journal of the American Statistical Association* 92(438), 548-560.
+    Varma, S. and Simon, R. (2006). Bias in error estimation when using cross-validation for model
+    selection. *BMC Bioinformatics* 7, 91.
 
     Examples
     --------

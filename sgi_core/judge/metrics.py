@@ -1,32 +1,7 @@
 """The judge metrics (six after Tonic Validate, and a Yes/No verdict), each a formula over task answers.
 
-Every score lies in [0, 1] and is oriented **higher = better / grounded**. With
-``rel_i`` the relevance verdict of passage ``i`` (task ``relevance``), ``used_i`` whether
-the response uses it (task ``usage``), ``sup_j`` whether statement ``j`` of the response
-is supported by the passages (task ``support``) and ``s`` the 0-5 similarity score:
-
-==========================  =================================================  ============================
-metric                      formula                                            undefined (NaN) when
-==========================  =================================================  ============================
-answer_similarity           s / 5                                              never
-retrieval_precision         mean_i rel_i                                       never (>= 1 passage)
-retrieval_k_recall          sum_{i <= k} rel_i / sum_i rel_i                   no passage is relevant
-augmentation_precision      sum_i (rel_i and used_i) / sum_i rel_i             no passage is relevant
-augmentation_accuracy       mean_i used_i                                      never
-answer_consistency          mean_j sup_j  (+ ``_binary``: 1 if all j hold)     the response states nothing
-groundedness                P(yes) = p_yes / (p_yes + p_no)                    never
-==========================  =================================================  ============================
-
-``groundedness`` asks one Yes/No question per row (task ``grounded``: is the response
-grounded in the passages?) and reads P(yes) from the first answer token's log-probabilities,
-normalised over the two answers (:mod:`sgi_core.judge.yes_no`), so that it ranks rows
-continuously. Where the endpoint gives no log-probabilities it is the answer itself,
-1 (Yes) or 0 (No), and its :attr:`Metric.source_column` says ``"answer"`` instead of
-``"logprobs"``.
-
-``answer_consistency_binary`` is 1 when the response contains nothing unsupported (also
-when it states nothing) and 0 otherwise. The passages are the row's retrieved-contexts
-list when one is given, else its ``context`` cell as a single passage.
+Every score lies in [0, 1], oriented higher = grounded, so a judge column is judged like any other
+score; :class:`Metric` tabulates each formula and when it is undefined.
 """
 
 from __future__ import annotations
@@ -54,6 +29,36 @@ class Metric:
     reads_logprobs : bool
         Its score is P(yes) of a Yes/No task (:class:`~sgi_core.judge.yes_no.YesNo`), read
         from the token log-probabilities where the endpoint gives them.
+
+    Notes
+    -----
+    Every score lies in [0, 1] and is oriented **higher = better / grounded**. With
+    ``rel_i`` the relevance verdict of passage ``i`` (task ``relevance``), ``used_i`` whether
+    the response uses it (task ``usage``), ``sup_j`` whether statement ``j`` of the response
+    is supported by the passages (task ``support``) and ``s`` the 0-5 similarity score:
+
+    ==========================  =================================================  ============================
+    metric                      formula                                            undefined (NaN) when
+    ==========================  =================================================  ============================
+    answer_similarity           s / 5                                              never
+    retrieval_precision         mean_i rel_i                                       never (>= 1 passage)
+    retrieval_k_recall          sum_{i <= k} rel_i / sum_i rel_i                   no passage is relevant
+    augmentation_precision      sum_i (rel_i and used_i) / sum_i rel_i             no passage is relevant
+    augmentation_accuracy       mean_i used_i                                      never
+    answer_consistency          mean_j sup_j  (+ ``_binary``: 1 if all j hold)     the response states nothing
+    groundedness                P(yes) = p_yes / (p_yes + p_no)                    never
+    ==========================  =================================================  ============================
+
+    ``groundedness`` asks one Yes/No question per row (task ``grounded``: is the response
+    grounded in the passages?) and reads P(yes) from the first answer token's log-probabilities,
+    normalised over the two answers (:mod:`sgi_core.judge.yes_no`), so that it ranks rows
+    continuously. Where the endpoint gives no log-probabilities it is the answer itself,
+    1 (Yes) or 0 (No), and its :attr:`Metric.source_column` says ``"answer"`` instead of
+    ``"logprobs"``.
+
+    ``answer_consistency_binary`` is 1 when the response contains nothing unsupported (also
+    when it states nothing) and 0 otherwise. The passages are the row's retrieved-contexts
+    list when one is given, else its ``context`` cell as a single passage.
     """
 
     name: str

@@ -1,30 +1,7 @@
 """A judge that answers Yes or No, read as the probability of Yes from the token log-probabilities.
 
-Guardian-style judges served behind an OpenAI-compatible endpoint (vLLM, Ollama,
-llama.cpp) answer one word. A bare Yes/No is a score of 0 or 1, which ranks rows only
-into two ties; the log-probabilities the endpoint returns with ``logprobs=true`` and
-``top_logprobs=k`` rank them continuously. With ``T`` the top alternatives of the first
-answer token (the first token that is not whitespace) and ``lp(t)`` their log-probabilities,
-
-.. math::
-
-    P(\\text{yes}) = \\frac{\\sum_{t \\in T, n(t) = \\text{yes}} e^{lp(t)}}
-                        {\\sum_{t \\in T, n(t) \\in \\{\\text{yes}, \\text{no}\\}} e^{lp(t)}}
-
-where ``n(t)`` is the token stripped of whitespace and lower-cased (``"Yes"``, ``" yes"`` and
-``"YES"`` all count as yes), computed as ``expit(logsumexp(yes) - logsumexp(no))``.
-Probability mass on other tokens (``"The"``, ``"Maybe"``) is left out, so the score is
-the judge's preference between the two answers. Higher = Yes.
-
-Where the endpoint gives no log-probabilities (a server that ignores the option), gives
-the chosen token alone without its alternatives, or neither answer is among them, the
-score falls back to the answer itself, 1.0 for Yes and 0.0 for No, and
-:attr:`YesNo.source` says so.
-
-References
-----------
-Kadavath et al. (2022), "Language Models (Mostly) Know What They Know", arXiv:2207.05221:
-the probability of the answer token as the model's confidence in a True/False verdict.
+A bare Yes/No ranks rows into two ties; the log-probabilities an OpenAI-compatible endpoint returns
+rank them continuously (:func:`p_yes`), and where it returns none the answer itself is the score.
 """
 
 from __future__ import annotations
@@ -143,7 +120,35 @@ def first_answer_alternatives(logprobs) -> list[tuple[str, float]] | None:
 
 
 def p_yes(alternatives) -> float | None:
-    """P(yes) over yes and no among ``(token, logprob)`` alternatives (module docstring); None when neither is there.
+    r"""P(yes) over yes and no among ``(token, logprob)`` alternatives; None when neither is there.
+
+    Notes
+    -----
+    Guardian-style judges served behind an OpenAI-compatible endpoint (vLLM, Ollama,
+    llama.cpp) answer one word. A bare Yes/No is a score of 0 or 1, which ranks rows only
+    into two ties; the log-probabilities the endpoint returns with ``logprobs=true`` and
+    ``top_logprobs=k`` rank them continuously. With ``T`` the top alternatives of the first
+    answer token (the first token that is not whitespace) and ``lp(t)`` their log-probabilities,
+
+    .. math::
+
+        P(\text{yes}) = \frac{\sum_{t \in T, n(t) = \text{yes}} e^{lp(t)}}
+                            {\sum_{t \in T, n(t) \in \{\text{yes}, \text{no}\}} e^{lp(t)}}
+
+    where ``n(t)`` is the token stripped of whitespace and lower-cased (``"Yes"``, ``" yes"`` and
+    ``"YES"`` all count as yes), computed as ``expit(logsumexp(yes) - logsumexp(no))``.
+    Probability mass on other tokens (``"The"``, ``"Maybe"``) is left out, so the score is
+    the judge's preference between the two answers. Higher = Yes.
+
+    Where the endpoint gives no log-probabilities (a server that ignores the option), gives
+    the chosen token alone without its alternatives, or neither answer is among them, the
+    score falls back to the answer itself, 1.0 for Yes and 0.0 for No, and
+    :attr:`YesNo.source` says so.
+
+    References
+    ----------
+    Kadavath et al. (2022), "Language Models (Mostly) Know What They Know", arXiv:2207.05221:
+    the probability of the answer token as the model's confidence in a True/False verdict.
 
     Examples
     --------

@@ -1,35 +1,8 @@
 """Large-sample variances of the length-matched AUROC and Cohen's d, by influence functions.
 
-Under the weights of :mod:`sgi_core.stats.length_matched`, with ``p_b`` the pooled
-share of kept bin ``b`` and ``A_ab`` the plain AUROC of the grounded rows of bin ``a``
-against the hallucinated rows of bin ``b``, the weighted AUROC is
-
-    theta = sum_(a, b kept) p_a p_b A_ab
-
-and the weighted class means are ``m_k = sum_b p_b mu_(k,b)`` (``mu_(k,b)`` the mean
-of class ``k`` in bin ``b``); Cohen's d is ``(m_1 - m_0) / sqrt(S)`` with ``S`` the
-pooled weighted variance. Both are smooth functions of the two classes' empirical
-distributions, so the delta method applies: each row ``x`` of class ``k`` gets its
-influence ``phi_k(x)`` (the derivative of the statistic as ``x`` gains mass in its
-class), which has mean 0 over the class, and
-
-    Var(statistic) = mean(phi_1**2) / N_1 + mean(phi_0**2) / N_0
-
-is the variance of the bootstrap that resamples rows within each class (class sizes
-kept; the weights recomputed from each resample's bin counts), the bootstrap that
-:func:`~sgi_core.stats.length_matched.length_matched_auroc` runs up to
-:data:`~sgi_core.stats.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows.
-
-For a grounded row ``x`` in bin ``beta`` (hallucinated rows mirror it), with
-``q_(1,b)`` the share of the grounded rows in bin ``b``, ``pi_1 = N_1 / N``,
-``T_b = n_b / N`` and ``R`` the kept bins' total of ``T``:
-
-    dp_b = pi_1 ([beta = b] - q_(1,b) - p_b ([beta kept] - sum_(c kept) q_(1,c))) / R
-    dA_(beta, b) = (G_b(x) - A_(beta, b)) / q_(1,beta),  G_b(x) = P(score_0 < x | bin b) + P(score_0 = x | bin b) / 2
-
-so ``phi(x) = sum_b dp_b (r_b + c_b) + p_beta sum_b p_b dA_(beta, b)`` with ``r``, ``c``
-the row and column sums of ``p_a p_b A_ab`` over ``p``. Cohen's d takes the same
-``dp_b`` through the bin means and second moments of each class.
+Above :data:`~sgi_core.stats.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows the within-class bootstrap
+of :mod:`sgi_core.stats.length_matched` takes minutes; the delta method gives the same variance in
+one pass (:func:`length_matched_variances` has the derivation).
 """
 
 from __future__ import annotations
@@ -48,7 +21,7 @@ def _bin_shares(labels: np.ndarray, bins: np.ndarray, n_bins: int):
 
 
 def _share_influence(cls: int, counts, kept, totals, pooled) -> np.ndarray:
-    """``dp[beta, b]``: the change of ``p_b`` as a row of class ``cls`` in bin ``beta`` gains mass (module docstring)."""
+    """``dp[beta, b]``: the change of ``p_b`` as a row of class ``cls`` in bin ``beta`` gains mass."""
     q = counts[cls] / totals[cls]
     pi = totals[cls] / totals.sum()
     share_of_all = counts.sum(axis=0) / totals.sum()
@@ -141,7 +114,7 @@ def _d_influences(labels, scores, bins, counts, kept, totals, pooled, dp):
 
 def length_matched_variances(labels: np.ndarray, scores: np.ndarray, bins: np.ndarray,
                              n_bins: int) -> tuple[float, float]:
-    """Delta-method variances of the length-matched AUROC and Cohen's d (see the module docstring).
+    """Delta-method variances of the length-matched AUROC and Cohen's d (the derivation is in the notes).
 
     Parameters
     ----------
@@ -158,6 +131,40 @@ def length_matched_variances(labels: np.ndarray, scores: np.ndarray, bins: np.nd
     (var_auroc, var_d) : tuple of float
         Variances over the within-class bootstrap; ``var_d`` is NaN when the pooled
         weighted variance is 0.
+
+    Notes
+    -----
+    Under the weights of :mod:`sgi_core.stats.length_matched`, with ``p_b`` the pooled
+    share of kept bin ``b`` and ``A_ab`` the plain AUROC of the grounded rows of bin ``a``
+    against the hallucinated rows of bin ``b``, the weighted AUROC is
+
+        theta = sum_(a, b kept) p_a p_b A_ab
+
+    and the weighted class means are ``m_k = sum_b p_b mu_(k,b)`` (``mu_(k,b)`` the mean
+    of class ``k`` in bin ``b``); Cohen's d is ``(m_1 - m_0) / sqrt(S)`` with ``S`` the
+    pooled weighted variance. Both are smooth functions of the two classes' empirical
+    distributions, so the delta method applies: each row ``x`` of class ``k`` gets its
+    influence ``phi_k(x)`` (the derivative of the statistic as ``x`` gains mass in its
+    class), which has mean 0 over the class, and
+
+        Var(statistic) = mean(phi_1**2) / N_1 + mean(phi_0**2) / N_0
+
+    is the variance of the bootstrap that resamples rows within each class (class sizes
+    kept; the weights recomputed from each resample's bin counts), the bootstrap that
+    :func:`~sgi_core.stats.length_matched.length_matched_auroc` runs up to
+    :data:`~sgi_core.stats.bootstrap.BOOTSTRAP_MAX_ROWS` labelled rows.
+
+    For a grounded row ``x`` in bin ``beta`` (hallucinated rows mirror it), with
+    ``q_(1,b)`` the share of the grounded rows in bin ``b``, ``pi_1 = N_1 / N``,
+    ``T_b = n_b / N`` and ``R`` the kept bins' total of ``T``:
+
+        dp_b = pi_1 ([beta = b] - q_(1,b) - p_b ([beta kept] - sum_(c kept) q_(1,c))) / R
+        dA_(beta, b) = (G_b(x) - A_(beta, b)) / q_(1,beta)
+        G_b(x) = P(score_0 < x | bin b) + P(score_0 = x | bin b) / 2
+
+    so ``phi(x) = sum_b dp_b (r_b + c_b) + p_beta sum_b p_b dA_(beta, b)`` with ``r``, ``c``
+    the row and column sums of ``p_a p_b A_ab`` over ``p``. Cohen's d takes the same
+    ``dp_b`` through the bin means and second moments of each class.
     """
     counts, kept, totals, pooled = _bin_shares(labels, bins, n_bins)
     dp = np.stack([_share_influence(k, counts, kept, totals, pooled) for k in (0, 1)])
