@@ -24,8 +24,9 @@ import numpy as np
 
 from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.runs.labels import LabelShift, rate_verdict
-from sgi_core.runs.sampling_design import LabellingDesign
+from sgi_core.runs.sampling_design import LabellingDesign, plan_labels
 from sgi_core.stats.active_inference import ActiveEstimate, active_mean, design_cross_fit
+from sgi_core.stats.margin_power import MarginPower
 
 ACTIVE_METHOD = "active (inverse-probability-weighted prediction-powered)"
 
@@ -54,7 +55,10 @@ def active_label_shift(shift: LabelShift, matched, design: LabellingDesign, *,
     """``shift`` with its estimates replaced by the active ones where ``design`` is active; unchanged if uniform.
 
     The method reads "active (inverse-probability-weighted prediction-powered), predictor
-    P, N keys"; the rates of the labels-only line become the Horvitz-Thompson ones.
+    P, N keys; planned +/-h" (``h`` the half-width the design planned before any label,
+    :func:`~sgi_core.runs.sampling_design.plan_labels`, beside the realised ``ci``); the rates
+    of the labels-only line become the Horvitz-Thompson ones; ``power`` reads the active
+    estimate's variance.
     """
     if design.design != "active":
         return replace(shift, method=f"{shift.method}; uniform sample, seed {design.seed}")
@@ -62,11 +66,17 @@ def active_label_shift(shift: LabelShift, matched, design: LabellingDesign, *,
         warnings.simplefilter("ignore", UndefinedStatisticWarning)  # the method says why an interval is left out
         est = active_estimates(matched, design, confidence=confidence)
     diff = est["difference"]
-    method = f"{ACTIVE_METHOD}, predictor {design.predictor}, {design.n_drawn} keys"
+    planned = plan_labels(design, 1.0, confidence=confidence).planned_half_width
+    method = f"{ACTIVE_METHOD}, predictor {design.predictor}, {design.n_drawn} keys; planned +/-{planned:.3f}"
     if "no interval" in diff.method:
         method += f"; {diff.method.split('; ', 1)[1]}"
+    half = (diff.ci[1] - diff.ci[0]) / 2
+    # One drawn key's share of the variance, so that the gate's keys-needed reads this design's variance.
+    power = MarginPower(design.n_drawn, "active", diff.variance * design.n_drawn, 0.0,
+                        "observed: the active estimate's per-unit terms", half, confidence, shift.power.power
+                        if shift.power is not None else 0.8)
     return replace(shift, rate_base=est["base"].estimate, rate_new=est["new"].estimate, difference=diff.estimate,
                    ci=diff.ci, labels_only_ci=diff.labels_only_ci, verdict=rate_verdict(diff.ci), method=method,
-                   predictor_loss={}, sequential=None, sequential_verdict="",
+                   predictor_loss={}, power=power, sequential=None, sequential_verdict="",
                    labels_rate_base=est["base"].labels_only_estimate, labels_rate_new=est["new"].labels_only_estimate,
                    labels_difference=diff.labels_only_estimate)
