@@ -236,6 +236,9 @@ LIMIT_KEYS = {name: f"data.limits.{name}" for name in ("max_rows", "max_scored_r
                                                       "max_chars", "max_scored_chars")}
 #: A file on this machine typed on the Data page, read from disk instead of uploaded.
 DATA_PATH = "data.path"
+#: The Data page's Phoenix source: the server, the project, the window's ends, and what the last pull said.
+PHOENIX_KEYS = {name: f"data.phoenix.{name}" for name in ("url", "project", "since", "until")}
+PHOENIX_NOTES = "data.phoenix.notes"
 
 
 def input_limits(default):

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import local_files, page, services, state
+from dashboard.app_pages import data_phoenix_panel
 from dashboard.services import confound_services
 from dashboard.views import texts
 from sgi_core.render import figures
@@ -106,6 +107,7 @@ upload_col.caption(f"Up to {st.get_option('server.maxUploadSize')} MB per file: 
                    "question, retrieved passages and answer.")
 sample_col.button("Use the bundled sample", on_click=_use_sample, width="stretch")
 _path_box()
+data_phoenix_panel.phoenix_source()
 with st.expander("Limits on the file read"):
     defaults = services.env_limits()
     st.caption("A file above a limit is refused with a message before it is scored; a Parquet file is checked from "

@@ -13,10 +13,13 @@ import httpx
 import pandas as pd
 import pytest
 
+from dashboard.views.texts import plain
 from sgi_core.cli import main
 from sgi_core.tracing import phoenix_pull
 from sgi_core.tracing.connection import Connection
+from tests.dashboard.conftest import app, metric  # noqa: F401 (the app fixture)
 from tests.tracing.conftest import send_traces
+from tests.tracing.test_data_page_phoenix import pull
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("phoenix")]
 
@@ -191,3 +194,13 @@ def test_compare_matches_two_pulls_of_the_window_by_trace_id(live, scored_window
     capsys.readouterr()
     match = json.loads((tmp_path / "compare.json").read_text())["match"]
     assert (match["key"], match["n_matched"], match["only_in_base"], match["only_in_new"]) == ("trace_id", 4, [], [])
+
+
+def test_the_data_page_pulls_the_window_as_its_current_file(live, app):
+    server, ids = live
+    pull(app, server.url, PROJECT, T0.isoformat(), T1.isoformat())
+    assert not app.error and not app.exception
+    assert [s.value for s in app.success] == [
+        plain(f"4 traces in the window, 4 rows, 1 without a context ({ids['f']['trace_id']})")]
+    assert metric(app, "Rows read") == "4" and metric(app, "Rows that cannot be scored") == "1"
+    assert f"**Current file:** {plain('phoenix-sgi-live.parquet')}" in [m.value for m in app.markdown]
