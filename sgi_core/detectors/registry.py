@@ -1,30 +1,8 @@
 """Every detector family beside SGI, declared once; each face of the workbench reads this registry.
 
-One :class:`DetectorFamily` entry per family says what it computes and how:
-
-- ``scores``: the per-row scores judged in ``report --detectors`` and on the
-  Detectors page, each the :class:`~sgi_core.scores.ScoreSpec` of
-  :data:`sgi_core.scores.SCORES` that names it and gives its orientation (``higher_is``:
-  what a high raw value means; a ``"hallucinated"`` score is negated before it is
-  judged, so every judged score reads **higher = grounded**);
-- ``columns``: every per-row column the family's ``compute`` returns (the scores and
-  any counts), the columns ``python -m sgi_core score --<family>`` writes when the
-  family is fitted per row;
-- ``needs``: what it reads (:data:`NEEDS`), ``fitting``: ``"per row"`` (label-free,
-  each row alone) or ``"cross-fitted"`` (learnt from the grounded rows of other
-  question-group folds, with the leaky protocol beside it);
-- ``label`` and ``explanation``: the checkbox text and the one sentence the page
-  caption and the CLI help show;
-- ``compute``: ``compute(DetectorInputs) -> FamilyScores``.
-
-Adding a family is its module, one entry in :data:`FAMILIES`, its tests and a README
-line: the library (:mod:`sgi_core.detectors.report`), ``score``'s flags, the JSON
-report, the Detectors page and the CLI help all read the entry. A family that reads a
-resource the user gives by name (a model folder) names it in ``needs``; the resource is
-one entry in :data:`RESOURCE_OPTIONS`, from which the commands' options
-(:mod:`sgi_core.commands.resource_options`), the library's ``resources`` keyword
-(:attr:`DetectorInputs.resources`) and the Detectors page's widget are made
-(:mod:`sgi_core.detectors.resources`).
+``report --detectors``, ``score``'s flags, the JSON report, the Detectors page and the CLI help all
+read a family's :class:`DetectorFamily` entry in :data:`FAMILIES`, so adding a family is its module,
+its entry and its tests (docs/EXTENDING.md).
 """
 
 from __future__ import annotations
@@ -110,7 +88,31 @@ class FamilyScores:
 
 @dataclass(frozen=True)
 class DetectorFamily:
-    """One registered detector family (see the module notes for each field)."""
+    """One registered detector family.
+
+    Attributes
+    ----------
+    name : str
+        ``report --detectors NAME``; ``score --NAME`` for a family fitted per row.
+    label, explanation : str
+        The checkbox text, and the one sentence the page caption and the CLI help show.
+    needs : tuple of str
+        What it reads (:data:`NEEDS`). A resource the user gives by name (a model folder) is
+        one entry of :data:`RESOURCE_OPTIONS`, from which the commands' options, the library's
+        ``resources`` keyword (:attr:`DetectorInputs.resources`) and the page's widget are made.
+    fitting : {"per row", "cross-fitted"}
+        Label-free, each row alone; or learnt from the grounded rows of other question-group
+        folds, with the leaky protocol beside it.
+    scores : tuple of ScoreSpec
+        The per-row scores judged, each the :data:`sgi_core.scores.SCORES` entry that names it
+        and gives its orientation (``higher_is``: a ``"hallucinated"`` score is negated before
+        it is judged, so every judged score reads higher = grounded).
+    columns : tuple of str
+        Every per-row column ``compute`` returns (the scores and any counts): what ``score
+        --NAME`` writes for a family fitted per row.
+    compute : callable
+        ``compute(DetectorInputs) -> FamilyScores``.
+    """
 
     name: str
     label: str

@@ -1,24 +1,8 @@
 """Imported detector scores beside SGI, and a cross-validated combination of them.
 
-A detector score is any numeric column a file carries (an LLM judge's answer
-consistency, RAGAS faithfulness, an NLI probability, ...). It is first oriented so
-that **higher = grounded** (a score where higher means hallucinated is negated), and
-then gets the same ROC, calibration and threshold tools as SGI.
-
-Each score alone is judged by :func:`sgi_core.evaluation.judgement.judge_score`, as
-SGI's other detectors are. The combination is a later stage: a logistic regression
-(grounded = 1) on the oriented scores, each mapped to normal quantiles on the
-training fold so that SGI's rare huge values (response = context) do not dominate.
-Its AUROC is measured out of fold on folds that never split a question group
-(:func:`sgi_core.detectors.folds.crossfit_folds`, the folds of the cross-fitted
-detectors), the same folds as each score alone through the same pipeline, so the
-comparison is like for like. Having been fitted on the labels it is judged on, the
-combination gets intervals that refit it in every bootstrap resample
-(:mod:`sgi_core.evaluation.refit`): its AUROC's, and that of its gain over the best
-detector alone, which must leave out 0 before the verdict calls it a gain. With fewer
-than :data:`~sgi_core.evaluation.events_per_feature.MIN_EVENTS_PER_FEATURE` rows of the
-smaller class per score it is not fitted at all but withheld
-(:mod:`sgi_core.evaluation.events_per_feature`), its reason in place of its numbers.
+Any numeric column of a file (an LLM judge, RAGAS faithfulness, an NLI probability) is oriented
+higher = grounded, judged as SGI is, and combined with the others out of fold
+(:func:`compare_detectors` gives the protocol).
 """
 
 from __future__ import annotations
@@ -146,8 +130,10 @@ class DetectorComparison(JsonResult):
         return self.verdict if self.level == WITHHELD else ""
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per detector by score name, then the combination (:data:`COMBINED_NAME`): its numbers, or when withheld
-        its reason in ``note``."""
+        """One row per detector by score name, then the combination (:data:`COMBINED_NAME`).
+
+        The combination's row holds its numbers, or when it is withheld its reason in ``note``.
+        """
         rows = [{"detector": name, "auroc": roc.auroc, "auroc_ci_lo": roc.auroc_ci[0], "auroc_ci_hi": roc.auroc_ci[1],
                  "spearman_with_" + self.names[0]: rho, "cv_auroc": cv, "cohens_d": judged.cohens_d,
                  "length_matched_auroc": judged.length_matched_auroc}
@@ -244,6 +230,28 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
         ``MIN_EVENTS_PER_FEATURE * len(scores)`` rows of the smaller class the
         combination is not fitted: its parts are NaN, ``level`` is ``"withheld"`` and
         ``verdict`` the reason; each score alone is judged as ever.
+
+    Notes
+    -----
+    A detector score is any numeric column a file carries (an LLM judge's answer
+    consistency, RAGAS faithfulness, an NLI probability, ...). It is first oriented so
+    that **higher = grounded** (a score where higher means hallucinated is negated), and
+    then gets the same ROC, calibration and threshold tools as SGI.
+
+    Each score alone is judged by :func:`sgi_core.evaluation.judgement.judge_score`, as
+    SGI's other detectors are. The combination is a later stage: a logistic regression
+    (grounded = 1) on the oriented scores, each mapped to normal quantiles on the
+    training fold so that SGI's rare huge values (response = context) do not dominate.
+    Its AUROC is measured out of fold on folds that never split a question group
+    (:func:`sgi_core.detectors.folds.crossfit_folds`, the folds of the cross-fitted
+    detectors), the same folds as each score alone through the same pipeline, so the
+    comparison is like for like. Having been fitted on the labels it is judged on, the
+    combination gets intervals that refit it in every bootstrap resample
+    (:mod:`sgi_core.evaluation.refit`): its AUROC's, and that of its gain over the best
+    detector alone, which must leave out 0 before the verdict calls it a gain. With fewer
+    than :data:`~sgi_core.evaluation.events_per_feature.MIN_EVENTS_PER_FEATURE` rows of the
+    smaller class per score it is not fitted at all but withheld
+    (:mod:`sgi_core.evaluation.events_per_feature`), its reason in place of its numbers.
 
     Examples
     --------

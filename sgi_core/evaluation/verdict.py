@@ -1,24 +1,8 @@
 """The verdict on one file: which detector, if any, beats the best trivial score here.
 
-A detector (SGI, or any score column judged beside it) is only useful where it beats
-what costs nothing to compute. The trivial scores (response length, word overlap with
-the context, the response-question angle alone) are each taken in the direction that
-separates best **on this file** (response length may mean grounded either way), so
-the bar is the best a trivial rule reaches here, not on another data set.
-
-For every score the verdict records its AUROC (grounded positive) with its 95%
-interval and its standing:
-
-* ``"separates"``: the interval lies above 0.5;
-* ``"near chance"``: the interval holds 0.5;
-* ``"inverted"``: the interval lies below 0.5 (the score ranks hallucinated rows
-  higher: it points the wrong way, or its direction was given wrongly);
-* ``"undefined"``: no AUROC (one class) or no interval (``n_boot=0``, tiny class).
-
-Each detector is compared with the best trivial score by DeLong's paired test
-(DeLong, DeLong & Clarke-Pearson 1988) on the rows both score: ``"beats"`` when the
-interval of ``AUROC(detector) - AUROC(trivial)`` lies above 0, ``"loses"`` below 0,
-``"no clear difference"`` otherwise.
+A detector is only useful where it beats what costs nothing to compute, each trivial score taken
+in the direction that separates best on this file; :func:`file_verdict` gives the standings and
+the paired test.
 """
 
 from __future__ import annotations
@@ -161,6 +145,28 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
     Verdict
         Undefined parts (one class, a class of one row) are NaN with the standing
         ``"undefined"``; the warnings are left to the caller's report.
+
+    Notes
+    -----
+    A detector (SGI, or any score column judged beside it) is only useful where it beats
+    what costs nothing to compute. The trivial scores (response length, word overlap with
+    the context, the response-question angle alone) are each taken in the direction that
+    separates best **on this file** (response length may mean grounded either way), so
+    the bar is the best a trivial rule reaches here, not on another data set.
+
+    For every score the verdict records its AUROC (grounded positive) with its 95%
+    interval and its standing:
+
+    * ``"separates"``: the interval lies above 0.5;
+    * ``"near chance"``: the interval holds 0.5;
+    * ``"inverted"``: the interval lies below 0.5 (the score ranks hallucinated rows
+      higher: it points the wrong way, or its direction was given wrongly);
+    * ``"undefined"``: no AUROC (one class) or no interval (``n_boot=0``, tiny class).
+
+    Each detector is compared with the best trivial score by DeLong's paired test
+    (DeLong, DeLong & Clarke-Pearson 1988) on the rows both score: ``"beats"`` when the
+    interval of ``AUROC(detector) - AUROC(trivial)`` lies above 0, ``"loses"`` below 0,
+    ``"no clear difference"`` otherwise.
 
     Examples
     --------

@@ -1,25 +1,8 @@
 """One careful HTTP client for OpenAI-compatible endpoints (embeddings and chat completions).
 
-What it guarantees, for every caller:
-
-- the base URL is ``https://``, or ``http://`` on a loopback host only (``127.0.0.1``,
-  ``::1``, ``localhost``); any other scheme (``file://``, ``ftp://``) and URLs holding
-  a user name or password are refused before anything is sent;
-- redirects are never followed: a 3xx reply is an error, so the key never reaches
-  another host or port;
-- each request has one deadline, ``timeout`` seconds from sending to the last byte of the
-  reply (a server dripping a byte at a time does not stretch it); 429, 5xx, timeouts and
-  dropped connections are retried with exponential backoff and jitter, honouring
-  ``Retry-After`` (capped);
-- a reply is read as a stream and refused past ``max_reply_bytes``, counted after
-  decompression (gzip or deflate, decoded here in bounded steps, so a compressed bomb never
-  expands in memory); other content encodings are not asked for and are refused;
-- :meth:`ApiClient.cancel` (or Ctrl-C in the calling thread) stops waiting at once: a
-  request is waited for in steps of :data:`POLL_SECONDS`, never in one blocking read;
-- every failure is one :class:`ApiError` line (what happened, the endpoint's host, what
-  to do), never a traceback; server error bodies are not echoed, since a server may
-  repeat the key it was sent;
-- the key travels in one request header only and appears in no ``repr``, message or log.
+A key sent to another host, a reply that never ends or a decompression bomb must fail the same way
+for every caller, so API embeddings and the judge both go through :class:`ApiClient`, whose notes
+list what it guarantees.
 """
 
 from __future__ import annotations
@@ -102,7 +85,8 @@ def check_base_url(url: str) -> httpx.URL:
     try:
         parsed = httpx.URL(str(url).strip())
     except (httpx.InvalidURL, TypeError, ValueError):
-        raise SGIInputError("the endpoint is not a valid URL", hint="Give a URL like https://api.openai.com/v1") from None
+        raise SGIInputError("the endpoint is not a valid URL",
+                            hint="Give a URL like https://api.openai.com/v1") from None
     if parsed.scheme not in ("https", "http") or not parsed.host:
         got = f", not '{parsed.scheme}:'" if parsed.scheme else ""
         raise SGIInputError(f"the endpoint must be an https:// URL{got}", hint="Give a URL like https://api.openai.com/v1")
@@ -166,6 +150,29 @@ class ApiClient:
     ----------
     n_requests : int
         Requests sent so far, retries included (each may be billed).
+
+    Notes
+    -----
+    What it guarantees, for every caller:
+
+    - the base URL is ``https://``, or ``http://`` on a loopback host only (``127.0.0.1``,
+      ``::1``, ``localhost``); any other scheme (``file://``, ``ftp://``) and URLs holding
+      a user name or password are refused before anything is sent;
+    - redirects are never followed: a 3xx reply is an error, so the key never reaches
+      another host or port;
+    - each request has one deadline, ``timeout`` seconds from sending to the last byte of the
+      reply (a server dripping a byte at a time does not stretch it); 429, 5xx, timeouts and
+      dropped connections are retried with exponential backoff and jitter, honouring
+      ``Retry-After`` (capped);
+    - a reply is read as a stream and refused past ``max_reply_bytes``, counted after
+      decompression (gzip or deflate, decoded here in bounded steps, so a compressed bomb never
+      expands in memory); other content encodings are not asked for and are refused;
+    - :meth:`ApiClient.cancel` (or Ctrl-C in the calling thread) stops waiting at once: a
+      request is waited for in steps of :data:`POLL_SECONDS`, never in one blocking read;
+    - every failure is one :class:`ApiError` line (what happened, the endpoint's host, what
+      to do), never a traceback; server error bodies are not echoed, since a server may
+      repeat the key it was sent;
+    - the key travels in one request header only and appears in no ``repr``, message or log.
     """
 
     def __init__(self, base_url: str, *, api_key: str | None = None, key_header: str = "Authorization",

@@ -1,23 +1,8 @@
 """Limits on the shape of a table read whole: rows, columns, characters per cell and in all.
 
-A file's byte size (``SGI_MAX_INPUT_MB``, :func:`sgi_core.io.reading.max_input_bytes`)
-says little about what it becomes in memory: 2.7 MB of CSV can hold 200,000 tiny
-rows (600,000 texts to embed), and 42 KB of Parquet can expand to 3 million rows.
-:class:`InputLimits` bounds what a whole read may hold, and the checks here refuse a
-table that breaks a limit with an :class:`~sgi_core.errors.SGIInputError` naming the
-file, the limit, the value found and how to raise it. A Parquet file is checked from
-its metadata (:func:`parquet_shape`) before any row is read; its text columns are
-read as dictionaries (one copy of each distinct text) and measured before they are
-expanded, since 214 KB of Parquet holding one 99,000-character context 20,000 times
-expands to 2 billion characters. A CSV header's fields are counted before pandas
-parses it, and JSON records' keys as they are parsed.
-
-Rows that still need scoring cost embeddings; rows of an already scored file (its
-``theta_*``, ``sgi`` and ``sgi_status`` columns present, :func:`is_scored`) cost only
-their cells, so they have a separate, higher row limit.
-
-Each limit has an environment variable (:data:`LIMIT_ENV`) read by
-:meth:`InputLimits.from_env`; a program may also pass its own :class:`InputLimits`.
+A file's byte size says little about what it becomes in memory, so :class:`InputLimits` bounds what
+a whole read may hold, and the checks here refuse a table past a limit with an
+:class:`~sgi_core.errors.SGIInputError` naming the file, the limit, the value found and how to raise it.
 """
 
 from __future__ import annotations
@@ -82,6 +67,27 @@ class InputLimits(JsonResult):
         Characters in all text cells of a file that still needs scoring.
     max_scored_chars : int
         Characters in all text cells of an already scored file.
+
+    Notes
+    -----
+    A file's byte size (``SGI_MAX_INPUT_MB``, :func:`sgi_core.io.reading.max_input_bytes`)
+    says little about what it becomes in memory: 2.7 MB of CSV can hold 200,000 tiny
+    rows (600,000 texts to embed), and 42 KB of Parquet can expand to 3 million rows.
+    :class:`InputLimits` bounds what a whole read may hold, and the checks here refuse a
+    table that breaks a limit with an :class:`~sgi_core.errors.SGIInputError` naming the
+    file, the limit, the value found and how to raise it. A Parquet file is checked from
+    its metadata (:func:`parquet_shape`) before any row is read; its text columns are
+    read as dictionaries (one copy of each distinct text) and measured before they are
+    expanded, since 214 KB of Parquet holding one 99,000-character context 20,000 times
+    expands to 2 billion characters. A CSV header's fields are counted before pandas
+    parses it, and JSON records' keys as they are parsed.
+
+    Rows that still need scoring cost embeddings; rows of an already scored file (its
+    ``theta_*``, ``sgi`` and ``sgi_status`` columns present, :func:`is_scored`) cost only
+    their cells, so they have a separate, higher row limit.
+
+    Each limit has an environment variable (:data:`LIMIT_ENV`) read by
+    :meth:`InputLimits.from_env`; a program may also pass its own :class:`InputLimits`.
 
     Examples
     --------
@@ -160,7 +166,8 @@ def is_scored(columns) -> bool:
 def limit_error(name: str, limit: str, found: str, limits: InputLimits, *, rows=None, column=None) -> SGIInputError:
     """The :class:`SGIInputError` for a table that breaks ``limit`` (an :class:`InputLimits` field name)."""
     value = getattr(limits, limit)
-    hint = f"Raise the limit with {LIMIT_ENV[limit]} (or the Limits setting on the Data page) if this machine has the memory"
+    hint = (f"Raise the limit with {LIMIT_ENV[limit]} (or the Limits setting on the Data page) if this machine has "
+            "the memory")
     if limit == "max_rows":
         hint += (", or score the file in chunks with `python -m sgi_core score FILE -o scored.parquet` "
                  "and open the scored Parquet, which needs no embeddings")
@@ -286,7 +293,7 @@ def check_cells(table, name: str, limits: InputLimits, *, first_row: int = 1, ch
     >>> check_cells(pd.DataFrame({"context": ["abc", "abcdef"]}), "t.csv", InputLimits(max_cell_chars=5))
     Traceback (most recent call last):
     ...
-    sgi_core.errors.SGIInputError: a cell has 6 characters; the limit is 5 characters per cell (file 't.csv', column 'context', row 2). ...
+    sgi_core.errors.SGIInputError: a cell has 6 characters; the limit is 5 characters per cell (file 't.csv', ...
     >>> check_cells(pd.DataFrame({"q": ["abc"], "c": ["abcdef"]}), "t.csv", InputLimits())
     9
     """

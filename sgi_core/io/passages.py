@@ -1,27 +1,8 @@
 """A context is a list of passages: the one path by which list-valued context cells are read.
 
 RAG evaluation tools write a row's retrieved context as a list of passages (RAGAS
-``retrieved_contexts``, DeepEval ``retrieval_context``). Whatever the file format,
-such a cell reaches :func:`context_passages` in one of two shapes:
-
-- a list object: a Parquet/Arrow list column (NumPy arrays), or a frame built in code;
-- a JSON array as text: a JSON or JSON Lines array (which
-  :func:`~sgi_core.io.reading.read_table` writes as JSON text, like every nested
-  value) or a CSV/TSV cell holding ``["first passage", "second passage"]``.
-
-Either way the row's passages are the array's strings, and its context text is the
-passages joined by a blank line, :data:`PASSAGE_SEPARATOR`::
-
-    context = passage_1 + "\\n\\n" + passage_2 + ... + "\\n\\n" + passage_k
-
-so a file of lists scores exactly like the plain file holding that joined text. A list
-is never embedded as its JSON text. Blank passages (empty, or only whitespace: retrieved
-chunks with no text, as trace exports hold) are left out before anything is embedded, so
-``[P]``, ``["", P]`` and ``[" ", P]`` score alike under every context strategy; a row left
-with no passage is not scored (empty context), and a warning counts them. An array holding anything but strings is refused;
-a text cell that looks like an array (it opens with ``["``, ``['`` or ``[]``, or opens
-with ``[`` and ends with ``]``) but is not JSON (a Python list in single quotes, an array
-cut off by a spreadsheet) is kept as text, with a warning.
+``retrieved_contexts``, DeepEval ``retrieval_context``); every reader hands such cells to
+:func:`context_passages`, so a file of lists scores exactly like the plain file of the joined text.
 """
 
 from __future__ import annotations
@@ -138,6 +119,31 @@ def context_passages(
         A list holding anything but strings (numbers, objects, nulls, nested lists),
         naming the column and the first rows.
 
+    Notes
+    -----
+    RAG evaluation tools write a row's retrieved context as a list of passages (RAGAS
+    ``retrieved_contexts``, DeepEval ``retrieval_context``). Whatever the file format,
+    such a cell reaches :func:`context_passages` in one of two shapes:
+
+    - a list object: a Parquet/Arrow list column (NumPy arrays), or a frame built in code;
+    - a JSON array as text: a JSON or JSON Lines array (which
+      :func:`~sgi_core.io.reading.read_table` writes as JSON text, like every nested
+      value) or a CSV/TSV cell holding ``["first passage", "second passage"]``.
+
+    Either way the row's passages are the array's strings, and its context text is the
+    passages joined by a blank line, :data:`PASSAGE_SEPARATOR`::
+
+        context = passage_1 + "\\n\\n" + passage_2 + ... + "\\n\\n" + passage_k
+
+    so a file of lists scores exactly like the plain file holding that joined text. A list
+    is never embedded as its JSON text. Blank passages (empty, or only whitespace: retrieved
+    chunks with no text, as trace exports hold) are left out before anything is embedded, so
+    ``[P]``, ``["", P]`` and ``[" ", P]`` score alike under every context strategy; a row left
+    with no passage is not scored (empty context), and a warning counts them. An array holding
+    anything but strings is refused; a text cell that looks like an array (it opens with ``["``,
+    ``['`` or ``[]``, or opens with ``[`` and ends with ``]``) but is not JSON (a Python list in
+    single quotes, an array cut off by a spreadsheet) is kept as text, with a warning.
+
     Examples
     --------
     >>> found, warnings = context_passages(pd.Series(['["a", "b"]', "plain", "[]"]))
@@ -195,8 +201,11 @@ def blank_passages_warning(n_blank: int, rows, column_name: str = "context") -> 
 
     Examples
     --------
-    >>> blank_passages_warning(3, [2, 5])
-    "3 blank passages (empty or only whitespace) in column 'context' in rows 2, 5 were left out before embedding; a row left with none is not scored (empty context)"
+    >>> message = blank_passages_warning(3, [2, 5])
+    >>> message[:76]
+    "3 blank passages (empty or only whitespace) in column 'context' in rows 2, 5"
+    >>> message[76:]
+    ' were left out before embedding; a row left with none is not scored (empty context)'
     """
     return (f"{n_blank} blank passage{'s' if n_blank != 1 else ''} (empty or only whitespace) in column "
             f"'{column_name}' in {format_rows(list(rows))} were left out before embedding; a row left with none "

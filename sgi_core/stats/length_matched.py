@@ -1,27 +1,8 @@
 """AUROC and Cohen's d of a score once the two classes' response lengths are matched.
 
-Method: **coarsened exact matching** (CEM, Iacus, King & Porro 2012) on length bins.
-The labelled, scored rows are cut into quantile bins of their pooled lengths (each
-distinct length is its own bin when there are no more of them than bins); a bin
-holding only one class is dropped (its rows are counted in ``n_dropped``); in the
-others each row of class ``k`` in bin ``s`` gets the weight
-
-    w(k, s) = N_k * (n_s / N) / n_(k,s)
-
-where ``n_(k,s)`` counts class-``k`` rows in bin ``s``, ``n_s`` both classes in the bin,
-and ``N_k``, ``N`` the same over kept bins. Both classes then have the pooled bin
-distribution ``n_s / N``, and each class's weights sum to its row count ``N_k``.
-
-CEM rather than inverse-probability weights from a length-only model because it
-assumes no functional form for P(label | length) and says plainly where the classes
-do not overlap: on HaluEval, where length nearly separates the labels, a fitted
-propensity runs to 0 and 1 and a few rows take almost all the weight, while CEM drops
-the lengths that only one class reaches and reports how many rows that costs.
-
-Under the weights the AUROC is the weighted Mann-Whitney probability
-``sum_(i grounded, j halluc) w_i w_j [s_i > s_j] (+ 1/2 on ties) / (W_1 W_0)``; it is
-0.5 for a score that carries nothing beyond the length bin. Cohen's d is valid minus
-hallucinated over the weighted pooled SD (weights as frequency weights, ddof=1).
+Where response length alone separates the labels (HaluEval), a score's AUROC may be length in
+disguise; coarsened exact matching on length bins (Iacus, King & Porro 2012) weighs both classes to
+one length distribution first (:func:`length_matched_auroc` gives the weights and the statistics).
 """
 
 from __future__ import annotations
@@ -228,6 +209,31 @@ def length_matched_auroc(
     LengthMatchedResult
         NaN statistics with an :class:`UndefinedStatisticWarning` when a class is
         missing or no bin holds both classes.
+
+    Notes
+    -----
+    Method: **coarsened exact matching** (CEM, Iacus, King & Porro 2012) on length bins.
+    The labelled, scored rows are cut into quantile bins of their pooled lengths (each
+    distinct length is its own bin when there are no more of them than bins); a bin
+    holding only one class is dropped (its rows are counted in ``n_dropped``); in the
+    others each row of class ``k`` in bin ``s`` gets the weight
+
+        w(k, s) = N_k * (n_s / N) / n_(k,s)
+
+    where ``n_(k,s)`` counts class-``k`` rows in bin ``s``, ``n_s`` both classes in the bin,
+    and ``N_k``, ``N`` the same over kept bins. Both classes then have the pooled bin
+    distribution ``n_s / N``, and each class's weights sum to its row count ``N_k``.
+
+    CEM rather than inverse-probability weights from a length-only model because it
+    assumes no functional form for P(label | length) and says plainly where the classes
+    do not overlap: on HaluEval, where length nearly separates the labels, a fitted
+    propensity runs to 0 and 1 and a few rows take almost all the weight, while CEM drops
+    the lengths that only one class reaches and reports how many rows that costs.
+
+    Under the weights the AUROC is the weighted Mann-Whitney probability
+    ``sum_(i grounded, j halluc) w_i w_j [s_i > s_j] (+ 1/2 on ties) / (W_1 W_0)``; it is
+    0.5 for a score that carries nothing beyond the length bin. Cohen's d is valid minus
+    hallucinated over the weighted pooled SD (weights as frequency weights, ddof=1).
 
     Examples
     --------
