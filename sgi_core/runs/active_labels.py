@@ -50,6 +50,18 @@ def active_estimates(matched, design: LabellingDesign, *, confidence: float = 0.
     return out
 
 
+def active_run_rate(frame, design: LabellingDesign, *, confidence: float = 0.95) -> ActiveEstimate:
+    """One run's hallucination rate from the labels of a verified active design's units
+    (:func:`~sgi_core.runs.design_labels.verified_run_design`), its predictor cross-fitted."""
+    from sgi_core.runs.design_labels import run_units
+
+    rows = frame.iloc[run_units(frame)[1]]
+    halluc = 1.0 - rows["label"].to_numpy(dtype=np.float64)
+    predicted = design_cross_fit(rows[design.predictor].to_numpy(dtype=np.float64), halluc, design.pi,
+                                 design.folds())
+    return active_mean(halluc, predicted, design.pi, confidence=confidence)
+
+
 def active_label_shift(shift: LabelShift, matched, design: LabellingDesign, *,
                        confidence: float = 0.95) -> LabelShift:
     """``shift`` with its estimates replaced by the active ones where ``design`` is active; unchanged if uniform.

@@ -184,6 +184,28 @@ def _refuse(message: str, keys, recorded: RecordedDesign) -> None:
                         source=", ".join(recorded.sources), hint=_HINT)
 
 
+def _check_units(recorded: RecordedDesign, design: LabellingDesign, runs) -> None:
+    """Refuse labels whose keys or probabilities are not those of ``design`` (see the module notes).
+
+    ``runs``: each run's source, the row key of each unit's row and whether the unit is labelled there.
+    """
+    labelled_anywhere = np.any([labelled for _, _, labelled in runs], axis=0)
+    extra = labelled_anywhere & ~design.drawn
+    if extra.any():
+        _refuse(f"{int(extra.sum())} labelled keys are not drawn by the design", design.keys[extra], recorded)
+    for source, keys, _ in runs:
+        given = np.array([recorded.probability.get(key, np.nan) for key in keys])
+        off = ~np.isnan(given) & ~np.isclose(given, design.pi, rtol=PROBABILITY_TOLERANCE, atol=0.0)
+        if off.any():
+            _refuse(f"{int(off.sum())} labelled keys of {source} carry a probability other than the one their "
+                    "seed, budget and predictor give on these runs", design.keys[off], recorded)
+    for source, _, labelled in runs:
+        missing = design.drawn & ~labelled
+        if missing.any():
+            _refuse(f"{int(missing.sum())} keys the design draws have no label in {source}; every drawn key "
+                    "needs one", design.keys[missing], recorded)
+
+
 def verified_pair_design(paths, pair, *, policy=None) -> LabellingDesign | None:
     """The design the labels ``paths`` were drawn under, re-computed on the runs of ``pair`` and checked.
 
@@ -214,22 +236,22 @@ def verified_pair_design(paths, pair, *, policy=None) -> LabellingDesign | None:
     matched = pair.matched
     design = pair_design(matched, design=recorded.design, budget=recorded.budget, seed=recorded.seed,
                          predictor=recorded.predictor, policy=policy, sources=(pair.base.source, pair.new.source))
-    labelled = [frame["label"].notna().to_numpy() if "label" in frame else np.zeros(len(matched.keys), bool)
-                for frame in (matched.base, matched.new)]
-    extra = (labelled[0] | labelled[1]) & ~design.drawn
-    if extra.any():
-        _refuse(f"{int(extra.sum())} labelled keys are not drawn by the design", matched.keys[extra], recorded)
-    for run, rows in ((pair.base, matched.first_row_base), (pair.new, matched.first_row_new)):
-        keys = row_keys(run.frame.iloc[rows])
-        given = np.array([recorded.probability.get(key, np.nan) for key in keys])
-        has = ~np.isnan(given)
-        off = has & ~np.isclose(given, design.pi, rtol=PROBABILITY_TOLERANCE, atol=0.0)
-        if off.any():
-            _refuse(f"{int(off.sum())} labelled keys of {run.source} carry a probability other than the one their "
-                    "seed, budget and predictor give on these runs", matched.keys[off], recorded)
-    for side, has, run in zip(("base", "new"), labelled, (pair.base, pair.new)):
-        missing = design.drawn & ~has
-        if missing.any():
-            _refuse(f"{int(missing.sum())} keys the design draws have no label in {run.source}; every drawn key "
-                    "needs one", matched.keys[missing], recorded)
+    runs = [(run.source, row_keys(run.frame.iloc[rows]),
+             frame["label"].notna().to_numpy() if "label" in frame else np.zeros(len(matched.keys), bool))
+            for run, rows, frame in ((pair.base, matched.first_row_base, matched.base),
+                                     (pair.new, matched.first_row_new, matched.new))]
+    _check_units(recorded, design, runs)
+    return design
+
+
+def verified_run_design(paths, frame: pd.DataFrame, *, policy=None, source: str = "run") -> LabellingDesign | None:
+    """:func:`verified_pair_design` for one run (units: :func:`run_units`), its ``label`` column joined."""
+    recorded = recorded_design(paths)
+    if recorded is None:
+        return None
+    design = run_design(frame, design=recorded.design, budget=recorded.budget, seed=recorded.seed,
+                        predictor=recorded.predictor, policy=policy, source=source)
+    first = run_units(frame)[1]
+    labelled = frame["label"].iloc[first].notna().to_numpy() if "label" in frame else np.zeros(len(first), bool)
+    _check_units(recorded, design, [(source, design.keys, labelled)])
     return design

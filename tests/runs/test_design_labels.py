@@ -188,3 +188,33 @@ def test_one_run_sample_and_its_plan(tmp_path, capsys):
     sample = pd.read_csv(out)
     assert set(sample["run"]) == {"base.csv"} and sample["key"].str.fullmatch("[0-9a-f]{32}").all()
     assert "for +/-0.1 on the hallucination rate with uniform sampling" in capsys.readouterr().out
+
+
+def test_one_run_labels_are_verified_and_give_the_active_rate(tmp_path):
+    from sgi_core.io.reading import read_table
+    from sgi_core.review.annotations import row_keys
+    from sgi_core.review.label_sources import join_label_sets, read_label_source
+    from sgi_core.runs.active_labels import active_run_rate
+    from sgi_core.runs.design_labels import verified_run_design
+    from sgi_core.runs.reading import read_run
+
+    paths = write_runs(tmp_path)
+    out = tmp_path / "one.csv"
+    main(["sample", str(paths["base"]), "--n", "40", "--design", "active", "--predictor", "model_prob", "--seed", "5",
+          "-o", str(out)])
+    filled = fill(out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = read_run(read_table(paths["base"]), source="base.csv", scorer=lambda table: table.frame)
+    frame = run.frame.assign(label=join_label_sets(row_keys(run.frame), [read_label_source(filled)]).label)
+    design = verified_run_design([filled], frame, source="base.csv")
+    assert design.n_drawn == len(pd.read_csv(out))
+    rate = active_run_rate(frame, design)
+    assert rate.n_labelled == design.n_drawn and rate.ci[0] < rate.estimate < rate.ci[1]
+    assert abs(rate.estimate - 59 / 150) < 0.2  # the bundled base run hallucinates on 59 of 150 questions
+    blanked = pd.read_csv(filled)
+    blanked.loc[0, "label"] = np.nan
+    blanked.to_csv(filled, index=False)
+    frame = run.frame.assign(label=join_label_sets(row_keys(run.frame), [read_label_source(filled)]).label)
+    with pytest.raises(SGIInputError, match="1 keys the design draws have no label in base.csv"):
+        verified_run_design([filled], frame, source="base.csv")
