@@ -1,20 +1,8 @@
 """2-D projections of question, context and response embeddings, for plotting.
 
-The three embeddings of every triple are L2-normalised (SGI lives on the unit
-sphere, so only directions matter) and stacked into one matrix, so questions,
-contexts and responses share one map and the distance between a response and its
-own question or context can be seen. PCA is the default: exact, deterministic and
-fast. UMAP keeps local neighbourhoods better but its first fit in a process spends
-tens of seconds compiling numba code, and its layout does not parallelise under a
-fixed seed: above :data:`UMAP_FIT_POINTS` points it is fitted on a sample of triples
-(all three roles of each) and places the other points with ``transform``, which keeps
-60,000 points within seconds instead of a minute (docs/PERFORMANCE.md). UMAP's
-``transform`` starts each new point at the weighted mean of its fitted neighbours in a
-Python loop per point (most of its time on tens of thousands of points);
-:func:`initial_placement` computes the same numbers, bit for bit, in array operations
-and stands in for it during :func:`project_triples`. :func:`warm_up_umap` pays the
-compile on a few random points ahead of the first real map (a background thread of the
-app does it when the app opens).
+Questions, contexts and responses share one map of their unit vectors, so the distance between a
+response and its own question or context can be seen: PCA by default, UMAP on request
+(:func:`project_triples` says how each is fitted).
 """
 
 from __future__ import annotations
@@ -137,6 +125,22 @@ def project_triples(q_emb, c_emb, r_emb, *, method: str = "pca", seed: int = 0,
     SGIInputError
         Unknown method, mismatched shapes, too few triples for the method, or
         ``max_fit_points`` below ``UMAP_FIT_MIN_POINTS``.
+
+    Notes
+    -----
+    The three embeddings of every triple are L2-normalised (SGI lives on the unit
+    sphere, so only directions matter) and stacked into one matrix, so questions,
+    contexts and responses share one map and the distance between a response and its
+    own question or context can be seen. PCA is the default: exact, deterministic and
+    fast. UMAP keeps local neighbourhoods better, but its first fit in a process compiles
+    numba code and its layout does not parallelise under a fixed seed: above
+    :data:`UMAP_FIT_POINTS` points it is fitted on a sample of triples (all three roles of
+    each) and places the other points with ``transform`` (timings in docs/PERFORMANCE.md).
+    UMAP's ``transform`` starts each new point at the weighted mean of its fitted neighbours
+    in a Python loop per point; :func:`initial_placement` computes the same numbers, bit for
+    bit, in array operations and stands in for it here. :func:`warm_up_umap` pays the
+    compile on a few random points ahead of the first real map (a background thread of the
+    app does it when the app opens).
 
     Examples
     --------

@@ -1,21 +1,8 @@
 """The registered detector families on a scored table, judged like SGI: what ``report --detectors`` runs.
 
-The families are those of :data:`sgi_core.detectors.registry.FAMILIES` (reference-set
-displacement detectors cross-fitted by question group, with the leaky protocol
-beside them; label-free claim-level support; ...). Every judged score goes through
-:func:`sgi_core.evaluation.judgement.judge_score`: AUROC and Cohen's d with their
-intervals and the length-matched AUROC. A ``combined`` detector is a logistic model
-over SGI, the three angles, the computed scores, response length and lexical
-groundedness, predicted out of fold on the same question-group folds as the
-cross-fitted families, so a user sees what the geometry adds to trivial features.
-Its intervals, and its paired comparison with any other score
-(:func:`compare_with_combined`), refit the combination in every bootstrap resample
-(:mod:`sgi_core.evaluation.refit`): it was fitted on the labels it is judged on. The
-cross-fitted families' scores enter it as computed; their own reference sets are not
-rebuilt in the resamples. With fewer than
-:data:`~sgi_core.evaluation.events_per_feature.MIN_EVENTS_PER_FEATURE` labelled rows of
-the smaller class per feature it is withheld: not fitted, not judged, no per-row
-column, and the report records why (:func:`~sgi_core.evaluation.events_per_feature.withheld_reason`).
+Every family of :data:`sgi_core.detectors.registry.FAMILIES` is computed, each score judged by
+:func:`sgi_core.evaluation.judgement.judge_score`, and a ``combined`` detector shows what the geometry
+adds to trivial features (:func:`detector_report` gives the protocol).
 """
 
 from __future__ import annotations
@@ -143,6 +130,25 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
     scores : DataFrame
         The per-row scores (:func:`detector_scores`) and, unless withheld, ``combined``
         (P(grounded) out of fold, NaN on unlabelled rows).
+
+    Notes
+    -----
+    The families are those of :data:`sgi_core.detectors.registry.FAMILIES` (reference-set
+    displacement detectors cross-fitted by question group, with the leaky protocol
+    beside them; label-free claim-level support; ...). Every judged score goes through
+    :func:`sgi_core.evaluation.judgement.judge_score`: AUROC and Cohen's d with their
+    intervals and the length-matched AUROC. A ``combined`` detector is a logistic model
+    over SGI, the three angles, the computed scores, response length and lexical
+    groundedness, predicted out of fold on the same question-group folds as the
+    cross-fitted families, so a user sees what the geometry adds to trivial features.
+    Its intervals, and its paired comparison with any other score
+    (:func:`compare_with_combined`), refit the combination in every bootstrap resample
+    (:mod:`sgi_core.evaluation.refit`): it was fitted on the labels it is judged on. The
+    cross-fitted families' scores enter it as computed; their own reference sets are not
+    rebuilt in the resamples. With fewer than
+    :data:`~sgi_core.evaluation.events_per_feature.MIN_EVENTS_PER_FEATURE` labelled rows of
+    the smaller class per feature it is withheld: not fitted, not judged, no per-row
+    column, and the report records why (:func:`~sgi_core.evaluation.events_per_feature.withheld_reason`).
     """
     scores, leaky, folds = detector_scores(table, scored, encoder, kinds=kinds, cache=cache,
                                            batch_size=batch_size, n_folds=n_folds, seed=seed,

@@ -1,21 +1,7 @@
 """The events-per-feature floor: below it, a combination fitted on the labels is withheld, not reported.
 
-A logistic model with few rows of the rarer class per feature has unstable
-coefficients and an AUROC whose spread over samples of labels no single file shows,
-out of fold or not (Peduzzi et al. 1996: ten events per variable; 44 labels and 14
-noise features give an out-of-fold AUROC of standard deviation 0.117,
-:mod:`sgi_core.evaluation.refit`). A combination of ``k`` features is reported only
-when the smaller labelled class holds at least ``MIN_EVENTS_PER_FEATURE * k`` rows.
-Below that it is *withheld*: no AUROC is given as its result, its ``level`` is
-:data:`WITHHELD`, its reason says how many rows it needs and has, and it earns no
-verdict word nor a place among the scores a comparison or a "best" pick may choose.
-The scores it would combine are judged alone as before.
-
-References
-----------
-Peduzzi, P., Concato, J., Kemper, E., Holford, T. R. and Feinstein, A. R. (1996). A simulation
-study of the number of events per variable in logistic regression analysis. *Journal of
-Clinical Epidemiology* 49(12), 1373-1379.
+A logistic model with few rows of the rarer class per feature has an AUROC whose spread no single
+file shows (Peduzzi et al. 1996), so :func:`withheld_reason` says when a combination needs more labels.
 """
 
 from __future__ import annotations
@@ -35,6 +21,24 @@ def withheld_reason(y_true, *, n_features: int) -> str:
 
     Withheld when ``min(n_grounded, n_hallucinated) < MIN_EVENTS_PER_FEATURE * n_features``
     over the labelled rows (NaN = unlabelled, not counted).
+
+    Notes
+    -----
+    A logistic model with few rows of the rarer class per feature has unstable
+    coefficients and an AUROC whose spread over samples of labels no single file shows,
+    out of fold or not (Peduzzi et al. 1996: ten events per variable; docs/STATISTICS.md
+    has what a simulation measured). A combination of ``k`` features is reported only
+    when the smaller labelled class holds at least ``MIN_EVENTS_PER_FEATURE * k`` rows.
+    Below that it is *withheld*: no AUROC is given as its result, its ``level`` is
+    :data:`WITHHELD`, its reason says how many rows it needs and has, and it earns no
+    verdict word nor a place among the scores a comparison or a "best" pick may choose.
+    The scores it would combine are judged alone as before.
+
+    References
+    ----------
+    Peduzzi, P., Concato, J., Kemper, E., Holford, T. R. and Feinstein, A. R. (1996). A simulation
+    study of the number of events per variable in logistic regression analysis. *Journal of
+    Clinical Epidemiology* 49(12), 1373-1379.
 
     Examples
     --------

@@ -1,22 +1,8 @@
 """Writing scored tables safely.
 
-CSV exports neutralise cells that a spreadsheet would run as a formula (OWASP CSV
-injection guidance, ASVS 1.2.10): a text cell or column name starting with ``=``,
-``+``, ``-``, ``@`` (or their full-width forms ``＝ ＋ － ＠``), tab, carriage return,
-line feed, vertical tab, form feed or NUL, also after leading spaces or no-break
-spaces, gets a leading apostrophe, which spreadsheets read as "this is text". A cell
-that is a plain number, such as ``-0.5`` or ``+1e3``, is left alone: spreadsheets read
-it as a number, never as a formula, and escaping it would change the data. A NUL
-character is written as U+FFFD (the replacement character): readers take a file with
-NUL bytes for a binary file. Numeric columns are written as numbers. Parquet keeps
-every value exactly as it is.
-
-Every output is written to a new temporary file of a unique name in the target's
-folder and moved onto the target in one atomic step (:func:`atomic_output`): a run
-that fails leaves no truncated table, two runs writing one target leave one of the
-two complete files, and a link planted at a predictable name is never followed. A
-target that is not a regular file (a device, a pipe, a link) is refused before any
-work (:mod:`sgi_core.io.output_paths`); ``-`` writes CSV to standard output.
+A CSV opened in a spreadsheet may run a cell as a formula, and a run that fails half way must not
+leave a truncated table: :func:`escape_formula_cell` neutralises the first, :func:`atomic_output`
+prevents the second.
 """
 
 from __future__ import annotations
@@ -64,6 +50,19 @@ _OUTPUT_MODE = 0o666 & ~_umask()
 
 def escape_formula_cell(value):
     """``value`` with a leading apostrophe if a spreadsheet would run it as a formula.
+
+    Notes
+    -----
+    CSV exports neutralise cells that a spreadsheet would run as a formula (OWASP CSV
+    injection guidance, ASVS 1.2.10): a text cell or column name starting with ``=``,
+    ``+``, ``-``, ``@`` (or their full-width forms ``＝ ＋ － ＠``), tab, carriage return,
+    line feed, vertical tab, form feed or NUL, also after leading spaces or no-break
+    spaces, gets a leading apostrophe, which spreadsheets read as "this is text". A cell
+    that is a plain number, such as ``-0.5`` or ``+1e3``, is left alone: spreadsheets read
+    it as a number, never as a formula, and escaping it would change the data. A NUL
+    character is written as U+FFFD (the replacement character): readers take a file with
+    NUL bytes for a binary file. Numeric columns are written as numbers. Parquet keeps
+    every value exactly as it is.
 
     Examples
     --------
@@ -196,6 +195,9 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     crash leaves the old file or the new one, never a part. On an exception it is
     deleted and ``path`` is left as it was; leftovers of killed runs are deleted
     first (:func:`remove_stale_partials`). ``-`` writes to standard output directly.
+    Two runs writing one target leave one of the two complete files; a target that is not
+    a regular file (a device, a pipe, a link) is refused before any work
+    (:mod:`sgi_core.io.output_paths`).
 
     Raises
     ------

@@ -1,26 +1,8 @@
 """What a score is: one registry naming, orienting, describing and computing every per-row score the library knows.
 
-Every face (the report, its JSON, the pages, ``compare``, ``gate``, the review queues,
-the detector families) reads a score's display name, direction, description and how it
-is made from its :class:`ScoreSpec` here, and nowhere else; the oriented values of a
-file come from one function, :func:`sgi_core.scores.oriented.oriented_scores`. A score is *oriented* **higher =
-grounded** before it is judged: a spec whose raw values mean the opposite
-(``higher_is="hallucinated"``) is negated and its column renamed ``neg_<name>``
-(:attr:`ScoreSpec.oriented_name`).
-
-The registry holds SGI and the three angles, the trivial baselines, the detector
-families' scores (:mod:`sgi_core.detectors.registry` takes its entries from here), the
-calibrated probability of a session, and the LLM judge's columns by their prefix
-(``judge_*``, all higher = grounded) and the grounding models' by theirs
-(``grounding_<name>_min`` / ``_mean``, :func:`grounding_spec`). Any other numeric column of a user's file is
-described by :func:`column_spec`.
-
-Examples
---------
->>> spec_for("neg_theta_rc").label, spec_for("neg_theta_rc").higher_is
-('θ(r,c) response-context, negated', 'hallucinated')
->>> spec_for("judge_answer_consistency").kind
-'judge'
+Every face reads a score's display name, direction, description and how it is made from its
+:class:`ScoreSpec` in :data:`SCORES`, and nowhere else, so that the report, the pages and the gates
+cannot disagree about a score.
 """
 
 from __future__ import annotations
@@ -233,7 +215,9 @@ def grounding_spec(column: str) -> ScoreSpec | None:
 
 
 def column_spec(column: str, *, higher_is: str = "grounded") -> ScoreSpec:
-    """The spec of a file's own numeric column (``judge_*`` columns are the LLM judge's, higher = grounded, unless given otherwise).
+    """The spec of a file's own numeric column.
+
+    ``judge_*`` columns are the LLM judge's, higher = grounded, unless given otherwise.
 
     Examples
     --------
@@ -255,6 +239,30 @@ def spec_for(name: str) -> ScoreSpec:
 
     ``neg_<name>`` of a registered score negated on orientation resolves to that score;
     any other ``neg_<column>`` is a file column given as hallucinated-high.
+
+    Notes
+    -----
+    Every face (the report, its JSON, the pages, ``compare``, ``gate``, the review queues,
+    the detector families) reads a score's display name, direction, description and how it
+    is made from its :class:`ScoreSpec` here, and nowhere else; the oriented values of a
+    file come from one function, :func:`sgi_core.scores.oriented.oriented_scores`. A score is *oriented* **higher =
+    grounded** before it is judged: a spec whose raw values mean the opposite
+    (``higher_is="hallucinated"``) is negated and its column renamed ``neg_<name>``
+    (:attr:`ScoreSpec.oriented_name`).
+
+    The registry holds SGI and the three angles, the trivial baselines, the detector
+    families' scores (:mod:`sgi_core.detectors.registry` takes its entries from here), the
+    calibrated probability of a session, and the LLM judge's columns by their prefix
+    (``judge_*``, all higher = grounded) and the grounding models' by theirs
+    (``grounding_<name>_min`` / ``_mean``, :func:`grounding_spec`). Any other numeric column of a user's file is
+    described by :func:`column_spec`.
+
+    Examples
+    --------
+    >>> spec_for("neg_theta_rc").label, spec_for("neg_theta_rc").higher_is
+    ('θ(r,c) response-context, negated', 'hallucinated')
+    >>> spec_for("judge_answer_consistency").kind
+    'judge'
     """
     if name in SCORES:
         return SCORES[name]

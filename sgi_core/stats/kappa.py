@@ -1,22 +1,8 @@
 """Agreement of two sets of labels on the same rows: Cohen's kappa with its asymptotic interval.
 
-Cohen (1960): ``kappa = (p_o - p_e) / (1 - p_e)``, with ``p_o`` the share of rows both
-raters label alike and ``p_e = sum_k p_k. * p_.k`` the share expected by chance from
-each rater's own label frequencies. 1 = perfect agreement, 0 = chance, below 0 = worse
-than chance. The interval is ``kappa -/+ z * SE`` with the large-sample variance of
-Fleiss, Cohen & Everitt (1969), clipped to [-1, 1]:
-
-    Var = (A + B - C) / (n (1 - p_e)^2)
-    A = sum_i p_ii (1 - (p_i. + p_.i)(1 - kappa))^2
-    B = (1 - kappa)^2 sum_{i != j} p_ij (p_.i + p_j.)^2
-    C = (kappa - p_e (1 - kappa))^2
-
-Rows where either label is missing (NaN) are left out and counted.
-
-With fewer than :data:`MIN_DISAGREEMENTS` disagreements the large-sample variance
-collapses (to 0 at perfect agreement), so the interval is widened to the hull of it and
-the Wilson (1927) interval of ``p_o`` carried to kappa at the observed ``p_e``:
-``((l - p_e) / (1 - p_e), (u - p_e) / (1 - p_e))``.
+Two annotators, or a judge and the file's labels, agree by chance on much of a skewed label set;
+kappa (Cohen 1960) counts only the agreement beyond chance (:func:`cohens_kappa` gives the formula
+and the interval).
 """
 
 from __future__ import annotations
@@ -100,6 +86,26 @@ def cohens_kappa(labels_a, labels_b, *, confidence: float = 0.95) -> KappaResult
 
     The point is :func:`sklearn.metrics.cohen_kappa_score`; the interval uses
     :func:`kappa_variance` (Fleiss, Cohen & Everitt 1969).
+
+    Notes
+    -----
+    Cohen (1960): ``kappa = (p_o - p_e) / (1 - p_e)``, with ``p_o`` the share of rows both
+    raters label alike and ``p_e = sum_k p_k. * p_.k`` the share expected by chance from
+    each rater's own label frequencies. 1 = perfect agreement, 0 = chance, below 0 = worse
+    than chance. The interval is ``kappa -/+ z * SE`` with the large-sample variance of
+    Fleiss, Cohen & Everitt (1969), clipped to [-1, 1]:
+
+        Var = (A + B - C) / (n (1 - p_e)^2)
+        A = sum_i p_ii (1 - (p_i. + p_.i)(1 - kappa))^2
+        B = (1 - kappa)^2 sum_{i != j} p_ij (p_.i + p_j.)^2
+        C = (kappa - p_e (1 - kappa))^2
+
+    Rows where either label is missing (NaN) are left out and counted.
+
+    With fewer than :data:`MIN_DISAGREEMENTS` disagreements the large-sample variance
+    collapses (to 0 at perfect agreement), so the interval is widened to the hull of it and
+    the Wilson (1927) interval of ``p_o`` carried to kappa at the observed ``p_e``:
+    ``((l - p_e) / (1 - p_e), (u - p_e) / (1 - p_e))``.
 
     Examples
     --------
