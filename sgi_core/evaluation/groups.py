@@ -1,19 +1,8 @@
 """A score within the groups of any categorical column, and whether the group alone gives the label away.
 
-Per group (generator model, domain, task type, ...): AUROC (grounded positive) and
-Cohen's d (valid minus hallucinated) with their bootstrap intervals, from
-:func:`~sgi_core.stats.ranking.roc_analysis` and
-:func:`~sgi_core.stats.effect_size.effect_size`.
-
-The **authorship confound**: when one group is almost all grounded and another almost
-all hallucinated (answers written by different models or people), a detector can score
-well by recognising the author instead of the grounding. :func:`group_confound`
-measures how much the group identity alone predicts the label: each row's score is
-its group's share of grounded rows, and the AUROC of that score is reported. It is
-computed in-sample, the best any group-only rule can do on these rows; with many tiny
-groups (one per question) it is optimistic by construction, so the warning is raised
-only by groups of at least ``min_group_rows`` rows whose labels are at least
-``purity`` (default 95%) one class.
+When answers of different authors (models, people) carry different labels, a detector can score well
+by recognising the author instead of the grounding; :func:`group_confound` measures that, and
+:func:`group_analysis` judges the score within each group.
 """
 
 from __future__ import annotations
@@ -153,6 +142,18 @@ def group_confound(
     -------
     GroupConfound
 
+    Notes
+    -----
+    The **authorship confound**: when one group is almost all grounded and another almost
+    all hallucinated (answers written by different models or people), a detector can score
+    well by recognising the author instead of the grounding. :func:`group_confound`
+    measures how much the group identity alone predicts the label: each row's score is
+    its group's share of grounded rows, and the AUROC of that score is reported. It is
+    computed in-sample, the best any group-only rule can do on these rows; with many tiny
+    groups (one per question) it is optimistic by construction, so the warning is raised
+    only by groups of at least ``min_group_rows`` rows whose labels are at least
+    ``purity`` (default 95%) one class.
+
     Examples
     --------
     >>> res = group_confound([1] * 30 + [0] * 30, ["gpt"] * 30 + ["llama"] * 30, column="generator")
@@ -161,7 +162,8 @@ def group_confound(
     """
     purity = check_fraction(purity, "purity", "group_confound")
     if purity <= 0.5:
-        raise SGIInputError(f"The 'purity' parameter of group_confound must be a float in (0.5, 1). Got {purity!r} instead.")
+        raise SGIInputError(
+            f"The 'purity' parameter of group_confound must be a float in (0.5, 1). Got {purity!r} instead.")
     min_group_rows = check_int(min_group_rows, "min_group_rows", "group_confound", minimum=1)
     labels = as_labels(y_true)
     names = _group_names(groups, len(labels), column)
@@ -220,6 +222,13 @@ def group_analysis(
     GroupAnalysis
         A group missing a class has NaN statistics; their warnings are collected
         silently, the counts say why.
+
+    Notes
+    -----
+    Per group (generator model, domain, task type, ...): AUROC (grounded positive) and
+    Cohen's d (valid minus hallucinated) with their bootstrap intervals, from
+    :func:`~sgi_core.stats.ranking.roc_analysis` and
+    :func:`~sgi_core.stats.effect_size.effect_size`.
 
     Examples
     --------

@@ -1,20 +1,7 @@
 """How many labelled rows an AUROC interval of a chosen half-width needs, from the labels so far.
 
-DeLong (1988): ``Var(AUROC) = s10^2 / m + s01^2 / n`` for ``m`` grounded and ``n``
-hallucinated rows (:func:`~sgi_core.stats.ranking.delong_ci`). At a fixed share
-``pi = m / N`` of grounded rows among ``N`` labelled ones this is ``V1 / N`` with
-``V1 = s10^2 / pi + s01^2 / (1 - pi)``, so the normal interval's half-width is
-``w(N) = z * sqrt(V1 / N)`` and a target half-width ``w*`` needs
-
-    N* = ceil(z^2 * V1 / w*^2)
-
-labelled rows, assuming the new labels come from the same rows as the old ones (same
-class balance, same score distributions). The structural components' variances are
-estimated on the labels so far, so a small first sample gives a rough answer.
-
-No more rows can be asked for than are left to label: with ``n_left`` rows left the
-answer is capped there, and the half-width all of them would give, ``w(n + n_left)``,
-is reported beside it.
+Labelling costs people's time, so the Review page says how many more labels a target half-width
+takes, from DeLong's variance of the AUROC estimated on the labels so far (:func:`labels_needed`).
 """
 
 from __future__ import annotations
@@ -78,6 +65,24 @@ def labels_needed(y_true, y_score, *, target_half_width: float = 0.05, confidenc
     Each class needs at least 2 labelled rows with a score; otherwise the counts are
     -1 and the statistics NaN, with a warning. When every grounded row outranks every
     hallucinated one the variance estimate is 0 and one more row is never asked for.
+
+    Notes
+    -----
+    DeLong (1988): ``Var(AUROC) = s10^2 / m + s01^2 / n`` for ``m`` grounded and ``n``
+    hallucinated rows (:func:`~sgi_core.stats.ranking.delong_ci`). At a fixed share
+    ``pi = m / N`` of grounded rows among ``N`` labelled ones this is ``V1 / N`` with
+    ``V1 = s10^2 / pi + s01^2 / (1 - pi)``, so the normal interval's half-width is
+    ``w(N) = z * sqrt(V1 / N)`` and a target half-width ``w*`` needs
+
+        N* = ceil(z^2 * V1 / w*^2)
+
+    labelled rows, assuming the new labels come from the same rows as the old ones (same
+    class balance, same score distributions). The structural components' variances are
+    estimated on the labels so far, so a small first sample gives a rough answer.
+
+    No more rows can be asked for than are left to label: with ``n_left`` rows left the
+    answer is capped there, and the half-width all of them would give, ``w(n + n_left)``,
+    is reported beside it.
 
     Examples
     --------

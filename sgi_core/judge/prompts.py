@@ -1,19 +1,8 @@
 """The judge's questions to the model and the strict reading of its answers.
 
-Each :class:`Task` is one chat request per row: fixed instructions (the system message,
-versioned by :data:`PROMPT_VERSION`), the row's inputs as one JSON object (the user
-message, so that no text in a cell can pass for an instruction or a delimiter), and a
-schema the JSON answer must match exactly. Several metrics share a task: retrieval
-precision, retrieval k-recall and augmentation precision all read the per-passage
-relevance verdicts of the ``relevance`` task, which is asked once per row.
-
-Parsing is strict: the answer must be one JSON object (a single ```json fence around it
-is tolerated); booleans must be JSON ``true``/``false``, scores JSON integers in range,
-lists exactly one entry per passage. Keys beyond the schema are ignored.
-
-A task whose :attr:`Task.answer_form` is ``"yes_no"`` is answered with one word, Yes or
-No, as guardian-style judges answer; its request asks for the token log-probabilities and
-its answer is read as P(yes) (:mod:`sgi_core.judge.yes_no`).
+A cell's text must never pass for an instruction, and a malformed answer must never pass for a
+verdict: each :class:`Task` sends the row as one JSON object, and :func:`decode_answer` accepts only
+an answer that matches the task's schema exactly.
 """
 
 from __future__ import annotations
@@ -64,6 +53,19 @@ class Task:
     answer_form : {"json", "yes_no"}
         ``"yes_no"``: the reply is one word, asked with its token log-probabilities, and
         its answer object is :meth:`~sgi_core.judge.yes_no.YesNo.to_answer`'s.
+
+    Notes
+    -----
+    A task is one chat request per row: fixed instructions (the system message,
+    versioned by :data:`PROMPT_VERSION`), the row's inputs as one JSON object (the user
+    message, so that no text in a cell can pass for an instruction or a delimiter), and a
+    schema the JSON answer must match exactly. Several metrics share a task: retrieval
+    precision, retrieval k-recall and augmentation precision all read the per-passage
+    relevance verdicts of the ``relevance`` task, which is asked once per row.
+
+    A task whose :attr:`Task.answer_form` is ``"yes_no"`` is answered with one word, Yes or
+    No, as guardian-style judges answer; its request asks for the token log-probabilities and
+    its answer is read as P(yes) (:mod:`sgi_core.judge.yes_no`).
     """
 
     name: str
@@ -85,6 +87,12 @@ class Task:
 
 def decode_answer(content) -> dict:
     """The JSON object in a reply's text.
+
+    Notes
+    -----
+    Parsing is strict: the answer must be one JSON object (a single ```json fence around it
+    is tolerated); booleans must be JSON ``true``/``false``, scores JSON integers in range,
+    lists exactly one entry per passage. Keys beyond the schema are ignored.
 
     Examples
     --------

@@ -1,20 +1,7 @@
 """Out-of-fold probabilities of one logistic pipeline, shared by every cross-validated comparison.
 
-The pipeline fills a missing feature value with the training fold's median, maps
-each feature to normal quantiles (fitted on the training fold, so SGI's rare huge
-values where the response equals the context do not dominate) and fits a logistic
-regression with grounded = 1. The quantile count is sized from the
-fold being fitted, ``min(1000, n_train)``, so it never asks for more quantiles than
-the fold has rows; the rows the quantiles are drawn from are seeded, so the same
-inputs give the same probabilities.
-
-Folds are stratified by label and, when ``groups`` is given, never split a group
-(both answers of one question stay in the same fold).
-
-:func:`out_of_fold_batch` runs the same pipeline on many problems at once (the
-bootstrap resamples of :mod:`sgi_core.evaluation.refit`, each refitted): the map by
-the same numpy arithmetic as scikit-learn's, the logistic fits by one batched
-Newton solve.
+Every combination and every score compared with it goes through the same pipeline and the same
+folds (:func:`out_of_fold_probabilities` gives both), so a comparison is like for like.
 """
 
 from __future__ import annotations
@@ -114,6 +101,24 @@ def out_of_fold_probabilities(features: np.ndarray, labels: np.ndarray, folds: n
     -------
     list of ndarray of shape (n,)
         One array of out-of-fold probabilities per column set.
+
+    Notes
+    -----
+    The pipeline fills a missing feature value with the training fold's median, maps
+    each feature to normal quantiles (fitted on the training fold, so SGI's rare huge
+    values where the response equals the context do not dominate) and fits a logistic
+    regression with grounded = 1. The quantile count is sized from the
+    fold being fitted, ``min(1000, n_train)``, so it never asks for more quantiles than
+    the fold has rows; the rows the quantiles are drawn from are seeded, so the same
+    inputs give the same probabilities.
+
+    Folds are stratified by label and, when ``groups`` is given, never split a group
+    (both answers of one question stay in the same fold).
+
+    :func:`out_of_fold_batch` runs the same pipeline on many problems at once (the
+    bootstrap resamples of :mod:`sgi_core.evaluation.refit`, each refitted): the map by
+    the same numpy arithmetic as scikit-learn's, the logistic fits by one batched
+    Newton solve.
 
     Examples
     --------

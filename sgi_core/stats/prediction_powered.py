@@ -1,20 +1,7 @@
 """Prediction-powered inference (PPI++) of a mean from few labels and many predicted rows.
 
-PPI++ (Angelopoulos, Duchi and Zrnic 2023) corrects a predictor's mean over all rows by
-its error on the labelled ones, scaled by a ``lam`` tuned to minimise the variance: a
-useless predictor gets ``lam`` near 0 (the labels-only interval), a good one narrows it.
-The predictor is fitted by cross-prediction (Zrnic and Candès 2024): a labelled row is
-predicted by a model not fitted on its fold, so no label both fits and corrects it.
-
-An estimate is never narrower than the labels can bound: with fewer than
-:data:`MIN_CLASS_COUNT` labelled rows of a class (or nonzero paired differences), the
-cross-fitted predictor is near constant and the normal interval's variance collapses
-(to zero with one class), so the labels-only interval is reported instead and the
-``method`` says so.
-
-References: Angelopoulos, A. N., Duchi, J. C. and Zrnic, T. (2023). PPI++: Efficient
-prediction-powered inference. arXiv:2311.01453. Zrnic, T. and Candès, E. J. (2024).
-Cross-prediction-powered inference. PNAS 121(15), e2322083121.
+A few labels bound a rate loosely; a score on every row narrows the interval when it predicts the
+labels and never misleads when it does not (:func:`ppi_mean` gives the method and its references).
 """
 
 from __future__ import annotations
@@ -146,6 +133,27 @@ def ppi_mean(y_labelled, pred_labelled, pred_unlabelled, *, confidence: float = 
     -------
     PPIEstimate
         NaN with a warning below 2 labelled rows.
+
+    Notes
+    -----
+    PPI++ (Angelopoulos, Duchi and Zrnic 2023) corrects a predictor's mean over all rows by
+    its error on the labelled ones, scaled by a ``lam`` tuned to minimise the variance: a
+    useless predictor gets ``lam`` near 0 (the labels-only interval), a good one narrows it.
+    The predictor is fitted by cross-prediction (Zrnic and Candès 2024): a labelled row is
+    predicted by a model not fitted on its fold, so no label both fits and corrects it.
+
+    An estimate is never narrower than the labels can bound: with fewer than
+    :data:`MIN_CLASS_COUNT` labelled rows of a class (or nonzero paired differences), the
+    cross-fitted predictor is near constant and the normal interval's variance collapses
+    (to zero with one class), so the labels-only interval is reported instead and the
+    ``method`` says so.
+
+    References
+    ----------
+    Angelopoulos, A. N., Duchi, J. C. and Zrnic, T. (2023). PPI++: Efficient
+    prediction-powered inference. arXiv:2311.01453.
+    Zrnic, T. and Candès, E. J. (2024). Cross-prediction-powered inference. PNAS 121(15),
+    e2322083121.
 
     Examples
     --------
