@@ -1,8 +1,8 @@
-"""Grounding models from a local folder: NLI cross-encoders, consistency checkers, HHEM, span markers.
+"""Grounding models from a local folder: NLI cross-encoders, consistency checkers, HHEM, seq2seq checkers, span markers.
 
 Loading (:mod:`~sgi_core.grounding.folder`, :mod:`~sgi_core.grounding.runtime`, on torch or
 ONNX Runtime: :mod:`~sgi_core.grounding.onnx_network`), adapters
-read by label name (:mod:`~sgi_core.grounding.adapters`, :mod:`~sgi_core.grounding.hhem`),
+declared one module per kind (:mod:`~sgi_core.grounding.adapters`),
 the long-context rule (:mod:`~sgi_core.grounding.chunking`), the load-time self-test
 (:mod:`~sgi_core.grounding.selftest`), per-row scores with their cache
 (:mod:`~sgi_core.grounding.scoring`), the detector family (:mod:`~sgi_core.grounding.family`)

@@ -43,6 +43,6 @@ def row_evidence(model, context: str, response: str, passages: tuple = ()) -> pd
     frame = pd.DataFrame({"context": [context], "response": [response]})
     sentences, _ = grounding_sentences(frame, model, passages=(tuple(passages),) if passages else None)
     spans = [hallucinated_spans(sentence, model.token_probabilities(premise, sentence))
-             if model.adapter.kind == "token" else ()
+             if model.entry.marks_tokens else ()
              for sentence, premise in zip(sentences["sentence"], sentences["premise"])]
     return sentences.assign(spans=spans)[list(EVIDENCE_COLUMNS)]

@@ -11,10 +11,11 @@ A folder is the only source of a grounding model: nothing is downloaded. Before
   (:mod:`sgi_core.models.pickles`);
 - its JSON passes the embedding folders' trust check
   (:func:`sgi_core.models.trust.check_model_code`);
-- ``config.json`` names no ``auto_map`` (code shipped with the model) and only
-  architectures that ``transformers`` defines, unless the folder's manifest chooses an
-  adapter that builds the model from ``transformers``' own classes (``"hhem"``), in
-  which case the ``auto_map`` is never read. ``trust_remote_code`` is never passed.
+- :func:`check_config`, called once the adapter is known: ``config.json`` names no
+  ``auto_map`` (code shipped with the model) and only model types and architectures that
+  ``transformers`` defines, unless the adapter builds the model from ``transformers``' own
+  classes (``"hhem"``), in which case the ``auto_map`` is never read. ``trust_remote_code``
+  is never passed.
 
 The optional manifest, :data:`MANIFEST_NAME`, is a small JSON object overriding what
 is detected from ``config.json`` (:mod:`sgi_core.grounding.adapters` lists its keys).
@@ -32,8 +33,6 @@ from sgi_core.models.pickles import weight_files
 
 #: The optional file of a model folder that overrides what is detected from its ``config.json``.
 MANIFEST_NAME = "sgi_grounding.json"
-#: Adapters that never read the folder's ``auto_map``: they build the model from transformers' classes.
-OWN_CODE_ADAPTERS = ("hhem",)
 
 @dataclass(frozen=True)
 class GroundingFolder:
@@ -106,8 +105,21 @@ def _check_classes(folder: Path, config: dict, own_code: bool) -> None:
                             hint="Delete 'tokenizer_class' or name the tokenizer the model was saved with")
 
 
-def _check_config(folder: Path, config: dict, manifest: dict) -> None:
-    own_code = manifest.get("adapter") in OWN_CODE_ADAPTERS
+def check_config(folder: Path, config: dict, *, own_code: bool, shown: Path | None = None) -> None:
+    """Refuse code shipped with the model and classes transformers lacks, unless the adapter builds its own.
+
+    ``own_code`` is the adapter's (:attr:`~sgi_core.grounding.adapters.base.AdapterKind.own_code`):
+    such an adapter builds the network from transformers' classes and never reads ``auto_map``.
+    ``folder`` is the checked copy; ``shown`` the folder messages name.
+    """
+    shown = folder if shown is None else shown
+    try:
+        _check_config(folder, config, own_code)
+    except SGIInputError as err:
+        raise SGIInputError(err.message.replace(str(folder), str(shown)), hint=err.hint) from None
+
+
+def _check_config(folder: Path, config: dict, own_code: bool) -> None:
     _check_classes(folder, config, own_code)
     if "auto_map" in config and not own_code:
         raise SGIInputError(
@@ -141,7 +153,7 @@ def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: 
     ------
     SGIInputError
         No such folder, no ``config.json``, unreadable JSON, pickle-only weights without
-        consent, ``auto_map``, an architecture transformers lacks, or a bad short name.
+        consent, or a bad short name.
     """
     from sgi_core.models.snapshot import snapshot_folder
     from sgi_core.models.trust import check_model_code
@@ -165,7 +177,6 @@ def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: 
         check_model_code(copy, trust_model_code=trust_model_code)
         config = _json_object(copy / "config.json", copy)
         manifest = _json_object(copy / MANIFEST_NAME, copy) if (copy / MANIFEST_NAME).is_file() else {}
-        _check_config(copy, config, manifest)
         weights = weight_files(copy, trust_model_code=trust_model_code)
     checked = GroundingFolder(copy, name, config, manifest, weights, snapshot.fingerprint, folder)
     snapshot.bind(checked)

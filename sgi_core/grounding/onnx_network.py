@@ -108,19 +108,15 @@ def onnx_logits(model) -> OnnxLogits | None:
         None, with a warning naming the model, when the network does not export or
         its export does not load.
     """
-    from operator import attrgetter
-
     from sgi_core.embedding.cache import default_cache_dir
     from sgi_core.models import onnx_export
 
     inputs = model.network_inputs([p for p, _ in SAMPLE_PAIRS], [h for _, h in SAMPLE_PAIRS])
-    token = model.adapter.kind == "token"
     folder = onnx_export.export_folder(default_cache_dir(), export_source(model), "onnx")
 
     def write(target):
-        onnx_export.export_module(model.network, inputs, "logits", target,
-                                  output_axes={0: "batch", 1: "tokens"} if token else {0: "batch"},
-                                  pick=None if model.adapter.kind == "hhem" else attrgetter("logits"))
+        onnx_export.export_module(model.network, inputs, "logits", target, output_axes=model.entry.output_axes,
+                                  pick=model.entry.logits)
 
     try:
         return OnnxLogits(onnx_export.ensure_module_export(folder, "onnx", write))

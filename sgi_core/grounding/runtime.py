@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from sgi_core.errors import SGIInputError
-from sgi_core.grounding.adapters import Adapter, detect_adapter
+from sgi_core.grounding.adapters import ADAPTER_KINDS, Adapter, AdapterKind, detect_adapter
 from sgi_core.grounding.folder import GroundingFolder, read_folder
 from sgi_core.grounding.selftest import SelfTest, run_self_test
 
@@ -83,45 +83,25 @@ class GroundingModel:
         return np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(texts))
 
     @property
-    def overhead(self) -> int:
-        """Tokens an input holds besides premise and hypothesis: special tokens, or HHEM's prompt."""
-        if self.adapter.kind == "hhem":
-            return int(self.count_tokens([self.adapter.prompt.format(text1="", text2="")])[0]) + 1
-        return int(self.tokenizer.num_special_tokens_to_add(pair=True))
+    def entry(self) -> AdapterKind:
+        """The declared adapter kind that reads this model."""
+        return ADAPTER_KINDS[self.adapter.kind]
 
-    def _encode(self, premises: list[str], hypotheses: list[str]):
-        """The network's input tensors for these pairs, padded to the longest, and the tokenizer's batch."""
-        if self.adapter.kind == "hhem":
-            texts = [self.adapter.prompt.format(text1=p, text2=h) for p, h in zip(premises, hypotheses)]
-            batch = self.tokenizer(texts, truncation=True, max_length=self.max_length, padding=True,
-                                   return_tensors="pt")
-            return {key: batch[key].to(self.device) for key in ("input_ids", "attention_mask")}, batch
-        batch = self.tokenizer(premises, hypotheses, truncation="longest_first", max_length=self.max_length,
-                               padding=True, return_tensors="pt")
-        return self._inputs(batch), batch
+    @property
+    def overhead(self) -> int:
+        """Tokens an input holds besides premise and hypothesis: special tokens, or a prompt's."""
+        return self.entry.overhead(self)
 
     def network_inputs(self, premises: list[str], hypotheses: list[str]) -> dict:
         """The tensors by name that the network reads for these pairs (what its ONNX export is traced with)."""
-        return self._encode(premises, hypotheses)[0]
+        return self.entry.encode(self, premises, hypotheses)[0]
 
     def _forward(self, inputs: dict):
         if self.session is not None:
             return self.session(inputs)
-        out = self.network(**inputs)
-        return out if self.adapter.kind == "hhem" else out.logits
+        return self.entry.logits(self.network(**inputs))
 
-    def _logits(self, premises: list[str], hypotheses: list[str]):
-        import torch
-
-        inputs, batch = self._encode(premises, hypotheses)
-        logits = self._forward(inputs)
-        if self.adapter.kind != "token":
-            return logits, None
-        second = torch.tensor([[sid == 1 for sid in batch.sequence_ids(i)] for i in range(len(premises))],
-                              device=self.device)
-        return logits, second
-
-    def _inputs(self, batch) -> dict:
+    def inputs_of(self, batch) -> dict:
         """The tokenizer's tensors the network reads, on its device.
 
         A model with one segment type (RoBERTa's ``type_vocab_size`` 1) reads no segment
@@ -148,11 +128,8 @@ class GroundingModel:
         done = 0
         with torch.inference_mode():
             for rows in count_batches(lengths, batch_size):
-                logits, second = self._logits([premises[i] for i in rows], [hypotheses[i] for i in rows])
-                probs = torch.softmax(logits.float(), dim=-1)[..., self.adapter.label_index]
-                if second is not None:
-                    probs = 1.0 - torch.where(second, probs, torch.zeros_like(probs)).amax(dim=1)
-                out[rows] = probs.cpu().numpy()
+                inputs, batch = self.entry.encode(self, [premises[i] for i in rows], [hypotheses[i] for i in rows])
+                out[rows] = self.entry.to_support(self, self._forward(inputs), batch).cpu().numpy()
                 done += len(rows)
                 if progress is not None:
                     progress(done, len(premises))
@@ -166,13 +143,13 @@ class GroundingModel:
         """
         import torch
 
-        if self.adapter.kind != "token":
+        if not self.entry.marks_tokens:
             raise ValueError("token probabilities come from token classifiers only")
         batch = self.tokenizer([premise], [hypothesis], truncation="longest_first", max_length=self.max_length,
                                return_tensors="pt", return_offsets_mapping=True)
         offsets = batch["offset_mapping"][0].tolist()
         with torch.inference_mode():
-            logits = self.network(**self._inputs(batch)).logits
+            logits = self.entry.logits(self.network(**self.inputs_of(batch)))
         probs = torch.softmax(logits.float(), dim=-1)[0, :, self.adapter.label_index].cpu().tolist()
         return [(start, end, prob) for sid, (start, end), prob in zip(batch.sequence_ids(0), offsets, probs)
                 if sid == 1 and end > start]
@@ -184,7 +161,7 @@ def _max_length(adapter: Adapter, tokenizer, config: dict, folder) -> int:
     if isinstance(tokenizer_max, int) and 0 < tokenizer_max < 1_000_000:
         limits.append(tokenizer_max)
     positions = config.get("max_position_embeddings")
-    if isinstance(positions, int) and positions > 0 and adapter.kind != "hhem":
+    if isinstance(positions, int) and positions > 0 and ADAPTER_KINDS[adapter.kind].reads_positions:
         # RoBERTa-class models number positions from pad_token_id + 1.
         offset = int(config.get("pad_token_id") or 1) + 1 if config.get("model_type") in _ROBERTA_LIKE else 0
         limits.append(positions - offset)
@@ -194,18 +171,6 @@ def _max_length(adapter: Adapter, tokenizer, config: dict, folder) -> int:
         raise SGIInputError(f"the manifest of model folder '{folder}' sets max_length {adapter.max_length}, beyond "
                             f"the {min(limits)} tokens the model reads", hint=f"Set max_length to {min(limits)} or less")
     return adapter.max_length
-
-
-def _network(folder: GroundingFolder, adapter: Adapter):
-    from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification
-
-    if adapter.kind == "hhem":
-        from sgi_core.grounding.hhem import load_hhem
-
-        return load_hhem(folder.path, folder.manifest, folder.weights, adapter.num_labels)
-    auto = AutoModelForTokenClassification if adapter.kind == "token" else AutoModelForSequenceClassification
-    return auto.from_pretrained(folder.path, local_files_only=True, trust_remote_code=False,
-                                use_safetensors=folder.safetensors, weights_only=True).train(False)
 
 
 def load_grounding_model(path, *, name: str | None = None, trust_model_code: bool = False, device: str | None = None,
@@ -241,7 +206,6 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
     """
     from transformers import AutoTokenizer
 
-    from sgi_core.grounding.hhem import encoder_folder
     from sgi_core.grounding.onnx_network import onnx_logits, resolve_grounding_backend
     from sgi_core.models.device import resolve_device
 
@@ -249,10 +213,12 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
     backend = resolve_grounding_backend(backend, resolved)
     folder = read_folder(path, name=name, trust_model_code=trust_model_code)
     adapter = detect_adapter(folder)
-    tokenizer_folder = encoder_folder(folder.path, folder.manifest) if adapter.kind == "hhem" else folder.path
+    entry = ADAPTER_KINDS[adapter.kind]
     try:
-        tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder, local_files_only=True, trust_remote_code=False)
-        network = _network(folder, adapter).to(resolved)
+        tokenizer = AutoTokenizer.from_pretrained(entry.tokenizer_folder(folder), local_files_only=True,
+                                                  trust_remote_code=False)
+        adapter = entry.bind_tokenizer(adapter, tokenizer, folder)
+        network = entry.network(folder, adapter).to(resolved)
     except SGIInputError:
         raise
     except Exception as err:  # a damaged file fails deep inside transformers or safetensors, by many types

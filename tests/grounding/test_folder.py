@@ -61,7 +61,7 @@ def test_an_architecture_transformers_lacks_is_refused(tiny_folders, tmp_path):
     folder = _copy(tiny_folders["bert_cen"], tmp_path / "custom")
     _edit_config(folder, architectures=["EvilForSequenceClassification"])
     with pytest.raises(SGIInputError, match="architecture 'EvilForSequenceClassification', which transformers does"):
-        read_folder(folder)
+        load_grounding_model(folder, self_test=False)
 
 
 def test_hhem_auto_map_is_never_read(tiny_models):

@@ -65,7 +65,7 @@ def test_a_manifest_max_length_beyond_the_positions_is_refused(nli):
                                     "{text1.__class__.__mro__} {text2}", "{text1} {text2:>200000000}",
                                     "{text1!r} {text2}", "{text1[0]} {text2}", "{text1} {text2", "{text1} only"])
 def test_hhem_prompts_hold_only_plain_text1_and_text2(prompt):
-    with pytest.raises(SGIInputError, match="HHEM prompt of model folder 'f'"):
+    with pytest.raises(SGIInputError, match="prompt of model folder 'f'"):
         check_prompt(prompt, "f")
 
 

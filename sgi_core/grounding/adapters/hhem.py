@@ -24,6 +24,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from sgi_core.errors import SGIInputError
+from sgi_core.grounding.adapters.base import (
+    AdapterKind,
+    filled_prompts,
+    prompt_overhead,
+    softmax_label,
+    supported_label,
+)
+
+#: HHEM-2.1-open's published prompt (its config.json's ``prompt``); a manifest or config ``prompt`` replaces it.
+HHEM_PROMPT = "<pad> Determine if the hypothesis is true given the premise?\n\nPremise: {text1}\n\nHypothesis: {text2}"
 
 _ENCODER_PREFIXES = ("t5.transformer.", "transformer.")
 _HEAD_PREFIXES = ("t5.classifier.", "classifier.")
@@ -94,3 +104,17 @@ def load_hhem(folder: Path, manifest: dict, weights: tuple[str, ...], num_labels
         raise SGIInputError(f"the T5 encoder weights of model folder '{folder}' do not match its configuration "
                             f"(missing {missing[:3]}, unexpected {list(unexpected)[:3]})")
     return model.train(False)  # inference mode: no dropout
+
+
+def _label(config: dict, manifest: dict, folder) -> tuple[str, int, int, None]:
+    # An HHEM folder's config.json may name no labels; transformers would call its two LABEL_0 and LABEL_1.
+    named = config if "id2label" in config else {**config, "id2label": {"0": "LABEL_0", "1": "LABEL_1"}}
+    return supported_label(named, manifest, folder)
+
+
+HHEM = AdapterKind(
+    name="hhem", detects=lambda config: False, default_hypothesis="sentence", read_label=_label,
+    network=lambda folder, adapter: load_hhem(folder.path, folder.manifest, folder.weights, adapter.num_labels),
+    encode=filled_prompts, logits=lambda output: output, to_support=softmax_label, overhead=prompt_overhead,
+    tokenizer_folder=lambda folder: encoder_folder(folder.path, folder.manifest), prompt=HHEM_PROMPT,
+    reads_positions=False, own_code=True, manifest_keys=frozenset({"encoder_folder", "prompt"}))
