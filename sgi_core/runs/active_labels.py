@@ -92,3 +92,21 @@ def active_label_shift(shift: LabelShift, matched, design: LabellingDesign, *,
                    predictor_loss={}, power=power, sequential=None, sequential_verdict="",
                    labels_rate_base=est["base"].labels_only_estimate, labels_rate_new=est["new"].labels_only_estimate,
                    labels_difference=diff.labels_only_estimate)
+
+
+def design_comparison(comparison, pair, label_paths, *, policy=None):
+    """``comparison`` (:func:`~sgi_core.runs.comparison.compare_runs` of ``pair``) with its labels' estimate
+    taken under the design the ``label_paths`` were drawn under; unchanged when they record none.
+
+    Raises
+    ------
+    SGIInputError
+        Labels whose design cannot be verified (:func:`~sgi_core.runs.design_labels.verified_pair_design`).
+    """
+    from sgi_core.runs.design_labels import verified_pair_design
+
+    design = verified_pair_design(label_paths, pair, policy=policy)
+    if design is None or comparison.labels is None:
+        return comparison
+    return replace(comparison, labels=active_label_shift(comparison.labels, pair.matched, design,
+                                                         confidence=comparison.confidence))

@@ -218,3 +218,22 @@ def test_one_run_labels_are_verified_and_give_the_active_rate(tmp_path):
     frame = run.frame.assign(label=join_label_sets(row_keys(run.frame), [read_label_source(filled)]).label)
     with pytest.raises(SGIInputError, match="1 keys the design draws have no label in base.csv"):
         verified_run_design([filled], frame, source="base.csv")
+
+
+def test_a_comparison_takes_the_design_of_its_labels_and_only_then(tmp_path):
+    from sgi_core.runs.active_labels import design_comparison
+    from sgi_core.runs.comparison import compare_runs
+
+    paths, out = draw(tmp_path)
+    filled = fill(out)
+    pair = read_pair(paths, [filled])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        comparison = compare_runs(pair.matched, n_boot=0)
+        active = design_comparison(comparison, pair, [filled])
+    assert active.labels.method.startswith(ACTIVE_METHOD) and active.scores == comparison.scores
+    plain = read_pair(paths, [RUNS / "labels_sample.csv"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        comparison = compare_runs(plain.matched, n_boot=0)
+    assert design_comparison(comparison, plain, [RUNS / "labels_sample.csv"]) is comparison
