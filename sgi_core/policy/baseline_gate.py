@@ -6,7 +6,9 @@ Checks, each on a :class:`~sgi_core.runs.comparison.RunComparison`:
   increase ``rate_new - rate_base`` (from the labels, prediction-powered where only a
   sample is labelled) exceeds ``max_increase``; refuses a ``max_increase`` below the
   smallest margin the labels could pass were the difference zero
-  (:mod:`~sgi_core.stats.margin_power`), saying how many keys it would need. Read
+  (:mod:`~sgi_core.stats.margin_power`), saying how many keys it would need, unless the
+  observed interval already clears it. Read sequentially, the smallest margin and the keys
+  needed are the confidence sequence's own. Read
   sequentially, it passes when the confidence sequence's upper bound is at most
   ``max_increase``, fails when its lower bound is above, and is undecided (failed, label
   more) otherwise;
@@ -157,19 +159,31 @@ def key_coverage(comparison, matched, scores, *, allow_missing: bool) -> KeyCove
                        tuple(map(str, matched.keys[fewer])), int(lacking[fewer].sum()))
 
 
-def _refuse_unreachable(lab, max_increase: float, n_matched: int) -> None:
-    """Refuse a margin below what the labels could pass were the difference zero, with what it would need."""
-    power = lab.power
-    if power is None or not max_increase < power.smallest_margin:
+def planning_power(lab, *, sequential: bool):
+    """What the labels can detect: the fixed-sample design's power, or with ``sequential`` the sequence's own
+    (:func:`~sgi_core.stats.margin_power.sequential_power`)."""
+    return lab.sequential_power if sequential else lab.power
+
+
+def _refuse_unreachable(power, max_increase: float, n_matched: int, upper: float) -> None:
+    """Refuse a margin below what the labels could pass were the difference zero, with what it would need.
+
+    A margin the observed interval already clears (``upper <= max_increase``) is never refused:
+    the data have answered the question the plan asked.
+    """
+    if power is None or not max_increase < power.smallest_margin or upper <= max_increase:
         return
     needed = power.keys_needed(max_increase) if max_increase > 0 else -1
-    reach = math.ceil(power.smallest_margin * 1000) / 1000
+    reach = math.ceil(power.smallest_margin * 1000 - 1e-9) / 1000  # float noise must not add a step
     labelled = ("keys labelled in both runs" if power.design != "unpaired" else
                 "labelled keys (none labelled in both runs)")
     beyond = f", more than the {n_matched} matched keys" if needed > n_matched else ""
+    chance = ("in a typical labelling order" if power.design == "sequential" else
+              f"{power.power:.0%} of the time")
+    interval = "the confidence sequence" if power.design == "sequential" else "the increase's interval"
     more = (f"about {needed} keys labelled in both runs would be needed (for an unchanged run to pass "
-            f"{power.power:.0%} of the time{beyond})" if needed > 0 else "no number of labelled keys is enough")
-    raise SGIInputError(f"with {power.n_keys} {labelled} the increase's interval is about "
+            f"{chance}{beyond})" if needed > 0 else "no number of labelled keys is enough")
+    raise SGIInputError(f"with {power.n_keys} {labelled} {interval} is about "
                         f"+/-{reach:.3f}: a margin of {max_increase:g} cannot pass; {more}, or a "
                         f"margin of at least {reach:.3f}",
                         hint="Label more keys in both runs (the Review page's two-runs mode), or raise "
@@ -200,15 +214,17 @@ def rate_check(comparison, max_increase: float, *, sequential: bool = False) -> 
         raise SGIInputError("the hallucination-rate check needs labels of both runs",
                             hint="Pass --labels FILE (the Review page's annotations of each run, or a table of labelled "
                                  "rows of both)")
-    _refuse_unreachable(lab, max_increase, comparison.match.n_matched)
-    margin = lab.power.smallest_margin if lab.power is not None else math.nan
+    if sequential and lab.sequential is None:
+        raise SGIInputError("--sequential needs keys labelled in both runs (the sequence is of the paired difference)",
+                            hint="Label the same keys in both runs, or drop --sequential")
+    power = planning_power(lab, sequential=sequential)
+    _refuse_unreachable(power, max_increase, comparison.match.n_matched,
+                        lab.sequential.ci[1] if sequential else lab.ci[1])
+    margin = power.smallest_margin if power is not None else math.nan
     if not sequential:
         shown = headline_rates(lab).lines[-1]  # the deciding estimate's rates: new - base adds up
         return RateCheck(lab.n_keys, shown.rate_base, shown.rate_new, lab.difference, lab.ci, lab.method, max_increase,
                          bool(lab.ci[1] <= max_increase), margin)
-    if lab.sequential is None:
-        raise SGIInputError("--sequential needs keys labelled in both runs (the sequence is of the paired difference)",
-                            hint="Label the same keys in both runs, or drop --sequential")
     seq = lab.sequential
     return RateCheck(seq.n, lab.rate_base, lab.rate_new, seq.estimate, seq.ci, seq.method, max_increase,
                      bool(seq.ci[1] <= max_increase), margin, True,

@@ -64,34 +64,37 @@ def _no_labels(res: RunComparison) -> str:
             "both runs (--labels FILE, or the Review page) to decide")
 
 
-def detectable_line(res: RunComparison) -> str:
-    """What size of change the labels' interval can detect (its half-width were the difference zero); "" without labels."""
+def detectable_line(res: RunComparison, *, sequential: bool = False) -> str:
+    """What size of change the labels can detect (the interval's, or with ``sequential`` the sequence's, bound were
+    the difference zero); "" without labels."""
     lab = res.labels
-    if lab is None or lab.power is None:
+    power = None if lab is None else lab.sequential_power if sequential else lab.power
+    if power is None:
         return ""
-    power = lab.power
     keys = (f"{power.n_keys} keys labelled in both runs" if power.design != "unpaired" else
             f"{power.n_keys} labelled keys, none in both runs")
     if math.isinf(power.smallest_margin):
         return f"detectable change: none yet ({keys})"
-    reach = math.ceil(power.smallest_margin * 1000) / 1000
+    reach = math.ceil(power.smallest_margin * 1000 - 1e-9) / 1000  # float noise must not add a step
+    if power.design == "sequential":
+        return (f"detectable change: about +/-{reach:.3f} with {keys} of {power.population} (the sequence's bound on a "
+                f"typical unchanged run; discordance {power.variance_source}); `gate --sequential` refuses a smaller "
+                "margin unless the sequence already clears it")
     return (f"detectable change: about +/-{reach:.3f} with {keys} (the {power.design} interval's "
             f"half-width were the difference zero; variance {power.variance_source}); `gate --max-rate-increase` "
-            "refuses a smaller margin, and halving it takes about four times the keys")
+            "refuses a smaller margin unless the interval already clears it, and halving it takes about four times "
+            "the keys")
 
 
-def sequential_line(res: RunComparison, *, sequential: bool = False) -> str:
-    """The confidence sequence's reading, or a note that the fixed-sample interval assumes a planned sample."""
+def sequential_line(res: RunComparison) -> str:
+    """A note that the fixed-sample interval assumes a planned sample, with the confidence sequence's reading."""
     lab = res.labels
     if lab is None or lab.sequential is None:
         return ""
     seq = lab.sequential
-    reading = (f"new - base {seq.estimate:+.3f} {format_ci(seq.ci, '+.3f')} over {seq.n} keys labelled in both runs: "
-               f"{lab.sequential_verdict}")
-    if sequential:
-        return f"sequential reading ({seq.method}): {reading}"
     return (f"the interval above assumes the number of labelled keys was fixed in advance; if you labelled until it "
-            f"looked decided, read the confidence sequence instead (--sequential): {reading}")
+            "looked decided, read the confidence sequence instead (--sequential): new - base "
+            f"{format_ci(seq.ci, '+.3f')} over {seq.n} keys labelled in both runs: {lab.sequential_verdict}")
 
 
 def rate_line(line) -> str:
@@ -103,14 +106,28 @@ def rate_line(line) -> str:
     return text
 
 
+def _sequence_headline(res: RunComparison) -> list[str]:
+    """The confidence sequence as the headline: its verdict and interval, its order, and at a stop, its caution."""
+    lab, seq = res.labels, res.labels.sequential
+    lines = [f"hallucination rate (labels): {lab.sequential_verdict} by the confidence sequence, new - base "
+             f"{format_ci(seq.ci, '+.3f')} over {seq.n} of {seq.population} matched keys labelled in both runs "
+             f"({round(seq.confidence * 100)}% {seq.method})",
+             f"  keys read in {lab.sequence_order}"]
+    if lab.sequential_verdict in ("improvement", "regression"):
+        lines.append(f"  the answer is the interval {format_ci(seq.ci, '+.3f')}: an estimate read where the labelling "
+                     f"stopped because it looked decided is biased away from zero (here {seq.estimate:+.3f})")
+    return lines
+
+
 def labels_headline(res: RunComparison, *, sequential: bool = False) -> str:
     """The labels' verdict: the word and the keys, then one named line per estimate, each adding up, then what
     the comparison can detect.
 
     The lines are :func:`~sgi_core.runs.headline_rates.headline_rates`: "labels only"
     and, where only a sample is labelled, "prediction-powered" (the verdict's estimate). With
-    ``sequential`` the verdict is the confidence sequence's (valid when labelling stopped at any
-    time); otherwise a line says the fixed-sample interval assumes a planned sample.
+    ``sequential`` the headline is the confidence sequence's verdict and interval (valid when
+    labelling stopped at any time), and the fixed-sample lines follow as secondary; otherwise a
+    line says the fixed-sample interval assumes a planned sample.
     """
     lab = res.labels
     if lab is None:
@@ -119,16 +136,22 @@ def labels_headline(res: RunComparison, *, sequential: bool = False) -> str:
     counts = (f"{lab.n_keys} keys labelled in both runs" if lab.paired else
               f"{lab.n_labelled_base} base and {lab.n_labelled_new} new keys labelled, none in both")
     mcnemar = f", McNemar exact p {_p(lab.mcnemar_p)}" if lab.paired and not math.isnan(lab.mcnemar_p) else ""
-    verdict = lab.sequential_verdict if sequential and lab.sequential is not None else lab.verdict
-    lines = [f"hallucination rate (labels): {verdict} by the {lab.method} estimate ({level}% intervals; "
-             f"{counts}{mcnemar})"]
-    lines += [f"  {rate_line(line)}" for line in headline_rates(lab).lines]
+    fixed = (f"{lab.verdict} by the {lab.method} estimate ({level}% intervals; {counts}{mcnemar})")
+    by_sequence = sequential and lab.sequential is not None
+    if by_sequence:
+        lines = [*_sequence_headline(res),
+                 f"  secondary, valid only at a number of labelled keys fixed in advance: {fixed}"]
+    else:
+        lines = [f"hallucination rate (labels): {fixed}"]
+    prefix = "  secondary, " if by_sequence else "  "
+    lines += [f"{prefix}{rate_line(line)}" for line in headline_rates(lab).lines]
     if lab.method.startswith("prediction-powered"):
         lines.append("  every matched key enters through the scores' mapping to P(hallucinated), fitted out of fold "
                      "on the labels; valid when the labelled keys are a random sample of the matched keys")
     if res.match.mixed_label_keys:
         lines.append(f"  {res.match.mixed_label_keys} keys carry both labels (their rows disagree) and are left out")
-    lines += [f"  {line}" for line in (sequential_line(res, sequential=sequential), detectable_line(res)) if line]
+    notes = ("" if by_sequence else sequential_line(res), detectable_line(res, sequential=by_sequence))
+    lines += [f"  {line}" for line in notes if line]
     return "\n".join(lines)
 
 

@@ -107,7 +107,8 @@ def _label_times(cells: pd.Series, labelled: np.ndarray, source: str) -> np.ndar
         raise SGIInputError(f"a labels table's {LABELLED_AT} must hold a date and time on every labelled row",
                             source=source,
                             column=LABELLED_AT, rows=(bad + 1).tolist(),
-                            hint="Write ISO 8601 times (2026-11-24T07:00:00Z), or drop the column to keep the rows' order")
+                            hint="Write ISO 8601 times (2026-11-24T07:00:00Z), or drop the column to keep the rows' "
+                                 "order")
     return times.to_numpy(dtype="datetime64[ns]").astype(np.int64)
 
 

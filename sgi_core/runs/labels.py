@@ -26,7 +26,8 @@ hallucinated per key:
   of labels was chosen, even by stopping as soon as it looked decided. The keys enter in
   the order they were labelled (:mod:`~sgi_core.runs.label_order`).
 
-Each score's AUROC (grounded positive) on each run's labelled keys feeds :func:`sgi_core.evaluation.validation.validate_on_labels`, and DeLong's test
+Each score's AUROC (grounded positive) on each run's labelled keys feeds
+:func:`sgi_core.evaluation.validation.validate_on_labels`, and DeLong's test
 (DeLong, DeLong & Clarke-Pearson 1988) compares the two AUROCs, paired when both runs
 carry the same label on every key labelled in both.
 """
@@ -45,7 +46,14 @@ from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefin
 from sgi_core.runs.label_order import LABEL_ORDER, LABELLING_ORDER, sequential_difference
 from sgi_core.runs.matching import MatchedRuns
 from sgi_core.stats.confidence_sequence import SequentialInterval
-from sgi_core.stats.margin_power import MarginPower, paired_power, ppi_power, unpaired_power
+from sgi_core.stats.margin_power import (
+    MarginPower,
+    SequentialPower,
+    paired_power,
+    ppi_power,
+    sequential_power,
+    unpaired_power,
+)
 from sgi_core.stats.paired import delong_components, delong_test
 from sgi_core.stats.prediction_powered import cross_fitted_predictions, ppi_mean, ppi_rate_difference
 from sgi_core.stats.proportions import RateDifference, paired_rate_difference, unpaired_rate_difference
@@ -104,6 +112,9 @@ class LabelShift(JsonResult):
         The confidence sequence of the paired difference at ``n_keys`` keys (None unpaired).
     sequential_verdict : str
         :func:`rate_verdict` of ``sequential.ci`` ("" unpaired).
+    sequential_power : SequentialPower or None
+        What the sequence can detect: its upper bound on a typical unchanged run at ``n_keys``, and the keys a
+        margin needs (:func:`~sgi_core.stats.margin_power.sequential_power`; None unpaired).
     sequence_order : str
         How the sequence's keys were ordered (:data:`~sgi_core.runs.label_order.LABELLING_ORDER`, or a fixed order
         and why); "" unpaired.
@@ -135,6 +146,7 @@ class LabelShift(JsonResult):
     labels_rate_new: float = math.nan
     labels_difference: float = math.nan
     sequence_order: str = ""
+    sequential_power: SequentialPower | None = None
 
 
 #: The labels are the ground truth: their difference always earns its word.
@@ -326,4 +338,6 @@ def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0
                       rates.p_value if rates.paired else math.nan, rates.base_only, rates.new_only, losses,
                       _auroc_shifts(matched, lab_base, lab_new, confidence), power, sequential,
                       rate_verdict(sequential.ci) if sequential is not None else "", rates.rate_base, rates.rate_new,
-                      rates.difference, described)
+                      rates.difference, described,
+                      sequential_power(rates.base_only, rates.new_only, rates.n_keys, len(both), confidence=confidence)
+                      if rates.paired else None)

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
@@ -244,3 +245,78 @@ def ppi_power(residual_variance: float, unlabelled_variance: float, n_keys: int,
     margin = _z(confidence) * math.sqrt(residual_variance / n_keys + unlabelled_variance)
     return MarginPower(n_keys, "prediction-powered", float(residual_variance), float(unlabelled_variance),
                        "observed: the predictor's residual variance on the labelled keys", margin, confidence, power)
+
+
+def _unchanged_differences(discordance: float, n: int) -> np.ndarray:
+    """``n`` paired differences with no change: a share ``discordance`` non-zero, spread evenly, +1 and -1 in turn."""
+    discordant = np.floor(discordance * np.arange(1, n + 1) + 0.5)
+    steps = np.diff(np.concatenate([[0.0], discordant])) > 0
+    signs = np.where(np.cumsum(steps) % 2 == 1, 1.0, -1.0)
+    return np.where(steps, signs, 0.0)
+
+
+@dataclass(frozen=True)
+class SequentialPower(JsonResult):
+    """What a confidence sequence of a paired difference over ``population`` keys can detect after ``n_keys``.
+
+    The sequence is :func:`~sgi_core.stats.confidence_sequence.betting_confidence_sequence`
+    without replacement over the ``population`` matched keys, read on a typical unchanged
+    run: paired differences with the discordance ``psi`` (:func:`paired_discordance`), the
+    discordant keys spread evenly and alternately +1 and -1. ``smallest_margin`` is that
+    sequence's upper bound after ``n_keys`` keys: the smallest margin it could pass were
+    the difference zero; :meth:`keys_needed` is the first number of keys at which it reaches a
+    margin (about half of the orders need fewer, half more).
+
+    Attributes
+    ----------
+    n_keys, population : int
+    discordance : float
+    variance_source : str
+    smallest_margin : float
+    confidence : float
+    design : str
+        ``"sequential"``.
+    """
+
+    n_keys: int
+    population: int
+    discordance: float
+    variance_source: str
+    smallest_margin: float
+    confidence: float
+    design: str = "sequential"
+
+    def _upper(self) -> np.ndarray:
+        from sgi_core.stats.confidence_sequence import betting_confidence_sequence
+
+        x = _unchanged_differences(self.discordance, self.population)
+        return betting_confidence_sequence(x, lower=-1.0, upper=1.0, confidence=self.confidence,
+                                           population=self.population)[1]
+
+    def keys_needed(self, margin: float) -> int:
+        """Keys labelled in both runs at which the typical unchanged sequence's upper bound is at most ``margin``.
+
+        -1 when no number of the ``population`` keys reaches it.
+        """
+        reached = np.flatnonzero(self._upper() <= margin)
+        return int(reached[0]) + 1 if len(reached) else -1
+
+
+def sequential_power(n_base_only: int, n_new_only: int, n_keys: int, population: int, *,
+                     confidence: float = 0.95) -> SequentialPower:
+    """What the confidence sequence of McNemar's design can detect after ``n_keys`` of ``population`` keys.
+
+    Examples
+    --------
+    >>> res = sequential_power(6, 4, 40, 150)
+    >>> round(res.smallest_margin, 3), res.keys_needed(0.1)
+    (0.218, 110)
+    """
+    population = check_int(population, "population", "sequential_power", minimum=1)
+    psi, source = paired_discordance(n_base_only, n_new_only, n_keys, confidence=confidence)
+    res = SequentialPower(n_keys, population, psi, source, math.inf, confidence)
+    if n_keys == 0:
+        return res
+    if n_keys > population:
+        raise SGIInputError(f"sequential_power needs n_keys <= population. Got {n_keys} > {population} instead.")
+    return SequentialPower(n_keys, population, psi, source, float(res._upper()[n_keys - 1]), confidence)

@@ -45,6 +45,17 @@ def balanced_runs(tmp_path, *, n=N, flips=20):
     return paths
 
 
+def partly_labelled(paths, n_labelled, name):
+    """Copies of two runs whose labels are kept on their first ``n_labelled`` rows only."""
+    out = {}
+    for side, path in paths.items():
+        frame = pd.read_csv(path)
+        frame.loc[n_labelled:, "label"] = np.nan
+        out[side] = path.with_name(f"{name}_{side}.csv")
+        frame.to_csv(out[side], index=False)
+    return out
+
+
 def gate(paths, *extra):
     return main(["gate", str(paths["new"]), "--baseline", str(paths["base"]), "--n-boot", "200", *extra])
 
@@ -83,19 +94,57 @@ def test_a_reachable_margin_passes_an_unchanged_run_and_fails_a_rise(tmp_path, c
 
 def test_sequential_reading_is_decided_only_when_the_sequence_excludes_the_margin(tmp_path, capsys):
     fall = labelled_runs(tmp_path, 0.6, 0.1, seed=2, name="fall")
-    same = balanced_runs(tmp_path)
+    rise = partly_labelled(labelled_runs(tmp_path, 0.3, 0.4, seed=11, name="rise"), 100, "rise100")
     assert gate(fall, "--max-rate-increase", "0.2", "--sequential") == 0
     line = capsys.readouterr().out.splitlines()[1]
     assert line.startswith("PASS hallucination rate: upper bound of the sequence -0.")
-    assert "betting confidence sequence (Waudby-Smith and Ramdas 2024)" in line
-    # Unchanged (40 of 150 keys discordant, 20 each way): the fixed interval passes 0.1, the wider sequence is
-    # not decided yet.
-    assert gate(same, "--max-rate-increase", "0.1") == 0
-    assert gate(same, "--max-rate-increase", "0.1", "--sequential") == 1
+    assert "betting confidence sequence without replacement over 150 keys (Waudby-Smith and Ramdas 2024" in line
+    # A slight rise, 100 of 150 keys labelled in both: the fixed interval passes 0.25, the sequence (valid however
+    # the 100 were chosen) is not decided yet.
+    assert gate(rise, "--max-rate-increase", "0.25") == 0
+    assert gate(rise, "--max-rate-increase", "0.25", "--sequential") == 1
     line = capsys.readouterr().out.splitlines()[-1]
-    assert line.startswith("FAIL hallucination rate: not decided yet, the sequence holds 0.1 (new - base +0.000 [-0.")
-    assert main(["gate", str(same["new"]), "--baseline", str(same["base"]), "--min-auroc", "0.1", "--sequential"]) == 2
+    assert line.startswith("FAIL hallucination rate: not decided yet, the sequence holds 0.25 (new - base ")
+    assert main(["gate", str(rise["new"]), "--baseline", str(rise["base"]), "--min-auroc", "0.1", "--sequential"]) == 2
     assert "--sequential reads the hallucination-rate check: it needs --max-rate-increase X" in capsys.readouterr().err
+
+
+def test_with_every_key_labelled_the_sequence_is_the_difference_itself(tmp_path, capsys):
+    same = balanced_runs(tmp_path)
+    assert gate(same, "--max-rate-increase", "0.01", "--sequential") == 0
+    assert "upper bound of the sequence +0.000 <= 0.01 allowed (new - base +0.000 [+0.000, +0.000]" in \
+        capsys.readouterr().out
+
+
+def test_sequential_refusal_and_keys_needed_come_from_the_sequence(tmp_path, capsys):
+    from sgi_core.stats.margin_power import sequential_power
+
+    same = partly_labelled(balanced_runs(tmp_path), 60, "same60")
+    base, new = (pd.read_csv(same[side])["label"].to_numpy()[:60] for side in ("base", "new"))
+    expected = sequential_power(int(((base == 1) & (new == 0)).sum()), int(((base == 0) & (new == 1)).sum()), 60,
+                                N)
+    reach = math.ceil(expected.smallest_margin * 1000 - 1e-9) / 1000
+    needed = expected.keys_needed(0.2)
+    assert 60 < needed <= N
+    assert gate(same, "--max-rate-increase", "0.2", "--sequential") == 2
+    err = capsys.readouterr().err
+    assert (f"with 60 keys labelled in both runs the confidence sequence is about +/-{reach:.3f}: a margin of 0.2 "
+            f"cannot pass; about {needed} keys labelled in both runs would be needed (for an unchanged run to pass "
+            "in a typical labelling order)") in err
+    # Read as a fixed sample, the interval of the same labels already clears 0.2.
+    assert gate(same, "--max-rate-increase", "0.2") == 0
+
+
+def test_a_margin_the_observed_interval_already_clears_is_not_refused(tmp_path, capsys):
+    # A 50-point fall with 30 keys labelled in both: 0.05 is below what 30 keys can plan for, but the data clear it.
+    fall = partly_labelled(labelled_runs(tmp_path, 0.6, 0.1, seed=2, name="fall"), 30, "fall30")
+    assert gate(fall, "--max-rate-increase", "0.05") == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("PASS hallucination rate: upper 95% bound of the "
+                                                              "increase -0.")
+    assert gate(fall, "--max-rate-increase", "0.05", "--sequential") == 0
+    # An unchanged pair at the same margin is still refused: the plan cannot be met, and the data do not meet it.
+    same = partly_labelled(balanced_runs(tmp_path), 30, "same30")
+    assert gate(same, "--max-rate-increase", "0.05") == 2
 
 
 def test_compare_says_what_change_the_labels_can_detect(tmp_path, capsys):
@@ -153,18 +202,30 @@ def test_compare_names_keys_whose_rows_carry_both_labels(tmp_path, capsys):
     assert re.search(r"\n  20 keys carry both labels \(their rows disagree\) and are left out", capsys.readouterr().out)
 
 
-def test_compare_sequential_takes_its_verdict_from_the_sequence(tmp_path, capsys):
-    same = balanced_runs(tmp_path)
-    assert main(["compare", str(same["base"]), str(same["new"]), "--n-boot", "100", "--sequential"]) == 0
-    printed = capsys.readouterr().out
-    headline = next(line for line in printed.splitlines() if line.startswith("hallucination rate (labels)"))
-    assert headline.startswith("hallucination rate (labels): no clear change by the labels (paired) estimate")
-    assert ("  sequential reading (betting confidence sequence (Waudby-Smith and Ramdas 2024), valid when stopped at "
-            "any time): new - base +0.000 [-0.") in printed
-    fall = labelled_runs(tmp_path, 0.6, 0.1, seed=2, name="fall")
+def test_compare_sequential_headlines_the_sequence_and_labels_the_rest_secondary(tmp_path, capsys):
+    rise = partly_labelled(labelled_runs(tmp_path, 0.3, 0.4, seed=11, name="rise"), 100, "rise100")
+    assert main(["compare", str(rise["base"]), str(rise["new"]), "--n-boot", "100", "--sequential"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("hallucination rate (labels)"))
+    assert lines[start].startswith("hallucination rate (labels): no clear change by the confidence sequence, "
+                                   "new - base [-0.")
+    assert "over 100 of 150 matched keys labelled in both runs (95% betting confidence sequence without " \
+           "replacement over 150 keys" in lines[start]
+    assert lines[start + 1].startswith("  keys read in a fixed order (a hash of each row's texts)")
+    body = [line for line in lines[start + 2:] if line.startswith("  ")]
+    assert body[0].startswith("  secondary, valid only at a number of labelled keys fixed in advance: ")
+    assert [line.split(":")[0] for line in body[1:3]] == ["  secondary, labels only", "  secondary, prediction-powered"]
+    assert not any("read the confidence sequence instead" in line for line in lines)
+    assert any(line.startswith("  detectable change: about +/-0.150 with 100 keys labelled in both runs of 150 "
+                               "(the sequence's bound") for line in lines)
+    # Decided: the interval is the answer, and the estimate at the stop is said to be biased away from zero.
+    fall = partly_labelled(labelled_runs(tmp_path, 0.6, 0.1, seed=2, name="fall"), 40, "fall40")
     assert main(["compare", str(fall["base"]), str(fall["new"]), "--n-boot", "100", "--sequential"]) == 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  sequential reading"))
-    assert line.endswith("over 150 keys labelled in both runs: improvement")
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("hallucination rate (labels)"))
+    assert lines[start].startswith("hallucination rate (labels): improvement by the confidence sequence")
+    assert lines[start + 2].startswith("  the answer is the interval [-0.")
+    assert "is biased away from zero (here -0." in lines[start + 2]
 
 
 def test_the_sequence_reads_the_same_whatever_the_files_row_order(tmp_path):
