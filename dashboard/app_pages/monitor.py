@@ -60,6 +60,8 @@ cells[3].metric("Verdict", summary.status)
 st.write(monitor_views.sentence(texts.plain(monitor_views.rate_sentence(summary))))
 st.caption(" ".join(monitor_views.sentence(texts.plain(text)) for text in (
     monitor_views.assumed_rate_sentence(summary), monitor_views.flag_sentence(summary))) + " " + monitor_views.ASSUMPTION)
+if summary.answering_note:
+    st.warning(monitor_views.sentence(texts.plain(summary.answering_note)))
 (st.warning if summary.shift.detected or summary.shift.unchecked else st.success)(
     monitor_views.sentence(texts.plain(monitor_views.shift_sentence(summary))))
 st.write(monitor_views.sentence(texts.plain(monitor_views.validation_sentence(summary))))

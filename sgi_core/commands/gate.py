@@ -201,7 +201,7 @@ def _groups(args, table):
 
 def _write_policy(args) -> int:
     from sgi_core.io.output_paths import check_output_file
-    from sgi_core.monitoring.references import feature_values
+    from sgi_core.monitoring.references import answering_systems, feature_values
     from sgi_core.policy.making import make_policy
     from sgi_core.policy.rules import save_policy, write_refusal
     from sgi_core.render.lines import policy_lines
@@ -230,6 +230,7 @@ def _write_policy(args) -> int:
         score_column=args.score_column,
         calibration=args.calibration, method=args.threshold_method, target=args.target,
         cost_ratio=args.cost_ratio, groups=groups, min_auroc=args.min_auroc, seed=args.seed, features=features,
+        answering_systems=answering_systems(table.frame),
     )
     save_policy(policy, args.write_policy)
     for line in policy_lines(policy, holdout):

@@ -71,6 +71,10 @@ FEATURES = (
     MonitoredFeature("context_length", "context length (characters)", "context", length=True),
 )
 FEATURE_NAMES = tuple(f.name for f in FEATURES)
+#: Columns a run may name the model or system that wrote its answers in, first found wins.
+ANSWERING_COLUMNS = ("system", "model", "generator")
+#: Most distinct answering systems a policy records.
+MAX_ANSWERING_SYSTEMS = 100
 
 
 def feature_label(name: str) -> str:
@@ -112,6 +116,26 @@ def feature_values(frame, scores) -> dict[str, np.ndarray]:
         values[feature.name] = (column.fillna("").astype(str).str.len() if feature.length
                                 else pd.to_numeric(column, errors="coerce")).to_numpy(dtype=np.float64)
     return values
+
+
+def answering_systems(frame) -> tuple[str, ...] | None:
+    """The distinct answering systems a run names (:data:`ANSWERING_COLUMNS`, read under an ``input_`` name too),
+    sorted; None when it names none, or more than :data:`MAX_ANSWERING_SYSTEMS` (then the column is something else).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> answering_systems(pd.DataFrame({"response": ["a", "b", "c"], "model": ["gpt-x", None, "llama-y"]}))
+    ('gpt-x', 'llama-y')
+    >>> answering_systems(pd.DataFrame({"response": ["a"]})) is None
+    True
+    """
+    names = (name for column in ANSWERING_COLUMNS for name in (column, f"input_{column}"))
+    present = next((name for name in names if name in frame.columns), None)
+    if present is None:
+        return None
+    systems = tuple(sorted({str(v).strip() for v in frame[present].dropna()} - {""}))
+    return systems if 0 < len(systems) <= MAX_ANSWERING_SYSTEMS else None
 
 
 def class_references(y_true, features: dict) -> dict:

@@ -35,7 +35,12 @@ import numpy as np
 
 from sgi_core.evaluation.validation import ScoreValidation, validate_from_policy
 from sgi_core.monitoring.prevalence import CorrectedRate, corrected_rate
-from sgi_core.monitoring.references import MIN_EVENTS_PER_CLASS, feature_label, feature_values
+from sgi_core.monitoring.references import (
+    MIN_EVENTS_PER_CLASS,
+    answering_systems,
+    feature_label,
+    feature_values,
+)
 from sgi_core.monitoring.revalidation import Revalidation, revalidate
 from sgi_core.monitoring.sample import RATE_HALF_WIDTH, LabelPlan, plan_sample, sample_order, sample_problem
 from sgi_core.monitoring.shift import BETA, ShiftCheck, shift_check
@@ -90,6 +95,9 @@ class MonitorSummary(JsonResult):
         The sample to label.
     labels_refused : str
         Why labels given are no re-validation (not the seeded sample, fewer rows than it needs); empty otherwise.
+    answering_note : str
+        Where the run names the systems that answered it and they are not the policy's (or the policy records
+        none), what that means for the corrected rate; empty otherwise.
     max_rate, max_flag_rate : float or None
     over_limits, unchecked_limits : tuple of str
     status : str
@@ -109,6 +117,7 @@ class MonitorSummary(JsonResult):
     revalidation: Revalidation | None
     plan: LabelPlan
     labels_refused: str
+    answering_note: str
     max_rate: float | None
     max_flag_rate: float | None
     over_limits: tuple[str, ...]
@@ -203,7 +212,31 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
         status = "shift detected" if shift.detected else "over limit" if over else "unverified"
     return MonitorSummary(policy_id(policy), policy.score_column, float(policy.threshold), len(scores),
                           int(scored.sum()), n_flagged, headline, corrected, shift, validation, revalidation, plan,
-                          refused, max_rate, max_flag_rate, over, unchecked, status)
+                          refused, answering_note(policy.answering_systems, answering_systems(frame)), max_rate,
+                          max_flag_rate, over, unchecked, status)
+
+
+def answering_note(recorded, run) -> str:
+    """What the run's answering systems say about the corrected rate, given the policy's ``recorded`` ones.
+
+    Examples
+    --------
+    >>> answering_note(("model-a",), ("model-a",))
+    ''
+    >>> answering_note(("model-a",), ("model-a", "model-b"))[:58]
+    "the run's answers come from model-b, the policy's rows' fr"
+    """
+    if not run:
+        return ""
+    if recorded is None:
+        return (f"the run names its answering systems ({', '.join(run)}) and the policy records none: whether the "
+                "score's error rates carry over to them is not known")
+    new = [system for system in run if system not in recorded]
+    if not new:
+        return ""
+    return (f"the run's answers come from {', '.join(new)}, the policy's rows' from {', '.join(recorded)}: a score's "
+            "sensitivity and specificity do not carry over between answering systems, so the corrected rate can be "
+            "far off with no shift test noticing; only the labelled sample can say")
 
 
 def _carried_over(record: ScoreValidation, shift: ShiftCheck) -> ScoreValidation:

@@ -19,13 +19,13 @@ from pathlib import Path
 
 from sgi_core.columns import CONTEXT_STRATEGIES
 from sgi_core.errors import SGIInputError
-from sgi_core.monitoring.references import references_problem
+from sgi_core.monitoring.references import MAX_ANSWERING_SYSTEMS, references_problem
 from sgi_core.policy.saved_json import check_fields, check_schema, is_number, read_calibrator, read_json_object
 from sgi_core.results import JsonResult
 from sgi_core.stats.thresholds import CHOICE_METHODS
 
 POLICY_SCHEMA = "sgi-workbench/policy"
-POLICY_VERSION = 6
+POLICY_VERSION = 7
 #: Columns that are never a score: the label (and its input copy) and the row number.
 NOT_SCORE_COLUMNS = ("label", "input_label", "input_row")
 #: Precisions an embedding model runs at (``sgi_core.models.device.PRECISIONS``).
@@ -86,6 +86,10 @@ class Policy(JsonResult):
         Per-class quantiles of the monitored features on the held-out rows
         (:func:`~sgi_core.monitoring.references.class_references`), which the monitor's shift
         check tests a run against; the score's are required from version 6. None in policies of versions before 6.
+    answering_systems : tuple of str or None
+        The models or systems that wrote the answers of the policy's rows, where its file named them
+        (:func:`~sgi_core.monitoring.references.answering_systems`); the monitor says when a run's differ. None
+        when unrecorded (always before version 7).
     schema, version : str, int
     """
 
@@ -106,6 +110,7 @@ class Policy(JsonResult):
     created: str
     heldout_counts: dict | None = None
     references: dict | None = None
+    answering_systems: tuple[str, ...] | None = None
     schema: str = POLICY_SCHEMA
     version: int = POLICY_VERSION
 
@@ -124,6 +129,8 @@ class Policy(JsonResult):
             unrecorded |= {"context_strategy"}
         if version < 6:
             unrecorded |= {"heldout_counts", "references"}
+        if version < 7:
+            unrecorded |= {"answering_systems"}
         expected = {f.name for f in fields(cls)} - unrecorded
         check_fields(data, expected, source=source, what="the policy", hint=_HINT)
         for name in ("model", "score_column", "threshold_method", "created"):
@@ -167,6 +174,10 @@ class Policy(JsonResult):
             _check(problem is None, "references", f"per-class quantiles of the monitored features, the score's among "
                    f"them ({problem})", source)
             _check_reference_rows(counts, references, source)
+        systems = data.get("answering_systems")
+        _check(systems is None or (isinstance(systems, list) and 0 < len(systems) <= MAX_ANSWERING_SYSTEMS
+                                   and all(isinstance(v, str) and v for v in systems)), "answering_systems",
+               f"null or a list of 1 to {MAX_ANSWERING_SYSTEMS} non-empty strings", source)
         calibrator = read_calibrator(data["calibrator"], source=source, hint=_HINT)
         nan = math.nan
         return cls(
@@ -182,6 +193,7 @@ class Policy(JsonResult):
             heldout_auroc_ci=tuple(nan if v is None else float(v) for v in auroc_ci),
             created=data["created"], heldout_counts=None if counts is None else dict(counts),
             references=data.get("references"),
+            answering_systems=None if systems is None else tuple(systems),
         )
 
 

@@ -186,7 +186,7 @@ def make_policy(
     context_strategy: str = "joined", score_column: str = "sgi",
     calibration: str = "platt", method: str = "youden",
     target: float | None = None, cost_ratio: float | None = None, groups=None, min_auroc: float | None = None,
-    seed: int = 0, features: dict | None = None,
+    seed: int = 0, features: dict | None = None, answering_systems: tuple[str, ...] | None = None,
 ) -> tuple[Policy, HeldOutThreshold]:
     """Fit a calibrator and choose a threshold on the development half; record held-out results.
 
@@ -201,6 +201,9 @@ def make_policy(
     features : dict of str to array_like of shape (n,), optional
         Further monitored features of every row (:func:`~sgi_core.monitoring.references.feature_values`:
         response and context length, theta(q,c)); the score is always kept.
+    answering_systems : tuple of str, optional
+        The models or systems that wrote the answers (:func:`~sgi_core.monitoring.references.answering_systems`
+        of the file), recorded so that the monitor can say when a run's answers come from another.
 
     Returns
     -------
@@ -247,5 +250,6 @@ def make_policy(
         heldout_auroc=heldout_roc.auroc, heldout_auroc_ci=tuple(heldout_roc.auroc_ci),
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         heldout_counts={"tp": counts.tp, "fp": counts.fp, "fn": counts.fn, "tn": counts.tn}, references=references,
+        answering_systems=None if answering_systems is None else tuple(sorted(map(str, answering_systems))),
     )
     return policy, holdout

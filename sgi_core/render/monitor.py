@@ -127,8 +127,9 @@ def limit_lines(summary) -> list[str]:
 
 def monitor_lines(summary, *, record_id: int | None = None, db=None) -> list[str]:
     """The ``monitor`` command's report, verdict first, then the headline rate."""
-    lines = [status_line(summary), rate_sentence(summary), assumed_rate_sentence(summary), f"note: {ASSUMPTION}",
-             flag_sentence(summary), shift_sentence(summary)]
+    lines = [status_line(summary), rate_sentence(summary), assumed_rate_sentence(summary), f"note: {ASSUMPTION}"]
+    lines += [f"note: {summary.answering_note}"] if summary.answering_note else []
+    lines += [flag_sentence(summary), shift_sentence(summary)]
     lines += [f"  {feature_label(t.feature)}: D = {t.statistic:.3f}, p = {t.p_value:.3g}, Holm p = {t.p_holm:.3g} "
               f"({t.n_run} rows)" for t in summary.shift.tests if not math.isnan(t.p_value)]
     lines.append(validation_sentence(summary))
@@ -155,6 +156,7 @@ def monitor_json(summary, *, record_id: int | None = None, db=None) -> dict:
         "shift": {"detected": shift["detected"], "tests": shift["tests"], "rate_range": shift["rate_range"],
                   "unchecked": shift["unchecked"], "method": shift["method"]},
         "validation": data["validation"], "revalidation": data["revalidation"],
-        "labels_refused": summary.labels_refused, "what_to_do": what_to_do(summary), "sample": data["plan"],
+        "labels_refused": summary.labels_refused, "answering_note": summary.answering_note,
+        "what_to_do": what_to_do(summary), "sample": data["plan"],
         "record_id": record_id, "db": None if db is None else str(db), "summary": data,
     }

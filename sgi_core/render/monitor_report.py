@@ -28,7 +28,8 @@ def monitor_report(summary, history: pd.DataFrame, provenance: dict) -> str:
     todo = what_to_do(summary)
     css = "verdict success" if summary.status == "holds" else "verdict"
     body = (paragraphs([status_line(summary)], css)
-            + paragraphs([rate_sentence(summary), assumed_rate_sentence(summary), ASSUMPTION, flag_sentence(summary),
+            + paragraphs([rate_sentence(summary), assumed_rate_sentence(summary), ASSUMPTION, summary.answering_note,
+                          flag_sentence(summary),
                           shift_sentence(summary), validation_sentence(summary), *limit_lines(summary),
                           f"What to do: {todo}" if todo else ""])
             + "<h2>Shift tests</h2>" + table_block(shift_frame(summary.shift.tests)))

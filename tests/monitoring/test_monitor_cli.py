@@ -133,7 +133,7 @@ def test_limits_shift_and_a_rate_limit_without_labels(tmp_path, policy, capsys):
 
 def test_an_older_policy_says_it_cannot_correct_and_a_rate_limit_cannot_pass(tmp_path, policy, capsys):
     data = json.loads(policy.read_text())
-    for name in ("heldout_counts", "references"):
+    for name in ("heldout_counts", "references", "answering_systems"):
         data.pop(name)
     data["version"] = 5
     old, run = tmp_path / "old.json", tmp_path / "run.csv"
@@ -232,3 +232,22 @@ def test_a_policy_on_a_score_the_tool_computes_is_monitored_on_a_plain_file(tmp_
     code, out = _monitor(capsys, run, "--policy", policy, "--db", tmp_path / "h.sqlite", "--json")
     result = json.loads(out.out)
     assert code == 4 and result["flag_share"]["n_flagged"] == int((neg_response_length(frame) < made.threshold).sum())
+
+
+def test_a_run_answered_by_another_system_than_the_policys_says_so(tmp_path, capsys):
+    from sgi_core.policy.file import load_policy
+
+    source, policy = tmp_path / "policy_data.csv", tmp_path / "policy.json"
+    _rows(600, 0.5, 14).assign(model=lambda f: np.where(np.arange(len(f)) % 2, "model-a", "model-b")).to_csv(
+        source, index=False)
+    assert main(["gate", str(source), "--write-policy", str(policy), "--n-boot", "200"]) == 0
+    assert load_policy(policy).answering_systems == ("model-a", "model-b")
+    same, other = tmp_path / "same.csv", tmp_path / "other.csv"
+    _rows(300, 0.3, 15, labelled=False).assign(model="model-a").to_csv(same, index=False)
+    _rows(300, 0.3, 15, labelled=False).assign(model="model-c").to_csv(other, index=False)
+    capsys.readouterr()
+    code, out = _monitor(capsys, same, "--policy", policy, "--db", tmp_path / "h.sqlite", "--json")
+    assert code == 4 and json.loads(out.out)["answering_note"] == ""
+    code, out = _monitor(capsys, other, "--policy", policy, "--db", tmp_path / "h.sqlite")
+    assert code == 4 and ("note: the run's answers come from model-c, the policy's rows' from model-a, model-b: a "
+                          "score's sensitivity and specificity do not carry over") in out.out

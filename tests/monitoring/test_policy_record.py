@@ -24,7 +24,7 @@ def test_a_policy_records_its_held_out_counts_and_per_class_references():
     _, held = development_split(y, groups=groups)
     metrics = threshold_metrics(y[held], score[held], policy.threshold)
     assert policy.heldout_counts == {"tp": metrics.tp, "fp": metrics.fp, "fn": metrics.fn, "tn": metrics.tn}
-    assert policy.version == 6 and set(policy.references) == {"score", "response_length"}
+    assert policy.version == 7 and set(policy.references) == {"score", "response_length"}
     grounded = policy.references["response_length"]["grounded"]
     assert grounded["n"] == int((y[held] == 1).sum())
     assert grounded["quantiles"][0] == length[held][y[held] == 1].min()
@@ -63,6 +63,8 @@ def _policy_dict():
      r"score has \d+ grounded"),
     (lambda d: d["references"]["response_length"]["hallucinated"].update(n=10 ** 6),
      "response_length has 1000000 hallucinated"),
+    (lambda d: d.update(answering_systems=[]), "policy field 'answering_systems' must be null or a list of 1 to 100"),
+    (lambda d: d.update(answering_systems=["a", 3]), "policy field 'answering_systems' must be null or a list"),
 ])
 def test_an_inconsistent_hand_edited_policy_is_refused_naming_field_and_file(change, message):
     data = _policy_dict()
@@ -72,9 +74,19 @@ def test_an_inconsistent_hand_edited_policy_is_refused_naming_field_and_file(cha
     assert "edited.json" in str(caught.value)
 
 
+def test_a_version_6_policy_loads_without_answering_systems():
+    data = _policy_dict()
+    data.pop("answering_systems")
+    data["version"] = 6
+    assert policy_from_json(json.dumps(data)).answering_systems is None
+    data["answering_systems"] = ["model-a"]
+    with pytest.raises(SGIInputError, match="unknown fields answering_systems"):
+        policy_from_json(json.dumps(data))
+
+
 def test_an_older_policy_loads_without_counts_or_references():
     data = _policy_dict()
-    for name in ("heldout_counts", "references"):
+    for name in ("heldout_counts", "references", "answering_systems"):
         data.pop(name)
     data["version"] = 5
     old = policy_from_json(json.dumps(data))

@@ -90,7 +90,7 @@ def _policy_dict():
         (lambda d: d.update(extra=1), "unknown fields extra"),
         (lambda d: d.pop("threshold"), "missing fields threshold"),
         (lambda d: d.update(schema="other"), "not a policy this tool reads"),
-        (lambda d: d.update(version=7), "not a policy this tool reads"),
+        (lambda d: d.update(version=8), "not a policy this tool reads"),
         (lambda d: d.update(context_strategy="windows"), "policy field 'context_strategy' must be one of joined, mean"),
         (lambda d: d.update(heldout_auroc=1.5), "policy field 'heldout_auroc' must be null or in"),
         (lambda d: d.update(heldout_auroc_ci=[0.6]), "policy field 'heldout_auroc_ci' must be a list of two bounds"),
@@ -169,9 +169,9 @@ def test_a_grouped_half_with_one_label_class_says_so_and_what_to_do():
 
 def test_a_version_1_policy_reads_with_no_model_precision():
     data = _policy_dict()
-    assert data["version"] == 6 and data["model_precision"] is None and data["model_backend"] is None
+    assert data["version"] == 7 and data["model_precision"] is None and data["model_backend"] is None
     for name in ("model_precision", "model_backend", "heldout_auroc", "heldout_auroc_ci", "context_strategy",
-                 "heldout_counts", "references"):
+                 "heldout_counts", "references", "answering_systems"):
         data.pop(name)
     data["version"] = 1
     assert policy_from_json(json.dumps(data)).model_precision is None
@@ -188,6 +188,7 @@ def test_a_version_4_policy_reads_as_made_with_joined_contexts():
     data.pop("context_strategy")
     data.pop("heldout_counts")
     data.pop("references")
+    data.pop("answering_systems")
     data["version"] = 4
     assert policy_from_json(json.dumps(data)).context_strategy == "joined"
     data["context_strategy"] = "mean"  # version 4 had no such field
@@ -208,6 +209,7 @@ def test_a_version_2_policy_reads_with_no_backend_and_a_bad_backend_is_refused()
     data.pop("context_strategy")
     data.pop("heldout_counts")
     data.pop("references")
+    data.pop("answering_systems")
     data["version"] = 2
     old = policy_from_json(json.dumps(data))
     assert old.model_backend is None and math.isnan(old.heldout_auroc)
