@@ -34,9 +34,10 @@ def add_parser(subparsers) -> None:
 
 
 def _plan(args):
+    from sgi_core.errors import SGIInputError
     from sgi_core.io.reading import read_table
     from sgi_core.io.scored import scored_with
-    from sgi_core.jsonio import loads_json
+    from sgi_core.jsonio import read_json_file
     from sgi_core.tracing.annotation_plan import plan_annotations
 
     policy = None
@@ -46,14 +47,10 @@ def _plan(args):
         policy = load_policy(args.policy)
     monitor = None
     if args.monitor is not None:
-        from sgi_core.io.reading import _read_bytes
-
-        monitor = loads_json(_read_bytes(args.monitor, str(args.monitor), 16 * 2**20), source=str(args.monitor))
+        hint = "Give the JSON that `python -m sgi_core monitor ... --json` prints"
+        monitor = read_json_file(args.monitor, hint=hint)
         if not isinstance(monitor, dict):
-            from sgi_core.errors import SGIInputError
-
-            raise SGIInputError("the monitor result is not a JSON object", source=str(args.monitor),
-                                hint="Give the JSON that `python -m sgi_core monitor ... --json` prints")
+            raise SGIInputError("the monitor result is not a JSON object", source=str(args.monitor), hint=hint)
     made_by = scored_with(args.input) or {}
     return plan_annotations(read_table(args.input), run_id=args.run_id, score=args.score, policy=policy,
                             model=made_by.get("model"), monitor=monitor, source=str(args.input))

@@ -101,3 +101,13 @@ def test_annotate_without_a_url_sends_nothing_and_exits_2(tmp_path, capsys):
     window().to_csv(tmp_path / "scored.csv", index=False)
     assert main(["annotate", str(tmp_path / "scored.csv"), "--phoenix", "", "--project", "p", "--run-id", "r"]) == 2
     assert "error: no server URL given" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("text", "message"), [("[1, 2]", "the monitor result is not a JSON object"),
+                                               ("{", "monitor.json")])
+def test_annotate_refuses_a_monitor_file_it_cannot_read_with_exit_2(tmp_path, capsys, text, message):
+    window().to_csv(tmp_path / "scored.csv", index=False)
+    (tmp_path / "monitor.json").write_text(text)
+    assert main(["annotate", str(tmp_path / "scored.csv"), "--phoenix", "http://127.0.0.1:9", "--project", "p",
+                 "--run-id", "r", "--monitor", str(tmp_path / "monitor.json"), "--dry-run"]) == 2
+    assert message in capsys.readouterr().err
