@@ -237,3 +237,24 @@ def test_a_comparison_takes_the_design_of_its_labels_and_only_then(tmp_path):
         warnings.simplefilter("ignore")
         comparison = compare_runs(plain.matched, n_boot=0)
     assert design_comparison(comparison, plain, [RUNS / "labels_sample.csv"]) is comparison
+
+
+def test_a_policys_calibrator_draws_on_any_score_and_must_be_given_back(tmp_path):
+    from sgi_core.policy.file import policy_to_json
+    from sgi_core.policy.making import make_policy
+
+    halueval = pd.read_csv(REPO / "sample_data" / "halueval_qa_sample.csv")
+    policy = make_policy(halueval["label"].to_numpy(float), -halueval["response"].str.len().to_numpy(float),
+                         model="minilm", score_column="neg_response_length", seed=0)[0]
+    policy_path = tmp_path / "policy.json"
+    policy_path.write_text(policy_to_json(policy))
+    paths = write_runs(tmp_path)
+    by_policy = tmp_path / "by_policy.csv"
+    assert main(["sample", str(paths["new"]), "--baseline", str(paths["base"]), "--n", "40", "--design", "active",
+                 "--policy", str(policy_path), "-o", str(by_policy)]) == 0
+    assert set(pd.read_csv(by_policy)["predictor"]) == {"neg_response_length"}
+    filled = fill(by_policy)
+    pair = read_pair(paths, [filled])
+    assert verified_pair_design([filled], pair, policy=policy).predictor == "neg_response_length"
+    with pytest.raises(SGIInputError, match="'neg_response_length' is not a probability"):
+        verified_pair_design([filled], pair)
