@@ -25,7 +25,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--since", default=None, metavar="T",
                    help="ISO 8601 time: traces whose root span started at or after it (default: the first)")
     p.add_argument("--until", default=None, metavar="T",
-                   help="ISO 8601 time: traces whose root span started before it (default: now); a time without "
+                   help="ISO 8601 time: traces whose root span started before it (default: no end); a time without "
                         "an offset is UTC")
     p.add_argument("-o", "--output", type=Path, required=True, help="output .csv or .parquet")
     p.set_defaults(func=run)

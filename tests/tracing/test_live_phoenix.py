@@ -176,13 +176,16 @@ def test_unknown_spans_are_named_the_rest_annotated_and_the_exit_is_1(live, scor
     server, _ = live
     scored = pd.read_parquet(scored_window / "scored.parquet")
     known = scored.loc[scored["sgi"].notna(), "span_id"].tolist()
-    scored.loc[scored["span_id"] == known[0], "span_id"] = "00000000deadbeef"
+    scored.loc[scored["span_id"] == known[0], ["span_id", "trace_id"]] = ["00000000deadbeef", "0" * 32]
     scored.to_parquet(tmp_path / "edited.parquet")
+    (tmp_path / "monitor.json").write_text(json.dumps({"status": "holds",
+                                                       "corrected_rate": {"estimate": 0.1, "ci": [0.05, 0.2]}}))
     assert main(["annotate", str(tmp_path / "edited.parquet"), "--phoenix", server.url, "--project", PROJECT,
-                 "--run-id", "run-unknown"]) == 1
+                 "--run-id", "run-unknown", "--monitor", str(tmp_path / "monitor.json")]) == 1
     err = capsys.readouterr().err
     assert f"error: 1 spans are not in project {PROJECT}: 00000000deadbeef; the others were annotated" in err
-    assert "2 span annotations and 0 trace annotations stored under run id run-unknown; 2 read back" in err
+    assert f"error: 1 traces are not in project {PROJECT}: {'0' * 32}; the others were annotated" in err
+    assert "2 span annotations and 3 trace annotations stored under run id run-unknown; 2 read back" in err
     assert sorted(a["span_id"] for a in _annotations(server.url, "span", known, "run-unknown")) == sorted(known[1:])
 
 
