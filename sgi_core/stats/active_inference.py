@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import sklearn
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
@@ -278,20 +279,26 @@ def design_cross_fit(score, y, pi, folds) -> np.ndarray:
         raise SGIInputError("'y' of design_cross_fit must hold 0 or 1 where labelled", column="y",
                             rows=(np.flatnonzero(labelled & ~np.isin(y, (0.0, 1.0))) + 1).tolist())
     pred = np.zeros(len(x))
-    for fold in np.unique(folds):
-        train, test = labelled & (folds != fold), folds == fold
-        weight = 1.0 / pi[train]
-        values = x[train][~np.isnan(x[train])]
-        if not train.any() or np.ptp(y[train]) == 0 or values.size == 0 or np.ptp(values) == 0:
-            pred[test] = float(np.sum(weight * y[train]) / weight.sum()) if train.any() else 0.0
-            continue
-        features = x[:, None]
-        mapping = normal_scores(int(train.sum())).fit(features[train])
-        # Newton's method: one feature, a few exact steps, far quicker than L-BFGS on so few rows.
-        model = LogisticRegression(solver="newton-cholesky")
-        model.fit(mapping.transform(features[train]), y[train], sample_weight=weight)
-        pred[test] = model.predict_proba(mapping.transform(features[test]))[:, 1]
+    # The inputs are checked above; scikit-learn's own checks would cost more than these small fits.
+    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+        for fold in np.unique(folds):
+            _fit_fold(x, y, pi, labelled & (folds != fold), folds == fold, pred)
     return pred
+
+
+def _fit_fold(x, y, pi, train, test, pred) -> None:
+    """Fill ``pred[test]`` from the units ``train`` (see :func:`design_cross_fit`)."""
+    weight = 1.0 / pi[train]
+    values = x[train][~np.isnan(x[train])]
+    if not train.any() or np.ptp(y[train]) == 0 or values.size == 0 or np.ptp(values) == 0:
+        pred[test] = float(np.sum(weight * y[train]) / weight.sum()) if train.any() else 0.0
+        return
+    features = x[:, None]
+    mapping = normal_scores(int(train.sum())).fit(features[train])
+    # Newton's method: one feature, a few exact steps, far quicker than L-BFGS on so few rows.
+    model = LogisticRegression(solver="newton-cholesky")
+    model.fit(mapping.transform(features[train]), y[train], sample_weight=weight)
+    pred[test] = model.predict_proba(mapping.transform(features[test]))[:, 1]
 
 
 def planned_variance(pred, variance, pi) -> float:
