@@ -55,7 +55,7 @@ CALIBRATION_BATCH = 16
 def fp32_encoder(model: str):
     """The torch-free ``onnx`` encoder of ``model`` and the path of its fp32 export (exported if missing)."""
     from sgi_core.embedding import load_encoder
-    from sgi_core.embedding.cache import default_cache_dir
+    from sgi_core.models.cache_folder import default_cache_dir
     from sgi_core.embedding.onnx_encoder import OnnxEncoder
     from sgi_core.models.onnx_export import MODEL_FILE, export_folder
 

@@ -366,6 +366,21 @@ def test_no_import_cycle_even_through_imports_inside_functions():
     assert import_cycles(graph) == []
 
 
+def package_ties(graph: dict[str, set[str]], top: str = "sgi_core") -> set[tuple[str, str]]:
+    """Pairs of rooms of ``top`` (its sub-packages and modules) that import each other, at any depth."""
+    def room(module):
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 and parts[0] == top else None
+
+    edges = {(room(a), room(b)) for a, targets in graph.items() for b in targets}
+    edges = {(a, b) for a, b in edges if a and b and a != b}
+    return {(a, b) for a, b in edges if (b, a) in edges and a < b}
+
+
+def test_no_two_rooms_import_each_other():
+    assert package_ties(import_graph(REPO)) == set()
+
+
 def test_no_library_module_imports_the_command_line():
     assert cli_importers(import_graph(REPO)) == {}
 
@@ -421,6 +436,11 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
         "sgi_core/talks.py": "import argparse\ndef f():\n    print('x')\n",
         "sgi_core/long.py": "x = 1\n" * (MAX_MODULE_LINES + 1),
         "sgi_core/just_short.py": "x = 1\n" * MAX_MODULE_LINES,
+        # Two rooms tied both ways, each through another module, one of them from inside a function.
+        "sgi_core/policy/__init__.py": "",
+        "sgi_core/policy/file.py": "from sgi_core.monitoring.references import refs\n",
+        "sgi_core/monitoring/__init__.py": "",
+        "sgi_core/monitoring/references.py": "def f():\n    from sgi_core.policy import file\n",
         "dashboard/__init__.py": "",
         "dashboard/app_pages/__init__.py": "",
         "dashboard/app_pages/p.py": "n = int(ok.sum())\nk = frame['g'].nunique()\np = calibrator.probability(1.0)\n"
@@ -438,6 +458,7 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
         "sgi_core/evaluation/ok.py": {"sgi_core.evaluation.ok"}}
     assert long_modules(tmp_path) == {"sgi_core/long.py": MAX_MODULE_LINES + 1}
     assert [line.split(":")[1] for line in page_statistics(tmp_path)] == ["1", "2", "3", "4"]
+    assert package_ties(graph) == {("a", "b"), ("monitoring", "policy")}
 
 
 def unimported_modules(root) -> list[str]:

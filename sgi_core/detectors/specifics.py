@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from sgi_core.detectors.claims import CITATION, split_sentences
+from sgi_core.text.sentences import CITATION, split_sentences
 from sgi_core.errors import SGIInputError
 from sgi_core.io.passages import row_passages
 from sgi_core.results import warn_undefined
@@ -161,7 +161,7 @@ def specifics_scores(frame: pd.DataFrame, *, passages: tuple | None = None) -> p
       context;
     - **names**: maximal runs of capitalised words (first letter upper case in any
       script: ``New York``, ``Ørsted``, ``NASA``), leaving out the first word of each
-      sentence (sentences as :func:`sgi_core.detectors.claims.split_sentences` cuts
+      sentence (sentences as :func:`sgi_core.text.sentences.split_sentences` cuts
       them), whose capital says nothing, and the pronoun ``I``. A name is supported
       when its words occur consecutively among the context's words, case folded.
 

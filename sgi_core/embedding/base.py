@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import logging
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -116,13 +114,3 @@ class HashingEncoder:
         return out
 
 
-@contextlib.contextmanager
-def logger_at_error(name: str | None = None):
-    """Let only errors through the logger ``name`` (the root logger for None) inside the block; its level after."""
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)

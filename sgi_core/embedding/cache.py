@@ -32,6 +32,7 @@ import pandas as pd
 
 from sgi_core.embedding.base import Encoder, ProgressCallback, cache_key
 from sgi_core.errors import SGIInputError
+from sgi_core.models.cache_folder import default_cache_dir, private_folder
 
 _SQL_PARAMS = 900  # below SQLite's default limit on bound parameters
 SCHEMA_VERSION = 2  # 1: keys on the text alone, no width column (dropped on open)
@@ -41,34 +42,6 @@ _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
 class CacheWarning(UserWarning):
     """The embedding cache could not be used as asked; the run goes on without it."""
-
-
-def default_cache_dir() -> Path:
-    """``$SGI_CACHE_DIR`` or ``~/.cache/sgi_workbench/embeddings``."""
-    env = os.environ.get("SGI_CACHE_DIR")
-    if env:
-        return Path(env)
-    return Path.home() / ".cache" / "sgi_workbench" / "embeddings"
-
-
-def private_folder(folder: Path) -> None:
-    """Create ``folder`` (and its parents) if missing; every folder created here is the owner's only (0700).
-
-    Folders that already exist keep their mode.
-    """
-    missing = []
-    path = Path(folder)
-    while not path.is_dir() and path.parent != path:
-        missing.append(path)
-        path = path.parent
-    for path in reversed(missing):
-        try:
-            path.mkdir(mode=0o700)
-        except FileExistsError:
-            if not path.is_dir():  # a file in its place
-                raise
-            continue  # made by another process meanwhile
-        os.chmod(path, 0o700)  # whatever the umask
 
 
 def private_file(path: Path) -> None:

@@ -95,7 +95,7 @@ class _Source:
 
 def _torch_free(model_id: str, source, fingerprint: str, *, device: str, precision: str, backend: str):
     """The torch-free encoder (:mod:`sgi_core.embedding.onnx_encoder`) when the backend is an ONNX one and its export exists."""
-    from sgi_core.embedding.cache import default_cache_dir
+    from sgi_core.models.cache_folder import default_cache_dir
     from sgi_core.embedding.onnx_encoder import torch_free_encoder
     from sgi_core.models.onnx_export import check_backend, resolve_backend
 

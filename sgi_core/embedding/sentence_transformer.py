@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sgi_core.embedding.base import ProgressCallback, logger_at_error
+from sgi_core.embedding.base import ProgressCallback
 from sgi_core.embedding.window import cut_to_window
 from sgi_core.errors import SGIInputError
+from sgi_core.models.logs import logger_at_error
 from sgi_core.models.device import (
     DEFAULT_TOKEN_BUDGET,
     check_precision,
@@ -167,7 +168,7 @@ class SentenceTransformerEncoder:
         self.cache_key = f"{fingerprint}|{precision}" + (f"|{tag}" if tag else "")
         self._onnx = None
         if backend != "torch":
-            from sgi_core.embedding.cache import default_cache_dir
+            from sgi_core.models.cache_folder import default_cache_dir
 
             folder = onnx_export.export_folder(Path(export_dir) if export_dir else default_cache_dir(), fingerprint,
                                                 backend)

@@ -11,7 +11,7 @@ passages of a list context, :mod:`sgi_core.io.passages`; a plain context is one
 passage) is a chunk boundary:
 
 - a passage that fits the budget is one chunk, as written;
-- a longer one is split into sentences (:func:`sgi_core.detectors.claims.split_sentences`)
+- a longer one is split into sentences (:func:`sgi_core.text.sentences.split_sentences`)
   and read in windows of whole sentences, each taking sentences while their tokens plus
   one per sentence stay within the budget; the next window starts at the last sentence
   of the one before, so consecutive chunks overlap by one sentence;
@@ -103,7 +103,7 @@ def context_chunks(passages: Sequence[str], budget: int, count_tokens: Callable[
     >>> context_chunks(["A b.", "C d e f g h i j k."], 5, words).cut
     True
     """
-    from sgi_core.detectors.claims import split_sentences
+    from sgi_core.text.sentences import split_sentences
 
     passages = [p for p in passages if p and p.strip()]
     chunks, where, cut = [], [], False

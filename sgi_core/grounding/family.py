@@ -22,7 +22,8 @@ CACHE_FOLDER = "grounding"
 
 def model_cache(model):
     """The pair cache of ``model``: one file per model folder in the cache folder's ``grounding/``."""
-    from sgi_core.embedding.cache import EmbeddingCache, default_cache_dir
+    from sgi_core.embedding.cache import EmbeddingCache
+    from sgi_core.models.cache_folder import default_cache_dir
 
     return EmbeddingCache(f"grounding-{model.name}-{model.folder.fingerprint.removeprefix('folder:')[:16]}",
                           default_cache_dir() / CACHE_FOLDER)

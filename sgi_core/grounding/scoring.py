@@ -63,7 +63,7 @@ def cached_support(model, premises: list[str], hypotheses: list[str], *, cache=N
 
 
 def _hypotheses(response: str, model) -> list[str]:
-    from sgi_core.detectors.claims import split_sentences
+    from sgi_core.text.sentences import split_sentences
 
     if model.adapter.hypothesis == "response":
         tokens = int(model.count_tokens([response])[0])

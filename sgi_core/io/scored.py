@@ -50,7 +50,7 @@ def scored_with(path: str | os.PathLike) -> dict | None:
     """``{"model", "precision", "backend", "context_strategy"}`` recorded in a scored Parquet file, else None (CSV, older files).
 
     A file scored with a resource given by name also records it under the resource's field
-    (:func:`~sgi_core.detectors.resources.recorded_resources`; JSON text, e.g. ``grounding_models``: each
+    (the declared resources' ``provenance``; JSON text, e.g. ``grounding_models``: each
     model's folder, fingerprint, adapter and self-test, :func:`sgi_core.grounding.family.provenance`).
 
     A record without ``backend`` or ``context_strategy`` gets :data:`SCORED_WITH_DEFAULTS`.
@@ -74,11 +74,9 @@ def scored_with(path: str | os.PathLike) -> dict | None:
         value = json.loads(raw)
     except ValueError:
         value = None
-    from sgi_core.detectors.resources import recorded_resources
-
     keys = {"model", "precision"}
-    if not (isinstance(value, dict) and keys <= set(value) <= keys | set(SCORED_WITH_DEFAULTS) | set(recorded_resources())
-            and all(isinstance(v, str) for v in value.values())):
+    # Other keys are the records of resources given by name, each read by its field where it is used.
+    if not (isinstance(value, dict) and keys <= set(value) and all(isinstance(v, str) for v in value.values())):
         raise SGIInputError("the file's record of the model that scored it cannot be read", source=str(path),
                             hint="Score the file again with `python -m sgi_core score`")
     return {**SCORED_WITH_DEFAULTS, **value}

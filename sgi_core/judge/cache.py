@@ -20,7 +20,8 @@ import threading
 import warnings
 from pathlib import Path
 
-from sgi_core.embedding.cache import default_cache_dir, private_file, private_folder
+from sgi_core.embedding.cache import private_file
+from sgi_core.models.cache_folder import default_cache_dir, private_folder
 from sgi_core.errors import SGIInputError
 from sgi_core.judge.prompts import PROMPT_VERSION, TASKS, AnswerError
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sgi_core.embedding.base import logger_at_error
+from sgi_core.models.logs import logger_at_error
 
 #: ``onnxruntime.quantization.quantize_dynamic`` options by CPU target.
 QUANTIZATION = {

@@ -207,7 +207,7 @@ def ensure_module_export(folder: Path, backend: str, write_fp32) -> Path:
     if is_intact(folder):
         return folder / MODEL_FILE
     shutil.rmtree(folder, ignore_errors=True)
-    from sgi_core.embedding.cache import private_folder  # here: reading the backends must not import pandas
+    from sgi_core.models.cache_folder import private_folder
 
     private_folder(folder.parent)  # the cache folder and its onnx/ folder: the owner's only (0700)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))

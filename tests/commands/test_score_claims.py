@@ -7,7 +7,8 @@ import pytest
 from sgi_core.cli import build_parser, main
 from sgi_core.columns import SCORE_COLUMNS
 from sgi_core.commands.score import run as cmd_score
-from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores, split_pieces
+from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores
+from sgi_core.text.sentences import split_pieces
 from sgi_core.detectors.registry import FAMILIES, DetectorInputs, per_row_families
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.errors import SGIInputError

@@ -10,7 +10,8 @@ from scipy.stats import percentileofscore
 
 from dashboard.app_pages.review_panel import label_button_key
 from dashboard.views.evidence import evidence_caption, percentile_shade
-from sgi_core.detectors.claims import sentence_scores, split_sentences
+from sgi_core.detectors.claims import sentence_scores
+from sgi_core.text.sentences import split_sentences
 from sgi_core.detectors.support import FileSupports, file_supports
 from sgi_core.embedding import load_encoder
 from sgi_core.evaluation import roc_analysis

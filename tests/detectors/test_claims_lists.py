@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from sgi_core.detectors.claims import claim_scores, sentence_scores, split_sentences
+from sgi_core.detectors.claims import claim_scores, sentence_scores
+from sgi_core.text.sentences import split_sentences
 from sgi_core.embedding import HashingEncoder
 
 NUMBERED = """Here is what the passages say:

@@ -2,7 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.detectors import crossfit_folds, question_groups, reference_sets
+from sgi_core.detectors import question_groups, reference_sets
+from sgi_core.stats.folds import crossfit_folds
 from sgi_core.errors import SGIInputError
 
 

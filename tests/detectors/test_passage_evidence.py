@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from scipy.stats import percentileofscore
 
-from sgi_core.detectors.claims import claim_scores, passage_pieces, sentence_scores, split_pieces
+from sgi_core.detectors.claims import claim_scores, passage_pieces, sentence_scores
+from sgi_core.text.sentences import split_pieces
 from sgi_core.detectors.registry import FAMILIES, DetectorInputs
 from sgi_core.detectors.specifics import row_specifics, specific_passages, specifics_scores
 from sgi_core.detectors.support import FileSupports, file_supports, support_percentiles
