@@ -83,6 +83,6 @@ def test_a_bad_output_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys)
 def test_module_docstring_lists_every_subcommand_once():
     commands = build_parser()._subparsers._group_actions[0].choices
     assert set(commands) == {"compute", "score", "report", "models", "convert", "gate", "judge", "compare",
-                             "monitor"}
+                             "monitor", "sample", "pull", "annotate"}
     listed = [line.split("``")[1] for line in cli.__doc__.splitlines() if line.startswith("- ``")]
     assert sorted(listed) == sorted(commands)
