@@ -4,6 +4,7 @@
 one of its ids is unknown, nothing: the 404 names the unknown ids. Those are taken out and the
 rest of the chunk is sent again, so every known span gets its annotation and the unknown ones are
 named. (Without ``sync`` the server answers 200 and may store nothing, so it is never used.)
+A chunk retried after a 5xx cannot add duplicates: name, span and identifier make each post an upsert.
 Annotation configs are registered once: looked up by name, created when missing, assigned to
 the project. The annotations of the run are then read back by identifier and compared.
 """
