@@ -58,7 +58,7 @@ def timed(run) -> tuple[float, float, object]:
 
 
 #: Variants that are ``cold`` through another backend.
-BACKEND_VARIANTS = {"onnx": "onnx", "onnx_int8": "onnx-int8", "onnx_limit": "onnx"}
+BACKEND_VARIANTS = {"onnx": "onnx", "onnx_int8": "onnx-int8", "onnx_limit": "onnx", "default": "auto"}
 
 
 def run_table1(spec: dict) -> dict:

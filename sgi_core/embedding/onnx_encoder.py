@@ -24,11 +24,15 @@ import numpy as np
 
 from sgi_core.embedding.base import ProgressCallback
 from sgi_core.embedding.window import cut_to_window
-from sgi_core.models.device import count_batches
+from sgi_core.models.device import token_budget_batches
 
 #: The sentence-transformers modules this path applies in numpy, after the transformer.
 HANDLED_MODULES = ("sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
                    "sentence_transformers.models.Normalize")
+#: Padded tokens per batch: on ONNX Runtime's CPU path a batch of more tokens costs more CPU per token
+#: (its activations outgrow the caches), so batches stay this small whatever ``batch_size`` allows
+#: (docs/PERFORMANCE.md).
+TOKEN_BUDGET = 512
 #: Pooling modes of ``1_Pooling/config.json`` computed here.
 POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens")
 
@@ -114,7 +118,7 @@ class OnnxEncoder:
 
     def __init__(self, model_id: str, folder: Path, model_path: Path, *, cache_key: str, backend: str,
                  pooling_mode: str, normalize: bool, max_seq_length: int):
-        import onnxruntime as ort
+        from sgi_core.models.onnx_export import cpu_session
 
         self.model_id, self.cache_key, self.backend = model_id, cache_key, backend
         self._folder = folder
@@ -122,10 +126,7 @@ class OnnxEncoder:
         self.max_seq_length = max_seq_length
         self.tokenizer = FastTokenizer(folder / "tokenizer.json")
         self._pooling_mode, self._normalize = pooling_mode, normalize
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self._session = cpu_session(model_path)
         self._inputs = [item.name for item in self._session.get_inputs()]
         self.dimension = int(json.loads((folder / "config.json").read_text(encoding="utf-8"))["hidden_size"])
 
@@ -143,23 +144,28 @@ class OnnxEncoder:
 
     def feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
         """``input_ids``, ``attention_mask`` and ``token_type_ids`` of ``texts``: int64, zero-padded to the longest."""
-        encodings = self.tokenizer.encode(texts, max_length=self.max_seq_length)
+        return self._feeds(self.tokenizer.encode(texts, max_length=self.max_seq_length))
+
+    @staticmethod
+    def _feeds(encodings) -> dict[str, np.ndarray]:
         width = max(len(e.ids) for e in encodings)
-        feeds = {name: np.zeros((len(texts), width), dtype=np.int64) for name in ("input_ids", "attention_mask",
-                                                                                  "token_type_ids")}
+        feeds = {name: np.zeros((len(encodings), width), dtype=np.int64) for name in ("input_ids", "attention_mask",
+                                                                                      "token_type_ids")}
         for row, e in enumerate(encodings):
             n = len(e.ids)
             feeds["input_ids"][row, :n], feeds["attention_mask"][row, :n] = e.ids, 1
             feeds["token_type_ids"][row, :n] = e.type_ids
         return feeds
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        feeds = self.feeds(texts)
+    def _vectors(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         token_embeddings = self._session.run(None, {name: feeds[name] for name in self._inputs})[0]
         vectors = pool(token_embeddings, feeds["attention_mask"], self._pooling_mode)
         if self._normalize:
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.float32(1e-12))
         return vectors.astype(np.float32)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self._vectors(self.feeds(texts))
 
     def token_counts(self, texts: Sequence[str], *, truncate: bool = False) -> np.ndarray:
         """Number of tokens of each text, special tokens included (capped at ``max_seq_length`` with ``truncate``)."""
@@ -170,15 +176,25 @@ class OnnxEncoder:
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64,
                progress: ProgressCallback | None = None) -> np.ndarray:
-        """One float32 row per text, in input order; texts sorted by token count into batches of ``batch_size``."""
+        """One float32 row per text, in input order.
+
+        Each text is tokenised once; the texts, longest first, go in batches of at most
+        ``batch_size`` texts and :data:`TOKEN_BUDGET` padded tokens.
+        """
         texts = cut_to_window(texts, self.tokenizer, self.max_seq_length)
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self.tokenizer.encode(texts, max_length=self.max_seq_length)
+        counts = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         done = 0
-        for batch in count_batches(self.token_counts(texts, truncate=True), batch_size):
-            out[batch] = self._embed([texts[i] for i in batch])
-            done += len(batch)
-            if progress is not None:
-                progress(done, len(texts))
+        for budget_batch in token_budget_batches(counts, TOKEN_BUDGET):
+            for start in range(0, len(budget_batch), batch_size):
+                batch = budget_batch[start : start + batch_size]
+                out[batch] = self._vectors(self._feeds([encodings[i] for i in batch]))
+                done += len(batch)
+                if progress is not None:
+                    progress(done, len(texts))
         return out
 
 

@@ -231,7 +231,7 @@ def ensure_module_export(folder: Path, backend: str, write_fp32) -> Path:
 
 
 def cpu_session(model_path: Path):
-    """An ONNX Runtime session of ``model_path`` on the CPU whose idle threads sleep.
+    """An ONNX Runtime session of ``model_path`` on the CPU whose idle threads sleep (``$OMP_NUM_THREADS`` when set).
 
     Raises
     ------
@@ -249,6 +249,11 @@ def cpu_session(model_path: Path):
     # Idle worker threads sleep instead of spinning: on a loaded or shared CPU spinning
     # threads take the cores the busy ones need.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # A process given a number of threads (a Ray actor gets its CPUs as OMP_NUM_THREADS, which torch
+    # reads too) runs that many; ONNX Runtime's own default is one per core of the machine.
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    if threads.isdigit() and int(threads) > 0:
+        options.intra_op_num_threads = int(threads)
     return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
 
 

@@ -13,14 +13,17 @@ each computed here from the frame's texts (its :attr:`~sgi_core.scores.registry.
   flagged as ungrounded).
 
 The trivial scores add ``theta_rq``, the response-question angle alone, which scoring
-writes. scikit-learn (its English stopword list) is imported on the first word-overlap
-computation, never on import: scoring one triple needs none of it.
+writes. scikit-learn's English stopword list is read on the first word-overlap computation,
+from its source file, without importing scikit-learn.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
+import importlib.util
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -60,7 +63,18 @@ def _as_series(texts) -> pd.Series:
 
 @functools.cache
 def _stop_words() -> frozenset:
-    # Imported on first use: scikit-learn takes about two seconds to import, which scoring one triple never needs.
+    # scikit-learn's list is read from its source file as a literal: importing scikit-learn takes
+    # seconds, which a scoring run would pay for one list. The import is the way in only where
+    # that file has another shape.
+    spec = importlib.util.find_spec("sklearn")
+    source = Path(spec.submodule_search_locations[0]) / "feature_extraction" / "_stop_words.py"
+    try:
+        for node in ast.parse(source.read_text(encoding="utf-8")).body:
+            names = [getattr(target, "id", None) for target in getattr(node, "targets", ())]
+            if isinstance(node, ast.Assign) and names == ["ENGLISH_STOP_WORDS"]:
+                return frozenset(ast.literal_eval(node.value.args[0]))
+    except (OSError, SyntaxError, ValueError, AttributeError, IndexError):
+        pass
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return ENGLISH_STOP_WORDS
