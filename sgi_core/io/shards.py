@@ -1,14 +1,20 @@
-"""Finding the shards of a dataset, and their format, for the Ray engine (:mod:`sgi_core.pipelines.ray_engine`).
+"""Shards of a dataset: finding them and their format for the Ray engine, and streaming a scored run's shards.
 
 A shard's format is decided as for every other file (:func:`sgi_core.io.table_formats.table_format`:
 the suffix, and Parquet's magic bytes), so the two engines read the same file the same way.
+:func:`stream_shards` reads a scored run written as several Parquet files (``score --engine ray``
+writes a folder of them) a bounded number of rows at a time, only the columns asked for;
+:func:`shards_scored_with` checks that every shard was scored the same way.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Iterator
 from pathlib import Path
+
+import pandas as pd
 
 from sgi_core.errors import SGIInputError
 from sgi_core.io.table_formats import PARQUET_SUFFIXES, table_format
@@ -75,3 +81,119 @@ def find_shards(input_path: str | os.PathLike) -> list[Path]:
         raise SGIInputError(f"only .csv and .parquet shards can be read on Ray; got {', '.join(wrong[:5])}",
                             source=text, hint="Convert the files to Parquet, or score them without --engine ray")
     return sorted(p.resolve() for p in found)
+
+
+#: Rows a stream of shards holds at a time (:func:`stream_shards`).
+STREAM_BATCH_ROWS = 50_000
+
+
+def parquet_shards(input_path: str | os.PathLike) -> list[Path]:
+    """The Parquet files of a scored run: one file, a folder (as ``score --engine ray`` writes it) or a glob.
+
+    Raises
+    ------
+    SGIInputError
+        When nothing matches, or a file is not Parquet.
+    """
+    shards = find_shards(input_path)
+    other = [p.name for p in shards if shard_format(p) != "parquet"]
+    if other:
+        raise SGIInputError(f"a sharded run is read from Parquet files; got {', '.join(other[:5])}",
+                            source=str(input_path), hint="Give the folder or glob of the Parquet files score wrote")
+    return shards
+
+
+def _schemas(shards: list[Path]) -> list[list[str]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = []
+    for shard in shards:
+        try:
+            names.append(pq.read_schema(shard).names)
+        except (pa.ArrowException, OSError) as err:
+            raise SGIInputError(f"cannot read the shard's Parquet footer: {err}", source=str(shard)) from None
+    return names
+
+
+def stream_shards(input_path: str | os.PathLike, columns, *, optional=(),
+                  batch_rows: int = STREAM_BATCH_ROWS) -> Iterator[pd.DataFrame]:
+    """The rows of a scored run's shards, ``batch_rows`` at a time, with only the columns asked for.
+
+    Only ``columns`` and those of ``optional`` that every shard has are read (Parquet
+    reads columns apart), and no more than ``batch_rows`` rows are held at once. Shards
+    come in path order and each shard's rows in file order; a folder written by
+    ``score --engine ray`` holds its rows in no particular order across files (its
+    ``input_shard`` and ``input_row`` give the input order). Every footer is read, and
+    every column checked, before the first row.
+
+    Parameters
+    ----------
+    input_path : path-like
+        A Parquet file, a folder of them, or a glob (:func:`parquet_shards`).
+    columns : sequence of str
+        Columns every shard must have.
+    optional : sequence of str
+        Columns read where every shard has them.
+    batch_rows : int
+        Most rows of one yielded frame.
+
+    Raises
+    ------
+    SGIInputError
+        No Parquet shard, an unreadable footer, a shard lacking one of ``columns``
+        (named with the shard), or a ``batch_rows`` below 1.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, pandas as pd
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"sgi": [1.0, 2.0, 3.0], "response": ["a", "b", "c"]}).to_parquet(folder / "a.parquet")
+    >>> pd.DataFrame({"sgi": [4.0], "response": ["d"]}).to_parquet(folder / "b.parquet")
+    >>> [frame["sgi"].tolist() for frame in stream_shards(folder, ["sgi"], batch_rows=2)]
+    [[1.0, 2.0], [3.0], [4.0]]
+    """
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise SGIInputError(f"The 'batch_rows' parameter of stream_shards must be an int >= 1. Got {batch_rows!r} "
+                            "instead.")
+    shards = parquet_shards(input_path)
+    schemas = _schemas(shards)
+    for shard, names in zip(shards, schemas):
+        missing = [column for column in columns if column not in names]
+        if missing:
+            raise SGIInputError(f"the shard has no column {missing[0]}", source=str(shard), column=missing[0],
+                                hint="Give the shards of one scored run: every shard holds the same columns")
+    wanted = list(dict.fromkeys([*columns, *(c for c in optional if all(c in names for names in schemas))]))
+    return _batches(shards, wanted, batch_rows)
+
+
+def _batches(shards: list[Path], columns: list[str], batch_rows: int) -> Iterator[pd.DataFrame]:
+    import pyarrow.parquet as pq
+
+    for shard in shards:
+        with pq.ParquetFile(shard) as handle:
+            for batch in handle.iter_batches(batch_size=batch_rows, columns=columns):
+                yield batch.to_pandas()
+
+
+def shards_scored_with(input_path: str | os.PathLike) -> dict | None:
+    """The record of what scored a sharded run (:func:`sgi_core.io.scored.scored_with`), the same in every shard.
+
+    None when no shard records one.
+
+    Raises
+    ------
+    SGIInputError
+        When shards record different scorings (or some record one and others none):
+        they are not one run.
+    """
+    from sgi_core.io.scored import scored_with
+
+    shards = parquet_shards(input_path)
+    records = [scored_with(shard) for shard in shards]
+    other = next((shard for shard, record in zip(shards, records) if record != records[0]), None)
+    if other is not None:
+        raise SGIInputError(f"the shard records another scoring than '{shards[0].name}' ({records[0]} against "
+                            f"{records[shards.index(other)]})", source=str(other),
+                            hint="Give the shards of one run, scored with one model, precision, backend and strategy")
+    return records[0]
