@@ -94,7 +94,8 @@ def build_scored_parquet(path: Path, rows: int, *, seed: int = 0) -> None:
         frame["input_row"] = np.arange(start + 1, start + len(frame) + 1)
         frame["theta_qc"], frame["theta_rc"] = rng.uniform(0.4, 1.5, (2, len(frame)))
         # theta_rq within the triangle inequality's bounds, as angles of one embedding triple are.
-        frame["theta_rq"] = rng.uniform(abs(frame["theta_qc"] - frame["theta_rc"]), frame["theta_qc"] + frame["theta_rc"])
+        frame["theta_rq"] = rng.uniform(abs(frame["theta_qc"] - frame["theta_rc"]),
+                                        frame["theta_qc"] + frame["theta_rc"])
         frame["sgi"] = frame["theta_rq"] / frame["theta_rc"]
         frame["sgi_status"] = "ok"
         frame[WORD_OVERLAP_COLUMN] = lexical_groundedness(frame["response"], frame["context"], warn=False)

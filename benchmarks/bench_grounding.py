@@ -122,17 +122,18 @@ def run_one(name: str, rows: int, repeats: int, batch_size: int, backends: list[
         premises, hypotheses = [p for p, _ in pairs], [h for _, h in pairs]
         times = {backend: {"raw": [], "end_to_end": [], "warm": []} for backend in backends}
         scores = {}
-        for backend, each in models.items():
+        for each in models.values():
             _raw(each, premises[:2], hypotheses[:2], batch_size)  # warm-up
         for _ in range(repeats):
             for backend, each in models.items():
-                _timed(times[backend]["raw"], lambda: _raw(each, premises, hypotheses, batch_size))
+                _timed(times[backend]["raw"], lambda each=each: _raw(each, premises, hypotheses, batch_size))
                 scores[backend] = _timed(times[backend]["end_to_end"],
-                                         lambda: grounding_scores(frame, each, batch_size=batch_size))
+                                         lambda each=each: grounding_scores(frame, each, batch_size=batch_size))
         for backend, each in models.items():
             cache = EmbeddingCache(f"bench-{backend}", Path(tmp) / "pairs")
             grounding_scores(frame, each, batch_size=batch_size, cache=cache)  # fills the cache
-            _timed(times[backend]["warm"], lambda: grounding_scores(frame, each, batch_size=batch_size, cache=cache))
+            _timed(times[backend]["warm"],
+                   lambda each=each, cache=cache: grounding_scores(frame, each, batch_size=batch_size, cache=cache))
         tokens = model.count_tokens([f"{p} {h}" for p, h in pairs])
     results = {}
     for backend, runs in times.items():
@@ -176,7 +177,7 @@ def main() -> int:
     print(f"{'model':17} {'backend':7} {'params M':>8} {'pairs':>6} {'tokens':>7} {'load s':>7} {'raw p/s':>8} "
           f"{'e2e p/s':>8} {'ratio':>6} {'warm p/s':>9} {'max |diff|':>10} {'peak RSS MB':>12}")
     for r in results:
-        for backend, b in r["backends"].items():
+        for b in r["backends"].values():
             diff = f"{b['max_abs_diff']:10.1e}" if "max_abs_diff" in b else f"{'':10}"
             print(f"{r['model']:17} {b['ran']:7} {r['parameters_m']:8.1f} {r['pairs']:6d} {r['mean_tokens']:7.1f} "
                   f"{b['load_s']:7.1f} {b['pairs_per_s']['raw']:8.2f} {b['pairs_per_s']['end_to_end']:8.2f} "

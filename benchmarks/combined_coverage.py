@@ -6,9 +6,9 @@
 A labelled file of ``../shared/data`` (TruthfulQA's 2,408 answers by default, HaluEval's
 paper-like 5,000 with ``--data halueval``) is scored once with ``--model``; its detector scores
 are SGI, the three angles, response length, word overlap and the unsupported-specifics share
-(0 for a response naming no number or name): 7 features, oriented higher = grounded. The reference value is the out-of-fold AUROC of
-their logistic combination on every labelled row (:func:`~sgi_core.evaluation.detectors.
-compare_detectors`, question groups kept in one fold).
+(0 for a response naming no number or name): 7 features, oriented higher = grounded. The reference
+value is the out-of-fold AUROC of their logistic combination on every labelled row
+(:func:`~sgi_core.evaluation.detectors.compare_detectors`, question groups kept in one fold).
 
 For each size ``n`` of ``--sizes``, ``--samples`` times: ``n`` rows drawn at random (whole
 question groups never split by the folds) are what a user has labelled.
@@ -17,8 +17,9 @@ question groups never split by the folds) are what a user has labelled.
 class per feature) or reports its AUROC with the refit interval. Printed per size: the share
 withheld; among the rest, how often the refit interval holds the whole-file value, against the
 naive interval (the fitted out-of-fold probabilities bootstrapped as if they were a fixed score),
-and the median widths; the share "undefined" (fewer labelled rows of a class than folds); and, for the withheld samples, what the refit interval would have been
-(computed here, never shown by the product), so that the floor's effect can be read.
+and the median widths; the share "undefined" (fewer labelled rows of a class than folds); and, for
+the withheld samples, what the refit interval would have been (computed here, never shown by the
+product), so that the floor's effect can be read.
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ def main() -> None:
             rows.append(one_sample(scores, labels, groups, chosen, full, seed=args.seed + sample))
         res = summary(rows)
         out["sizes"][n] = res
-        print(f"{n:>6} {res['undefined']:>9.0%} {res['withheld']:>8.0%} {res['shown_cover']:>12.3f} {res['shown_width']:>6.3f} "
+        print(f"{n:>6} {res['undefined']:>9.0%} {res['withheld']:>8.0%} {res['shown_cover']:>12.3f} "
+              f"{res['shown_width']:>6.3f} "
               f"{res['naive_cover_shown']:>11.3f} {res['withheld_refit_cover']:>21.3f} "
               f"{res['withheld_naive_cover']:>11.3f} {res['withheld_naive_width']:>11.3f}", flush=True)
     if args.json:

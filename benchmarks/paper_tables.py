@@ -82,7 +82,8 @@ def table1_section(res: dict) -> list[str]:
                 "SGI halluc (ours)": "-", "d (paper)": num(paper[2], 2, True), "d (ours) [95% CI]": "-",
                 "AUROC (paper)": num(paper[3]), "AUROC (ours) [95% CI]": "-",
             })
-    mean = [np.mean([getattr(e["report"].effect_size, f) for e in models.values()]) for f in ("mean_valid", "mean_halluc", "cohens_d")]
+    mean = [np.mean([getattr(e["report"].effect_size, f) for e in models.values()])
+            for f in ("mean_valid", "mean_halluc", "cohens_d")]
     rows.append({
         "data": "paper protocol", "model": f"mean of {len(models)} (paper: of 5)", "n valid / halluc": "",
         "SGI valid (paper)": num(PAPER_TABLE1_MEAN[0]), "SGI valid (ours)": num(mean[0]),
@@ -327,9 +328,10 @@ def verdict_section(res: dict) -> list[str]:
         ang = entry["report"].angle_effects
         inside = [name for name, value in (("theta_rq", ang.cohens_d_theta_rq), ("theta_rc", ang.cohens_d_theta_rc))
                   if PAPER_TABLE5[name][0] - 0.005 <= value <= PAPER_TABLE5[name][1] + 0.005]
+        where = "both inside" if len(inside) == 2 else f"only {inside[0]} inside" if inside else "neither inside"
         lines.append(
-            f"- Table 5, {model}: d theta(r,q) {ang.cohens_d_theta_rq:+.2f}, d theta(r,c) {ang.cohens_d_theta_rc:+.2f}; "
-            f"{'both inside' if len(inside) == 2 else ('only ' + inside[0] + ' inside' if inside else 'neither inside')} "
+            f"- Table 5, {model}: d theta(r,q) {ang.cohens_d_theta_rq:+.2f}, "
+            f"d theta(r,c) {ang.cohens_d_theta_rc:+.2f}; {where} "
             "the paper's 5-model ranges. Valid answers lie farther from the question and slightly farther from the "
             "context." if ang.cohens_d_theta_rc > 0 else
             f"- Table 5, {model}: d theta(r,q) {ang.cohens_d_theta_rq:+.2f}, d theta(r,c) {ang.cohens_d_theta_rc:+.2f}."

@@ -39,19 +39,17 @@ from paper_tables import (
 
 from sgi_core.detectors.report import detector_report
 from sgi_core.embedding import EmbeddingCache, load_encoder, model_availability
-from sgi_core.evaluation import (
-    UndefinedStatisticWarning,
-    calibration_analysis,
-    cross_model_agreement,
-    effect_size,
-    evaluate,
-    roc_analysis,
-)
+from sgi_core.evaluation import evaluate
 from sgi_core.io.triples import load_triples
 from sgi_core.long_context import truncation_report
+from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.scores.baselines import response_length
 from sgi_core.scoring import score_table
+from sgi_core.stats.calibration import calibration_analysis
+from sgi_core.stats.correlation import cross_model_agreement
+from sgi_core.stats.effect_size import effect_size
 from sgi_core.stats.length_matched import length_matched_auroc
+from sgi_core.stats.ranking import roc_analysis
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -144,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     available = [a.name for a in model_availability() if a.available]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(available), help="default: every model available offline")
-    parser.add_argument("--paired-models", default=None, help="models for the 20,000-row paired set (default: --models)")
+    parser.add_argument("--paired-models", default=None,
+                        help="models for the 20,000-row paired set (default: --models)")
     parser.add_argument("--detector-models", default="minilm",
                         help="models whose reference-set and claim detectors are computed on the HaluEval files")
     parser.add_argument("--n-boot", type=int, default=1000)
@@ -159,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         res = run(models, paired_models, [m for m in args.detector_models.split(",") if m], args.n_boot)
     write_document(res, args.out, time.perf_counter() - start)
     if args.json:
-        summary = {key: {m: e["report"].summary() for m, e in block["models"].items()} for key, block in res["data"].items()}
+        summary = {key: {m: e["report"].summary() for m, e in block["models"].items()}
+                   for key, block in res["data"].items()}
         args.json.write_text(json.dumps(summary, indent=2))
     print(f"wrote {args.out}", file=sys.stderr)
     return 0

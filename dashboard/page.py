@@ -198,7 +198,8 @@ def drawn(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, 
     if len(frame) <= limit:
         return frame, ""
     rows = np.sort(np.random.default_rng(0).choice(len(frame), size=limit, replace=False))
-    return take_rows(frame, rows), f"Drawn: a random sample of {limit:,} of the {len(frame):,} rows; the numbers use every row."
+    return take_rows(frame, rows), (f"Drawn: a random sample of {limit:,} of the {len(frame):,} rows; "
+                                    "the numbers use every row.")
 
 
 def header(*, require_labels: bool = False, caption: str = ""):
@@ -268,4 +269,5 @@ def active_calibration(data: ScoredData) -> ActiveCalibration:
                                  f"loaded from the session saved {texts.plain(loaded['created'])}")
     method = st.session_state.get(state.CALIBRATION_METHOD, "platt")
     result = calibration_services.calibration(data.key, data.model, method, data.frame)
-    return ActiveCalibration(result.calibrator, f"{method} calibrator fitted on {result.n_fit:,} labelled rows (half, split by label)", result)
+    fitted = f"{method} calibrator fitted on {result.n_fit:,} labelled rows (half, split by label)"
+    return ActiveCalibration(result.calibrator, fitted, result)

@@ -73,7 +73,8 @@ class DataKey(NamedTuple):
     digest: str
     mapping: tuple
     label_positive: str
-    #: Where the labels come from (``file``, or the annotations' source and version: see dashboard.services.review_services).
+    #: Where the labels come from (``file``, or the annotations' source and version:
+    #: see dashboard.services.review_services).
     labels: str = "file"
     #: The embedding backend (sidebar): int8 scores differ from fp32 ones, so every cached frame follows it.
     backend: str = "auto"

@@ -117,7 +117,7 @@ def loads_json(
     >>> loads_json('{"x": 1e400}', source="answer.json", rows=[3])
     Traceback (most recent call last):
     ...
-    sgi_core.errors.SGIInputError: a JSON number is too large for a floating-point value (it would be infinite) (file 'answer.json', row 3)
+    sgi_core.errors.SGIInputError: a JSON number is too large for a floating-point value (it would be infinite) ...
     """
     def refused(message: str) -> SGIInputError:
         return SGIInputError(message, source=source, column=column, rows=rows, hint=hint)

@@ -88,8 +88,9 @@ def same_fields(result, other) -> bool:
     """Field-by-field equality of two results whose fields may hold arrays.
 
     Arrays are equal when their shapes and values are (NaN equal to NaN); every other
-    field compares as the generated ``__eq__`` would (identical or ``==``). For a result class declared with ``eq=False`` because
-    an array field would make the generated ``__eq__`` ambiguous.
+    field compares as the generated ``__eq__`` would (identical or ``==``). It serves the
+    result classes declared with ``eq=False`` because an array field would make the generated
+    ``__eq__`` ambiguous.
     """
     for field in dataclasses.fields(result):
         mine, theirs = getattr(result, field.name), getattr(other, field.name)

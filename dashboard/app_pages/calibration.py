@@ -115,7 +115,8 @@ def threshold_panel() -> None:
                                                         highest)
 
     preset_col, target_col, button_col = st.columns([2, 1, 1], vertical_alignment="bottom")
-    preset = preset_col.selectbox("Preset", list(PRESETS), format_func=PRESETS.get, key=state.CALIBRATION_PRESET, **state.PERSIST)
+    preset = preset_col.selectbox("Preset", list(PRESETS), format_func=PRESETS.get, key=state.CALIBRATION_PRESET,
+                                  **state.PERSIST)
     if preset.startswith("target"):
         target_col.number_input("target", 0.01, 1.0, 0.9, 0.01, key=state.CALIBRATION_TARGET, **state.PERSIST)
     elif preset == "cost":
@@ -132,8 +133,8 @@ def threshold_panel() -> None:
     probability = calibration_services.p_grounded(active.calibrator, threshold)
     st.caption(f"At this threshold the calibrator gives P(grounded) = {probability:.3f}. "
                "Positive class = hallucinated: recall is the share of hallucinated rows flagged. The slider runs from "
-               f"the lowest SGI to the {calibration_services.THRESHOLD_UPPER_QUANTILE:.0%} quantile ({highest:.4f}), so a few "
-               "extreme rows cannot squeeze it.")
+               f"the lowest SGI to the {calibration_services.THRESHOLD_UPPER_QUANTILE:.0%} quantile ({highest:.4f}), "
+               "so a few extreme rows cannot squeeze it.")
     cols = st.columns(5)
     for col, (name, value) in zip(cols, [("Precision", metrics.precision), ("Recall", metrics.recall),
                                          ("F1", metrics.f1), ("Flag rate", metrics.flag_rate),
@@ -150,8 +151,8 @@ def threshold_panel() -> None:
     st.subheader("3. Save, load and download")
     save_col, download_col = st.columns(2)
     # Built when clicked: fingerprinting every row of a big file takes seconds.
-    session_json = functools.partial(calibration_services.session_json, data.key, data.model, active.calibrator, threshold,
-                                     data.frame)
+    session_json = functools.partial(calibration_services.session_json, data.key, data.model, active.calibrator,
+                                     threshold, data.frame)
     save_col.download_button("Save this session (JSON)", data=session_json,
                               file_name=page.download_name(data, "sgi_calibration_session.json"),
                               mime="application/json", on_click="ignore")
@@ -204,8 +205,10 @@ together = "question" if group_column == "question" else texts.plain(group_colum
 setting = f" {target:g}" if target is not None else f" {cost:g}" if cost is not None else ""
 st.caption(f"Flag SGI < {holdout.threshold:.4f}: chosen on {holdout.n_dev:,} development rows by the rule "
            f"'{PRESETS[rule]}{setting}', judged on {holdout.n_heldout:,} held-out rows (rows with the same "
-           f"{together} on one side). 95% Wilson intervals: precision {tables.interval(holdout.precision_ci, in_text=True)}, recall "
-           f"{tables.interval(holdout.recall_ci, in_text=True)}, flag rate {tables.interval(holdout.flag_rate_ci, in_text=True)}. On the development half: "
+           f"{together} on one side). 95% Wilson intervals: precision "
+           f"{tables.interval(holdout.precision_ci, in_text=True)}, recall "
+           f"{tables.interval(holdout.recall_ci, in_text=True)}, flag rate "
+           f"{tables.interval(holdout.flag_rate_ci, in_text=True)}. On the development half: "
            f"precision {number(holdout.dev.precision)}, recall {number(holdout.dev.recall)}, flag rate "
            f"{number(holdout.dev.flag_rate)}.")
 refusal = confound_services.policy_refusal(data.key, data.model, data.frame)

@@ -124,7 +124,8 @@ for line in compare_services.reconciliation(result):
 downloads = st.columns(2)
 downloads[0].download_button("Download the table (CSV)", services.csv_bytes(shown), file_name="run_comparison.csv",
                              mime="text/csv")
-downloads[1].download_button("Download the report (HTML)", report_services.comparison_report(data, name, result, matched),
+downloads[1].download_button("Download the report (HTML)",
+                             report_services.comparison_report(data, name, result, matched),
                              file_name="run_comparison.html", mime="text/html", on_click="ignore",
                              key=state.COMPARE_REPORT)
 if result.labels is not None:

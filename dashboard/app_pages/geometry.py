@@ -78,14 +78,15 @@ with map_tab:
                "Fitting UMAP (a few seconds for a few hundred triples)..." if method == "umap" else "Projecting...")
     try:
         with st.spinner(spinner):
-            rows, projection = geometry_services.projection(data.key, data.model, method, int(size), data.table, data.frame)
+            rows, projection = geometry_services.projection(data.key, data.model, method, int(size), data.table,
+                                                            data.frame)
     except page.SGIInputError as err:
         page.show_error(err)
         st.stop()
     st.write("Every triple is three points joined by a grey line: **question** (circle) - **response** (diamond) - "
              "**context** (square).")
-    event = st.plotly_chart(geometry_charts.geometry_figure(projection, page.take_rows(data.frame, rows), colour_by=colour_by),
-                            key=state.GEOMETRY_CHART, on_select="rerun", selection_mode="points")
+    figure = geometry_charts.geometry_figure(projection, page.take_rows(data.frame, rows), colour_by=colour_by)
+    event = st.plotly_chart(figure, key=state.GEOMETRY_CHART, on_select="rerun", selection_mode="points")
     notes = ["A 2-D map cannot keep every angle of the embedding space: read it as a rough picture of "
              "neighbourhoods, and use the canonical triangle or the Explorer for exact angles."]
     if projection.explained_variance_ratio:

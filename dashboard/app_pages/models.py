@@ -48,7 +48,8 @@ pairs = data.frame[["input_row", "label"]].copy()
 for name in {model_a, model_b}:
     pairs[name] = data.frames[name]["sgi"].to_numpy()
 ordinary = figures.ordinary_rows(data.frames[model_a]) & figures.ordinary_rows(data.frames[model_b])
-st.plotly_chart(figures.model_scatter(pairs[ordinary], model_a, model_b, log_x=page.log_axes()), key=state.MODELS_SCATTER)
+st.plotly_chart(figures.model_scatter(pairs[ordinary], model_a, model_b, log_x=page.log_axes()),
+                key=state.MODELS_SCATTER)
 if not ordinary.all():
     n_hidden = len(ordinary) - figures.n_ordinary(data.frames[model_a], data.frames[model_b])
     st.caption(f"{n_hidden:,} rows with a degenerate or missing SGI under either model are not drawn.")

@@ -74,7 +74,8 @@ else:
 
 threshold = st.session_state.get(state.CALIBRATION_THRESHOLD)
 shown, shown_note = page.drawn(figures.plottable(data.frame))
-st.plotly_chart(figures.score_histogram(shown, threshold=threshold, log_x=page.log_axes()), key=state.OVERVIEW_HISTOGRAM)
+st.plotly_chart(figures.score_histogram(shown, threshold=threshold, log_x=page.log_axes()),
+                key=state.OVERVIEW_HISTOGRAM)
 if shown_note:
     st.caption(shown_note)
 st.caption("Dashed line: the threshold set on the Calibration session page (rows left of it are flagged)."

@@ -47,8 +47,8 @@ for leak in confound_services.column_screen(data.key, data.table).leak_columns:
                "class (see the Data page).")
 if not columns:
     st.info("This file has no column to group by. Add one with 2 to "
-            f"{confound_services.MAX_GROUPS} distinct values (for example `generator`, naming the model that wrote each "
-            "response, or `domain`) and upload the file again on the Data page; id columns such as `pair_id` "
+            f"{confound_services.MAX_GROUPS} distinct values (for example `generator`, naming the model that wrote "
+            "each response, or `domain`) and upload the file again on the Data page; id columns such as `pair_id` "
             "(one value per question) do not count.")
 else:
     column = st.selectbox("Group by", columns, key=GROUP_COLUMN, **state.PERSIST)

@@ -55,8 +55,13 @@ from sgi_core.io.scored import scored_table
 from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scores import column_spec
+from sgi_core.scores.baselines import response_length
+from sgi_core.scores.oriented import orient_detector_score, oriented_scores
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
 from sgi_core.stats.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
+from sgi_core.stats.calibration import CalibrationResult, calibration_analysis
+from sgi_core.stats.ranking import RocResult, roc_analysis, score_percentile
+from sgi_core.stats.thresholds import ThresholdChoice, choose_threshold
 
 pa.set_memory_pool(pa.system_memory_pool())
 
@@ -117,7 +122,8 @@ def input_limits() -> InputLimits:
 def raw_frame(name: str, digest: str, _raw, limits: InputLimits | None = None) -> pd.DataFrame:
     """The file's raw columns, read under ``limits`` (default: the environment's); shared, not copied.
 
-    A trace export (Phoenix, Langfuse, OpenTelemetry) opens as its triples (:func:`~sgi_core.io.convert.detection.read_input`).
+    A trace export (Phoenix, Langfuse, OpenTelemetry) opens as its triples
+    (:func:`~sgi_core.io.convert.detection.read_input`).
     """
     return read_input(_raw, name=name, limits=limits or InputLimits.from_env())
 
@@ -169,7 +175,7 @@ def baselines(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.D
     """The trivial scores per row, oriented (shared, not copied), or None without response and context columns."""
     if not {"response", "context"} <= set(_frame.columns):
         return None
-    return evaluation.oriented_scores(_frame, evaluation.trivial_names(_frame.columns))
+    return oriented_scores(_frame, evaluation.trivial_names(_frame.columns))
 
 
 # Results holding a value per row or per threshold (ROC curves, threshold grids: 100 MB and more at millions
@@ -192,14 +198,14 @@ def numeric_columns(table: TripleTable) -> list[str]:
 
 
 def _detector_values(table: TripleTable, column: str, higher_is: str) -> np.ndarray:
-    return evaluation.orient_detector_score(table.frame[column], higher_is=higher_is, source=table.source,
+    return orient_detector_score(table.frame[column], higher_is=higher_is, source=table.source,
                                             column=column)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def column_roc(key: state.DataKey, column: str, higher_is: str, _table: TripleTable) -> evaluation.RocResult:
+def column_roc(key: state.DataKey, column: str, higher_is: str, _table: TripleTable) -> RocResult:
     """ROC of a numeric input column taken as a detector score, oriented by ``higher_is``."""
-    return evaluation.roc_analysis(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is),
+    return roc_analysis(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is),
                                    n_boot=app_resamples(REPORT_N_BOOT))
 
 
@@ -216,23 +222,23 @@ def detector_comparison(key: state.DataKey, model_name: str, specs: tuple, _tabl
     scores.update({column_spec(column, higher_is=higher_is).oriented_name: _detector_values(_table, column, higher_is)
                    for column, higher_is in specs})
     return detectors.compare_detectors(scores, _frame["label"].to_numpy(), groups=question_groups(_frame),
-                                       lengths=evaluation.response_length(_frame["response"]),
+                                       lengths=response_length(_frame["response"]),
                                        judgements={judged.score_col: judged.judgements[judged.score_col]},
                                        n_boot=app_resamples(REPORT_N_BOOT))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def detector_calibration(key: state.DataKey, column: str, higher_is: str, method: str,
-                         _table: TripleTable) -> evaluation.CalibrationResult:
-    return evaluation.calibration_analysis(_table.frame["label"].to_numpy(),
+                         _table: TripleTable) -> CalibrationResult:
+    return calibration_analysis(_table.frame["label"].to_numpy(),
                                            _detector_values(_table, column, higher_is), method=method)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def detector_threshold(key: state.DataKey, column: str, higher_is: str,
-                       _table: TripleTable) -> evaluation.ThresholdChoice:
+                       _table: TripleTable) -> ThresholdChoice:
     """Youden's J threshold of a detector column (on the oriented score)."""
-    return evaluation.choose_threshold(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is),
+    return choose_threshold(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is),
                                        method="youden")
 
 
@@ -263,7 +269,7 @@ def row_passages_of(row: pd.Series) -> tuple:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def sgi_percentile(key: state.DataKey, model_name: str, value: float, _frame: pd.DataFrame) -> float:
-    return evaluation.score_percentile(_frame["sgi"].to_numpy(), value)
+    return score_percentile(_frame["sgi"].to_numpy(), value)
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:

@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from sgi_core import evaluation
 from sgi_core.columns import is_ordinary, one_label_column
 from sgi_core.io.export import to_csv_bytes
 from sgi_core.policy.sessions import (
@@ -18,47 +17,56 @@ from sgi_core.policy.sessions import (
     new_session,
     session_to_json,
 )
+from sgi_core.stats import thresholds
+from sgi_core.stats.calibration import CalibrationResult, Calibrator, calibration_analysis
+from sgi_core.stats.thresholds import (
+    ThresholdChoice,
+    ThresholdMetrics,
+    count_threshold_candidates,
+    threshold_metrics_grid,
+)
 
 #: Where the threshold slider ends: past it a few extreme SGIs would squeeze the useful range into pixels.
 THRESHOLD_UPPER_QUANTILE = 0.99
 
 
-def calibrator_from_dict(data: dict) -> evaluation.Calibrator:
-    return evaluation.Calibrator.from_dict(data)
+def calibrator_from_dict(data: dict) -> Calibrator:
+    return Calibrator.from_dict(data)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def calibration(key: state.DataKey, model_name: str, method: str,
-                _frame: pd.DataFrame) -> evaluation.CalibrationResult:
+                _frame: pd.DataFrame) -> CalibrationResult:
     """Fitted and judged on the rows with an ordinary SGI: one SGI near 1e8 flattens a Platt or min-max fit."""
     ordinary = np.where(is_ordinary(_frame["sgi_status"]), _frame["sgi"].to_numpy(), np.nan)
-    return evaluation.calibration_analysis(_frame["label"].to_numpy(), ordinary, method=method)
+    return calibration_analysis(_frame["label"].to_numpy(), ordinary, method=method)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def threshold_grid(key: state.DataKey, model_name: str, max_rows: int, _frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+def threshold_grid(key: state.DataKey, model_name: str, max_rows: int,
+                   _frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """The metrics at ``max_rows`` thresholds spread along all of them, and how many there are in all."""
     labels, sgi = _frame["label"].to_numpy(), _frame["sgi"].to_numpy()
-    return (evaluation.threshold_metrics_grid(labels, sgi, max_rows=max_rows),
-            evaluation.count_threshold_candidates(sgi))
+    return (threshold_metrics_grid(labels, sgi, max_rows=max_rows),
+            count_threshold_candidates(sgi))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def threshold_range(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> tuple[float, float]:
     """From the lowest SGI to the :data:`THRESHOLD_UPPER_QUANTILE` quantile of the ordinary ones."""
-    return evaluation.threshold_range(_frame["sgi"].to_numpy(), ordinary=is_ordinary(_frame["sgi_status"]),
+    return thresholds.threshold_range(_frame["sgi"].to_numpy(), ordinary=is_ordinary(_frame["sgi_status"]),
                                       upper_quantile=THRESHOLD_UPPER_QUANTILE)
 
 
-def threshold_metrics(frame: pd.DataFrame, threshold: float) -> evaluation.ThresholdMetrics:
+def threshold_metrics(frame: pd.DataFrame, threshold: float) -> ThresholdMetrics:
     """Not cached: it is one pass over the scores, and the slider asks for a new threshold each move."""
-    return evaluation.threshold_metrics(frame["label"].to_numpy(), frame["sgi"].to_numpy(), threshold)
+    return thresholds.threshold_metrics(frame["label"].to_numpy(), frame["sgi"].to_numpy(), threshold)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def choose_threshold(key: state.DataKey, model_name: str, method: str, target: float | None,
-                     cost_ratio: float | None, _frame: pd.DataFrame) -> evaluation.ThresholdChoice:
-    return evaluation.choose_threshold(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), method=method,
+                     cost_ratio: float | None, _frame: pd.DataFrame) -> ThresholdChoice:
+    return thresholds.choose_threshold(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), method=method,
                                        target=target, cost_ratio=cost_ratio)
 
 

@@ -38,8 +38,8 @@ CHANGED_KEYS = 20
 CHART_KEYS = 20_000
 
 __all__ = ["CHANGED_KEYS", "CHART_KEYS", "COMPARE_N_BOOT", "auroc_frame", "changed_keys", "comparison",
-           "deltas_frame", "headline_rates", "labels_headline", "matched_runs", "new_run", "new_run_labelled", "paired_points", "reconciliation",
-           "run_of_current_file"]
+           "deltas_frame", "headline_rates", "labels_headline", "matched_runs", "new_run", "new_run_labelled",
+           "paired_points", "reconciliation", "run_of_current_file"]
 
 
 def _scorer(model_name: str, context_strategy: str):
@@ -127,7 +127,7 @@ def matched_runs(base: Run, new: Run, key_column: str) -> MatchedRuns:
 
 
 def paired_points(matched: MatchedRuns, score: str) -> pd.DataFrame:
-    """One row per matched key, at most :data:`CHART_KEYS` of them (a seeded sample): the key and the score in each run."""
+    """One row per matched key, at most :data:`CHART_KEYS` of them (a seeded sample): the key and each run's score."""
     rows = np.arange(len(matched.keys))
     if len(rows) > CHART_KEYS:
         rows = np.sort(np.random.default_rng(0).choice(rows, CHART_KEYS, replace=False))

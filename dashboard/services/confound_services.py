@@ -18,8 +18,14 @@ from sgi_core.evaluation.verdict import standing_of
 from sgi_core.io.labels import distinct_label_values
 from sgi_core.io.scored import scored_with as scored_with_record
 from sgi_core.io.triples import TripleTable
-from sgi_core.monitoring.references import feature_values
+from sgi_core.policy.file import Policy, policy_to_json
+from sgi_core.policy.making import HeldOutThreshold, make_policy
+from sgi_core.policy.references import feature_values
 from sgi_core.policy.rules import write_refusal
+from sgi_core.scores.baselines import response_length
+from sgi_core.scores.oriented import orient_detector_score
+from sgi_core.stats.length_matched import length_matched_auroc
+from sgi_core.stats.ranking import roc_analysis
 
 #: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).
 LENGTH_MATCHED_BASELINES = ("theta_rq", "lexical_groundedness")
@@ -38,12 +44,12 @@ def length_matched(key: state.DataKey, model_name: str, _frame: pd.DataFrame) ->
     Each result says how its intervals were made (``ci_method``, ``n_boot``).
     """
     labels = _frame["label"].to_numpy()
-    lengths = evaluation.response_length(_frame["response"])
+    lengths = response_length(_frame["response"])
     per_row = baselines(key, model_name, _frame)
     scores = {name: per_row[name].to_numpy(dtype=np.float64) for name in LENGTH_MATCHED_BASELINES
               if per_row is not None and name in per_row.columns}
     return {"sgi": report(key, model_name, _frame).length_matched,
-            **{name: evaluation.length_matched_auroc(labels, values, lengths,
+            **{name: length_matched_auroc(labels, values, lengths,
                                                      n_boot=app_resamples(REPORT_N_BOOT))
                for name, values in scores.items()}}
 
@@ -112,8 +118,11 @@ def scored_with(key: state.DataKey, model_name: str) -> tuple[str, str | None, s
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def policy_refusal(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> str | None:
-    """Why no policy should be offered for SGI on this file (its AUROC near chance or inverted), as ``gate --write-policy`` refuses it."""
-    roc = evaluation.roc_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(),
+    """Why no policy should be offered for SGI on this file (its AUROC near chance or inverted).
+
+    ``gate --write-policy`` refuses such a score the same way.
+    """
+    roc = roc_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(),
                                   n_boot=app_resamples(POLICY_N_BOOT), seed=0)
     return write_refusal(standing_of(roc.auroc_ci), "sgi")
 
@@ -121,7 +130,7 @@ def policy_refusal(key: state.DataKey, model_name: str, _frame: pd.DataFrame) ->
 @st.cache_data(show_spinner="Choosing the threshold on the development half...", max_entries=32)
 def holdout_policy(key: state.DataKey, model_name: str, made_by: tuple, group_column: str, calibration: str,
                    method: str, target: float | None, cost_ratio: float | None,
-                   _frame: pd.DataFrame) -> tuple[evaluation.Policy, evaluation.HeldOutThreshold]:
+                   _frame: pd.DataFrame) -> tuple[Policy, HeldOutThreshold]:
     """Threshold and calibrator fitted on a development half (whole ``group_column`` groups on one side).
 
     ``made_by`` is ``(model, precision, backend, context_strategy)`` of the scores (:func:`scored_with`), recorded
@@ -137,15 +146,15 @@ def holdout_policy(key: state.DataKey, model_name: str, made_by: tuple, group_co
     # What the monitor needs besides the counts: per-class references of the response and context lengths, theta(q,c).
     features = {name: values for name, values in feature_values(_frame, _frame["sgi"].to_numpy()).items()
                 if name != "score"}
-    return evaluation.make_policy(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), model=model,
+    return make_policy(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(), model=model,
                                   model_precision=precision, model_backend=backend,
                                   context_strategy=context_strategy, calibration=calibration,
                                   method=method, target=target, cost_ratio=cost_ratio, groups=groups,
                                   features=features)
 
 
-def policy_json(policy: evaluation.Policy) -> str:
-    return evaluation.policy_to_json(policy)
+def policy_json(policy: Policy) -> str:
+    return policy_to_json(policy)
 
 
 @st.cache_data(show_spinner="Judging the detectors against this file's trivial scores...", max_entries=32)
@@ -155,7 +164,7 @@ def file_verdict(key: state.DataKey, model_name: str, specs: tuple, _table: Trip
 
     SGI's and the trivial scores' ROC analyses are the report's judgements, not computed a second time.
     """
-    columns = {column: evaluation.orient_detector_score(_table.frame[column], higher_is=higher_is,
+    columns = {column: orient_detector_score(_table.frame[column], higher_is=higher_is,
                                                         source=_table.source, column=column)
                for column, higher_is in specs}
     return evaluation.report_verdict(report(key, model_name, _frame), _frame, detectors=columns,

@@ -52,14 +52,16 @@ def detector_table(report, sgi_report) -> None:
 
 
 def report_combined_note(report) -> str:
-    """The combined detector of a ``DetectorReport`` in one sentence: why it is withheld, or how its intervals were made."""
+    """The combined detector of a ``DetectorReport``: why it is withheld, or how its intervals were made."""
     reason = report.withheld.get(COMBINED.name)
     return _withheld_note(reason) if reason else combined_interval_note(report.detectors[COMBINED.name].roc)
 
 
 def comparison_combined_note(comparison) -> str:
-    """The combination of a ``DetectorComparison`` in one sentence: why it is withheld, or how its intervals were made."""
-    return _withheld_note(comparison.withheld) if comparison.withheld else combined_interval_note(comparison.combined_roc)
+    """The combination of a ``DetectorComparison``: why it is withheld, or how its intervals were made."""
+    if comparison.withheld:
+        return _withheld_note(comparison.withheld)
+    return combined_interval_note(comparison.combined_roc)
 
 
 def _withheld_note(reason: str) -> str:

@@ -77,7 +77,8 @@ def length_verdict(auroc_length: float, auroc_length_score: float, fold_deltas, 
     """The sentence a report prints for a :class:`BeyondLengthResult` (a registered score named by its label)."""
     score_name = SCORES[score_name].label if score_name in SCORES else score_name
     level = length_level(auroc_length_score - auroc_length, fold_deltas)
-    numbers = f"(AUROC {auroc_length:.3f} with response length alone, {auroc_length_score:.3f} with length + {score_name})"
+    numbers = (f"(AUROC {auroc_length:.3f} with response length alone, "
+               f"{auroc_length_score:.3f} with length + {score_name})")
     adds = {"none": "adds no consistent signal", "small": "adds a small signal", "clear": "adds clear signal"}[level]
     text = f"{score_name} {adds} beyond response length {numbers}."
     if auroc_length >= CONFOUNDED_AUROC:

@@ -4,8 +4,8 @@ Text is decoded from a UTF-32, UTF-16 or UTF-8 byte-order mark, else as UTF-8, e
 as Windows-1252 (Excel's "CSV" on Western Windows; the same as Latin-1 for every
 printable Latin-1 character), else as Latin-1. A file whose lines are partly UTF-8
 and partly not (rows pasted from two sources) is refused with its first line that is
-not UTF-8: read in one encoding, the lines of the other would be garbled (``cafÃ©``). The separator (``,``, tab, ``;`` or
-``|``) is the one that splits the header into the most fields; an Excel ``sep=X``
+not UTF-8: read in one encoding, the lines of the other would be garbled (``cafÃ©``).
+The separator (``,``, tab, ``;`` or ``|``) is the one that splits the header into the most fields; an Excel ``sep=X``
 first line is honoured.
 """
 

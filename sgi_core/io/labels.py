@@ -88,7 +88,8 @@ def _label_table(label_positive: str, label_map: dict | None = None) -> dict:
     table.update({w: 0.0 for w in _HALLUCINATED_WORDS})
     table.update({w: positive_value for w in _POSITIVE_WORDS})
     table.update({w: 1.0 - positive_value for w in _NEGATIVE_WORDS})
-    table.update({str(value).strip().lower(): LABEL_MAP_CLASSES[meaning] for value, meaning in (label_map or {}).items()})
+    table.update({str(value).strip().lower(): LABEL_MAP_CLASSES[meaning]
+                  for value, meaning in (label_map or {}).items()})
     return table
 
 

@@ -59,7 +59,7 @@ def check_output_file(path: str | os.PathLike, *, inputs=(), what: str = "output
     >>> check_output_file("/dev/null")
     Traceback (most recent call last):
     ...
-    sgi_core.errors.SGIInputError: the output exists and is not a regular file (a device, pipe or socket); writing would replace it (file '/dev/null'). Give the path of a regular file, or - for standard output
+    sgi_core.errors.SGIInputError: the output exists and is not a regular file (a device, pipe or socket); ...
     """
     if is_stdout(path):
         return

@@ -34,7 +34,8 @@ _PYARROW_SOURCE_PREFIX = re.compile(r"^Could not open Parquet input source '[^']
 def parquet_error(err: Exception, name: str) -> SGIInputError:
     """The :class:`SGIInputError` for a file pyarrow cannot read as Parquet."""
     detail = _PYARROW_SOURCE_PREFIX.sub("", str(err))
-    return SGIInputError(f"cannot read as Parquet: {detail}", source=name, hint="Write the file again, or export it as CSV")
+    return SGIInputError(f"cannot read as Parquet: {detail}", source=name,
+                         hint="Write the file again, or export it as CSV")
 
 
 def stored_index_columns(schema) -> list[str]:

@@ -129,7 +129,8 @@ def csv_parse_error(err: pd.errors.ParserError, separator: str, name: str) -> SG
         expected, record, seen = (int(g) for g in field_count.groups())
         return SGIInputError(
             f"a row has {seen} fields but the header has {expected}", source=name, rows=[record - 1],
-            hint=f"Put cells that contain the separator {separator!r} in double quotes, or name every column in the header",
+            hint=f"Put cells that contain the separator {separator!r} in double quotes, or name every column in the "
+                 "header",
         )
     open_quote = _OPEN_QUOTE_ERROR.search(message)
     if open_quote:

@@ -3,10 +3,11 @@
 :func:`load_triples` reads a file (see :mod:`sgi_core.io.reading`) and hands it to
 :func:`validate_triples`, which finds the question, context, response and label
 columns, normalises the labels and builds a :class:`TripleTable`. Extra columns are
-kept untouched (an input ``label`` column as ``input_label``) and rows keep their order; a row that cannot be scored is kept and
-marked, never dropped. A context column of lists becomes passages, joined by a blank line
-(:mod:`sgi_core.io.passages`). Input that is valid but degenerate (context equal to the
-question, one label class, very short responses, ...) is accepted with a warning.
+kept untouched (an input ``label`` column as ``input_label``) and rows keep their order;
+a row that cannot be scored is kept and marked, never dropped. A context column of lists
+becomes passages, joined by a blank line (:mod:`sgi_core.io.passages`). Input that is
+valid but degenerate (context equal to the question, one label class, very short
+responses, ...) is accepted with a warning.
 
 Label convention: ``label`` is 1 for grounded / valid / faithful responses and 0 for
 hallucinated ones; ``NaN`` means unlabelled.

@@ -175,7 +175,8 @@ class JudgeClient:
         except AnswerError as err:
             echo = content[:ECHO_CHARS] if isinstance(content, str) else ""
             retry = [*messages, {"role": "assistant", "content": echo},
-                     {"role": "user", "content": f"That reply was not valid: {err}. Reply again with {task.ask_again}."}]
+                     {"role": "user",
+                      "content": f"That reply was not valid: {err}. Reply again with {task.ask_again}."}]
         content, logprobs, more = self._chat(retry, task.answer_form)
         try:
             return Reply(*self._answer(task, content, logprobs, inputs), tokens + more)

@@ -108,7 +108,8 @@ def file_report(report, verdict, frame: pd.DataFrame, matched: dict, provenance:
                                   "every statistic uses every row."], "note"))
     if report.n_valid and report.n_halluc:
         # The curves are the report's judgements (and the given detectors'): drawn, never computed again.
-        parts += ["<h2>ROC curves: SGI and the trivial scores</h2>", figure_block(roc_figure({**report.rocs, **(detector_rocs or {})}))]
+        parts += ["<h2>ROC curves: SGI and the trivial scores</h2>",
+                  figure_block(roc_figure({**report.rocs, **(detector_rocs or {})}))]
         parts.append(table_block(pd.DataFrame([{"score": curve_name(name), "what it measures": SCORES[name].description,
                                            "AUROC": b.auroc, "AUROC 95% CI": format_ci(b.auroc_ci),
                                            "Cohen's d": b.cohens_d} for name, b in report.baselines.items()])))

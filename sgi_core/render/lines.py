@@ -41,7 +41,8 @@ def judge_estimate_line(estimate: JudgeEstimate) -> str:
     """What a judge run would send: rows, requests, cached answers and input tokens."""
     to_send = estimate.n_requests - estimate.n_cached
     return (f"{estimate.n_judged_rows} of {estimate.n_rows} rows to judge: {estimate.n_requests} requests, "
-            f"{estimate.n_cached} already in the cache, {to_send} to send, about {estimate.input_tokens:,} input tokens")
+            f"{estimate.n_cached} already in the cache, {to_send} to send, "
+            f"about {estimate.input_tokens:,} input tokens")
 
 
 def gate_check_line(check: GateCheck, result: GateResult) -> str:

@@ -59,8 +59,8 @@ def verdict_text(verdict, detector: str = "sgi") -> tuple[str, str, list[str]]:
     bar = f"the best trivial score on this file, {_name(best)} ({_auroc(best)})"
     by_name = {c.detector: c for c in verdict.comparisons}
     if verdict.winners:
-        lines = [f"{_label(name)} ({_auroc(verdict.standing(name))}, {_difference(by_name[name])} by DeLong's paired test)"
-                 for name in verdict.winners]
+        lines = [f"{_label(name)} ({_auroc(verdict.standing(name))}, {_difference(by_name[name])} "
+                 "by DeLong's paired test)" for name in verdict.winners]
         level, headline = "success", f"Beats {bar}: " + "; ".join(lines) + "."
     elif main.standing in _STANDING_WORDS:
         level = "error"
@@ -75,7 +75,8 @@ def verdict_text(verdict, detector: str = "sgi") -> tuple[str, str, list[str]]:
         headline = (f"No detector beats {bar}. {shown} ({_auroc(main)}) {how} it: difference "
                     f"{_difference(comparison)} by DeLong's paired test.")
     notes = [f"{_name(score)} {_STANDING_WORDS[score.standing]} ({_auroc(score)})."
-             + (_CHECK_DIRECTION if score.standing == "inverted" and not score.trivial and score.name != detector else "")
+             + (_CHECK_DIRECTION if score.standing == "inverted" and not score.trivial and score.name != detector
+                else "")
              for score in verdict.scores
              if score.standing in _STANDING_WORDS and not (level == "error" and score.name == detector)]
     return level, headline, notes

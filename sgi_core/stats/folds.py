@@ -24,8 +24,9 @@ def crossfit_folds(groups, *, y_true=None, n_folds: int = 5, seed: int = 0) -> n
     (shuffled with ``seed``), stratified on whether the group holds a grounded row:
     the groups that feed reference sets are spread evenly over the folds, so every
     fold's reference set (the grounded rows of the other folds) has about the same
-    size. When neither stratum has ``n_folds`` groups, they are dealt without strata. (``StratifiedGroupKFold`` balances rows rather than groups, but loops over
-    groups in Python: 12 s for 20,000 single-row groups, against milliseconds here.)
+    size. When neither stratum has ``n_folds`` groups, they are dealt without strata.
+    (``StratifiedGroupKFold`` balances rows rather than groups, but loops over groups in
+    Python: 12 s for 20,000 single-row groups, against milliseconds here.)
     Groups are dealt in their canonical order (:func:`~sgi_core.stats.key_order.canonical_order`
     of the group values), not in order of first appearance: the same group values get the
     same folds whatever the order of the rows.

@@ -165,7 +165,8 @@ class McNemarResult(JsonResult):
     method: str
 
 
-def mcnemar_test(y_true, score_a, score_b, threshold_a: float, threshold_b: float, *, exact: bool = True) -> McNemarResult:
+def mcnemar_test(y_true, score_a, score_b, threshold_a: float, threshold_b: float, *,
+                 exact: bool = True) -> McNemarResult:
     """McNemar's test on the rows one detector gets right and the other wrong.
 
     A decision is right when a flagged row (``score < threshold``) is hallucinated or
@@ -183,7 +184,8 @@ def mcnemar_test(y_true, score_a, score_b, threshold_a: float, threshold_b: floa
     """
     for name, value in (("threshold_a", threshold_a), ("threshold_b", threshold_b)):
         if not np.isfinite(value):
-            raise SGIInputError(f"The '{name}' parameter of mcnemar_test must be a finite number. Got {value!r} instead.")
+            raise SGIInputError(
+                f"The '{name}' parameter of mcnemar_test must be a finite number. Got {value!r} instead.")
     labels, a, b, _ = _paired_rows(y_true, score_a, score_b)
     right_a = (a < threshold_a) == (labels == 0.0)
     right_b = (b < threshold_b) == (labels == 0.0)

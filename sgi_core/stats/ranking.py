@@ -44,7 +44,8 @@ def _auroc_of_levels(valid_levels: np.ndarray, halluc_levels: np.ndarray, n_leve
     return values if batched else values[0]
 
 
-def auroc_ci(valid: np.ndarray, halluc: np.ndarray, *, n_boot: int, seed: int, confidence: float) -> tuple[float, float]:
+def auroc_ci(valid: np.ndarray, halluc: np.ndarray, *, n_boot: int, seed: int,
+             confidence: float) -> tuple[float, float]:
     """Percentile bootstrap interval of the AUROC, classes resampled independently.
 
     AUROC depends on the scores only through their order, so both samples are

@@ -109,7 +109,8 @@ def threshold_metrics(y_true, score, threshold: float) -> ThresholdMetrics:
     (3, 1, 2, 0, 0.75, 1.0, 0.6666666666666666)
     """
     if not np.isfinite(threshold):
-        raise SGIInputError(f"The 'threshold' parameter of threshold_metrics must be a finite number. Got {threshold!r} instead.")
+        raise SGIInputError(
+            f"The 'threshold' parameter of threshold_metrics must be a finite number. Got {threshold!r} instead.")
     frame = _metrics_frame(*_prepare(y_true, score), np.array([float(threshold)]))
     row = frame.iloc[0]
     undefined = [name for name in ("precision", "recall", "f1", "flag_rate") if math.isnan(row[name])]
@@ -122,7 +123,10 @@ _INT_FIELDS = frozenset({"tp", "fp", "tn", "fn", "n_flagged", "n_scored"})
 
 
 def _candidates(scored: np.ndarray) -> np.ndarray:
-    """The thresholds where a metric changes: the distinct sorted ``scored`` values and the next float above the largest."""
+    """The thresholds where a metric changes.
+
+    The distinct sorted ``scored`` values and the next float above the largest.
+    """
     return np.append(np.unique(scored), np.nextafter(scored[-1], np.inf))
 
 
@@ -302,7 +306,8 @@ def choose_threshold(
     check_choice(method, "method", "choose_threshold", CHOICE_METHODS)
     if method in ("target_recall", "target_precision"):
         if target is None or not 0.0 < target <= 1.0:
-            raise SGIInputError(f"choose_threshold with method='{method}' needs 'target' in (0, 1]. Got {target!r} instead.")
+            raise SGIInputError(
+                f"choose_threshold with method='{method}' needs 'target' in (0, 1]. Got {target!r} instead.")
     if method == "cost" and (cost_ratio is None or not cost_ratio > 0):
         raise SGIInputError(f"choose_threshold with method='cost' needs 'cost_ratio' > 0. Got {cost_ratio!r} instead.")
     recorded_target = float(target) if target is not None else (float(cost_ratio) if method == "cost" else math.nan)
