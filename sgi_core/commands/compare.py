@@ -84,6 +84,10 @@ def run(args) -> int:
         comparison = compare_runs(pair.matched, threshold=threshold, policy=_validating(policy, pair), model=pair.model,
                                   n_boot=args.n_boot, seed=args.seed, prediction_powered=not pair.targeted_labels,
                                   label_order=pair.label_order)
+    if comparison.labels is not None:
+        from sgi_core.runs.label_sample import check_labelled_sample
+
+        check_labelled_sample(comparison.labels.sample)
     print(comparison_text(comparison, sequential=args.sequential))
     for note in dict.fromkeys(str(w.message) for w in caught):
         print(f"note: {note}", file=sys.stderr)

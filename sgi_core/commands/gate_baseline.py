@@ -96,6 +96,10 @@ def run(args) -> int:
                                   label_order=pair.label_order)
     for note in dict.fromkeys(str(w.message) for w in caught):
         print(f"note: {note}", file=sys.stderr)
+    if comparison.labels is not None and comparison.match.mixed_label_keys:
+        from sgi_core.runs.label_sample import mixed_label_note
+
+        print(f"note: labels: {mixed_label_note(comparison.match.mixed_label_keys)}", file=sys.stderr)
     baseline_gate.check_enough_keys(comparison)
     coverage = baseline_gate.key_coverage(comparison, pair.matched, scores or [s for s in ("sgi",)
                                                                               if s in pair.matched.scores],

@@ -23,8 +23,9 @@ Checks, each on a :class:`~sgi_core.runs.comparison.RunComparison`:
   (a run that kept only its best questions, or only the best answer of each, must not
   pass).
 
-Refusals (bad input, an unvalidated score, no labels for a label check, fewer than
-:data:`MIN_MATCHED_KEYS` matched keys) raise :class:`~sgi_core.errors.SGIInputError`.
+Refusals (bad input, an unvalidated score, no labels for a label check, keys labelled in
+both runs that are not a sample of the keys (:func:`~sgi_core.runs.label_sample.check_labelled_sample`),
+fewer than :data:`MIN_MATCHED_KEYS` matched keys) raise :class:`~sgi_core.errors.SGIInputError`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import numpy as np
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 from sgi_core.runs.headline_rates import headline_rates
+from sgi_core.runs.label_sample import MIXED_LABELS_FIX, check_labelled_sample, no_labels_sentence
 
 #: Fewer matched keys than this leave every interval too wide to gate on.
 MIN_MATCHED_KEYS = 30
@@ -211,9 +213,12 @@ def rate_check(comparison, max_increase: float, *, sequential: bool = False) -> 
     max_increase = _finite_bound(max_increase, "--max-rate-increase")
     lab = comparison.labels
     if lab is None:
-        raise SGIInputError("the hallucination-rate check needs labels of both runs",
-                            hint="Pass --labels FILE (the Review page's annotations of each run, or a table of labelled "
-                                 "rows of both)")
+        mixed = comparison.match.mixed_label_keys
+        raise SGIInputError(f"the hallucination-rate check needs labels of both runs"
+                            f"{': ' + no_labels_sentence(mixed) if mixed else ''}",
+                            hint=MIXED_LABELS_FIX if mixed else "Pass --labels FILE (the Review page's annotations of "
+                                 "each run, or a table of labelled rows of both)")
+    check_labelled_sample(lab.sample)
     if sequential and lab.sequential is None:
         raise SGIInputError("--sequential needs keys labelled in both runs (the sequence is of the paired difference)",
                             hint="Label the same keys in both runs, or drop --sequential")

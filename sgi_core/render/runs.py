@@ -13,6 +13,7 @@ import pandas as pd
 
 from sgi_core.render.numbers import format_ci
 from sgi_core.runs.headline_rates import headline_rates
+from sgi_core.runs.label_sample import mixed_label_note, no_labels_sentence, sample_sentence
 
 if TYPE_CHECKING:
     from sgi_core.runs.comparison import RunComparison
@@ -55,13 +56,7 @@ def _keys(keys: tuple[str, ...]) -> str:
 
 
 def _no_labels(res: RunComparison) -> str:
-    mixed = res.match.mixed_label_keys
-    if mixed:
-        return (f"labels: {mixed} keys carry both labels (their rows disagree) and are left out, and no other key is "
-                "labelled in both runs' matched keys, so nothing here says which run is more grounded; label each "
-                "key's rows alike, or match on a key that tells the rows apart (--key)")
-    return ("labels: none in either run, so nothing here says which run is more grounded; label a sample of "
-            "both runs (--labels FILE, or the Review page) to decide")
+    return f"labels: {no_labels_sentence(res.match.mixed_label_keys)}"
 
 
 def detectable_line(res: RunComparison, *, sequential: bool = False) -> str:
@@ -149,7 +144,9 @@ def labels_headline(res: RunComparison, *, sequential: bool = False) -> str:
         lines.append("  every matched key enters through the scores' mapping to P(hallucinated), fitted out of fold "
                      "on the labels; valid when the labelled keys are a random sample of the matched keys")
     if res.match.mixed_label_keys:
-        lines.append(f"  {res.match.mixed_label_keys} keys carry both labels (their rows disagree) and are left out")
+        lines.append(f"  {mixed_label_note(res.match.mixed_label_keys)}")
+    if lab.sample is not None and lab.sample.n_changed:
+        lines.append(f"  {sample_sentence(lab.sample)}")
     notes = ("" if by_sequence else sequential_line(res), detectable_line(res, sequential=by_sequence))
     lines += [f"  {line}" for line in notes if line]
     return "\n".join(lines)

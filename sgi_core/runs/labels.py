@@ -44,6 +44,7 @@ from scipy import stats
 from sgi_core.evaluation.validation import RunAuroc, ScoreValidation, verdict_word
 from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefined
 from sgi_core.runs.label_order import LABEL_ORDER, LABELLING_ORDER, sequential_difference
+from sgi_core.runs.label_sample import LabelledSample, labelled_sample
 from sgi_core.runs.matching import MatchedRuns
 from sgi_core.stats.confidence_sequence import SequentialInterval
 from sgi_core.stats.margin_power import (
@@ -115,6 +116,8 @@ class LabelShift(JsonResult):
     sequential_power : SequentialPower or None
         What the sequence can detect: its upper bound on a typical unchanged run at ``n_keys``, and the keys a
         margin needs (:func:`~sgi_core.stats.margin_power.sequential_power`; None unpaired).
+    sample : LabelledSample or None
+        How the keys labelled in both runs sit among the keys whose answer changed (None without the texts).
     sequence_order : str
         How the sequence's keys were ordered (:data:`~sgi_core.runs.label_order.LABELLING_ORDER`, or a fixed order
         and why); "" unpaired.
@@ -147,6 +150,7 @@ class LabelShift(JsonResult):
     labels_difference: float = math.nan
     sequence_order: str = ""
     sequential_power: SequentialPower | None = None
+    sample: LabelledSample | None = None
 
 
 #: The labels are the ground truth: their difference always earns its word.
@@ -340,4 +344,5 @@ def label_shift(matched: MatchedRuns, *, confidence: float = 0.95, seed: int = 0
                       rate_verdict(sequential.ci) if sequential is not None else "", rates.rate_base, rates.rate_new,
                       rates.difference, described,
                       sequential_power(rates.base_only, rates.new_only, rates.n_keys, len(both), confidence=confidence)
-                      if rates.paired else None)
+                      if rates.paired else None,
+                      None if matched.changed is None else labelled_sample(matched.changed, has_base, has_new))

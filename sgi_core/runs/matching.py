@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.columns import STATUS_COLUMN, UNBOUNDED_SGI_STATUS
+from sgi_core.columns import STATUS_COLUMN, TEXT_COLUMNS, UNBOUNDED_SGI_STATUS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
+from sgi_core.review.annotations import row_keys
 from sgi_core.runs.label_order import LABEL_ORDER
 from sgi_core.stats.key_order import canonical_order
 
@@ -92,6 +93,9 @@ class MatchedRuns:
     scored_rows_base, scored_rows_new : DataFrame, optional
         Indexed like ``keys``: per score, the rows under each key that carry a value
         (a key is fully scored only when as many of its rows are scored in both runs).
+    changed : ndarray of bool, shape (k,), optional
+        Keys whose rows' texts (question, context, response) differ between the runs; None
+        when a run lacks the text columns.
     """
 
     match: KeyMatch
@@ -103,6 +107,7 @@ class MatchedRuns:
     scores: tuple[str, ...]
     scored_rows_base: pd.DataFrame | None = None
     scored_rows_new: pd.DataFrame | None = None
+    changed: np.ndarray | None = None
 
 
 def _key_text(frame: pd.DataFrame, key: str, side: str) -> pd.Series:
@@ -213,7 +218,18 @@ def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> Ma
     )
     return MatchedRuns(match, keys.to_numpy(dtype=object), base_kept.reset_index(drop=True),
                        new_kept.reset_index(drop=True), base_first.loc[keys].to_numpy(), new_first.loc[keys].to_numpy(), scores,
-                       base_counts.loc[keys].reset_index(drop=True), new_counts.loc[keys].reset_index(drop=True))
+                       base_counts.loc[keys].reset_index(drop=True), new_counts.loc[keys].reset_index(drop=True),
+                       _changed_keys(base, new, key_base, key_new, keys))
+
+
+def _changed_keys(base: pd.DataFrame, new: pd.DataFrame, key_base: pd.Series, key_new: pd.Series,
+                  keys: pd.Index) -> np.ndarray | None:
+    """Whether each matched key's set of rows (by their texts' :func:`~sgi_core.review.annotations.row_key`) differs."""
+    if not all(column in frame.columns for frame in (base, new) for column in TEXT_COLUMNS):
+        return None
+    rows = [pd.Series(row_keys(frame), index=key.to_numpy()).groupby(level=0).agg(frozenset)
+            for frame, key in ((base, key_base), (new, key_new))]
+    return (rows[0].reindex(keys).to_numpy() != rows[1].reindex(keys).to_numpy()).astype(bool)
 
 
 def _mixed_label_keys(frame: pd.DataFrame, keys: pd.Series, matched) -> set:
