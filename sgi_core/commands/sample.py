@@ -87,7 +87,7 @@ def run(args) -> int:
             if note:
                 print(f"note: {note}", file=sys.stderr)
         pair = pair_runs(_read(args.baseline, args), _read(args.run, args), key=args.key)
-        design = pair_design(pair.matched, **options, sources=(pair.base.source, pair.new.source))
+        design = pair_design(pair, **options)
         runs = [(Path(pair.base.source).name, pair.base.frame, pair.matched.first_row_base),
                 (Path(pair.new.source).name, pair.new.frame, pair.matched.first_row_new)]
         target = "the rate difference"

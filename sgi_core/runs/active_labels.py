@@ -45,8 +45,9 @@ def active_estimates(matched, design: LabellingDesign, *, confidence: float = 0.
                                            design.pi, folds)
     out = {side: active_mean(halluc[side], predicted[side], design.pi, confidence=confidence)
            for side in ("base", "new")}
-    out["difference"] = active_mean(halluc["new"] - halluc["base"], predicted["new"] - predicted["base"], design.pi,
-                                    confidence=confidence)
+    # An unchanged key's difference is 0 whatever its label: predicted so, it adds nothing to the variance.
+    difference = np.where(design.unchanged, 0.0, predicted["new"] - predicted["base"])
+    out["difference"] = active_mean(halluc["new"] - halluc["base"], difference, design.pi, confidence=confidence)
     return out
 
 

@@ -33,19 +33,25 @@ SAMPLE_COLUMNS = ("run", "key", *TEXT_COLUMNS, "label", *DESIGN_COLUMNS)
 _HINT = "Label the keys of one `python -m sgi_core sample` file, drawn on these runs, and pass that file"
 
 
-def pair_design(matched, *, design: str, budget: float, seed: int, predictor: str = "", policy=None,
-                sources=("base", "new")) -> LabellingDesign:
-    """The design of two matched runs' keys (:func:`~sgi_core.runs.sampling_design.make_design`).
+def pair_design(pair, *, design: str, budget: float, seed: int, predictor: str = "", policy=None) -> LabellingDesign:
+    """The design of two runs' matched keys (:func:`~sgi_core.runs.sampling_design.make_design`).
 
     The predictor's P(hallucinated) of a key in each run is that of its per-key mean
-    (:func:`~sgi_core.runs.sampling_design.halluc_probability`).
+    (:func:`~sgi_core.runs.sampling_design.halluc_probability`); a key whose first row is
+    the same texts in both runs is unchanged.
     """
+    from sgi_core.review.annotations import row_keys
+
+    matched = pair.matched
     if predictor:
-        p = np.column_stack([halluc_probability(frame, predictor, policy=policy, source=source)
-                             for frame, source in ((matched.base, sources[0]), (matched.new, sources[1]))])
+        p = np.column_stack([halluc_probability(frame, predictor, policy=policy, source=run.source)
+                             for frame, run in ((matched.base, pair.base), (matched.new, pair.new))])
     else:
         p = np.full((len(matched.keys), 2), np.nan)
-    return make_design(matched.keys, p, design=design, budget=budget, seed=seed, predictor=predictor)
+    unchanged = (row_keys(pair.base.frame.iloc[matched.first_row_base])
+                 == row_keys(pair.new.frame.iloc[matched.first_row_new]))
+    return make_design(matched.keys, p, design=design, budget=budget, seed=seed, predictor=predictor,
+                       unchanged=unchanged)
 
 
 def run_units(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -234,8 +240,8 @@ def verified_pair_design(paths, pair, *, policy=None) -> LabellingDesign | None:
     if recorded is None:
         return None
     matched = pair.matched
-    design = pair_design(matched, design=recorded.design, budget=recorded.budget, seed=recorded.seed,
-                         predictor=recorded.predictor, policy=policy, sources=(pair.base.source, pair.new.source))
+    design = pair_design(pair, design=recorded.design, budget=recorded.budget, seed=recorded.seed,
+                         predictor=recorded.predictor, policy=policy)
     runs = [(run.source, row_keys(run.frame.iloc[rows]),
              frame["label"].notna().to_numpy() if "label" in frame else np.zeros(len(matched.keys), bool))
             for run, rows, frame in ((pair.base, matched.first_row_base, matched.base),

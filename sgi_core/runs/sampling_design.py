@@ -12,7 +12,9 @@ on average (Bernoulli sampling, as the estimator needs).
   (:func:`~sgi_core.stats.active_inference.inclusion_probabilities`). For one run the
   uncertainty of a key is ``sqrt(p (1 - p))`` with ``p`` the predictor's P(hallucinated);
   for two runs that of the paired difference, ``sqrt(p_b (1 - p_b) + p_n (1 - p_n))``
-  (the runs' labels taken as independent given the predictor).
+  (the runs' labels taken as independent given the predictor), and 0 for a key whose
+  answer did not change: the same texts carry the same label in both runs, so its
+  difference is 0 without a label (it keeps the uniform floor).
 
 The predictor is an oriented score column (higher = grounded). Before any label, its
 P(hallucinated) is ``1 - value`` for a column of probabilities in [0, 1] (a grounding
@@ -26,7 +28,7 @@ only that ``pi_i`` is known. A key with no predictor value is taken as the most 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -63,6 +65,8 @@ class LabellingDesign(JsonResult):
     drawn : ndarray of bool
     p_halluc : ndarray of shape (N, k)
         The predictor's P(hallucinated) of each unit in each run (k = 1 or 2; NaN without a predictor).
+    unchanged : ndarray of bool
+        Units whose target is 0 without a label (two runs' identical rows); all False for one run.
     """
 
     design: str
@@ -73,6 +77,7 @@ class LabellingDesign(JsonResult):
     pi: np.ndarray
     drawn: np.ndarray
     p_halluc: np.ndarray
+    unchanged: np.ndarray
 
     @property
     def n_drawn(self) -> int:
@@ -85,11 +90,13 @@ class LabellingDesign(JsonResult):
     def target(self) -> tuple[np.ndarray, np.ndarray]:
         """The predictor's prediction of the target and its conditional variance per unit.
 
-        One run: ``p`` and ``p (1 - p)``; two runs: ``p_n - p_b`` and ``p_b (1 - p_b) + p_n (1 - p_n)``.
+        One run: ``p`` and ``p (1 - p)``; two runs: ``p_n - p_b`` and ``p_b (1 - p_b) + p_n (1 - p_n)``;
+        0 and 0 for an unchanged unit.
         """
         p = self.p_halluc
         prediction = p[:, 0] if p.shape[1] == 1 else p[:, 1] - p[:, 0]
-        return prediction, np.sum(p * (1 - p), axis=1)
+        return (np.where(self.unchanged, 0.0, prediction),
+                np.where(self.unchanged, 0.0, np.sum(p * (1 - p), axis=1)))
 
 
 def halluc_probability(frame, predictor: str, *, policy=None, source: str = "<run>") -> np.ndarray:
@@ -132,7 +139,8 @@ def unit_uniforms(keys, seed: int) -> np.ndarray:
     return key_hash(keys, seed=seed).astype(np.float64) / 2.0 ** 64
 
 
-def make_design(keys, p_halluc, *, design: str, budget: float, seed: int, predictor: str = "") -> LabellingDesign:
+def make_design(keys, p_halluc, *, design: str, budget: float, seed: int, predictor: str = "",
+                unchanged=None) -> LabellingDesign:
     """The design of ``keys`` given the predictor's P(hallucinated) in each run (see the module notes).
 
     Parameters
@@ -147,6 +155,8 @@ def make_design(keys, p_halluc, *, design: str, budget: float, seed: int, predic
     seed : int >= 0
     predictor : str
         Recorded with the design; an active design needs one.
+    unchanged : array_like of bool of shape (N,), optional
+        Two runs' keys whose rows are the same texts in both: their difference is 0.
 
     Examples
     --------
@@ -169,12 +179,11 @@ def make_design(keys, p_halluc, *, design: str, budget: float, seed: int, predic
     if not (len(keys) and 0 < budget <= len(keys)):
         raise SGIInputError(f"the number of keys to label must be in (0, {len(keys)}], the keys at hand; got "
                             f"{budget:g}", hint=f"Ask for at most {len(keys)} keys with --n")
-    if design == "active":
-        pi = inclusion_probabilities(np.sqrt(np.sum(p * (1 - p), axis=1)), budget)
-    else:
-        pi = np.full(len(keys), budget / len(keys))
-    drawn = unit_uniforms(keys, int(seed)) < pi
-    return LabellingDesign(design, predictor, int(seed), budget, keys, pi, drawn, p)
+    unchanged = np.zeros(len(keys), bool) if unchanged is None else np.asarray(unchanged, dtype=bool)
+    made = LabellingDesign(design, predictor, int(seed), budget, keys, np.full(len(keys), budget / len(keys)),
+                           np.zeros(len(keys), bool), p, unchanged)
+    pi = inclusion_probabilities(np.sqrt(made.target()[1]), budget) if design == "active" else made.pi
+    return replace(made, pi=pi, drawn=unit_uniforms(keys, int(seed)) < pi)
 
 
 @dataclass(frozen=True)

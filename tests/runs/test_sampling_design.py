@@ -101,3 +101,13 @@ def test_the_plan_needs_fewer_keys_actively_when_the_predictor_is_sure_of_many()
     assert plan.keys_active < 0.7 * plan.keys_uniform and plan.n_units == 200
     with pytest.raises(SGIInputError, match="a plan needs a predictor"):
         plan_labels(make_design(KEYS, _p(), design="uniform", budget=4, seed=0), 0.1)
+
+
+def test_an_unchanged_key_needs_no_label_for_the_difference():
+    # Same texts in both runs, same label: the difference is 0, so the key keeps only the uniform floor.
+    p = np.full((4, 2), 0.5)
+    d = make_design(["a", "b", "c", "d"], p, design="active", budget=2, seed=0, predictor="m",
+                    unchanged=[True, False, False, True])
+    assert d.pi.tolist() == pytest.approx([0.1, 0.9, 0.9, 0.1])  # 2 (0.8 * 0 + 0.05), 2 (0.8 / 2 + 0.05)
+    prediction, variance = d.target()
+    assert variance.tolist() == [0.0, 0.5, 0.5, 0.0] and prediction.tolist() == [0.0] * 4
