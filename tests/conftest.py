@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated embedding cache, the real MiniLM model, a counter of ROC analyses; Hypothesis profiles."""
+"""Shared fixtures: an isolated embedding cache, the real MiniLM model, a counter of ROC analyses; Hypothesis
+profiles."""
 
 import hashlib
 import os

@@ -126,8 +126,8 @@ def test_umap_above_the_fit_size_fits_a_sample_of_triples_and_places_the_rest():
     q, c, r = random_triples(n=40, d=8)
     out = project_triples(q, c, r, method="umap", max_fit_points=60, seed=5)
     assert out.fit_points == 60
-    assert projection_note(out).startswith("UMAP was fitted on 60 of the 120 points (the question, context and response "
-                               "of 20 triples drawn with seed 5); the other 60 points were placed")
+    assert projection_note(out).startswith("UMAP was fitted on 60 of the 120 points (the question, context and "
+                                           "response of 20 triples drawn with seed 5); the other 60 points were placed")
     coords = np.stack([out.question, out.context, out.response])  # (role, triple, 2)
     assert coords.shape == (3, 40, 2) and np.isfinite(coords).all()
     import umap

@@ -89,7 +89,8 @@ def expect_charts(page, count: int) -> None:
 
 
 def assert_no_error(page, step: str) -> None:
-    assert page.locator(EXCEPTION).count() == 0, f"exception box on {step}: {page.locator(EXCEPTION).first.inner_text()}"
+    assert page.locator(EXCEPTION).count() == 0, \
+        f"exception box on {step}: {page.locator(EXCEPTION).first.inner_text()}"
     assert page.locator(ERROR).count() == 0, f"error on {step}: {page.locator(ERROR).first.inner_text()}"
 
 
@@ -108,7 +109,8 @@ def open_page(page, title: str) -> None:
     nav = page.get_by_test_id("stSidebarNav")
     link = nav.get_by_text(title, exact=True)
     more = nav.get_by_test_id("stSidebarNavViewButton")
-    if not link.count() and more.count() and more.inner_text().startswith("View") and more.inner_text().endswith("more"):
+    if not link.count() and more.count() and more.inner_text().startswith("View") \
+            and more.inner_text().endswith("more"):
         more.click()
     link.click()
     page.get_by_role("heading", name=title, level=1).wait_for()

@@ -142,7 +142,8 @@ def test_fast_clicks_label_the_row_each_button_was_drawn_for(chromium, tmp_path_
         page.goto(f"http://127.0.0.1:{port}")
         upload(page, paths["fast_base"])
         open_page(page, "Review")
-        base_store, new_store = data_dir / "annotations" / "fast_base.jsonl", data_dir / "annotations" / "fast_new.jsonl"
+        base_store = data_dir / "annotations" / "fast_base.jsonl"
+        new_store = data_dir / "annotations" / "fast_new.jsonl"
         single = click_fast(page, (single_buttons,), (base_store,))
         n_single = len(decisions(base_store))
         assert_no_error(page, "fast clicks, one file")

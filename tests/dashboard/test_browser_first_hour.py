@@ -1,4 +1,5 @@
-"""A new user's first hour in a real browser: a scored CSV with copied-context rows, every page, nothing off this machine.
+"""A new user's first hour in a real browser: a scored CSV with copied-context rows, every page, nothing off this
+machine.
 
 The file is what `score -o x.csv` writes for a file where some responses copy their
 context (SGI near 1e8). The Explorer must open it; the Overview, Strata and

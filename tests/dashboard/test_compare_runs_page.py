@@ -1,4 +1,5 @@
-"""Compare runs page: a second run uploaded or opened by path, the deltas, the paired plots, keys opened in the Explorer."""
+"""Compare runs page: a second run uploaded or opened by path, the deltas, the paired plots, keys opened in the
+Explorer."""
 
 import io
 
@@ -67,7 +68,8 @@ def test_grounded_against_hallucinated_answers_is_a_regression_by_the_labels_and
     first = plots[0]
     points = sum(len(array(trace["x"])) for trace in first["data"] if trace["mode"] == "markers")
     assert points == 150 and first["layout"]["title"]["text"] == "SGI"
-    assert metric(app, "Hallucination rate, base (labels only)") == "0.0%" and metric(app, "Hallucination rate, new (labels only)") == "100.0%"
+    assert metric(app, "Hallucination rate, base (labels only)") == "0.0%"
+    assert metric(app, "Hallucination rate, new (labels only)") == "100.0%"
     assert metric(app, "New − base (labels only): regression") == "+1.000"
     headline = next(md.value for md in app.markdown if md.value.startswith("hallucination rate"))
     plain = headline.replace("\\", "")  # Markdown-escaped on the page

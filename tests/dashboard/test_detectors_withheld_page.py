@@ -1,4 +1,5 @@
-"""Detectors page below the events-per-feature floor: each combination shows its reason, no number, and is never offered."""
+"""Detectors page below the events-per-feature floor: each combination shows its reason, no number, and is never
+offered."""
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,7 @@ def test_withheld_combinations_show_their_reason_and_are_never_compared(app):
     assert not [name for name in curves if name.startswith(("combined", COMBINED_LABEL))]
 
     score_b = app.selectbox(key="detectors.compare_b")
-    assert COMBINED_LABEL not in score_b.options and COMBINED_LABEL not in app.selectbox(key="detectors.compare_a").options
+    assert COMBINED_LABEL not in score_b.options
+    assert COMBINED_LABEL not in app.selectbox(key="detectors.compare_a").options
     assert score_b.value == LENGTH_LABEL
     assert not [m for m in app.metric if m.label == "resamples"]  # DeLong's test between two fixed scores

@@ -1,4 +1,5 @@
-"""The same rows opened under another file name find their labels: the Review page says where they are and copies them."""
+"""The same rows opened under another file name find their labels: the Review page says where they are and copies
+them."""
 
 import pandas as pd
 

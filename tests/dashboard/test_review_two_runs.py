@@ -1,4 +1,5 @@
-"""Review page, two runs: both answers to a key side by side, each label in its own file's store, the paired estimate."""
+"""Review page, two runs: both answers to a key side by side, each label in its own file's store, the paired
+estimate."""
 
 import numpy as np
 import pandas as pd

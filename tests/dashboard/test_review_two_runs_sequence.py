@@ -1,4 +1,5 @@
-"""Review page, two runs: the running estimate is a confidence sequence over the keys in the order they were labelled."""
+"""Review page, two runs: the running estimate is a confidence sequence over the keys in the order they were
+labelled."""
 
 import numpy as np
 

@@ -1,4 +1,5 @@
-"""The Review page: undo takes back this session's own label in its own store; counts, ids, exports and the Overview's hint."""
+"""The Review page: undo takes back this session's own label in its own store; counts, ids, exports and the
+Overview's hint."""
 
 from __future__ import annotations
 

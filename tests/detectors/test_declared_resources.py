@@ -1,4 +1,5 @@
-"""A resource declared in RESOURCE_OPTIONS, with its family in FAMILIES, reaches every face with no other code changed."""
+"""A resource declared in RESOURCE_OPTIONS, with its family in FAMILIES, reaches every face with no other code
+changed."""
 
 import json
 

@@ -102,7 +102,7 @@ def test_copies_of_a_group_share_a_fold(monkeypatch):
     groups = np.repeat(np.arange(30), 2)
     out = refit_replicates(features, labels, groups=[f"q{g}" for g in groups], n_boot=20, seed=4)
     assert len(out) == len(seen) == 20
-    for (rows, _), (x, y, folds) in zip(out, seen):
+    for (rows, _), (x, _y, folds) in zip(out, seen):
         np.testing.assert_array_equal(x, features[rows])
         for group in np.unique(groups[rows]):
             assert len(set(folds[groups[rows] == group])) == 1

@@ -65,7 +65,8 @@ def test_just_below_the_floor_the_combination_is_withheld():
     again = DetectorComparison.from_dict(json.loads(json.dumps(res.to_dict())))
     assert again.withheld == reason
     (line,) = [line for line in detector_comparison_text(res).splitlines() if line.split()[:1] == ["combined"]]
-    assert line.replace(reason, "").split() == ["combined", "(logistic,", "out", "of", "fold)"]  # what `report --detector` prints
+    # What `report --detector` prints.
+    assert line.replace(reason, "").split() == ["combined", "(logistic,", "out", "of", "fold)"]
 
 
 def test_at_the_floor_the_combination_is_reported():

@@ -68,4 +68,5 @@ def test_screen_says_why_a_column_is_refused_and_round_trips():
     back = ColumnScreen.from_dict(json.loads(json.dumps(screen.to_dict())))
     assert back.leak_columns == screen.leak_columns and back.ids == screen.ids and np.isnan(back.leaks[0].auroc)
     near = label_leaks(frame, label, ["near_copy"])[0]
-    assert describe_leak(near) == f"'near_copy' nearly determines the label: its AUROC against the label is {near.auroc:.3f}"
+    assert describe_leak(near) == ("'near_copy' nearly determines the label: its AUROC against the label is "
+                                   f"{near.auroc:.3f}")

@@ -1,4 +1,5 @@
-"""One report computes each score's ROC once: the verdict, the detectors' comparison, the curves, the HTML report read it.
+"""One report computes each score's ROC once: the verdict, the detectors' comparison, the curves, the HTML report
+read it.
 
 ROC analyses are counted by the ``roc_counts`` fixture (tests/conftest.py), keyed by the
 labels and values analysed: the same score analysed twice is a key counted twice.

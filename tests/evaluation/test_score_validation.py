@@ -1,4 +1,5 @@
-"""A score earns a verdict word only where it is validated: on the labels of every run, or by a policy's held-out record."""
+"""A score earns a verdict word only where it is validated: on the labels of every run, or by a policy's held-out
+record."""
 
 import math
 from dataclasses import replace

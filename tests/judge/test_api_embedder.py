@@ -119,7 +119,8 @@ def test_score_and_compute_send_the_key_but_never_print_log_or_write_it(server, 
 
 def test_cli_failures_are_one_line_without_the_key(server, tmp_path, capsys):
     source = tmp_path / "in.csv"
-    source.write_text("question,context,response\nWho wrote it?,Hamlet is by Shakespeare.,It was William Shakespeare.\n")
+    source.write_text("question,context,response\n"
+                      "Who wrote it?,Hamlet is by Shakespeare.,It was William Shakespeare.\n")
     server.inject("401")
     assert main(["score", str(source), "-o", str(tmp_path / "o.csv"), "--model", "openai:m", "--no-cache"]) == 2
     assert capsys.readouterr().err == ("error: the embeddings API of openai:m: 127.0.0.1 rejected the key (HTTP 401). "

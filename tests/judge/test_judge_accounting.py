@@ -1,4 +1,5 @@
-"""What a judge run reports and keeps: every request counted, token counts checked, paid answers kept, private caches."""
+"""What a judge run reports and keeps: every request counted, token counts checked, paid answers kept, private
+caches."""
 
 import json
 import os

@@ -106,7 +106,8 @@ def test_help_and_behaviour_agree_on_the_contexts_column(server, eight, tmp_path
     help_text = " ".join(capsys.readouterr().out.split())
     needing = [m.name for m in METRICS.values() if m.needs == "contexts"]
     assert needing == ["retrieval_precision", "retrieval_k_recall"]
-    assert f"required by {', '.join(needing)}; the other metrics read the context column as the one passage" in help_text
+    needed = f"required by {', '.join(needing)}; the other metrics read the context column as the one passage"
+    assert needed in help_text
     for name in needing:
         assert judge(eight, tmp_path / "o.csv", server, "--metrics", name) == 2
         assert capsys.readouterr().err.startswith(f"error: {name} needs a contexts column")

@@ -171,7 +171,8 @@ def test_a_reply_neither_yes_nor_no_is_asked_again_then_marked(server):
     assert columns["judge_status"].iloc[1] == ("groundedness: malformed answer twice (the reply is neither Yes nor No "
                                                "('It depends.'))")
     assert pd.isna(columns["judge_groundedness_source"].iloc[1]) and np.isnan(columns["judge_groundedness"].iloc[1])
-    again = [r["body"]["messages"][-1]["content"] for r in server.chat_requests("grounded") if len(r["body"]["messages"]) > 2]
+    again = [r["body"]["messages"][-1]["content"] for r in server.chat_requests("grounded")
+             if len(r["body"]["messages"]) > 2]
     assert again and all(text.endswith("Reply again with only Yes or No.") for text in again)
 
 

@@ -108,7 +108,8 @@ def test_unwritable_output_is_a_one_line_error(tmp_path, capsys, target, message
 
 @pytest.mark.parametrize("make_input, message", [
     (lambda tmp: tmp / "absent.csv", "error: file not found (file '{path}')"),
-    (lambda tmp: tmp, "error: this is a folder, not a file (file '{path}'). Use a CSV, TSV, JSON Lines or Parquet file"),
+    (lambda tmp: tmp,
+     "error: this is a folder, not a file (file '{path}'). Use a CSV, TSV, JSON Lines or Parquet file"),
 ])
 def test_input_path_that_is_not_a_file(tmp_path, capsys, make_input, message):
     path = make_input(tmp_path)

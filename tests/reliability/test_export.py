@@ -57,8 +57,8 @@ def test_numeric_columns_and_missing_values_are_left_alone():
 
 
 def test_column_names_are_escaped_too():
-    assert escape_formula_cells(pd.DataFrame({"=HYPERLINK(\"x\")": ["a"], "@b": ["c"], "ok": ["d"]})).columns.tolist() == [
-        "'=HYPERLINK(\"x\")", "'@b", "ok"]
+    frame = pd.DataFrame({"=HYPERLINK(\"x\")": ["a"], "@b": ["c"], "ok": ["d"]})
+    assert escape_formula_cells(frame).columns.tolist() == ["'=HYPERLINK(\"x\")", "'@b", "ok"]
 
 
 def test_csv_export_round_trips_escaped_text_exactly():
@@ -79,6 +79,7 @@ def test_parquet_keeps_the_original_values(tmp_path):
 
 
 def test_unsupported_extension_is_refused(tmp_path):
-    with pytest.raises(SGIInputError, match=r"^cannot write '\.xlsx' files \(file '.*out\.xlsx'\)\. Use \.csv or \.parquet$"):
+    with pytest.raises(SGIInputError,
+                       match=r"^cannot write '\.xlsx' files \(file '.*out\.xlsx'\)\. Use \.csv or \.parquet$"):
         write_table(pd.DataFrame({"a": [1]}), tmp_path / "out.xlsx")
     assert not (tmp_path / "out.xlsx").exists()

@@ -66,7 +66,8 @@ def test_the_cli_exits_2_with_one_line_for_each_hostile_row(tmp_path, capsys):
     for case, value, message in HOSTILE_VALUES:
         source = tmp_path / "rows.jsonl"
         source.write_bytes(jsonl_with(value))
-        assert main(["score", str(source), "-o", str(tmp_path / "out.csv"), "--model", "hashing-16", "--no-cache"]) == 2, case
+        args = ["score", str(source), "-o", str(tmp_path / "out.csv"), "--model", "hashing-16", "--no-cache"]
+        assert main(args) == 2, case
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, case
 
@@ -126,7 +127,8 @@ def test_a_model_folders_json_is_read_with_the_one_reader(tmp_path):
     from sgi_core.models.trust import check_model_code
 
     (tmp_path / "modules.json").write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(SGIInputError, match=r"^cannot read 'modules\.json' of model folder '.*': JSON nested too deeply"):
+    with pytest.raises(SGIInputError,
+                       match=r"^cannot read 'modules\.json' of model folder '.*': JSON nested too deeply"):
         check_model_code(tmp_path)
 
 

@@ -98,8 +98,8 @@ def test_unknown_values_name_every_row_library_and_cli(tmp_path, capsys):
     labels = ["1"] + ["maybe"] * 12 + ["0", "-1"]
     content = labelled_file("label", labels)
     message = ("unknown label values 'maybe', '-1' (file '{source}', column 'label', rows 2, 3, 4, 5, 6, 7, 8, 9, 10, "
-               "11 and 3 more). Use 1/0, true/false, yes/no, grounded/hallucinated, valid/invalid or faithful/unfaithful, "
-               "or map the values (--label-map; the Data page's label values)")
+               "11 and 3 more). Use 1/0, true/false, yes/no, grounded/hallucinated, valid/invalid or "
+               "faithful/unfaithful, or map the values (--label-map; the Data page's label values)")
     with pytest.raises(SGIInputError, match=f"^{re.escape(message.format(source='u.csv'))}$") as raised:
         load_triples(content, name="u.csv")
     assert raised.value.rows == list(range(2, 14)) + [15]

@@ -31,7 +31,8 @@ def wide_csv(n_columns: int = 1_000_000) -> bytes:
 
 
 def new_key_per_record(n: int = 10_000) -> bytes:
-    return "".join(json.dumps({"question": Q, "context": C, "response": R, f"k{i}": 1}) + "\n" for i in range(n)).encode()
+    records = (json.dumps({"question": Q, "context": C, "response": R, f"k{i}": 1}) + "\n" for i in range(n))
+    return "".join(records).encode()
 
 
 def one_context_many_times(path, n_rows: int = 20_000):
@@ -102,7 +103,8 @@ def test_refusing_the_repeated_context_takes_little_memory(tmp_path):
     path = one_context_many_times(tmp_path / "long.parquet")
     # The peak of the child's own memory (VmHWM starts afresh at exec; ru_maxrss would carry pytest's over).
     probe = ("import re, sys\nfrom sgi_core.io.limits import InputLimits\nfrom sgi_core.io.reading import read_table\n"
-             "try:\n    read_table(sys.argv[1], limits=InputLimits())\nexcept ValueError as err:\n    print(str(err)[:40])\n"
+             "try:\n    read_table(sys.argv[1], limits=InputLimits())\n"
+             "except ValueError as err:\n    print(str(err)[:40])\n"
              "print(int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) // 1024)")
     run = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -112,8 +114,8 @@ def test_refusing_the_repeated_context_takes_little_memory(tmp_path):
 
 
 def test_dictionary_encoded_text_with_missing_cells_reads_as_a_plain_read_does(tmp_path):
-    frame = pd.DataFrame({"question": ["q1", None, "q1", "q2"] * 3, "context": ["c"] * 12, "response": list("abcdefghijkl"),
-                          "score": np.arange(12) / 4})
+    frame = pd.DataFrame({"question": ["q1", None, "q1", "q2"] * 3, "context": ["c"] * 12,
+                          "response": list("abcdefghijkl"), "score": np.arange(12) / 4})
     path = tmp_path / "d.parquet"
     frame.to_parquet(path, row_group_size=5)
     pd.testing.assert_frame_equal(read_table(path, limits=InputLimits()), pd.read_parquet(path))

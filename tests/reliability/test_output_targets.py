@@ -84,7 +84,8 @@ def test_an_output_in_a_missing_folder_is_refused_before_scoring(tmp_path, capsy
 def test_a_killed_run_leaves_a_temporary_file_that_the_next_run_deletes(tmp_path):
     out = tmp_path / "out.csv"
     killed = ("import os, sys; from sgi_core.io.export import atomic_output\n"
-              "with atomic_output(sys.argv[1]) as handle:\n    handle.write(b'half a table'); handle.flush(); os._exit(9)")
+              "with atomic_output(sys.argv[1]) as handle:\n"
+              "    handle.write(b'half a table'); handle.flush(); os._exit(9)")
     run = subprocess.run([sys.executable, "-c", killed, str(out)], env={**os.environ, "PYTHONPATH": str(REPO)},
                          timeout=60)
     assert run.returncode == 9 and len(leftovers(tmp_path)) == 1

@@ -46,7 +46,8 @@ def test_million_rows_under_the_limit_are_read_whole_in_order(million_rows):
 def test_million_rows_above_the_limit_are_refused_unread(million_rows, monkeypatch, no_file_reads):
     monkeypatch.setenv("SGI_MAX_INPUT_MB", "10")
     size_mb = million_rows.stat().st_size / 2**20
-    message = f"the file is {size_mb:.1f} MB, larger than the 10 MB that can be read at once (file '{million_rows}'). {HINT}"
+    message = (f"the file is {size_mb:.1f} MB, larger than the 10 MB that can be read at once "
+               f"(file '{million_rows}'). {HINT}")
     with pytest.raises(SGIInputError, match=f"^{re.escape(message)}$"):
         read_table(million_rows)
 
@@ -70,7 +71,8 @@ def test_sparse_five_gigabyte_file_is_refused_unread(tmp_path, no_file_reads):
     with path.open("wb") as handle:
         handle.write(b"question,context,response\n")
         handle.truncate(5 * 2**30)
-    with pytest.raises(SGIInputError, match=r"^the file is 5120\.0 MB, larger than the 200 MB that can be read at once"):
+    with pytest.raises(SGIInputError,
+                       match=r"^the file is 5120\.0 MB, larger than the 200 MB that can be read at once"):
         read_table(path)
 
 
@@ -91,7 +93,8 @@ class EndlessStream(io.RawIOBase):
 
 def test_stream_of_unknown_size_is_cut_one_byte_past_the_limit():
     stream = EndlessStream()
-    with pytest.raises(SGIInputError, match=r"^the file is larger than the 1 MB that can be read at once \(file 'pipe.csv'\)"):
+    with pytest.raises(SGIInputError,
+                       match=r"^the file is larger than the 1 MB that can be read at once \(file 'pipe.csv'\)"):
         read_table(stream, name="pipe.csv", max_bytes=2**20)
     assert stream.bytes_read == 2**20 + 1
 
@@ -101,7 +104,8 @@ def test_upload_with_a_size_is_refused_before_it_is_read():
         size = 300 * 2**20
 
     upload = Upload()
-    with pytest.raises(SGIInputError, match=r"^the file is 300\.0 MB, larger than the 200 MB that can be read at once \(file 'big.csv'\)"):
+    with pytest.raises(SGIInputError, match=r"^the file is 300\.0 MB, larger than the 200 MB that can be read at once "
+                                            r"\(file 'big.csv'\)"):
         read_table(upload, name="big.csv")
     assert upload.bytes_read == 0
 
@@ -121,6 +125,6 @@ def test_limit_from_the_environment(monkeypatch):
 @pytest.mark.parametrize("value", ["abc", "0", "-5", "inf", "nan"])
 def test_bad_limit_in_the_environment_is_named(monkeypatch, value):
     monkeypatch.setenv("SGI_MAX_INPUT_MB", value)
-    with pytest.raises(SGIInputError, match=(f"^SGI_MAX_INPUT_MB must be a positive number of megabytes; got '{value}'. "
-                                              "Unset it to use the default of 200 MB$")):
+    with pytest.raises(SGIInputError, match=(f"^SGI_MAX_INPUT_MB must be a positive number of megabytes; "
+                                              f"got '{value}'. Unset it to use the default of 200 MB$")):
         read_table(b"question,context,response\nq,c,r\n", name="f.csv")
