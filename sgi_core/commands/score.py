@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from sgi_core.commands.options import (
     positive_int,
 )
 from sgi_core.commands.resource_options import add_resource_options, given_resources
-from sgi_core.detectors.registry import FAMILIES, RESOURCE_OPTIONS, per_row_families
+from sgi_core.detectors.registry import per_row_families
 from sgi_core.embedding import DEFAULT_MODEL
 from sgi_core.errors import SGIInputError
 from sgi_core.io.table_formats import DEFAULT_CHUNK_ROWS
@@ -40,6 +41,11 @@ def add_parser(subparsers) -> None:
                         "CSV/Parquet shards and writing a Parquet folder (pip install -r requirements-ray.txt)")
     p.add_argument("--address", default=None,
                    help="Ray cluster for --engine ray: 'auto' (the running one), ray://HOST:10001 (default: a local Ray)")
+    p.add_argument("--num-actors", type=positive_int, default=None,
+                   help="actors for --engine ray, each loading the models once (default: one per GPU of the cluster, "
+                        "else as many as its CPUs hold at --cpus-per-actor each)")
+    p.add_argument("--cpus-per-actor", type=positive_int, default=None,
+                   help="CPUs each actor of --engine ray asks for, and the threads its models run (default 1)")
     add_model_options(p)
     add_embedding_run_options(p)
     p.set_defaults(func=run)
@@ -48,9 +54,9 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     if args.engine == "ray":
         return _run_ray(args)
-    from sgi_core.embedding import EmbeddingCache, backend_used, load_encoder
+    from sgi_core.embedding import EmbeddingCache, load_encoder
     from sgi_core.io.export import check_output_path
-    from sgi_core.pipelines.local_engine import read_chunks, score_to_file
+    from sgi_core.pipelines.local_engine import read_chunks, score_to_file, scored_record
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.lines import score_summary_lines
 
@@ -61,10 +67,8 @@ def run(args) -> int:
     encoder = load_encoder(args.model, **model_load_options(args))
     resources = given_resources(args)
     cache = None if args.no_cache else EmbeddingCache(encoder.model_id)
-    scored_by = {"model": args.model, "precision": args.precision, "backend": backend_used(encoder),
-                 "context_strategy": args.context_strategy}
-    scored_by.update({option.field: option.record(resources[option.field]) for option in RESOURCE_OPTIONS.values()
-                      if option.provenance and option.field in resources})
+    scored_by = scored_record(args.model, encoder, precision=args.precision, context_strategy=args.context_strategy,
+                              resources=resources)
     summary = score_to_file(
         chunks, args.output, encoder, cache=cache, batch_size=args.batch_size,
         progress=EmbeddingProgress(args.model), warn=lambda text: print(f"warning: {text}", file=sys.stderr),
@@ -83,22 +87,20 @@ def _families(args) -> tuple[str, ...]:
 
 
 def _run_ray(args) -> int:
-    if _families(args):
-        flags = " ".join(FAMILIES[name].resource.flag if FAMILIES[name].resource else f"--{name}"
-                         for name in _families(args))
-        raise SGIInputError(f"detector columns ({flags}) are computed by the local engine only",
-                            hint=f"Leave out --engine ray, or score without {flags}")
     if args.label_map:
         raise SGIInputError("a label map (--label-map) is read by the local engine only",
                             hint="Leave out --engine ray, or write the labels as 1/0 first")
     from sgi_core.pipelines.ray_engine import score_with_ray
     from sgi_core.render.lines import score_summary_lines
 
+    # The resources are checked here, on the CPU, once; each actor loads them on its own device.
     summary = score_with_ray(
         args.input, args.output, model=args.model, address=args.address, device=args.device,
         precision=args.precision, batch_rows=args.chunk_rows, batch_size=args.batch_size,
         use_cache=not args.no_cache, label_positive=args.label_positive, trust_model_code=args.trust_model_code,
-        backend=args.backend, context_strategy=args.context_strategy,
+        backend=args.backend, context_strategy=args.context_strategy, concurrency=args.num_actors,
+        cpus_per_actor=args.cpus_per_actor, families=_families(args),
+        resources=given_resources(argparse.Namespace(**{**vars(args), "device": "cpu"})),
     )
     for line in score_summary_lines(summary, args.output):
         print(line, file=sys.stderr)

@@ -132,6 +132,67 @@ def _same_passage_column(frame: pd.DataFrame, passages_written: bool, warn) -> p
     return frame
 
 
+def score_chunk(table: TripleTable, encoder: Encoder, *, families: tuple[str, ...] = (),
+                resources: Mapping[str, tuple] | None = None, cache: EmbeddingCache | None = None,
+                batch_size: int = 64, progress: ProgressCallback | None = None,
+                context_strategy: str = DEFAULT_CONTEXT_STRATEGY) -> tuple[pd.DataFrame, int]:
+    """One chunk scored as both engines score it: :func:`~sgi_core.scoring.score_table`, then each family's columns.
+
+    Returns the scored rows and the number of texts encoded (the rest came from the cache).
+    The parameters are :func:`score_to_file`'s.
+
+    Raises
+    ------
+    SGIInputError
+        A family that is not fitted per row, or an input column already named like one of its columns.
+    """
+    if families:  # imported only here: the detector families pull in the statistics stack
+        from sgi_core.detectors.registry import DetectorInputs, per_row_family
+    chosen = [per_row_family(name) for name in families]
+    clash = [column for family in chosen for column in family.columns if column in table.frame.columns]
+    if clash:
+        raise SGIInputError(f"the file already has columns named {', '.join(clash)}, which the detector "
+                            "scores would overwrite", source=table.source, column=clash[0],
+                            hint="Rename or drop those columns, or score without those detectors")
+    pass_new_texts = [0]
+
+    def count(done: int, total: int) -> None:
+        pass_new_texts[0] = total  # the last call of an encoding pass carries its number of texts to encode
+        if progress is not None:
+            progress(done, total)
+
+    def encoded(step, *args, **kwargs):
+        pass_new_texts[0] = 0
+        result = step(*args, cache=cache, batch_size=batch_size, progress=count, **kwargs)
+        return result, pass_new_texts[0]
+
+    frame, n_new = encoded(score_table, table, encoder, context_strategy=context_strategy)
+    for family in chosen:
+        columns, n_family_new = encoded(
+            lambda **options: family.compute(DetectorInputs(table, encoder, resources=resources or {},
+                                                            **options)).columns)
+        frame, n_new = frame.join(columns), n_new + n_family_new
+    return frame, n_new
+
+
+def scored_record(model: str, encoder: Encoder, *, precision: str, context_strategy: str,
+                  resources: Mapping[str, tuple] | None = None) -> dict:
+    """What a scored Parquet file records of its scoring (:func:`sgi_core.io.scored.scored_with`).
+
+    The model's name, precision, backend that ran (:func:`~sgi_core.embedding.backend_used`) and
+    context strategy, and each resource given by name under its field
+    (:attr:`~sgi_core.detectors.resources.ResourceOption.record`).
+    """
+    from sgi_core.detectors.resources import RESOURCE_OPTIONS
+    from sgi_core.embedding import backend_used
+
+    record = {"model": model, "precision": precision, "backend": backend_used(encoder),
+              "context_strategy": context_strategy}
+    record.update({option.field: option.record(resources[option.field]) for option in RESOURCE_OPTIONS.values()
+                   if option.provenance and resources and option.field in resources})
+    return record
+
+
 def score_to_file(
     chunks: Iterator[TripleTable],
     output: str | os.PathLike,
@@ -201,21 +262,6 @@ def score_to_file(
                             f"Got {batch_size!r} instead.")
     start = time.perf_counter()
     check_output_path(output)
-    if families:  # imported only here: the detector families pull in the statistics stack
-        from sgi_core.detectors.registry import DetectorInputs, per_row_family
-    chosen = [per_row_family(name) for name in families]
-    pass_new_texts = [0]
-
-    def count(done: int, total: int) -> None:
-        pass_new_texts[0] = total  # the last call of an encoding pass carries its number of texts to encode
-        if progress is not None:
-            progress(done, total)
-
-    def encoded(step, *args, **kwargs):
-        pass_new_texts[0] = 0
-        result = step(*args, cache=cache, batch_size=batch_size, progress=count, **kwargs)
-        return result, pass_new_texts[0]
-
     rows = scored = new_texts = n_chunks = n_grounded = n_halluc = n_context_is_question = n_blank = 0
     label_column = passages_written = None
     with table_writer(output, scored_by=scored_by) as write:
@@ -224,20 +270,11 @@ def score_to_file(
             for text in table.warnings:
                 if warn is not None:
                     warn(text)
-            clash = [column for family in chosen for column in family.columns if column in table.frame.columns]
-            if clash:
-                raise SGIInputError(f"the file already has columns named {', '.join(clash)}, which the detector "
-                                    "scores would overwrite", source=table.source, column=clash[0],
-                                    hint="Rename or drop those columns, or score without those detectors")
-            frame, n_new = encoded(score_table, table, encoder, context_strategy=context_strategy)
+            frame, n_new = score_chunk(table, encoder, families=families, resources=resources, cache=cache,
+                                       batch_size=batch_size, progress=progress, context_strategy=context_strategy)
             if passages_written is None:
                 passages_written = PASSAGES_COLUMN in frame.columns
             frame = _same_passage_column(frame, passages_written, warn)
-            for family in chosen:
-                columns, n_family_new = encoded(
-                    lambda **options: family.compute(DetectorInputs(table, encoder, resources=resources or {},
-                                                                    **options)).columns)
-                frame, n_new = frame.join(columns), n_new + n_family_new
             write(frame)
             rows += len(frame)
             scored += int(np.isfinite(frame["sgi"].to_numpy(dtype=float)).sum())

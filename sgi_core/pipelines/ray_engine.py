@@ -36,28 +36,23 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 
-from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY, PASSAGES_COLUMN
-from sgi_core.embedding import EmbeddingCache, load_encoder
+from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
+from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.io.decoding import decodes
 from sgi_core.io.shards import find_shards as find_shards  # part of this engine's interface
 from sgi_core.io.shards import shard_format
 from sgi_core.io.triples import validate_triples
 from sgi_core.models.device import check_precision
-from sgi_core.pipelines.ray_rows import (
-    PRIVATE_FILE,
-    PRIVATE_KEY,
-    PRIVATE_ROW,
-    PRIVATE_SHARD,
-    NumberRows,
-    check_output,
-    keep_clashing_columns,
-)
-from sgi_core.scoring import ScoreSummary, score_table
+from sgi_core.pipelines.ray_models import checked_models
+from sgi_core.pipelines.ray_rows import NumberRows, check_output
+from sgi_core.pipelines.ray_scorer import Scorer, actor_pool
+from sgi_core.scoring import ScoreSummary
 
 #: Rows handed to an actor at a time; texts repeated within them are encoded once.
 DEFAULT_BATCH_ROWS = 10_000
@@ -140,54 +135,6 @@ def _read(shards: list[Path], columns: list[str]):
     return parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0]
 
 
-class _Scorer:
-    """Actor: loads the encoder once, then validates and scores the batches it is given."""
-
-    def __init__(self, model: str, device: str | None, precision: str, trust_model_code: bool, use_cache: bool,
-                 label_positive: str | None, batch_size: int, backend: str = "auto",
-                 context_strategy: str = DEFAULT_CONTEXT_STRATEGY):
-        self._encoder = load_encoder(model, device=device, precision=precision, trust_model_code=trust_model_code,
-                                     backend=backend)
-        self._cache = EmbeddingCache(self._encoder.model_id) if use_cache else None
-        self._label_positive = label_positive
-        self._batch_size = batch_size
-        self._context_strategy = context_strategy
-
-    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        keys = batch[PRIVATE_KEY].reset_index(drop=True)
-        raw = keep_clashing_columns(batch.drop(columns=PRIVATE_KEY).reset_index(drop=True))
-        scored = []
-        # A batch may end one shard and start the next: each shard's rows are validated with its own name.
-        for _, rows in keys.groupby(PRIVATE_SHARD, sort=False):
-            table = validate_triples(
-                raw.loc[rows.index].reset_index(drop=True), label_positive=self._label_positive,
-                source=rows[PRIVATE_FILE].iat[0], first_row=int(rows[PRIVATE_ROW].iat[0]), whole_file=False,
-            )
-            # Batches differ in whether their contexts are lists; the passages stay joined in "context".
-            frame = score_table(table, self._encoder, context_strategy=self._context_strategy, cache=self._cache,
-                                batch_size=self._batch_size).drop(columns=PASSAGES_COLUMN, errors="ignore")
-            frame["input_row"] = rows[PRIVATE_ROW].to_numpy()
-            frame["input_shard"] = rows[PRIVATE_SHARD].to_numpy()
-            frame["input_file"] = rows[PRIVATE_FILE].to_numpy(dtype=object)
-            scored.append(frame)
-        return pd.concat(scored, ignore_index=True)
-
-
-def _pool(concurrency: int | None, device: str | None) -> tuple[int, dict]:
-    """Actor count and each actor's resources: one GPU each when the cluster has GPUs (unless device is cpu), else one CPU."""
-    import ray
-
-    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
-                                    or concurrency < 1):
-        raise SGIInputError(f"The 'concurrency' parameter of score_with_ray must be an int >= 1. "
-                            f"Got {concurrency!r} instead.")
-    resources = ray.cluster_resources()
-    gpus = 0 if device == "cpu" else int(resources.get("GPU", 0))
-    if gpus:
-        return concurrency or gpus, {"num_gpus": 1, "num_cpus": 1}
-    return concurrency or max(1, int(resources.get("CPU", 1))), {"num_cpus": 1}
-
-
 def _input_error(err: BaseException, ray) -> SGIInputError | None:
     """The input error a Ray task failed with, as one line, or ``None`` for any other failure.
 
@@ -228,14 +175,19 @@ def score_with_ray(
     trust_model_code: bool = False,
     backend: str = "auto",
     context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
+    cpus_per_actor: int | None = None,
+    families: tuple[str, ...] = (),
+    resources: Mapping[str, tuple] | None = None,
 ) -> ScoreSummary:
     """Score CSV / Parquet shards on Ray and write a Parquet dataset with every row.
 
     Each output row carries the input columns, ``question``, ``context``,
     ``response``, ``label``, ``theta_qc``, ``theta_rq``, ``theta_rc`` (radians),
     ``sgi = theta_rq / (theta_rc + 1e-8)`` (high = grounded), ``sgi_status`` and its
-    order key ``input_shard``, ``input_row`` (with ``input_file``); rows are in no
-    particular order across files: sort by the order key for the input order.
+    order key ``input_shard``, ``input_row`` (with ``input_file``), and the columns of
+    ``families``, with the values of the local engine; rows are in no particular order
+    across files: sort by the order key for the input order. Every file records what
+    scored it, as the local engine's Parquet output does (:func:`sgi_core.io.scored.scored_with`).
 
     Parameters
     ----------
@@ -250,8 +202,11 @@ def score_with_ray(
         Ray cluster to join (``auto``, ``ray://host:10001``); default: the running
         one, else a local Ray started for this call and stopped after it.
     concurrency : int, optional
-        Encoder actors; default one per GPU of the cluster (each asks for one GPU
-        and one CPU), else one per CPU (each asks for one CPU).
+        Actors; default one per GPU of the cluster (each asks for one GPU and
+        ``cpus_per_actor`` CPUs), else as many as the cluster's CPUs hold
+        (:func:`~sgi_core.pipelines.ray_scorer.actor_pool`).
+    cpus_per_actor : int, optional
+        CPUs each actor asks for, and the threads its models run (default 1).
     device : str, optional
         Device inside each actor, as in ``load_encoder`` (default ``auto``);
         ``cpu`` makes CPU actors on a cluster with GPUs.
@@ -270,6 +225,14 @@ def score_with_ray(
     context_strategy : {"joined", "mean", "nearest"}, default "joined"
         As in :func:`sgi_core.scoring.score_table`. List contexts are scored as passages;
         the output keeps them joined in ``context`` (and in the input's own column).
+    families : tuple of str, default ()
+        Per-row detector families added to every row, as in
+        :func:`~sgi_core.pipelines.local_engine.score_to_file` (``("claims",)``, ``("grounding",)``).
+    resources : mapping of str -> tuple, optional
+        The families' resources loaded and checked here, on the driver (the grounding
+        models: folder copy, trust check, fingerprint, self-test); each actor loads them
+        again and refuses a folder whose fingerprint changed
+        (:mod:`sgi_core.pipelines.ray_models`).
 
     Returns
     -------
@@ -280,7 +243,8 @@ def score_with_ray(
     SGIInputError
         Ray not installed, no input files, an unreadable header, shards with other
         columns, an output that is not an empty folder, a model that does not load,
-        bad parameters, or rows that ``validate_triples`` refuses.
+        bad parameters, a family that is not fitted per row or whose columns the input
+        has, a resource actors cannot load, or rows that ``validate_triples`` refuses.
     """
     try:
         import ray
@@ -305,6 +269,15 @@ def score_with_ray(
     # (in fp32 on the CPU: the actors' device may run a precision this machine's CPU cannot).
     check_precision(precision)
     load_encoder(model, device="cpu", trust_model_code=trust_model_code, backend=backend)
+    checked = checked_models(resources or {}, backend=backend, trust_model_code=trust_model_code)
+    if families:  # a family the engine cannot add fails here, before Ray starts
+        from sgi_core.detectors.registry import per_row_family
+
+        clash = [c for name in families for c in per_row_family(name).columns if c in columns]
+        if clash:
+            raise SGIInputError(f"the shards already have columns named {', '.join(clash)}, which the detector "
+                                "scores would overwrite", source=str(shards[0]), column=clash[0],
+                                hint="Rename or drop those columns, or score without those detectors")
     started_here = not ray.is_initialized()
     if started_here:
         # A Ray started here listens on this machine's loopback address only (docs/SCALING.md).
@@ -317,10 +290,13 @@ def score_with_ray(
     # lists files in a task that needs a CPU, which the actors may all hold.
     context.target_max_block_size, context.use_datasource_v2 = _BLOCK_BYTES, False
     try:
-        size, per_actor = _pool(concurrency, device)
+        size, per_actor = actor_pool(concurrency, cpus_per_actor, device)
+        options = {"device": device, "precision": precision, "trust_model_code": trust_model_code, "backend": backend}
         dataset = _read(shards, columns).map_batches(
-            _Scorer, fn_constructor_args=(model, device, precision, trust_model_code, use_cache, label_positive,
-                                          batch_size, backend, context_strategy),
+            Scorer, fn_constructor_args=(model, options),
+            fn_constructor_kwargs={"use_cache": use_cache, "label_positive": label_positive, "batch_size": batch_size,
+                                   "context_strategy": context_strategy, "families": tuple(families),
+                                   "checked": checked},
             batch_format="pandas", batch_size=batch_rows, **per_actor,
             # One call at a time per actor: a call queued behind a busy actor would leave another idle.
             compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=1),

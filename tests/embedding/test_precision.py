@@ -12,7 +12,8 @@ from sgi_core.io.triples import load_triples
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.embedding.sentence_transformer import check_precision_runs
 from sgi_core.errors import SGIInputError
-from sgi_core.pipelines.ray_engine import _Scorer, score_with_ray
+from sgi_core.pipelines.ray_engine import score_with_ray
+from sgi_core.pipelines.ray_scorer import Scorer
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
@@ -115,5 +116,6 @@ def test_fp16_scores_on_the_cpu_close_to_fp32_and_are_cached_apart(tmp_path, iso
 
 @pytest.mark.slow
 def test_a_ray_actor_loads_its_model_at_the_precision_asked():
-    scorer = _Scorer("minilm", "cpu", "bf16", False, False, None, 64)
+    scorer = Scorer("minilm", {"device": "cpu", "precision": "bf16"}, use_cache=False, label_positive=None,
+                    batch_size=64)
     assert scorer._encoder.precision == "bf16" and scorer._encoder.cache_key.endswith("|bf16")
