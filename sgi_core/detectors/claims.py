@@ -19,6 +19,7 @@ from sgi_core.io.passages import row_passages
 from sgi_core.stats.checks import check_int
 from sgi_core.text.sentences import DEFAULT_MAX_WORDS, split_pieces
 
+
 def _texts(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     missing = [c for c in TEXT_COLUMNS if c not in frame.columns]
     if missing:

@@ -11,10 +11,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from sgi_core.text.sentences import CITATION, split_sentences
 from sgi_core.errors import SGIInputError
 from sgi_core.io.passages import row_passages
 from sgi_core.results import warn_undefined
+from sgi_core.text.sentences import CITATION, split_sentences
 
 #: Columns returned by :func:`specific_passages`.
 SPECIFIC_PASSAGES_COLUMNS = ("specific", "kind", "passages")

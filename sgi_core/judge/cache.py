@@ -21,9 +21,9 @@ import warnings
 from pathlib import Path
 
 from sgi_core.embedding.cache import private_file
-from sgi_core.models.cache_folder import default_cache_dir, private_folder
 from sgi_core.errors import SGIInputError
 from sgi_core.judge.prompts import PROMPT_VERSION, TASKS, AnswerError
+from sgi_core.models.cache_folder import default_cache_dir, private_folder
 
 _SQL_PARAMS = 900
 

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores, sentence_scores
-from sgi_core.text.sentences import split_pieces, split_sentences
 from sgi_core.embedding import EmbeddingCache, HashingEncoder
 from sgi_core.errors import SGIInputError
+from sgi_core.text.sentences import split_pieces, split_sentences
 
 
 @pytest.mark.parametrize(

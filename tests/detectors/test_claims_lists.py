@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from sgi_core.detectors.claims import claim_scores, sentence_scores
-from sgi_core.text.sentences import split_sentences
 from sgi_core.embedding import HashingEncoder
+from sgi_core.text.sentences import split_sentences
 
 NUMBERED = """Here is what the passages say:
 1. The Eiffel Tower is in Paris. (Passage 1)

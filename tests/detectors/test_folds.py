@@ -3,8 +3,8 @@ import pandas as pd
 import pytest
 
 from sgi_core.detectors import question_groups, reference_sets
-from sgi_core.stats.folds import crossfit_folds
 from sgi_core.errors import SGIInputError
+from sgi_core.stats.folds import crossfit_folds
 
 
 def partition(groups) -> list[int]:
