@@ -13,7 +13,7 @@ import sys
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import set_span_in_context
 
 #: Each child span lasts this long, one after another from the root's start (nanoseconds).
@@ -22,7 +22,7 @@ STEP_NS = 10_000_000
 
 def send(spec: dict) -> list[dict]:
     provider = TracerProvider(resource=Resource.create({"openinference.project.name": spec["project"]}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=spec["endpoint"], timeout=10)))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=spec["endpoint"], timeout=10)))
     tracer = provider.get_tracer("sgi-workbench-tests")
     sent = []
     for trace in spec["traces"]:
