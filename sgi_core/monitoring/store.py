@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sgi_core.embedding.cache import private_folder
+from sgi_core.models.cache_folder import private_folder
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 from sgi_core.review.store_files import open_regular
