@@ -55,8 +55,8 @@ CALIBRATION_BATCH = 16
 def fp32_encoder(model: str):
     """The torch-free ``onnx`` encoder of ``model`` and the path of its fp32 export (exported if missing)."""
     from sgi_core.embedding import load_encoder
-    from sgi_core.models.cache_folder import default_cache_dir
     from sgi_core.embedding.onnx_encoder import OnnxEncoder
+    from sgi_core.models.cache_folder import default_cache_dir
     from sgi_core.models.onnx_export import MODEL_FILE, export_folder
 
     encoder = load_encoder(model, device="cpu", backend="onnx")
@@ -112,8 +112,8 @@ def time_encodes(encoders: dict, texts: list[str], repeats: int, batch_size: int
 
 def table1(labels: np.ndarray, sgi: np.ndarray) -> tuple[float, float]:
     """Table 1's AUROC and Cohen's d of SGI (no bootstrap)."""
-    from sgi_core.evaluation import roc_analysis
     from sgi_core.stats.effect_size import effect_size
+    from sgi_core.stats.ranking import roc_analysis
 
     return roc_analysis(labels, sgi, n_boot=0).auroc, effect_size(labels, sgi, n_boot=0).cohens_d
 

@@ -64,10 +64,10 @@ BACKEND_VARIANTS = {"onnx": "onnx", "onnx_int8": "onnx-int8", "onnx_limit": "onn
 def run_table1(spec: dict) -> dict:
     """Table 1's AUROC and Cohen's d of SGI on ``spec['data']`` scored through ``spec['backend']``."""
     from sgi_core.embedding import EmbeddingCache, load_encoder
-    from sgi_core.evaluation import roc_analysis
     from sgi_core.io.triples import load_triples
     from sgi_core.scoring import score_table
     from sgi_core.stats.effect_size import effect_size
+    from sgi_core.stats.ranking import roc_analysis
 
     limit_threads(spec["threads"])
     encoder = load_encoder(spec["model"], device="cpu", backend=spec["backend"])

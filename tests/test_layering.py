@@ -440,7 +440,8 @@ def test_the_structure_checks_catch_planted_violations(tmp_path):
         "sgi_core/policy/__init__.py": "",
         "sgi_core/policy/file.py": "from sgi_core.monitoring.references import refs\n",
         "sgi_core/monitoring/__init__.py": "",
-        "sgi_core/monitoring/references.py": "def f():\n    from sgi_core.policy import file\n",
+        "sgi_core/monitoring/references.py": "def f():\n    from sgi_core.policy import rules\n",
+        "sgi_core/policy/rules.py": "",
         "dashboard/__init__.py": "",
         "dashboard/app_pages/__init__.py": "",
         "dashboard/app_pages/p.py": "n = int(ok.sum())\nk = frame['g'].nunique()\np = calibrator.probability(1.0)\n"

@@ -18,10 +18,10 @@ from dashboard import services, state
 from dashboard.services.resamples import REPORT_N_BOOT, app_resamples
 from sgi_core.detectors.claims import sentence_scores
 from sgi_core.detectors.support import FileSupports, file_supports, support_percentiles
-from sgi_core.evaluation import RocResult, roc_analysis
 from sgi_core.frames import take_rows
 from sgi_core.io.passages import row_passages
 from sgi_core.io.triples import TripleTable
+from sgi_core.stats.ranking import RocResult, roc_analysis
 
 __all__ = ["file_sentence_supports", "passages_of_row", "sentence_evidence", "sentence_support",
            "weakest_sentence_roc"]

@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.evaluation import evaluate, roc_analysis
+from sgi_core.evaluation import evaluate
 from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.stats.bootstrap import two_sample_ci
+from sgi_core.stats.ranking import roc_analysis
 
 
 def _one_grounded_row(n_halluc=9):

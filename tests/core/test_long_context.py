@@ -6,7 +6,6 @@ import pytest
 
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import UndefinedStatisticWarning
 from sgi_core.geometry import pairwise_angle
 from sgi_core.io.triples import validate_triples
 from sgi_core.long_context import (
@@ -16,6 +15,7 @@ from sgi_core.long_context import (
     split_into_windows,
     truncation_report,
 )
+from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.scoring import score_table
 
 LONG = " ".join(f"Sentence {i} tells about the river Danube and its bridges." for i in range(60))

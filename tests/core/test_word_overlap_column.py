@@ -9,11 +9,11 @@ import pytest
 from sgi_core.columns import WORD_OVERLAP_COLUMN
 from sgi_core.embedding import HashingEncoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import UndefinedStatisticWarning
 from sgi_core.io.limits import InputLimits
 from sgi_core.io.reading import read_table
 from sgi_core.io.scored import scored_table
 from sgi_core.io.triples import load_triples, validate_triples
+from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.scores import baselines, oriented_scores
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV

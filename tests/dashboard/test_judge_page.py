@@ -9,7 +9,6 @@ import pytest
 from dashboard.services import judging
 from dashboard.views import texts
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import roc_analysis
 from sgi_core.evaluation.detectors import compare_detectors
 from sgi_core.io.triples import load_triples
 from sgi_core.judge import (
@@ -21,6 +20,7 @@ from sgi_core.judge import (
     run_judge,
 )
 from sgi_core.projection import sample_rows
+from sgi_core.stats.ranking import roc_analysis
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import assert_clean, goto, metric
 from tests.judge.fake_server import FakeServer

@@ -11,12 +11,12 @@ from scipy.stats import percentileofscore
 from dashboard.app_pages.review_panel import label_button_key
 from dashboard.views.evidence import evidence_caption, percentile_shade
 from sgi_core.detectors.claims import sentence_scores
-from sgi_core.text.sentences import split_sentences
 from sgi_core.detectors.support import FileSupports, file_supports
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation import roc_analysis
 from sgi_core.io.triples import load_triples
 from sgi_core.render.numbers import format_ci
+from sgi_core.stats.ranking import roc_analysis
+from sgi_core.text.sentences import split_sentences
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import app_n_boot, assert_clean, goto, upload
 from tests.dashboard.test_review_page import label, review, shown_row  # noqa: F401 (the fixture)

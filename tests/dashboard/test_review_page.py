@@ -10,7 +10,6 @@ import pytest
 
 from dashboard.app_pages.review_panel import label_button_key
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation import roc_analysis
 from sgi_core.io.triples import load_triples
 from sgi_core.judge.cache import AnswerCache
 from sgi_core.judge.client import JudgeClient
@@ -18,6 +17,7 @@ from sgi_core.judge.runner import plan_judging
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
 from sgi_core.scoring import score_table
 from sgi_core.stats.kappa import cohens_kappa
+from sgi_core.stats.ranking import roc_analysis
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import assert_clean, goto, metric, upload
 

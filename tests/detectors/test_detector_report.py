@@ -10,11 +10,11 @@ from sgi_core.cli import main
 from sgi_core.detectors import REFERENCE_DETECTORS, question_groups, reference_scores
 from sgi_core.detectors.report import detector_report, detector_scores
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation import roc_analysis
 from sgi_core.io.triples import load_triples
 from sgi_core.scores.baselines import response_length
 from sgi_core.scoring import embed_table, score_table
 from sgi_core.stats.length_matched import length_matched_auroc
+from sgi_core.stats.ranking import roc_analysis
 from tests.conftest import SAMPLE_CSV
 
 NAMES = (*REFERENCE_DETECTORS, "claim_min_support", "claim_mean_support", "combined")

@@ -9,14 +9,14 @@ import pytest
 from scipy.stats import percentileofscore
 
 from sgi_core.detectors.claims import claim_scores, passage_pieces, sentence_scores
-from sgi_core.text.sentences import split_pieces
 from sgi_core.detectors.registry import FAMILIES, DetectorInputs
 from sgi_core.detectors.specifics import row_specifics, specific_passages, specifics_scores
 from sgi_core.detectors.support import FileSupports, file_supports, support_percentiles
 from sgi_core.embedding import HashingEncoder, load_encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import UndefinedStatisticWarning
 from sgi_core.io.triples import load_triples, validate_triples
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.text.sentences import split_pieces
 from tests.conftest import SAMPLE_CSV
 from tests.detectors.test_claims import VECTORS, TableEncoder
 

@@ -22,13 +22,15 @@ from sgi_core.detectors.registry import (
 from sgi_core.detectors.report import check_kinds, detector_report
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import length_matched_auroc, response_length, roc_analysis
 from sgi_core.evaluation.judgement import PROTOCOLS
 from sgi_core.io.triples import load_triples
 from sgi_core.scores import ScoreSpec
+from sgi_core.scores.baselines import response_length
 from sgi_core.scoring import score_table
 from sgi_core.stats.effect_size import effect_size
 from sgi_core.stats.folds import crossfit_folds
+from sgi_core.stats.length_matched import length_matched_auroc
+from sgi_core.stats.ranking import roc_analysis
 from tests.conftest import SAMPLE_CSV
 
 

@@ -14,10 +14,13 @@ from sgi_core.detectors.report import detector_report
 from sgi_core.detectors.specifics import names_in, numbers_in, row_specifics, specifics_scores
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import UndefinedStatisticWarning, length_matched_auroc, response_length, roc_analysis
 from sgi_core.io.triples import load_triples
 from sgi_core.render.numbers import format_ci
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.scores.baselines import response_length
 from sgi_core.scoring import score_table
+from sgi_core.stats.length_matched import length_matched_auroc
+from sgi_core.stats.ranking import roc_analysis
 from tests.conftest import SAMPLE_CSV
 
 

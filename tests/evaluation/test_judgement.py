@@ -6,10 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from sgi_core.evaluation import length_matched_auroc, roc_analysis
 from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.stats import bootstrap
 from sgi_core.stats.effect_size import effect_size
+from sgi_core.stats.length_matched import length_matched_auroc
+from sgi_core.stats.ranking import roc_analysis
 
 
 def test_hand_computed_toy_case():

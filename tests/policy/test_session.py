@@ -5,7 +5,6 @@ import pandas as pd
 import pytest
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import fit_calibrator
 from sgi_core.policy.sessions import (
     FLAG_COLUMN,
     PROBABILITY_COLUMN,
@@ -15,6 +14,7 @@ from sgi_core.policy.sessions import (
     new_session,
     session_to_json,
 )
+from sgi_core.stats.calibration import fit_calibrator
 
 
 @pytest.fixture

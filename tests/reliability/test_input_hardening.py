@@ -9,7 +9,6 @@ import pytest
 
 from sgi_core.cli import main
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import fit_calibrator
 from sgi_core.io import chunks
 from sgi_core.io.export import to_csv_bytes
 from sgi_core.io.reading import read_table
@@ -17,6 +16,7 @@ from sgi_core.io.triples import load_triples, validate_triples
 from sgi_core.jsonio import MAX_JSON_DEPTH
 from sgi_core.policy.sessions import FLAG_COLUMN, PROBABILITY_COLUMN, apply_session
 from sgi_core.retrieval import parse_id_list, retrieval_metrics_from_frame
+from sgi_core.stats.calibration import fit_calibrator
 from tests.reliability.hostile_files import TRIPLE, csv_lines
 
 

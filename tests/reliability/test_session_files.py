@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import Calibrator, fit_calibrator
 from sgi_core.policy.sessions import data_fingerprint, load_session, new_session, session_to_json
+from sgi_core.stats.calibration import Calibrator, fit_calibrator
 
 FRAME = pd.DataFrame({"question": ["q1", "q2", "q3", "q4"], "context": ["c1", "c2", "c3", "c4"],
                       "response": ["r1", "r2", "r3", "r4"], "label": [1.0, 0.0, 1.0, 0.0], "sgi": [1.4, 0.7, 1.1, 0.9]})

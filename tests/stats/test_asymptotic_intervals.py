@@ -8,12 +8,12 @@ import pytest
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import evaluate, roc_analysis
-from sgi_core.evaluation.report import trivial_names
+from sgi_core.evaluation import evaluate
+from sgi_core.scores.selection import trivial_names
 from sgi_core.scores import oriented_scores
 from sgi_core.stats import bootstrap
 from sgi_core.stats.effect_size import EffectSizeResult, cohens_d_variance, effect_size
-from sgi_core.stats.ranking import RocResult, delong_ci
+from sgi_core.stats.ranking import RocResult, delong_ci, roc_analysis
 
 
 def skewed(seed: int = 1, n_valid: int = 4000, n_halluc: int = 6000):

@@ -6,7 +6,8 @@ import pytest
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import AgreementResult, UndefinedStatisticWarning, cross_model_agreement
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats.correlation import AgreementResult, cross_model_agreement
 
 
 def test_hand_computed_toy():

@@ -8,8 +8,8 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import RocResult, UndefinedStatisticWarning, auroc, roc_analysis
-from sgi_core.stats.ranking import _auroc_of_levels
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats.ranking import RocResult, _auroc_of_levels, auroc, roc_analysis
 
 
 def brute_force_auroc(valid, halluc):
@@ -138,7 +138,7 @@ def test_json_round_trip_keeps_infinite_first_threshold():
 
 
 def test_score_percentile_against_brute_force():
-    from sgi_core.evaluation import score_percentile
+    from sgi_core.stats.ranking import score_percentile
 
     rng = np.random.default_rng(4)
     values = rng.normal(size=501)
