@@ -1,6 +1,6 @@
-"""Monitoring a saved policy on new, unlabelled runs.
+"""Monitoring a saved policy on new, unlabelled runs, against the references the policy keeps
+(:mod:`sgi_core.policy.references`).
 
-- :mod:`~sgi_core.monitoring.references`: the per-class reference quantiles a policy keeps, and their mixture;
 - :mod:`~sgi_core.monitoring.prevalence`: the run's hallucination rate corrected for the policy's error rates;
 - :mod:`~sgi_core.monitoring.shift`: whether the run moved beyond its rate (goodness of fit per feature);
 - :mod:`~sgi_core.monitoring.revalidation`: the policy judged again on a labelled random sample of the run;

@@ -1,7 +1,7 @@
 """Has a run moved beyond its hallucination rate? A goodness-of-fit test per monitored feature.
 
 Under prior shift alone a run's feature ``x`` follows the mixture of the policy's two class
-references weighted by the run's rate ``r`` (:func:`~sgi_core.monitoring.references.mixture_cdf`);
+references weighted by the run's rate ``r`` (:func:`~sgi_core.policy.references.mixture_cdf`);
 that is what the corrected rate assumes. For each feature the run's values are tested
 against that mixture with the Kolmogorov-Smirnov statistic ``D(r) = sup_x |F_run(x) - F_r(x)|``
 (Kolmogorov 1933, Smirnov 1948; :func:`ks_statistics` is :func:`scipy.stats.ks_1samp`'s statistic
@@ -45,7 +45,7 @@ import numpy as np
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.monitoring.references import CLASSES, FEATURE_NAMES, MIN_EVENTS_PER_CLASS, class_cdf
+from sgi_core.policy.references import CLASSES, FEATURE_NAMES, MIN_EVENTS_PER_CLASS, class_cdf
 from sgi_core.results import JsonResult
 
 #: Fewest finite values of a feature in a run for its test.
@@ -65,7 +65,7 @@ class FeatureShift(JsonResult):
     Attributes
     ----------
     feature : str
-        :data:`~sgi_core.monitoring.references.FEATURE_NAMES`.
+        :data:`~sgi_core.policy.references.FEATURE_NAMES`.
     statistic : float
         Kolmogorov-Smirnov ``D``.
     p_value, p_holm : float
@@ -183,7 +183,7 @@ def shift_check(features: dict, references: dict | None, rate_range=(0.0, 1.0), 
     Parameters
     ----------
     features : dict of str to array_like
-        The run's features (:func:`~sgi_core.monitoring.references.feature_values`); NaN left out.
+        The run's features (:func:`~sgi_core.policy.references.feature_values`); NaN left out.
     references : dict or None
         The policy's ``references``; None for a policy that keeps none (nothing is tested, saying so).
     rate_range : (float, float), default (0, 1)

@@ -14,7 +14,7 @@ The verdict (:data:`STATUSES`), first that applies:
 
 * ``"not validated"``: the policy's own record does not validate its score (a forced policy's
   held-out AUROC interval holds 0.5, or its held-out rows hold fewer than
-  :data:`~sgi_core.monitoring.references.MIN_EVENTS_PER_CLASS` rows of a class), or the run's
+  :data:`~sgi_core.policy.references.MIN_EVENTS_PER_CLASS` rows of a class), or the run's
   labelled sample does not (its AUROC interval holds 0.5 or lies below it);
 * with the labelled sample: ``"over limit"`` when the verified rate or the flag share lies above
   a limit beyond its sampling error (the interval's lower bound is above it), else ``"holds"``;
@@ -35,7 +35,7 @@ import numpy as np
 
 from sgi_core.evaluation.validation import ScoreValidation, validate_from_policy
 from sgi_core.monitoring.prevalence import CorrectedRate, corrected_rate
-from sgi_core.monitoring.references import (
+from sgi_core.policy.references import (
     MIN_EVENTS_PER_CLASS,
     answering_systems,
     feature_label,
@@ -135,7 +135,7 @@ def record_validation(policy) -> ScoreValidation:
 
     A forced ("offer anyway") policy records a held-out AUROC interval that holds 0.5 and is
     refused by :func:`~sgi_core.evaluation.validation.validate_from_policy`; a policy whose held-out
-    rows hold fewer than :data:`~sgi_core.monitoring.references.MIN_EVENTS_PER_CLASS` rows of a
+    rows hold fewer than :data:`~sgi_core.policy.references.MIN_EVENTS_PER_CLASS` rows of a
     class is refused here, whatever its AUROC.
     """
     validation = validate_from_policy(policy.score_column, policy, model=None)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sgi_core.columns import CONTEXT_STRATEGIES
 from sgi_core.errors import SGIInputError
-from sgi_core.monitoring.references import MAX_ANSWERING_SYSTEMS, references_problem
+from sgi_core.policy.references import MAX_ANSWERING_SYSTEMS, references_problem
 from sgi_core.policy.saved_json import check_fields, check_schema, is_number, read_calibrator, read_json_object
 from sgi_core.results import JsonResult
 from sgi_core.stats.thresholds import CHOICE_METHODS
@@ -84,11 +84,11 @@ class Policy(JsonResult):
         in policies of versions before 6.
     references : dict or None
         Per-class quantiles of the monitored features on the held-out rows
-        (:func:`~sgi_core.monitoring.references.class_references`), which the monitor's shift
+        (:func:`~sgi_core.policy.references.class_references`), which the monitor's shift
         check tests a run against; the score's are required from version 6. None in policies of versions before 6.
     answering_systems : tuple of str or None
         The models or systems that wrote the answers of the policy's rows, where its file named them
-        (:func:`~sgi_core.monitoring.references.answering_systems`); the monitor says when a run's differ. None
+        (:func:`~sgi_core.policy.references.answering_systems`); the monitor says when a run's differ. None
         when unrecorded (always before version 7).
     schema, version : str, int
     """

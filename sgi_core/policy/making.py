@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from sgi_core.errors import SGIInputError
-from sgi_core.monitoring.references import class_references
+from sgi_core.policy.references import class_references
 from sgi_core.policy.file import NOT_SCORE_COLUMNS, Policy
 from sgi_core.results import JsonResult
 from sgi_core.stats.calibration import fit_calibrator
@@ -193,16 +193,16 @@ def make_policy(
     Besides the held-out rates the policy records the confusion counts behind them
     (what :func:`~sgi_core.monitoring.prevalence.corrected_rate` needs) and, per class, the
     quantiles of the score and of ``features`` on the held-out rows
-    (:func:`~sgi_core.monitoring.references.class_references`), which the monitor tests a
+    (:func:`~sgi_core.policy.references.class_references`), which the monitor tests a
     new run against.
 
     Parameters
     ----------
     features : dict of str to array_like of shape (n,), optional
-        Further monitored features of every row (:func:`~sgi_core.monitoring.references.feature_values`:
+        Further monitored features of every row (:func:`~sgi_core.policy.references.feature_values`:
         response and context length, theta(q,c)); the score is always kept.
     answering_systems : tuple of str, optional
-        The models or systems that wrote the answers (:func:`~sgi_core.monitoring.references.answering_systems`
+        The models or systems that wrote the answers (:func:`~sgi_core.policy.references.answering_systems`
         of the file), recorded so that the monitor can say when a run's answers come from another.
 
     Returns

@@ -215,7 +215,7 @@ def test_help_states_the_exit_codes_and_the_default_sample(capsys):
 
 
 def test_a_policy_on_a_score_the_tool_computes_is_monitored_on_a_plain_file(tmp_path, capsys):
-    from sgi_core.monitoring.references import feature_values
+    from sgi_core.policy.references import feature_values
     from sgi_core.policy.file import policy_to_json
     from sgi_core.policy.making import make_policy
     from sgi_core.scores.baselines import neg_response_length

@@ -98,7 +98,7 @@ def test_an_older_policy_loads_without_counts_or_references():
 
 def test_gate_scoring_the_file_itself_writes_every_feature_into_the_policy(tmp_path):
     from sgi_core.cli import main
-    from sgi_core.monitoring.references import FEATURE_NAMES
+    from sgi_core.policy.references import FEATURE_NAMES
     from sgi_core.policy.file import load_policy
     from tests.conftest import SAMPLE_CSV
 

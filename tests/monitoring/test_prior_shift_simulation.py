@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.monitoring.references import feature_values
+from sgi_core.policy.references import feature_values
 from sgi_core.monitoring.summary import monitor_run
 from sgi_core.policy.making import make_policy
 

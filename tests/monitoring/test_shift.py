@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.monitoring.references import class_cdf, class_references, feature_values, mixture_cdf
+from sgi_core.policy.references import class_cdf, class_references, feature_values, mixture_cdf
 from sgi_core.monitoring.shift import BETA, holm, ks_statistics, shift_check
 
 

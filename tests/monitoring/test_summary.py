@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from sgi_core.errors import SGIInputError
-from sgi_core.monitoring.references import MIN_EVENTS_PER_CLASS
+from sgi_core.policy.references import MIN_EVENTS_PER_CLASS
 from sgi_core.monitoring.sample import plan_sample, sample_order, sample_problem
 from sgi_core.monitoring.summary import STATUSES, monitor_run, record_validation
 from sgi_core.policy.making import make_policy
