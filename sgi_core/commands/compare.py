@@ -71,13 +71,14 @@ def run(args) -> int:
         if note:
             print(f"note: {note}", file=sys.stderr)
     policy = load_policy(args.policy) if args.policy is not None else None
+    resources = given_resources(args)
     scorer = model_scorer(args.model, load_options=model_load_options(args), batch_size=args.batch_size,
                           use_cache=not args.no_cache, progress=EmbeddingProgress(args.model),
-                          context_strategy=args.context_strategy, resources=given_resources(args))
+                          context_strategy=args.context_strategy, resources=resources)
     threshold = None if policy is None else (policy.score_column, policy.threshold)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)
-        pair = read_runs(args, (args.base, args.new), scorer, args.model)
+        pair = read_runs(args, (args.base, args.new), scorer, args.model, resources=resources)
         if policy is not None and policy.model != (pair.model or args.model):
             print(f"note: the policy's threshold is in {policy.model}'s units; these runs were scored with "
                   f"{pair.model or args.model} (pass --model {policy.model})", file=sys.stderr)

@@ -96,11 +96,13 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabell
 
     A file's ``sgi`` column is used unless ``rescore`` (``--model`` was given); its maker
     is what a scored Parquet file records (:func:`~sgi_core.io.scored.scored_with`),
-    None when unrecorded. SGI computed here is made by ``model`` at ``--precision``.
+    None when unrecorded. SGI computed here is made by ``model`` at ``--precision``. Another
+    score is the file's column, or a baseline computed from the texts
+    (:func:`~sgi_core.io.scored.file_scores`).
     """
     import numpy as np
 
-    from sgi_core.io.scored import scored_with
+    from sgi_core.io.scored import file_scores, scored_with
     from sgi_core.io.triples import load_triples
     from sgi_core.policy.file import NOT_SCORE_COLUMNS
 
@@ -116,15 +118,16 @@ def _file_scores(args, score_column: str, model: str, *, rescore: bool, unlabell
                             hint="Add a label column (1 = grounded, 0 = hallucinated), or pass --labels FILE; with "
                                  "--policy an unlabelled file is held to the policy's flag rate")
     frame = table.frame
-    # load_triples keeps input columns named like the ones it adds (sgi, ...) under an input_ prefix.
-    present = next((c for c in (f"input_{score_column}", score_column) if c in frame.columns), None)
-    if score_column != "sgi" or (present is not None and not rescore):
-        if present is None:
-            raise SGIInputError(f"score column '{score_column}' is not in the file", source=table.source)
+    recorded = scored_with(args.input)
+    # The file's own column (the one its scoring record describes), or a baseline computed from the texts.
+    scores = None if rescore and score_column == "sgi" else file_scores(table, score_column, recorded=recorded)
+    if scores is None and score_column != "sgi":
+        raise SGIInputError(f"score column '{score_column}' is not in the file", source=table.source,
+                            hint="Score the file with `python -m sgi_core score` (and the options that add the column)")
+    if scores is not None:
         if score_column == "sgi":
             print("note: using the file's sgi column; pass --model to score the file again", file=sys.stderr)
-        scores = _numeric(frame[present], table.source, score_column)
-        made_by = scored_with(args.input) if score_column == "sgi" else None
+        made_by = recorded if score_column == "sgi" else None
     else:
         from sgi_core.embedding import EmbeddingCache, backend_used, load_encoder
         from sgi_core.progress import EmbeddingProgress
@@ -160,18 +163,6 @@ def _check_both_classes(labels: np.ndarray, scores: np.ndarray, source: str, sco
             "are undefined", source=source, hint="Gate a file with rows of both classes")
 
 
-def _numeric(column, source: str, name: str) -> np.ndarray:
-    import numpy as np
-    import pandas as pd
-
-    values = pd.to_numeric(column.replace("", np.nan), errors="coerce")
-    bad = values.isna() & column.replace("", np.nan).notna()
-    if bad.any():
-        raise SGIInputError(f"score column '{name}' holds values that are not numbers", source=source,
-                            column=name, rows=(np.flatnonzero(bad.to_numpy()) + 1).tolist())
-    return values.to_numpy(dtype=np.float64)
-
-
 def _auroc_line(labels, scores, n_boot: int, seed: int):
     """The AUROC of the scores with its interval, as ``write_policy`` prints it, and the interval."""
     from sgi_core.evaluation.verdict import standing_of
@@ -199,9 +190,24 @@ def _groups(args, table):
     return table.frame[column].astype(str).to_numpy(dtype=object)
 
 
+def _scored_labels(labels: np.ndarray, scores: np.ndarray, score_column: str) -> np.ndarray:
+    """The labels of the rows with a score; a row without one (a response with no content word for the word
+    overlap) is said and left out of the policy, its held-out counts and its references alike."""
+    import numpy as np
+
+    from sgi_core.errors import format_rows
+
+    unscored = ~np.isfinite(scores) & ~np.isnan(labels)
+    if not unscored.any():
+        return labels
+    print(f"note: {int(unscored.sum())} labelled rows have no '{score_column}' score and are left out of the policy: "
+          f"{format_rows((np.flatnonzero(unscored) + 1).tolist())}", file=sys.stderr)
+    return np.where(unscored, np.nan, labels)
+
+
 def _write_policy(args) -> int:
     from sgi_core.io.output_paths import check_output_file
-    from sgi_core.monitoring.references import answering_systems, feature_values
+    from sgi_core.policy.references import answering_systems, feature_values
     from sgi_core.policy.making import make_policy
     from sgi_core.policy.rules import save_policy, write_refusal
     from sgi_core.render.lines import policy_lines
@@ -213,6 +219,7 @@ def _write_policy(args) -> int:
         print(f"note: the file does not record which model made its sgi column (only a Parquet file written by "
               f"`score` does); the policy records {DEFAULT_MODEL}: pass --model to score the file again with a "
               "known model", file=sys.stderr)
+    labels = _scored_labels(labels, scores, args.score_column)
     line, standing = _auroc_line(labels, scores, args.n_boot, args.seed)
     print(line)
     refusal = write_refusal(standing, args.score_column)

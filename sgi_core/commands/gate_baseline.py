@@ -79,12 +79,13 @@ def run(args) -> int:
         if note:
             print(f"note: {note}", file=sys.stderr)
     model = args.model or DEFAULT_MODEL
+    resources = given_resources(args)
     scorer = model_scorer(model, load_options=model_load_options(args), batch_size=args.batch_size,
                           use_cache=not args.no_cache, progress=EmbeddingProgress(model),
-                          context_strategy=args.context_strategy, resources=given_resources(args))
+                          context_strategy=args.context_strategy, resources=resources)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedStatisticWarning)
-        pair = read_runs(args, (args.baseline, args.input), scorer, model)
+        pair = read_runs(args, (args.baseline, args.input), scorer, model, resources=resources)
         missing = [s for s in scores if s not in pair.matched.scores]
         if missing:
             from sgi_core.errors import SGIInputError

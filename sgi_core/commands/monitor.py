@@ -84,24 +84,19 @@ def _run_frame(args, policy):
     the policy's model) and labels."""
     import numpy as np
 
-    from sgi_core.commands.gate import _numeric
     from sgi_core.embedding import backend_used
-    from sgi_core.io.scored import scored_with
+    from sgi_core.io.scored import file_scores, scored_with
     from sgi_core.io.triples import load_triples
-    from sgi_core.scores.registry import SCORES
 
     table = labelled_table(args, load_triples(args.input, label_positive=args.label_positive,
                                               label_map=label_map_option(args)))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     frame, column = table.frame, policy.score_column
-    present = next((c for c in (f"input_{column}", column) if c in frame.columns), None)
-    if present is not None:
-        scores = _numeric(frame[present], table.source, column)
-        return table, frame, scores, scored_with(args.input) if column == "sgi" else None
-    spec = SCORES.get(column)
-    if spec is not None and spec.kind == "baseline":  # computed from the texts, as for the policy's own file
-        return table, frame, spec.oriented(spec.raw_values(frame)), None
+    recorded = scored_with(args.input)
+    scores = file_scores(table, column, recorded=recorded)
+    if scores is not None:
+        return table, frame, scores, recorded if column == "sgi" else None
     if column != "sgi":
         raise SGIInputError(f"score column '{column}' of the policy is not in the file", source=table.source)
     from sgi_core.embedding import EmbeddingCache, load_encoder

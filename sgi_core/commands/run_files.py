@@ -14,11 +14,12 @@ def made_by(path, run_, model: str, precision: str, context_strategy: str) -> di
     return scored_with(path)
 
 
-def read_runs(args, paths, scorer, model: str):
+def read_runs(args, paths, scorer, model: str, *, resources=None):
     """Both runs (``paths``: base, new) read, labelled by ``--labels`` and paired; notes go to stderr.
 
     Files without SGI are scored with ``scorer`` (``model``); runs scored with another
     model, precision or backend are refused (:func:`sgi_core.runs.pairing.pair_runs`).
+    ``resources`` (the grounding models given) add their columns to scored files too.
     """
     from sgi_core.commands.label_option import check_every_source_matched, labelled_run, read_label_sets
     from sgi_core.runs.pairing import pair_runs
@@ -28,7 +29,7 @@ def read_runs(args, paths, scorer, model: str):
     runs, recorded = [], []
     for path in paths:
         run_ = load_run(path, scorer=scorer, label_positive=args.label_positive, key=args.key,
-                        hallucinated_high=getattr(args, "hallucinated_high", ()))
+                        hallucinated_high=getattr(args, "hallucinated_high", ()), resources=resources)
         for warning in run_.warnings:
             print(f"warning: {run_.source}: {warning}", file=sys.stderr)
         run_, _ = labelled_run(run_, label_sets)

@@ -230,3 +230,54 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
     added = scores.columns.intersection([*SCORE_COLUMNS, WORD_OVERLAP_COLUMN])
     table = TripleTable(scores.drop(columns=added), source, mapping, "grounded", unscorable, warnings)
     return table, scores
+
+
+def file_score_column(table: TripleTable, column: str, *, recorded: dict | None) -> str | None:
+    """The column of ``table.frame`` that holds the file's own ``column``, or None where the file has none.
+
+    The reader keeps a file's column named like one it adds under an ``input_`` prefix
+    (``table.renamed``), and a file scored by ``score`` keeps a column the input already
+    held under that prefix too: a file holding both ``sgi`` and ``input_sgi`` holds the
+    fresh scores and the user's old column. The fresh one is read where the file records
+    its scoring (``recorded``, :func:`scored_with`); without a record nothing says which is
+    which, and the file is refused. A file holding only ``input_<column>`` is read from it.
+
+    Raises
+    ------
+    SGIInputError
+        Both columns, and no scoring record.
+    """
+    prefixed = f"input_{column}"
+    own = table.renamed.get(column, column if column in table.frame.columns and column not in table.renamed.values()
+                            else None)
+    old = prefixed if prefixed in table.frame.columns and prefixed not in table.renamed.values() else None
+    if own is not None and old is not None and recorded is None:
+        raise SGIInputError(f"the file holds both '{column}' and '{prefixed}' (a column it held before it was scored) "
+                            "and no record of its scoring says which is fresh", source=table.source,
+                            column=prefixed, hint=f"Drop or rename '{prefixed}', or score the file again to Parquet "
+                                                  "(`python -m sgi_core score`), which records its scoring")
+    return own if own is not None else old
+
+
+def file_scores(table: TripleTable, column: str, *, recorded: dict | None) -> np.ndarray | None:
+    """The file's values of score column ``column`` (:func:`file_score_column`), else a baseline computed from its
+    texts (oriented higher = grounded, :data:`~sgi_core.scores.registry.SCORES`); None otherwise (SGI to be scored).
+
+    Raises
+    ------
+    SGIInputError
+        Both columns without a scoring record, or cells of the column that are not numbers (with their rows).
+    """
+    from sgi_core.scores.registry import SCORES
+
+    present = file_score_column(table, column, recorded=recorded)
+    if present is not None:
+        values, bad = numbers_in(table.frame[present])
+        if len(bad):
+            raise SGIInputError(f"score column '{column}' holds values that are not numbers", source=table.source,
+                                column=column, rows=(bad + 1).tolist())
+        return values.to_numpy(dtype=np.float64)
+    spec = SCORES.get(column)
+    if spec is not None and spec.kind == "baseline":  # computed from the texts, as for the policy's own file
+        return spec.oriented(spec.raw_values(table.frame))
+    return None

@@ -101,7 +101,7 @@ def _is_excluded(column: str, table: TripleTable) -> bool:
 
 
 def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_positive: str | None = None,
-             key: str | None = None, hallucinated_high=()) -> Run:
+             key: str | None = None, hallucinated_high=(), resources: Mapping[str, tuple] | None = None) -> Run:
     """Validate a run's raw frame, score it when it carries no SGI, and orient its scores.
 
     Parameters
@@ -119,6 +119,9 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
         The matching column, never compared as a score.
     hallucinated_high : iterable of str
         Imported columns where a high value means hallucinated (negated as ``neg_<name>``).
+    resources : mapping of str -> tuple, optional
+        Resources given by name (the grounding models): a scored file gets their families'
+        columns computed here (:func:`resource_columns`), as ``scorer`` adds them to an unscored one.
 
     Raises
     ------
@@ -128,6 +131,9 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
     if is_scored(raw.columns):
         table, frame = scored_table(raw, source=source)
         scored_here = False
+        if resources:
+            added = resource_columns(table, resources)
+            frame = frame.drop(columns=added.columns.intersection(frame.columns)).join(added)
     else:
         table = validate_triples(raw, label_positive=label_positive, source=source)
         if scorer is None:
@@ -181,23 +187,30 @@ def model_scorer(model: str, *, load_options: dict | None = None, batch_size: in
                             progress=progress)
         if not resources:
             return frame
-        from sgi_core.detectors.registry import DetectorInputs, per_row_families
-
-        inputs = DetectorInputs(table, encoder, cache=cache, batch_size=batch_size, progress=progress,
-                                resources=resources)
-        for family in per_row_families():
-            if family.resource is not None and family.resource.field in resources:
-                frame = frame.join(family.compute(inputs).columns)
-        return frame
+        return frame.join(resource_columns(table, resources, encoder=encoder, cache=cache, batch_size=batch_size,
+                                           progress=progress))
 
     return score
 
 
+def resource_columns(table: TripleTable, resources: Mapping[str, tuple], *, encoder=None, cache=None,
+                     batch_size: int = 64, progress=None) -> pd.DataFrame:
+    """The per-row columns of each family whose resource is in ``resources`` (the grounding models'), indexed like
+    ``table.frame``; without ``encoder`` and ``cache`` (a scored file) nothing is embedded and nothing cached."""
+    from sgi_core.detectors.registry import DetectorInputs, per_row_families
+
+    inputs = DetectorInputs(table, encoder, cache=cache, batch_size=batch_size, progress=progress,
+                            resources=resources)
+    frames = [family.compute(inputs).columns for family in per_row_families()
+              if family.resource is not None and family.resource.field in resources]
+    return pd.concat(frames, axis=1) if frames else pd.DataFrame(index=table.frame.index)
+
+
 def load_run(path, *, scorer: Scorer | None, label_positive: str | None = None, key: str | None = None,
-             hallucinated_high=()) -> Run:
+             hallucinated_high=(), resources: Mapping[str, tuple] | None = None) -> Run:
     """Read a run file (CSV, TSV, JSON Lines, JSON or Parquet) and :func:`read_run` it."""
     from sgi_core.io.reading import read_table, source_name
 
     name = source_name(path)
     return read_run(read_table(path, name=name), source=name, scorer=scorer, label_positive=label_positive, key=key,
-                    hallucinated_high=hallucinated_high)
+                    hallucinated_high=hallucinated_high, resources=resources)
