@@ -240,7 +240,8 @@ def table1_benchmark(args, workdir: Path) -> dict:
     out = {}
     for backend in BACKENDS:
         spec = {"model": args.model, "backend": backend, "data": str(args.table1), "threads": args.threads,
-                "cache_dir": str(workdir / f"table1-cache-{backend}"), "sgi_out": str(workdir / f"table1-{backend}.npy")}
+                "cache_dir": str(workdir / f"table1-cache-{backend}"),
+                "sgi_out": str(workdir / f"table1-{backend}.npy")}
         out[backend] = in_child("table1", spec)
         print(f"  table 1 {backend:<10} AUROC {out[backend]['auroc']:.4f}  d {out[backend]['cohens_d']:+.4f}",
               file=sys.stderr)
@@ -337,7 +338,8 @@ def print_report(report: dict) -> None:
     if report["stream"]:
         r = report["stream"]
         print(f"\nstreamed {r['rows']} rows ({r['file_mb']:.0f} MB CSV, {r['texts_encoded']} texts encoded, embedding "
-              f"cache {'on' if r['cache'] else 'off'}) through score_to_file in chunks of {report['scale_chunk_rows']}: "
+              f"cache {'on' if r['cache'] else 'off'}) through score_to_file in chunks of "
+              f"{report['scale_chunk_rows']}: "
               f"{r['seconds']:.1f} s, {r['rows_per_s']:.0f} rows/s, peak RSS {r['peak_rss_mb']:.0f} MB")
         if r["rows"] < 1_000_000:
             print("(seconds per million rows projected from these rows; the target is judged on 1,000,000)")

@@ -103,7 +103,8 @@ def time_encodes(encoders: dict, texts: list[str], repeats: int, batch_size: int
     vectors = {}
     for repeat in range(repeats):
         for name, encoder in encoders.items():
-            seconds, cpu_seconds, vectors[name] = timed(lambda: encoder.encode(texts, batch_size=batch_size))
+            seconds, cpu_seconds, vectors[name] = timed(lambda encoder=encoder: encoder.encode(texts,
+                                                                                         batch_size=batch_size))
             wall[name].append(seconds)
             cpu[name].append(cpu_seconds)
             print(f"  repeat {repeat + 1}/{repeats} {name:<12} {seconds:8.2f} s", file=sys.stderr)
@@ -157,7 +158,8 @@ def print_table(report: dict) -> None:
     for name, row in report["variants"].items():
         print(f"{name:<12} {row['max_abs_dsgi']:>9.4f} {row['p99_abs_dsgi']:>9.4f} {row['min_cosine']:>8.5f} "
               f"{row['auroc']:>7.4f} {row['cohens_d']:>+7.4f} {row['abs_dauroc']:>8.4f} {row['abs_dd']:>7.4f} "
-              f"{row['wall_seconds']:>7.2f} {row['cpu_seconds']:>7.2f} {row['speedup']:>6.2f}x {row['cpu_speedup']:>5.2f}x"
+              f"{row['wall_seconds']:>7.2f} {row['cpu_seconds']:>7.2f} {row['speedup']:>6.2f}x "
+              f"{row['cpu_speedup']:>5.2f}x"
               f"  {'fp32' if name == 'onnx' else 'yes' if row['meets_rule'] else 'no'}")
 
 

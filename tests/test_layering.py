@@ -18,8 +18,9 @@ from tests.conftest import REPO
 UI_PACKAGES = {"streamlit", "plotly", "matplotlib", "altair", "dashboard"}
 STATS_PACKAGES = {"scipy", "sklearn", "statsmodels", "umap", "pingouin"}
 # What embeds or scores texts: the evaluation package sits below all of it.
-ENCODING_MODULES = ("sgi_core.embedding", "sgi_core.scoring", "sgi_core.pipelines.model_comparison", "sgi_core.long_context",
-                    "sgi_core.pipelines.local_engine", "sgi_core.detectors", "sgi_core.detectors.report", "sgi_core.pipelines.ray_engine",
+ENCODING_MODULES = ("sgi_core.embedding", "sgi_core.scoring", "sgi_core.pipelines.model_comparison",
+                    "sgi_core.long_context", "sgi_core.pipelines.local_engine", "sgi_core.detectors",
+                    "sgi_core.detectors.report", "sgi_core.pipelines.ray_engine",
                     "sgi_core.judge", "torch", "sentence_transformers", "transformers")
 # Calls that compute a statistic; the dashboard must take such numbers from sgi_core results.
 STATS_CALLS = re.compile(r"\.(mean|std|var|median|quantile|corr|describe|cov)\(|np\.(percentile|nanpercentile|"
@@ -169,7 +170,7 @@ def long_modules(root, packages=PACKAGES, limit=MAX_MODULE_LINES) -> dict[str, i
 
 
 def page_statistics(root) -> list[str]:
-    """``file:line: code`` of each page line that computes a statistic (:data:`STATS_CALLS`, :data:`PAGE_STATS_CALLS`)."""
+    """``file:line: code`` of each page line computing a statistic (:data:`STATS_CALLS`, :data:`PAGE_STATS_CALLS`)."""
     offenders = []
     for path in sorted((root / "dashboard" / "app_pages").glob("*.py")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -188,7 +189,7 @@ def encoding_imports(path) -> set[str]:
 
 
 def ui_imports(root) -> dict[str, set[str]]:
-    """sgi_core modules importing a UI package; only :data:`FIGURE_MODULES` may import plotly, and none the dashboard."""
+    """sgi_core modules importing a UI package; only :data:`FIGURE_MODULES` may import plotly, none the dashboard."""
     offenders = {}
     for path in sorted((root / "sgi_core").rglob("*.py")):
         names = imported_modules(path)
@@ -258,7 +259,7 @@ def test_compute_on_one_triple_imports_neither_sklearn_nor_scipy():
 
 
 def command_line_code(root) -> dict[str, set[str]]:
-    """Library modules (outside the command line) that parse arguments or print: ``argparse`` imports, ``print`` calls."""
+    """Library modules (outside the command line) that parse arguments or print: ``argparse`` imports, ``print``."""
     offenders = {}
     for name, (path, _) in module_files(root, ("sgi_core",)).items():
         if is_within(name, CLI_MODULES):
@@ -298,7 +299,8 @@ def test_every_listed_encoding_module_exists():
 
 
 def test_evaluation_is_statistics_only():
-    files = sorted((REPO / "sgi_core" / "evaluation").rglob("*.py")) + sorted((REPO / "sgi_core" / "stats").rglob("*.py"))
+    files = sorted((REPO / "sgi_core" / "evaluation").rglob("*.py"))
+    files += sorted((REPO / "sgi_core" / "stats").rglob("*.py"))
     assert len(files) > 8
     offenders = {str(f.relative_to(REPO)): encoding_imports(f) for f in files}
     assert not {f: m for f, m in offenders.items() if m}
@@ -507,5 +509,6 @@ def test_every_dashboard_module_a_page_uses_is_imported():
 
 def test_a_page_using_a_module_it_does_not_import_is_found(tmp_path):
     plant(tmp_path, {"dashboard/services/__init__.py": "", "sgi_core/render/figures.py": "",
-                     "dashboard/app_pages/p.py": "from dashboard import charts\ncharts.draw()\nservices.csv_bytes(1)\n"})
+                     "dashboard/app_pages/p.py":
+                         "from dashboard import charts\ncharts.draw()\nservices.csv_bytes(1)\n"})
     assert unimported_modules(tmp_path) == ["p.py: services"]

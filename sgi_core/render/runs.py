@@ -213,13 +213,17 @@ def comparison_text(res: RunComparison, *, sequential: bool = False) -> str:
         for a in res.labels.auroc:
             test = (f"{format_ci(a.ci)}, p {_p(a.p_value)} ({'paired' if a.paired else 'unpaired'})"
                     if not math.isnan(a.p_value) else "no test (no variance)")
-            text = f"{a.auroc_base:.3f} -> {a.auroc_new:.3f}, {a.difference:+.3f} {test}" if a in defined else "undefined"
+            text = (f"{a.auroc_base:.3f} -> {a.auroc_new:.3f}, {a.difference:+.3f} {test}" if a in defined
+                    else "undefined")
             lines.append(f"  {a.score:<26}{text}")
     return "\n".join(lines)
 
 
 def drop_check_line(check, confidence: float = 0.95) -> str:
-    """One :class:`sgi_core.policy.baseline_gate.DropCheck` as a line: ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means."""
+    """One :class:`sgi_core.policy.baseline_gate.DropCheck` as a line.
+
+    ``PASS``/``FAIL``, the score, the lower bound of ``new - base`` against ``-max_drop``, and the means.
+    """
     level = round(confidence * 100)
     about = (f"mean {check.mean_base:.4g} -> {check.mean_new:.4g}, new - base {check.difference:+.4g} "
              f"{format_ci(check.ci, '+.4f')} over {check.n_keys} keys")
@@ -234,7 +238,8 @@ def drop_check_line(check, confidence: float = 0.95) -> str:
 
 def _sequential_rate_line(rate, level: int) -> str:
     """A sequential rate check: decided (PASS or FAIL) when the sequence excludes the margin, else undecided (FAIL)."""
-    about = (f"new - base {rate.difference:+.3f} {format_ci(rate.ci, '+.3f')} over {rate.n_keys} keys labelled in both, "
+    about = (f"new - base {rate.difference:+.3f} {format_ci(rate.ci, '+.3f')} over {rate.n_keys} keys labelled "
+             "in both, "
              f"{level}% {rate.method}")
     if not rate.decided:
         return (f"FAIL hallucination rate: not decided yet, the sequence holds {rate.max_increase:g} ({about}); "
@@ -247,7 +252,7 @@ def _sequential_rate_line(rate, level: int) -> str:
 
 
 def gate_baseline_lines(coverage, rate, drops, floors, confidence: float = 0.95) -> list[str]:
-    """The checks of ``gate --baseline`` (:mod:`sgi_core.policy.baseline_gate`), one line each, ``PASS`` or ``FAIL`` first."""
+    """The checks of ``gate --baseline`` (:mod:`sgi_core.policy.baseline_gate`), one line each, verdict first."""
     level = round(confidence * 100)
     lines = []
     gaps = len(coverage.missing) + len(coverage.unscored) + len(coverage.fewer_scored)
