@@ -9,7 +9,9 @@ folds, so that no key's prediction depends on its own draw or label
 by :func:`~sgi_core.stats.active_inference.active_mean`, as is each run's rate. The
 labels-only figures become the same estimator without the predictor (Horvitz-Thompson).
 The confidence sequence assumes keys labelled in a uniformly random order, which an active
-design is not: it is left out. A uniform design keeps the prediction-powered estimate
+design is not: it is left out, as is the check that the keys labelled in both runs are a
+random sample of the changed and unchanged keys (the design draws changed keys more often on
+purpose, and its probabilities are verified instead). A uniform design keeps the prediction-powered estimate
 of :func:`~sgi_core.runs.labels.label_shift`, which its keys are a random sample for.
 
 Reference: Zrnic, T. and Candès, E. J. (2024). Active Statistical Inference. ICML.
@@ -90,7 +92,8 @@ def active_label_shift(shift: LabelShift, matched, design: LabellingDesign, *,
                         if shift.power is not None else 0.8)
     return replace(shift, rate_base=est["base"].estimate, rate_new=est["new"].estimate, difference=diff.estimate,
                    ci=diff.ci, labels_only_ci=diff.labels_only_ci, verdict=rate_verdict(diff.ci), method=method,
-                   predictor_loss={}, power=power, sequential=None, sequential_verdict="",
+                   predictor_loss={}, power=power, sequential=None, sequential_verdict="", sequence_order="",
+                   sequential_power=None, sample=None,
                    labels_rate_base=est["base"].labels_only_estimate, labels_rate_new=est["new"].labels_only_estimate,
                    labels_difference=diff.labels_only_estimate)
 

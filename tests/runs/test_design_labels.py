@@ -93,7 +93,8 @@ def test_a_filled_sample_is_verified_and_estimated_actively(tmp_path):
     assert shift.method.startswith(f"{ACTIVE_METHOD}, predictor model_prob, {design.n_drawn} keys; planned +/-0.")
     assert shift.power.design == "active"
     assert shift.power.smallest_margin == pytest.approx((shift.ci[1] - shift.ci[0]) / 2)
-    assert shift.sequential is None and shift.ci[0] < shift.difference < shift.ci[1]
+    assert shift.sequential is None and shift.sequential_power is None and shift.sample is None
+    assert shift.ci[0] < shift.difference < shift.ci[1]
     assert shift.labels_difference == pytest.approx(shift.labels_rate_new - shift.labels_rate_base)
     # The bundled runs' true difference over their 150 keys: 38 - 59 hallucinated.
     assert abs(shift.difference - (38 - 59) / 150) < 0.2
