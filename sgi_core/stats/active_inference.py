@@ -90,22 +90,6 @@ def inclusion_probabilities(uncertainty, budget: float, *, uniform_share: float 
         capped |= over
 
 
-def bernoulli_draw(uniforms, pi) -> np.ndarray:
-    """Which units are labelled: ``xi_i = U_i < pi_i``, with ``U_i`` uniform on [0, 1) fixed per unit.
-
-    ``U_i`` independent of everything gives ``xi_i ~ Bernoulli(pi_i)``, independent across units.
-
-    Examples
-    --------
-    >>> bernoulli_draw([0.1, 0.5, 0.9], [0.2, 0.2, 1.0]).tolist()
-    [True, False, True]
-    """
-    u, p = np.asarray(uniforms, dtype=np.float64), np.asarray(pi, dtype=np.float64)
-    if u.shape != p.shape:
-        raise SGIInputError(f"bernoulli_draw needs one uniform per probability; got {u.size} and {p.size}")
-    return u < p
-
-
 @dataclass(frozen=True)
 class ActiveEstimate(JsonResult):
     """An inverse-probability-weighted prediction-powered estimate of a mean (:func:`active_mean`).

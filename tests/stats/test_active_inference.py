@@ -12,7 +12,6 @@ from sgi_core.errors import SGIInputError
 from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.stats.active_inference import (
     active_mean,
-    bernoulli_draw,
     design_cross_fit,
     inclusion_probabilities,
     labels_for_half_width,
@@ -119,8 +118,6 @@ def test_probability_errors():
         inclusion_probabilities([0.1, -0.2], 1)
     with pytest.raises(SGIInputError, match="uniform_share"):
         inclusion_probabilities([0.1, 0.2], 1, uniform_share=0.0)
-    with pytest.raises(SGIInputError, match="one uniform per probability"):
-        bernoulli_draw([0.1], [0.2, 0.3])
 
 
 # (c) cross-fitting and the plan.
