@@ -66,15 +66,16 @@ def test_the_bundled_runs_example_prints_what_the_page_shows(capsys, monkeypatch
     for line in _quoted("`gate` passes"):
         assert line in printed, line
     assert f"<= {margin} allowed" in printed[1]
-    refused = re.search(r"With `--max-rate-increase (\S+)` it refuses \(exit 2\)", SECTION).group(1)
-    gate[gate.index("--max-rate-increase") + 1] = refused
-    assert main(gate) == 2
-    errors = capsys.readouterr().err.splitlines()
-    for line in _quoted("it refuses (exit 2)"):
-        assert line in errors, line
+    # A margin below what 40 keys can plan for passes: the interval already clears it.
+    cleared = re.search(r"With `--max-rate-increase (\S+)` it passes too", SECTION).group(1)
+    gate[gate.index("--max-rate-increase") + 1] = cleared
+    assert main(gate) == 0
+    printed = capsys.readouterr().out.splitlines()
+    for line in _quoted("it passes too"):
+        assert line in printed, line
     # The figures the prose quotes from these outputs.
     sequence, newcombe = re.search(r"on the bundled\s+runs (\[\S+, \S+\]) against Newcombe's (\[\S+, \S+\])",
                                    SECTION).groups()
     quoted = "\n".join(_quoted("`compare` prints"))
     assert f"labels only: base 52.5%, new 20.0%, new - base -0.325 {newcombe}" in quoted
-    assert f"(--sequential): new - base -0.325 {sequence}" in quoted
+    assert f"(--sequential): new - base {sequence}" in quoted
