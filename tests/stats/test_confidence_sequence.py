@@ -73,6 +73,31 @@ def test_time_uniform_coverage_without_replacement_by_simulation():
     assert misses / 300 <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 300)
 
 
+@pytest.mark.statistical
+def test_on_the_bundled_runs_the_finite_sequence_decides_the_change_the_other_misses():
+    from benchmarks.finite_population_sequence import measure
+
+    res = measure(orders=120, seed=3)
+    finite, infinite = res["without_replacement"], res["with_replacement"]
+    assert res["true_difference"] == pytest.approx(-0.14)
+    assert finite["decided"] >= 0.95 and infinite["decided"] <= 0.5
+    assert finite["width_80"] < 0.85 * infinite["width_80"]
+    assert finite["wrong_stops_null"] <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 120)
+
+
+@pytest.mark.statistical
+def test_the_typical_unchanged_sequence_plans_about_the_median_order():
+    from sgi_core.stats.margin_power import sequential_power
+
+    # 150 keys, 40 discordant (20 each way): the planned bound after 80 keys against the median of random orders.
+    population = np.concatenate([np.ones(20), -np.ones(20), np.zeros(110)])
+    rng = np.random.default_rng(5)
+    uppers = [betting_confidence_sequence(rng.permutation(population), lower=-1.0, upper=1.0, population=150)[1][79]
+              for _ in range(200)]
+    planned = sequential_power(11, 10, 80, 150).smallest_margin  # a discordance of 21/80, near 40/150
+    assert planned == pytest.approx(np.median(uppers), abs=0.02)
+
+
 def test_paired_differences_are_the_rescaled_sequence():
     d = np.array(X2) * 2.0 - 1.0
     low, high = betting_confidence_sequence(d, lower=-1.0, upper=1.0)
