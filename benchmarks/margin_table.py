@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/margin_table.py
 
-Prints the README's table (a test checks that the README holds exactly this output):
+Prints the table of docs/COMPARING_RUNS.md (a test checks that the page holds exactly this output):
 :func:`sgi_core.stats.margin_power.zero_difference_half_width` of a paired design,
 ``1.96 sqrt(psi / n)``, for ``n`` keys labelled in both runs when a share ``psi`` of them
 is hallucinated in one run only; and the keys an unchanged run needs to pass a margin
@@ -25,7 +25,7 @@ MARGINS = (0.02, 0.05, 0.1, 0.2)
 
 
 def margin_table() -> str:
-    """The two Markdown tables, as the README holds them."""
+    """The two Markdown tables, as docs/COMPARING_RUNS.md holds them."""
     head = "| keys labelled in both runs | " + " | ".join(f"discordance {psi:.0%}" for psi in DISCORDANCES) + " |"
     lines = [head, "|" + "---|" * (len(DISCORDANCES) + 1)]
     for n in KEYS:
