@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from sgi_core.monitoring.references import feature_label
+from sgi_core.policy.references import feature_label
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

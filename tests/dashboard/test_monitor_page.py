@@ -6,7 +6,7 @@ import json
 import pytest
 
 from dashboard.views import monitor_views
-from sgi_core.monitoring.references import feature_label, feature_values
+from sgi_core.policy.references import feature_label, feature_values
 from sgi_core.monitoring.store import default_db_path, policy_runs
 from sgi_core.monitoring.summary import monitor_run
 from sgi_core.policy.file import policy_to_json
