@@ -5,8 +5,8 @@ or a comprehension) over ``range(N)``, ``N`` at least :data:`MIN_REPETITIONS` (a
 of literals, or a module constant), whose body both draws from a random generator and computes
 something of the draw (calls a function that is neither a draw nor a builtin). A loop that only
 draws builds one sample of many rows, and is not a simulation. The loop may sit in the test itself,
-in a helper function of its module that the test calls, or in a fixture of its module that the
-test takes.
+in a helper function of its module that the test calls, or in a fixture that the test takes (of its
+module, or of a ``conftest.py`` above it).
 """
 
 import ast
@@ -145,6 +145,24 @@ def _called_names(function) -> set[str]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
 
 
+def _simulating_functions(tree: ast.Module) -> set[str]:
+    """The module-level functions of ``tree`` (helpers, fixtures) that simulate."""
+    constants = _constants(tree)
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and simulates(node, constants)}
+
+
+def _simulating_fixtures(path: Path, root: Path) -> set[str]:
+    """Functions of the ``conftest.py`` files above ``path`` (up to ``root``) that simulate: fixtures a test takes."""
+    names = set()
+    for folder in [path.parent, *path.parent.parents]:
+        conftest = folder / "conftest.py"
+        if conftest.is_file():
+            names |= _simulating_functions(ast.parse(conftest.read_text(encoding="utf-8")))
+        if folder == root:
+            break
+    return names
+
+
 def unmarked_simulations(path: Path, root: Path) -> list[str]:
     """``file::test`` (``file`` relative to ``root``) for each test of ``path`` that simulates and is not marked
     ``statistical``."""
@@ -152,8 +170,7 @@ def unmarked_simulations(path: Path, root: Path) -> list[str]:
     if _module_marked(tree):
         return []
     constants = _constants(tree)
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    simulating = {name for name, node in functions.items() if simulates(node, constants)}
+    simulating = _simulating_functions(tree) | _simulating_fixtures(path, root)
     found = []
     tests = [(node, set()) for node in tree.body if isinstance(node, ast.FunctionDef)]
     tests += [(node, _decorator_names(cls)) for cls in tree.body if isinstance(cls, ast.ClassDef)
@@ -215,6 +232,10 @@ def test_through_a_fixture(simulated):
     assert simulated
 
 
+def test_through_a_conftest_fixture(coverage_runs):
+    assert coverage_runs
+
+
 @pytest.mark.statistical
 def test_marked():
     rng = np.random.default_rng(0)
@@ -242,13 +263,26 @@ def test_one_draw_of_many_rows():
 '''
 
 
+CONFTEST = '''
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def coverage_runs():
+    rng = np.random.default_rng(0)
+    return [np.mean(rng.normal(size=20)) > 0 for _ in range(500)]
+'''
+
+
 def test_unmarked_simulations_are_found_and_the_rest_left_alone(tmp_path):
     path = tmp_path / "tests" / "test_planted.py"
     path.parent.mkdir()
     path.write_text(PLANTED)
+    (path.parent / "conftest.py").write_text(CONFTEST)
     assert unmarked_simulations(path, tmp_path) == [
         "tests/test_planted.py::test_a_loop", "tests/test_planted.py::test_nested_loops",
-        "tests/test_planted.py::test_through_a_helper",
-        "tests/test_planted.py::test_through_a_fixture"]
+        "tests/test_planted.py::test_through_a_helper", "tests/test_planted.py::test_through_a_fixture",
+        "tests/test_planted.py::test_through_a_conftest_fixture"]
     path.write_text("import pytest\npytestmark = [pytest.mark.statistical]\n" + PLANTED)
     assert unmarked_simulations(path, tmp_path) == []
