@@ -50,7 +50,7 @@ from scipy import stats
 
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
-from sgi_core.stats.proportions import wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 
 #: Lowest acceptable lower bound of ``Se + Sp - 1``: below it the corrected rate is withheld.
 MIN_YOUDEN = 0.1
@@ -180,7 +180,7 @@ def corrected_rate(n_flagged: int, n_scored: int, counts: dict | None, *, confid
                             f"n_scored={n_scored} instead.")
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     flag_share = n_flagged / n_scored if n_scored else math.nan
-    flag_ci = wilson_interval(n_flagged, n_scored, confidence=confidence) if n_scored else (math.nan, math.nan)
+    flag_ci = proportion_ci(n_flagged, n_scored, confidence=confidence) if n_scored else (math.nan, math.nan)
     nan, nan_pair = math.nan, (math.nan, math.nan)
     if counts is None:
         return CorrectedRate(nan, nan_pair, flag_share, flag_ci, n_flagged, n_scored, nan, nan, nan, nan_pair,

@@ -32,7 +32,7 @@ from sgi_core.evaluation.validation import RunAuroc, validate_on_labels
 from sgi_core.monitoring.prevalence import unit_interval
 from sgi_core.results import JsonResult
 from sgi_core.stats.prediction_powered import cross_fitted_predictions, ppi_mean
-from sgi_core.stats.proportions import wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 from sgi_core.stats.ranking import roc_analysis
 from sgi_core.stats.thresholds import threshold_metrics
 
@@ -113,7 +113,7 @@ def revalidate(y_true, score, threshold: float, *, n_boot: int = 1000, seed: int
                                                        n_halluc)])
     metrics = threshold_metrics(y, s, threshold)
     halluc = 1.0 - y
-    labels_ci = wilson_interval(n_halluc, len(y)) if len(y) else (math.nan, math.nan)
+    labels_ci = proportion_ci(n_halluc, len(y)) if len(y) else (math.nan, math.nan)
     if min(n_grounded, n_halluc) < MIN_PER_CLASS:
         rate, rate_ci = (n_halluc / len(y) if len(y) else math.nan), labels_ci
         method = f"labels only (Wilson): fewer than {MIN_PER_CLASS} labelled rows of a class for PPI++"
@@ -130,4 +130,4 @@ def revalidate(y_true, score, threshold: float, *, n_boot: int = 1000, seed: int
 
 
 def _wilson(successes: int, trials: int) -> tuple[float, float]:
-    return wilson_interval(successes, trials) if trials else (math.nan, math.nan)
+    return proportion_ci(successes, trials) if trials else (math.nan, math.nan)

@@ -31,7 +31,7 @@ from sgi_core.policy.file import NOT_SCORE_COLUMNS, Policy
 from sgi_core.results import JsonResult
 from sgi_core.stats.calibration import fit_calibrator
 from sgi_core.stats.checks import as_labels, as_scores, check_fraction
-from sgi_core.stats.proportions import wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 from sgi_core.stats.ranking import roc_analysis
 from sgi_core.stats.thresholds import ThresholdMetrics, choose_threshold, threshold_metrics
 
@@ -130,9 +130,9 @@ class HeldOutThreshold(JsonResult):
 
 def _rates_ci(metrics: ThresholdMetrics, confidence: float) -> tuple[tuple[float, float], ...]:
     return (
-        wilson_interval(metrics.tp, metrics.tp + metrics.fp, confidence=confidence),
-        wilson_interval(metrics.tp, metrics.tp + metrics.fn, confidence=confidence),
-        wilson_interval(metrics.n_flagged, metrics.n_scored, confidence=confidence),
+        proportion_ci(metrics.tp, metrics.tp + metrics.fp, confidence=confidence),
+        proportion_ci(metrics.tp, metrics.tp + metrics.fn, confidence=confidence),
+        proportion_ci(metrics.n_flagged, metrics.n_scored, confidence=confidence),
     )
 
 

@@ -93,10 +93,10 @@ def _auroc_check(roc, minimum) -> GateCheck:
 
 
 def _rate_check(name: str, successes: int, trials: int, recorded: float) -> GateCheck:
-    from sgi_core.stats.proportions import wilson_interval
+    from sgi_core.stats.proportions import proportion_ci
 
     value = successes / trials if trials else math.nan
-    ci = wilson_interval(successes, trials)
+    ci = proportion_ci(successes, trials)
     passed = not math.isnan(value) and bool(ci[1] >= recorded)
     return GateCheck(name, passed, value, recorded, value, ci)
 
@@ -117,13 +117,13 @@ def run_unlabelled_gate(score, policy, *, max_flag_rate: float | None = None) ->
     >>> run_unlabelled_gate(scores, policy).passed, run_unlabelled_gate(scores, policy, max_flag_rate=0.3).passed
     (True, False)
     """
-    from sgi_core.stats.proportions import wilson_interval
+    from sgi_core.stats.proportions import proportion_ci
 
     scores = np.asarray(score, dtype=np.float64)
     scored = ~np.isnan(scores)
     flagged, n = int(np.count_nonzero(scores[scored] < policy.threshold)), int(scored.sum())
     value = flagged / n if n else math.nan
-    ci = wilson_interval(flagged, n)
+    ci = proportion_ci(flagged, n)
     bound = math.nan if max_flag_rate is None else float(max_flag_rate)
     passed = not math.isnan(value) and (max_flag_rate is None or bool(ci[0] <= max_flag_rate))
     check = GateCheck("flag rate", passed, value, bound, value, ci)

@@ -6,9 +6,9 @@ hallucinated per key:
 
 * keys labelled in **both** runs are compared paired: exact McNemar test of the
   discordant keys and Newcombe's (1998) hybrid score interval for the paired
-  difference (:func:`~sgi_core.stats.proportions.paired_rate_difference`);
+  difference (:func:`~sgi_core.runs.rates.paired_rate_difference`);
 * without such keys, each run's labelled keys are compared unpaired
-  (:func:`~sgi_core.stats.proportions.unpaired_rate_difference`);
+  (:func:`~sgi_core.runs.rates.unpaired_rate_difference`);
 * when only a sample of the matched keys is labelled in both runs, the difference is
   also estimated on every matched key by prediction-powered inference
   (:func:`~sgi_core.stats.prediction_powered.ppi_rate_difference`, PPI++ with the
@@ -46,6 +46,7 @@ from sgi_core.results import JsonResult, UndefinedStatisticWarning, warn_undefin
 from sgi_core.runs.label_order import LABEL_ORDER, LABELLING_ORDER, sequential_difference
 from sgi_core.runs.label_sample import LabelledSample, labelled_sample
 from sgi_core.runs.matching import MatchedRuns
+from sgi_core.runs.rates import RateDifference, paired_rate_difference, unpaired_rate_difference
 from sgi_core.stats.confidence_sequence import SequentialInterval
 from sgi_core.stats.margin_power import (
     MarginPower,
@@ -57,7 +58,6 @@ from sgi_core.stats.margin_power import (
 )
 from sgi_core.stats.paired import delong_components, delong_test
 from sgi_core.stats.prediction_powered import cross_fitted_predictions, ppi_mean, ppi_rate_difference
-from sgi_core.stats.proportions import RateDifference, paired_rate_difference, unpaired_rate_difference
 from sgi_core.stats.ranking import roc_analysis
 
 #: Keys labelled in both runs below which no prediction-powered estimate is attempted (too few to cross-fit).

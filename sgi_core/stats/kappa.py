@@ -17,7 +17,7 @@ from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.stats.bootstrap import normal_interval
 from sgi_core.stats.checks import check_fraction
-from sgi_core.stats.proportions import wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 
 #: Disagreements below which the kappa interval is never narrower than what ``p_o``'s Wilson interval bounds.
 MIN_DISAGREEMENTS = 5
@@ -137,6 +137,6 @@ def cohens_kappa(labels_a, labels_b, *, confidence: float = 0.95) -> KappaResult
     interval = normal_interval(kappa, variance, confidence, bounds=(-1.0, 1.0)) if math.isfinite(kappa) else (nan, nan)
     if math.isfinite(kappa) and len(disagree) < MIN_DISAGREEMENTS:
         low, high = (max((bound - p_e) / (1.0 - p_e), -1.0)
-                     for bound in wilson_interval(n - len(disagree), n, confidence=confidence))
+                     for bound in proportion_ci(n - len(disagree), n, confidence=confidence))
         interval = (min(interval[0], low), max(interval[1], min(high, 1.0)))
     return KappaResult(kappa, interval, p_o, p_e, n, len(disagree), excluded, disagree, confidence)

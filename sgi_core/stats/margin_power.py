@@ -49,7 +49,7 @@ from scipy import stats
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 from sgi_core.stats.checks import check_fraction, check_int
-from sgi_core.stats.proportions import wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 
 #: Keys labelled in both runs below which the observed discordance is replaced by a conservative one.
 MIN_PAIRED_KEYS = 20
@@ -169,7 +169,7 @@ def paired_discordance(n_base_only: int, n_new_only: int, n_keys: int, *,
     if n_keys == 0:
         return PRIOR_DISCORDANCE, "prior: no key labelled in both runs; two independent runs at a 50% rate"
     if n_keys < MIN_PAIRED_KEYS or discordant < MIN_DISCORDANT:
-        upper = wilson_interval(discordant, n_keys, confidence=confidence)[1]
+        upper = proportion_ci(discordant, n_keys, confidence=confidence)[1]
         return upper, (f"conservative: upper Wilson bound of {discordant} discordant of {n_keys} keys (fewer than "
                        f"{MIN_PAIRED_KEYS} keys or {MIN_DISCORDANT} discordant)")
     return discordant / n_keys, "observed"

@@ -18,7 +18,7 @@ from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.stats.checks import as_scores, check_fraction, check_int
 from sgi_core.stats.crossval import fold_ids, mapped_in_blocks, normal_scores
-from sgi_core.stats.proportions import as_halluc, paired_difference_ci, wilson_interval
+from sgi_core.stats.proportions import as_halluc, paired_difference_ci, proportion_ci
 
 #: Labelled rows of each class (or nonzero paired differences) below which PPI++ falls back to the labels alone.
 MIN_CLASS_COUNT = 5
@@ -176,7 +176,7 @@ def ppi_mean(y_labelled, pred_labelled, pred_unlabelled, *, confidence: float = 
     estimate, ci, lam, residual, unlabelled = _ppi(y, f_lab, f_unlab, confidence, power_tuning)
     binary = bool(np.isin(y, (0.0, 1.0)).all())
     if binary:
-        labels_ci, labels_method = wilson_interval(int(y.sum()), n, confidence=confidence), "Wilson"
+        labels_ci, labels_method = proportion_ci(int(y.sum()), n, confidence=confidence), "Wilson"
     else:
         labels_ci, labels_method = _ppi(y, f_lab, f_unlab[:0], confidence, True)[1], "normal (ddof=0)"
     fallback = _too_few({"rows of class 1": int(y.sum()), "rows of class 0": int(n - y.sum())}) if binary else ""
@@ -287,7 +287,7 @@ def ppi_rate_difference(halluc_base, halluc_new, score_base, score_new, *, confi
     P(hallucinated) by :func:`cross_fitted_predictions` fitted on the keys labelled in
     both; ``p_new - p_base`` predicts ``d`` and PPI++ (:func:`ppi_mean`'s formulas) gives
     the estimate. Positive = the new run hallucinates more. The labels-only interval is
-    Newcombe's paired one, as :func:`~sgi_core.stats.proportions.paired_rate_difference`.
+    Newcombe's paired one, as :func:`~sgi_core.runs.rates.paired_rate_difference`.
 
     Parameters
     ----------

@@ -1,11 +1,10 @@
-"""Hallucination rates of two runs from labels: their difference, its interval and test, and keys still needed.
+"""Proportions and their differences: one interval of a proportion, Newcombe's intervals of a difference, and
+the keys a paired difference still needs.
 
-Labels here are **1 = hallucinated**, 0 = not, NaN = unlabelled (the opposite of ``y_true``
-elsewhere: a rate of hallucination is compared). The difference is always
-``rate_new - rate_base``: positive when the new run hallucinates more.
-
-Intervals: Wilson (1927) for one rate, Newcombe's (1998) hybrid score ("square-and-add")
-interval, built from the two Wilson intervals, for a difference.
+Labels given to :func:`as_halluc` are **1 = hallucinated**, 0 = not, NaN = unlabelled (a rate of
+hallucination is counted). Intervals: Wilson (1927) for one proportion (and the others scipy
+computes), Newcombe's (1998) hybrid score ("square-and-add") interval, built from the two Wilson
+intervals, for a difference. The two runs' rates built on them live in :mod:`sgi_core.runs.rates`.
 """
 
 from __future__ import annotations
@@ -19,47 +18,6 @@ from scipy import stats
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult, warn_undefined
 from sgi_core.stats.checks import check_fraction, check_int
-
-
-@dataclass(frozen=True)
-class RateDifference(JsonResult):
-    """Hallucination rates of two runs and ``rate_new - rate_base``.
-
-    Attributes
-    ----------
-    n_keys : int
-        Paired: keys labelled in both runs. Unpaired: ``n_base + n_new``.
-    n_base, n_new : int
-        Labelled rows of each run that were used (both ``n_keys`` when paired).
-    rate_base, rate_new : float
-        Share of used rows labelled hallucinated.
-    difference : float
-        ``rate_new - rate_base``; positive = the new run hallucinates more.
-    ci : (float, float)
-        Newcombe's hybrid score interval of ``difference``.
-    base_only, new_only : int
-        Paired: keys hallucinated in that run only (the discordant pairs).
-        Unpaired: -1 (not defined for independent samples).
-    p_value : float
-        Paired: exact McNemar test; unpaired: Fisher's exact test (both two-sided).
-    paired : bool
-    method : str
-    confidence : float
-    """
-
-    n_keys: int
-    n_base: int
-    n_new: int
-    rate_base: float
-    rate_new: float
-    difference: float
-    ci: tuple[float, float]
-    base_only: int
-    new_only: int
-    p_value: float
-    paired: bool
-    method: str
-    confidence: float
 
 
 def as_halluc(values, name: str, *, base_length: int | None = None) -> np.ndarray:
@@ -80,34 +38,44 @@ def as_halluc(values, name: str, *, base_length: int | None = None) -> np.ndarra
     return labels
 
 
-def wilson_interval(successes, n, *, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson (1927) score interval of the proportion ``successes / n``.
+#: The methods of :func:`proportion_ci`, as scipy's ``BinomTestResult.proportion_ci`` names them.
+PROPORTION_CI_METHODS = ("wilson", "wilsoncc", "exact")
 
-    ``(p + z^2 / (2n) -/+ z sqrt(p (1 - p) / n + z^2 / (4 n^2))) / (1 + z^2 / n)`` with
-    ``p = successes / n`` and ``z`` the standard normal quantile at ``(1 + confidence) / 2``.
+
+def proportion_ci(count, nobs, *, confidence: float = 0.95, method: str = "wilson") -> tuple[float, float]:
+    """Confidence interval of the proportion ``count / nobs`` (statsmodels' ``proportion_confint`` shape).
+
+    Computed by scipy (``binomtest(count, nobs).proportion_ci``). ``method``: ``"wilson"``, the
+    Wilson (1927) score interval,
+    ``(p + z^2 / (2n) -/+ z sqrt(p (1 - p) / n + z^2 / (4 n^2))) / (1 + z^2 / n)`` with ``p = count / n``
+    and ``z`` the standard normal quantile at ``(1 + confidence) / 2``; ``"wilsoncc"``, the same with
+    Newcombe's (1998) continuity correction; ``"exact"``, Clopper and Pearson (1934).
 
     Returns
     -------
     (float, float)
-        ``(nan, nan)`` with a warning when ``n`` is 0.
+        ``(nan, nan)`` with a warning when ``nobs`` is 0.
 
     Examples
     --------
-    >>> [round(x, 4) for x in wilson_interval(8, 10)]
+    >>> [round(x, 4) for x in proportion_ci(8, 10)]
     [0.4902, 0.9433]
+    >>> [round(x, 4) for x in proportion_ci(8, 10, method="exact")]
+    [0.4439, 0.9748]
     """
-    n = check_int(n, "n", "wilson_interval", minimum=0)
-    successes = check_int(successes, "successes", "wilson_interval", minimum=0)
-    confidence = check_fraction(confidence, "confidence", "wilson_interval")
-    if successes > n:
-        raise SGIInputError(f"wilson_interval needs successes <= n. Got successes={successes}, n={n} instead.")
-    if n == 0:
-        warn_undefined("the Wilson interval of a proportion is undefined with n = 0")
+    nobs = check_int(nobs, "nobs", "proportion_ci", minimum=0)
+    count = check_int(count, "count", "proportion_ci", minimum=0)
+    confidence = check_fraction(confidence, "confidence", "proportion_ci")
+    if method not in PROPORTION_CI_METHODS:
+        raise SGIInputError(f"The 'method' parameter of proportion_ci must be one of {PROPORTION_CI_METHODS}. "
+                            f"Got {method!r} instead.")
+    if count > nobs:
+        raise SGIInputError(f"proportion_ci needs count <= nobs. Got count={count}, nobs={nobs} instead.")
+    if nobs == 0:
+        warn_undefined("the interval of a proportion is undefined with nobs = 0")
         return (math.nan, math.nan)
-    z2 = float(stats.norm.ppf(0.5 + confidence / 2.0)) ** 2
-    centre = (successes + z2 / 2.0) / (n + z2)
-    half = math.sqrt(z2) / (n + z2) * math.sqrt(successes * (n - successes) / n + z2 / 4.0)
-    return (max(centre - half, 0.0), min(centre + half, 1.0))
+    ci = stats.binomtest(count, nobs).proportion_ci(confidence_level=confidence, method=method)
+    return (float(ci.low), float(ci.high))
 
 
 def unpaired_difference_ci(x_base: int, n_base: int, x_new: int, n_new: int, *,
@@ -123,8 +91,8 @@ def unpaired_difference_ci(x_base: int, n_base: int, x_new: int, n_new: int, *,
     >>> [round(x, 4) for x in unpaired_difference_ci(48, 80, 56, 70)]  # Newcombe's example (a)
     [0.0524, 0.3339]
     """
-    l_base, u_base = wilson_interval(x_base, n_base, confidence=confidence)
-    l_new, u_new = wilson_interval(x_new, n_new, confidence=confidence)
+    l_base, u_base = proportion_ci(x_base, n_base, confidence=confidence)
+    l_new, u_new = proportion_ci(x_new, n_new, confidence=confidence)
     p_base, p_new = x_base / n_base, x_new / n_new
     d = p_new - p_base
     return (d - math.hypot(p_new - l_new, u_base - p_base), d + math.hypot(u_new - p_new, p_base - l_base))
@@ -149,8 +117,8 @@ def paired_difference_ci(n_both: int, n_base_only: int, n_new_only: int, n_neith
     """
     n = n_both + n_base_only + n_new_only + n_neither
     x_base, x_new = n_both + n_base_only, n_both + n_new_only
-    l_base, u_base = wilson_interval(x_base, n, confidence=confidence)
-    l_new, u_new = wilson_interval(x_new, n, confidence=confidence)
+    l_base, u_base = proportion_ci(x_base, n, confidence=confidence)
+    l_new, u_new = proportion_ci(x_new, n, confidence=confidence)
     p_base, p_new = x_base / n, x_new / n
     margins = float(x_base) * (n - x_base) * x_new * (n - x_new)
     b = float(n_both) * n_neither - float(n_base_only) * n_new_only
@@ -159,107 +127,6 @@ def paired_difference_ci(n_both: int, n_base_only: int, n_new_only: int, n_neith
     dl_new, du_new, dl_base, du_base = p_new - l_new, u_new - p_new, p_base - l_base, u_base - p_base
     return (d - math.sqrt(max(dl_new ** 2 - 2 * phi * dl_new * du_base + du_base ** 2, 0.0)),
             d + math.sqrt(max(du_new ** 2 - 2 * phi * du_new * dl_base + dl_base ** 2, 0.0)))
-
-
-def paired_rate_difference(halluc_base, halluc_new, *, confidence: float = 0.95) -> RateDifference:
-    """Hallucination rates of two runs on the same keys, over the keys labelled in both.
-
-    ``difference = rate_new - rate_base = (new_only - base_only) / n_keys``; its interval
-    is :func:`paired_difference_ci` (Newcombe 1998, paired, method 10); the p-value is the
-    exact McNemar test, a two-sided binomial test of ``new_only`` out of the
-    ``base_only + new_only`` discordant keys at 1/2 (:func:`scipy.stats.binomtest`).
-
-    Parameters
-    ----------
-    halluc_base, halluc_new : array_like of shape (n,)
-        Row ``i`` of both is the same key; 1 = hallucinated, 0 = not, NaN = unlabelled.
-    confidence : float, default 0.95
-
-    Returns
-    -------
-    RateDifference
-        With no key labelled in both, everything is NaN; with no discordant key the
-        p-value is NaN; both with a warning.
-
-    References
-    ----------
-    Newcombe, R. G. (1998). Improved confidence intervals for the difference between
-    binomial proportions based on paired data. Statistics in Medicine 17, 2635-2650.
-    McNemar, Q. (1947). Psychometrika 12, 153-157.
-
-    Examples
-    --------
-    >>> res = paired_rate_difference([1, 1, 0, 0, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, float("nan")])
-    >>> res.n_keys, res.difference, res.base_only, res.new_only, res.p_value
-    (7, -0.2857142857142857, 2, 0, 0.5)
-    """
-    confidence = check_fraction(confidence, "confidence", "paired_rate_difference")
-    base = as_halluc(halluc_base, "halluc_base")
-    new = as_halluc(halluc_new, "halluc_new", base_length=len(base))
-    both = ~(np.isnan(base) | np.isnan(new))
-    base, new = base[both] == 1.0, new[both] == 1.0
-    n = len(base)
-    method = "Newcombe paired hybrid score interval (method 10); exact McNemar test"
-    if n == 0:
-        warn_undefined("the rate difference is undefined: no key is labelled in both runs")
-        nan = math.nan
-        return RateDifference(0, 0, 0, nan, nan, nan, (nan, nan), 0, 0, nan, True, method, confidence)
-    table = [int(np.sum(base & new)), int(np.sum(base & ~new)), int(np.sum(~base & new)), int(np.sum(~base & ~new))]
-    base_only, new_only = table[1], table[2]
-    if base_only + new_only == 0:
-        warn_undefined("McNemar's test is undefined: no key is hallucinated in one run only")
-    p_value = float(stats.binomtest(new_only, base_only + new_only, 0.5).pvalue) if base_only + new_only else math.nan
-    rate_base, rate_new = float(base.mean()), float(new.mean())
-    return RateDifference(n, n, n, rate_base, rate_new, (new_only - base_only) / n,
-                          paired_difference_ci(*table, confidence=confidence), base_only, new_only, p_value, True,
-                          method, confidence)
-
-
-def unpaired_rate_difference(halluc_base, halluc_new, *, confidence: float = 0.95) -> RateDifference:
-    """Hallucination rates of two independent samples (different keys) and their difference.
-
-    ``difference = rate_new - rate_base`` over each run's labelled rows; its interval is
-    :func:`unpaired_difference_ci` (Newcombe 1998, independent proportions, method 10);
-    the p-value is Fisher's exact test (two-sided, :func:`scipy.stats.fisher_exact`),
-    which is conservative. ``base_only`` and ``new_only`` are -1: discordance needs pairs.
-
-    Parameters
-    ----------
-    halluc_base, halluc_new : array_like
-        1 = hallucinated, 0 = not, NaN = unlabelled (left out); lengths may differ.
-    confidence : float, default 0.95
-
-    Returns
-    -------
-    RateDifference
-        NaN with a warning when a run has no labelled row.
-
-    References
-    ----------
-    Newcombe, R. G. (1998). Interval estimation for the difference between independent
-    proportions: comparison of eleven methods. Statistics in Medicine 17, 873-890.
-
-    Examples
-    --------
-    >>> res = unpaired_rate_difference([1] * 48 + [0] * 32, [1] * 56 + [0] * 14)
-    >>> round(res.difference, 4), [round(x, 4) for x in res.ci]
-    (0.2, [0.0524, 0.3339])
-    """
-    confidence = check_fraction(confidence, "confidence", "unpaired_rate_difference")
-    base, new = as_halluc(halluc_base, "halluc_base"), as_halluc(halluc_new, "halluc_new")
-    base, new = base[~np.isnan(base)], new[~np.isnan(new)]
-    n_base, n_new = len(base), len(new)
-    method = "Newcombe unpaired hybrid score interval (method 10); Fisher's exact test"
-    if n_base == 0 or n_new == 0:
-        warn_undefined(f"the rate difference is undefined: {n_base} labelled rows in base, {n_new} in new")
-        return RateDifference(n_base + n_new, n_base, n_new, math.nan, math.nan, math.nan, (math.nan, math.nan), -1,
-                              -1, math.nan, False, method, confidence)
-    x_base, x_new = int(base.sum()), int(new.sum())
-    p_value = float(stats.fisher_exact([[x_new, n_new - x_new], [x_base, n_base - x_base]]).pvalue)
-    rate_base, rate_new = x_base / n_base, x_new / n_new
-    return RateDifference(n_base + n_new, n_base, n_new, rate_base, rate_new, rate_new - rate_base,
-                          unpaired_difference_ci(x_base, n_base, x_new, n_new, confidence=confidence), -1, -1, p_value,
-                          False, method, confidence)
 
 
 @dataclass(frozen=True)

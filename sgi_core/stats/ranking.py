@@ -19,7 +19,7 @@ from sgi_core.results import JsonResult, frozen_array, same_fields, warn_undefin
 from sgi_core.stats.bootstrap import CI_METHODS, interval_kind, normal_interval, two_sample_ci
 from sgi_core.stats.checks import as_scores, check_choice, check_fraction, check_int, labelled_groups, validates_inputs
 from sgi_core.stats.paired import delong_components
-from sgi_core.stats.proportions import wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 
 #: ``RocResult.ci_method`` for each kind of interval.
 AUROC_CI_NAMES = {"bootstrap": "percentile bootstrap", "asymptotic": "DeLong", "none": "none"}
@@ -94,7 +94,7 @@ def separation_floor(auroc_value: float, n_pos: int, n_neg: int, interval, *,
     Birnbaum and Klose (1957) bound the AUROC's variance by ``A (1 - A) / min(m, n)``:
     no sample of ``m`` and ``n`` rows says more than ``min(m, n)`` independent trials,
     so the interval is widened to the Wilson interval of ``round(A k)`` successes in
-    ``k = min(m, n)`` trials (:func:`~sgi_core.stats.proportions.wilson_interval`).
+    ``k = min(m, n)`` trials (:func:`~sgi_core.stats.proportions.proportion_ci`).
     Other AUROCs keep ``interval``.
 
     Examples
@@ -105,7 +105,7 @@ def separation_floor(auroc_value: float, n_pos: int, n_neg: int, interval, *,
     if auroc_value not in (0.0, 1.0) or math.isnan(interval[0]):
         return interval
     k = min(n_pos, n_neg)
-    low, high = wilson_interval(int(round(auroc_value * k)), k, confidence=confidence)
+    low, high = proportion_ci(int(round(auroc_value * k)), k, confidence=confidence)
     return (min(interval[0], low), max(interval[1], high))
 
 

@@ -8,7 +8,8 @@ from dashboard.app_pages.review_panel import label_button_key
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_key
 from sgi_core.review.queues import paired_queue
 from sgi_core.runs.matching import match_runs
-from sgi_core.stats.proportions import keys_to_decide, paired_rate_difference
+from sgi_core.runs.rates import paired_rate_difference
+from sgi_core.stats.proportions import keys_to_decide
 from tests.dashboard.conftest import assert_clean, goto, metric
 from tests.dashboard.test_compare_runs_page import GROUNDED, HALLUCINATED, open_compare
 

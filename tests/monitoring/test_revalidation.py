@@ -5,7 +5,7 @@ import pytest
 
 from sgi_core.errors import SGIInputError
 from sgi_core.monitoring.revalidation import MIN_PER_CLASS, revalidate
-from sgi_core.stats.proportions import wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 from sgi_core.stats.ranking import roc_analysis
 from sgi_core.stats.thresholds import threshold_metrics
 
@@ -28,7 +28,7 @@ def test_the_numbers_are_the_libraries_on_the_labelled_rows():
     m = threshold_metrics(sample[lab], score[lab], 0.5)
     assert (res.auroc, res.auroc_ci) == (roc.auroc, tuple(roc.auroc_ci)) and res.validated
     assert (res.precision, res.recall) == (m.precision, m.recall)
-    assert res.precision_ci == wilson_interval(m.tp, m.tp + m.fp) and res.recall_ci == wilson_interval(m.tp, m.tp + m.fn)
+    assert res.precision_ci == proportion_ci(m.tp, m.tp + m.fp) and res.recall_ci == proportion_ci(m.tp, m.tp + m.fn)
     assert res.n_labelled == 100 and res.n_grounded + res.n_hallucinated == 100 and "PPI++" in res.rate_method
 
 
@@ -46,7 +46,7 @@ def test_a_sample_of_one_class_gives_the_labels_own_interval_never_zero_width():
     lab = np.flatnonzero(~np.isnan(sample))
     sample[lab] = 1.0  # every labelled row grounded
     res = revalidate(sample, score, 0.5, n_boot=0)
-    assert res.rate == 0.0 and res.rate_ci == wilson_interval(0, 100) and res.rate_ci[1] > 0.02
+    assert res.rate == 0.0 and res.rate_ci == proportion_ci(0, 100) and res.rate_ci[1] > 0.02
     assert f"fewer than {MIN_PER_CLASS}" in res.rate_method and not res.validated
     assert "no AUROC interval" in res.reason
 

@@ -9,7 +9,7 @@ from sgi_core.cli import main
 from sgi_core.policy.file import Policy, load_policy
 from sgi_core.policy.policy_gate import run_gate
 from sgi_core.render.lines import gate_check_line
-from sgi_core.stats.proportions import wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 from sgi_core.stats.ranking import roc_analysis
 from tests.conftest import SAMPLE_CSV
 
@@ -42,7 +42,7 @@ def test_run_gate_numbers_and_the_upper_bound_rule():
     # Flag sgi < 1.0: rows 0-4 flagged; hallucinated rows are 0, 1, 2, 5 -> tp 3, fp 2, fn 1.
     y = [0, 0, 0, 1, 1, 0, 1, 1]
     s = [0.5, 0.6, 0.7, 0.8, 0.9, 1.1, 1.2, 1.3]
-    lo, hi = wilson_interval(3, 5)
+    lo, hi = proportion_ci(3, 5)
     passing = run_gate(y, s, _policy(precision=hi, recall=0.75), n_boot=0)
     assert [c.name for c in passing.checks] == ["auroc", "precision", "recall"] and passing.passed
     assert passing.checks[1].value == pytest.approx(3 / 5) and passing.checks[2].value == pytest.approx(3 / 4)

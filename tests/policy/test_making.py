@@ -10,7 +10,7 @@ from sgi_core.policy.making import HeldOutThreshold, development_split, holdout_
 from sgi_core.policy.rules import save_policy
 from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.stats.calibration import fit_calibrator
-from sgi_core.stats.proportions import wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 from sgi_core.stats.thresholds import choose_threshold, threshold_metrics
 
 
@@ -47,9 +47,9 @@ def test_holdout_threshold_is_chosen_on_dev_and_measured_on_heldout():
     assert res.threshold == choose_threshold(y[dev], score[dev]).threshold
     assert res.heldout == threshold_metrics(y[held], score[held], res.threshold)
     m = res.heldout
-    assert res.precision_ci == wilson_interval(m.tp, m.tp + m.fp)
-    assert res.recall_ci == wilson_interval(m.tp, m.tp + m.fn)
-    assert res.flag_rate_ci == wilson_interval(m.n_flagged, 200)
+    assert res.precision_ci == proportion_ci(m.tp, m.tp + m.fp)
+    assert res.recall_ci == proportion_ci(m.tp, m.tp + m.fn)
+    assert res.flag_rate_ci == proportion_ci(m.n_flagged, 200)
     assert res.grouped and (res.n_dev, res.n_heldout) == (200, 200)
     back = HeldOutThreshold.from_dict(json.loads(json.dumps(res.to_dict())))
     assert back == res

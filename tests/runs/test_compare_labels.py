@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from sgi_core.cli import main
-from sgi_core.stats.proportions import paired_rate_difference
+from sgi_core.runs.rates import paired_rate_difference
 from tests.runs.test_compare_cli import scored_run
 
 N = 80

@@ -14,9 +14,9 @@ from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.runs import comparison
 from sgi_core.runs.comparison import compare_runs, holm_adjust, paired_bootstrap_ci
 from sgi_core.runs.matching import match_runs
+from sgi_core.runs.rates import paired_rate_difference
 from sgi_core.stats.key_order import canonical_order
 from sgi_core.stats.paired import delong_test
-from sgi_core.stats.proportions import paired_rate_difference
 
 
 def loop_bootstrap(d, n_boot, seed, confidence):

@@ -13,7 +13,7 @@ from sgi_core.runs.headline_rates import (
     headline_rates,
 )
 from sgi_core.runs.matching import match_runs
-from sgi_core.stats.proportions import paired_rate_difference
+from sgi_core.runs.rates import paired_rate_difference
 from tests.runs.test_compare_cli import scored_run
 
 N, N_LABELLED = 90, 40

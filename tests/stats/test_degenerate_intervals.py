@@ -20,12 +20,8 @@ from sgi_core.runs.matching import match_runs
 from sgi_core.stats.kappa import cohens_kappa
 from sgi_core.stats.length_matched import length_matched_auroc
 from sgi_core.stats.prediction_powered import MIN_CLASS_COUNT, ppi_mean, ppi_rate_difference
-from sgi_core.stats.proportions import (
-    paired_difference_ci,
-    paired_rate_difference,
-    unpaired_rate_difference,
-    wilson_interval,
-)
+from sgi_core.stats.proportions import paired_difference_ci, proportion_ci
+from sgi_core.runs.rates import paired_rate_difference, unpaired_rate_difference
 from sgi_core.stats.ranking import roc_analysis
 
 RNG = np.random.default_rng(0)
@@ -54,12 +50,12 @@ CASES = [
     ("PPI++ mean, one class", _ppi_one_class, None),
     ("PPI++ mean, 79 + 1", _ppi_79_and_1, None),
     ("PPI++ rate difference, no discordant key", _ppi_difference_no_discordant_key, 0.0),
-    ("Wilson, 0 of 40", lambda: wilson_interval(0, 40), None),
-    ("Wilson, 40 of 40", lambda: wilson_interval(40, 40), None),
+    ("Wilson, 0 of 40", lambda: proportion_ci(0, 40), None),
+    ("Wilson, 40 of 40", lambda: proportion_ci(40, 40), None),
     ("Newcombe paired, no discordant key", lambda: paired_difference_ci(0, 0, 0, 40), 0.0),
     ("paired rates, all hallucinated", lambda: paired_rate_difference(np.ones(40), np.ones(40)).ci, 0.0),
     ("unpaired rates, one class", lambda: unpaired_rate_difference(np.zeros(30), np.zeros(30)).ci, 0.0),
-    ("policy precision, 0 of 10 flagged right", lambda: wilson_interval(0, 10), None),
+    ("policy precision, 0 of 10 flagged right", lambda: proportion_ci(0, 10), None),
     ("kappa, perfect agreement 29 + 1", lambda: cohens_kappa(SEVENTY_NINE_AND_ONE[-30:], SEVENTY_NINE_AND_ONE[-30:]
                                                              ).kappa_ci, 0.0),
     ("kappa, perfect agreement 15 + 15", lambda: cohens_kappa(SEPARATED_15[0], SEPARATED_15[0]).kappa_ci, None),
@@ -89,15 +85,15 @@ def test_no_degenerate_sample_gives_a_zero_width_interval(name, interval, null):
 
 
 def test_undefined_rather_than_zero_width():
-    with pytest.warns(UndefinedStatisticWarning, match="n = 0"):
-        assert all(math.isnan(x) for x in wilson_interval(0, 0))
+    with pytest.warns(UndefinedStatisticWarning, match="nobs = 0"):
+        assert all(math.isnan(x) for x in proportion_ci(0, 0))
     with pytest.warns(UndefinedStatisticWarning, match="both classes"):
         assert all(math.isnan(x) for x in roc_analysis(np.ones(30), np.arange(30.0)).auroc_ci)
 
 
 def test_prediction_powered_falls_back_to_the_labels_and_says_so():
     res = ppi_mean(ONE_CLASS, np.full(40, 0.97), RNG.uniform(0.9, 1.0, 300))
-    assert res.ci == res.labels_only_ci == wilson_interval(40, 40) and res.lam == 0.0
+    assert res.ci == res.labels_only_ci == proportion_ci(40, 40) and res.lam == 0.0
     assert res.method.startswith(f"labels only: 0 rows of class 0 labelled (fewer than {MIN_CLASS_COUNT})")
 
 

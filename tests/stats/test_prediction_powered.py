@@ -10,6 +10,7 @@ from sklearn.metrics import log_loss
 
 from sgi_core.errors import SGIInputError
 from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.runs.rates import paired_rate_difference
 from sgi_core.stats.crossval import fold_ids, normal_scores
 from sgi_core.stats.prediction_powered import (
     PPIEstimate,
@@ -17,7 +18,7 @@ from sgi_core.stats.prediction_powered import (
     ppi_mean,
     ppi_rate_difference,
 )
-from sgi_core.stats.proportions import paired_rate_difference, wilson_interval
+from sgi_core.stats.proportions import proportion_ci
 
 
 def _dataset(seed, *, binary=False, slope=0.7, n=60, big_n=300):
@@ -70,7 +71,7 @@ def test_labels_only_intervals():
     assert res.labels_only_ci == pytest.approx((low, high), abs=1e-12) and res.labels_only_method == "normal (ddof=0)"
     y_bin, f_lab, f_unlab = _dataset(5, binary=True)
     res = ppi_mean(y_bin, f_lab, f_unlab)
-    assert res.labels_only_ci == wilson_interval(int(y_bin.sum()), len(y_bin)) and res.labels_only_method == "Wilson"
+    assert res.labels_only_ci == proportion_ci(int(y_bin.sum()), len(y_bin)) and res.labels_only_method == "Wilson"
 
 
 # (b) coverage. A 0/1 target at n = 40 gives any normal (Wald-type) interval a coverage near 0.93, not 0.95

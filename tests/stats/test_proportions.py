@@ -7,16 +7,8 @@ from scipy import stats
 
 from sgi_core.errors import SGIInputError
 from sgi_core.results import UndefinedStatisticWarning
-from sgi_core.stats.proportions import (
-    KeysToDecide,
-    RateDifference,
-    keys_to_decide,
-    paired_difference_ci,
-    paired_rate_difference,
-    unpaired_difference_ci,
-    unpaired_rate_difference,
-    wilson_interval,
-)
+from sgi_core.stats.proportions import KeysToDecide, keys_to_decide, paired_difference_ci, unpaired_difference_ci, proportion_ci
+from sgi_core.runs.rates import RateDifference, paired_rate_difference, unpaired_rate_difference
 
 Z95 = 1.959963984540054
 
@@ -32,37 +24,46 @@ def _paired_arrays(both, base_only, new_only, neither):
 
 def test_wilson_hand_computed():
     # 0/10: centre = (z^2/2) / (10 + z^2) = half-width, so the interval is [0, z^2 / (10 + z^2)].
-    assert wilson_interval(0, 10) == pytest.approx((0.0, Z95 ** 2 / (10 + Z95 ** 2)))
-    assert wilson_interval(0, 10)[1] == pytest.approx(0.2775327, abs=1e-7)
+    assert proportion_ci(0, 10) == pytest.approx((0.0, Z95 ** 2 / (10 + Z95 ** 2)))
+    assert proportion_ci(0, 10)[1] == pytest.approx(0.2775327, abs=1e-7)
     # 8/10: centre (8 + 1.920729) / 13.841459 = 0.716740; half 1.959964 / 13.841459 * sqrt(1.6 + 0.960365)
     # = 0.141601 * 1.600114 = 0.226578.
-    low, high = wilson_interval(8, 10)
+    low, high = proportion_ci(8, 10)
     assert (low, high) == pytest.approx((0.716740 - 0.226578, 0.716740 + 0.226578), abs=2e-6)
 
 
 @pytest.mark.parametrize("successes, n", [(0, 1), (3, 7), (8, 10), (48, 80), (80, 80), (1, 1000)])
 @pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
-def test_wilson_matches_scipy(successes, n, confidence):
-    ci = stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
-    assert wilson_interval(successes, n, confidence=confidence) == pytest.approx((ci.low, ci.high), abs=1e-12)
+def test_wilson_and_clopper_pearson_match_their_formulas(successes, n, confidence):
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    p = successes / n
+    centre, half = p + z ** 2 / (2 * n), z * math.sqrt(p * (1 - p) / n + z ** 2 / (4 * n ** 2))
+    wilson = ((centre - half) / (1 + z ** 2 / n), (centre + half) / (1 + z ** 2 / n))
+    assert proportion_ci(successes, n, confidence=confidence) == pytest.approx(wilson, abs=1e-12)
+    alpha = 1 - confidence  # Clopper and Pearson (1934): quantiles of beta distributions
+    low = 0.0 if successes == 0 else stats.beta.ppf(alpha / 2, successes, n - successes + 1)
+    high = 1.0 if successes == n else stats.beta.ppf(1 - alpha / 2, successes + 1, n - successes)
+    assert proportion_ci(successes, n, confidence=confidence, method="exact") == pytest.approx((low, high), abs=1e-10)
 
 
 def test_wilson_matches_statsmodels():
     proportion = pytest.importorskip("statsmodels.stats.proportion")
     for successes, n in [(0, 5), (17, 23), (56, 70)]:
         expected = proportion.proportion_confint(successes, n, alpha=0.05, method="wilson")
-        assert wilson_interval(successes, n) == pytest.approx(expected, abs=1e-12)
+        assert proportion_ci(successes, n) == pytest.approx(expected, abs=1e-12)
 
 
 def test_wilson_errors_and_empty():
-    with pytest.warns(UndefinedStatisticWarning, match="n = 0"):
-        assert all(math.isnan(x) for x in wilson_interval(0, 0))
-    with pytest.raises(SGIInputError, match="successes <= n"):
-        wilson_interval(5, 4)
-    with pytest.raises(SGIInputError, match="The 'confidence' parameter of wilson_interval must be a float in"):
-        wilson_interval(1, 4, confidence=95)
-    with pytest.raises(SGIInputError, match="The 'n' parameter of wilson_interval must be an int >= 0"):
-        wilson_interval(1, 4.0)
+    with pytest.warns(UndefinedStatisticWarning, match="nobs = 0"):
+        assert all(math.isnan(x) for x in proportion_ci(0, 0))
+    with pytest.raises(SGIInputError, match="count <= nobs"):
+        proportion_ci(5, 4)
+    with pytest.raises(SGIInputError, match="The 'confidence' parameter of proportion_ci must be a float in"):
+        proportion_ci(1, 4, confidence=95)
+    with pytest.raises(SGIInputError, match="The 'nobs' parameter of proportion_ci must be an int >= 0"):
+        proportion_ci(1, 4.0)
+    with pytest.raises(SGIInputError, match="The 'method' parameter of proportion_ci must be one of"):
+        proportion_ci(1, 4, method="wald")
 
 
 # --- Newcombe, independent proportions ---------------------------------------------------------
@@ -166,7 +167,7 @@ def test_paired_uses_keys_labelled_in_both_and_is_antisymmetric():
 
 
 def test_paired_all_zero_and_all_one():
-    upper = wilson_interval(0, 12)[1]
+    upper = proportion_ci(0, 12)[1]
     with pytest.warns(UndefinedStatisticWarning, match="no key is hallucinated in one run only"):
         none = paired_rate_difference(np.zeros(12), np.zeros(12))
     assert none.difference == 0.0 and none.ci == pytest.approx((-upper, upper)) and math.isnan(none.p_value)
