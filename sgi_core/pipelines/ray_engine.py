@@ -19,10 +19,13 @@ The dataset is written to a new folder of a unique name beside the output
 (:func:`tempfile.mkdtemp`) and renamed onto it once checked. A Ray started here
 binds its services to the loopback address (docs/SCALING.md).
 
-Scores equal those of :func:`sgi_core.scoring.score_table` on the same rows: each
-actor validates its rows with :func:`sgi_core.io.triples.validate_triples` (unscorable
-rows are kept with ``sgi_status = "not scored: <reason>"``) and scores them with
-``score_table``, which encodes each distinct text of the batch once.
+Scores equal those of the local engine on the same rows: each actor
+(:class:`~sgi_core.pipelines.ray_scorer.Scorer`) validates its rows with
+:func:`sgi_core.io.triples.validate_triples` (unscorable rows are kept with
+``sgi_status = "not scored: <reason>"``) and scores them with
+:func:`sgi_core.pipelines.local_engine.score_chunk`, which encodes each distinct text of the
+batch once and adds the columns of the detector families asked for (claims, grounding models
+checked on the driver: :mod:`sgi_core.pipelines.ray_models`).
 
 CSV shards are read as UTF-8, comma-separated, every column as text; other
 encodings and separators are for the single-process ``score`` (or convert the
