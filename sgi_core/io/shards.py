@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sgi_core.errors import SGIInputError
@@ -197,3 +198,46 @@ def shards_scored_with(input_path: str | os.PathLike) -> dict | None:
                             f"{records[shards.index(other)]})", source=str(other),
                             hint="Give the shards of one run, scored with one model, precision, backend and strategy")
     return records[0]
+
+
+def map_shards(input_path: str | os.PathLike, compute, columns, *, optional=(),
+               batch_rows: int = STREAM_BATCH_ROWS) -> dict[str, np.ndarray]:
+    """Per-row values of a scored run computed one batch of its shards at a time, concatenated.
+
+    ``compute(frame)`` receives each frame of :func:`stream_shards` and returns a dict of
+    one-dimensional arrays, one value per row of the frame (a row's score, its response
+    length, its key); the texts of one batch at most are held at once, the values of every
+    row are returned, in the order :func:`stream_shards` reads the rows (an empty dict when
+    the shards hold no row).
+
+    Raises
+    ------
+    SGIInputError
+        What :func:`stream_shards` raises.
+    ValueError
+        When ``compute`` returns other names for another batch, or an array whose length
+        is not the batch's.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, pandas as pd
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"response": ["ab", "abc", "a"]}).to_parquet(folder / "a.parquet")
+    >>> map_shards(folder, lambda f: {"length": f["response"].str.len().to_numpy()}, ["response"],
+    ...            batch_rows=2)["length"].tolist()
+    [2, 3, 1]
+    """
+    parts: dict[str, list[np.ndarray]] | None = None
+    for frame in stream_shards(input_path, columns, optional=optional, batch_rows=batch_rows):
+        values = {name: np.asarray(array).ravel() for name, array in compute(frame).items()}
+        wrong = [name for name, array in values.items() if len(array) != len(frame)]
+        if wrong:
+            raise ValueError(f"compute returned {len(values[wrong[0]])} values of '{wrong[0]}' for a batch of "
+                             f"{len(frame)} rows")
+        if parts is None:
+            parts = {name: [] for name in values}
+        if set(values) != set(parts):
+            raise ValueError(f"compute returned {sorted(values)} for one batch and {sorted(parts)} for another")
+        for name, array in values.items():
+            parts[name].append(array)
+    return {name: np.concatenate(arrays) for name, arrays in (parts or {}).items()}

@@ -7,7 +7,7 @@ import pytest
 
 from sgi_core.errors import SGIInputError
 from sgi_core.io.export import table_writer
-from sgi_core.io.shards import parquet_shards, shards_scored_with, stream_shards
+from sgi_core.io.shards import map_shards, parquet_shards, shards_scored_with, stream_shards
 
 ROWS = (7, 0, 5)  # rows of each shard; the middle one is empty
 RECORD = {"model": "minilm", "precision": "fp32", "backend": "onnx", "context_strategy": "joined"}
@@ -93,3 +93,25 @@ def test_every_shard_must_record_the_same_scoring(run):
         write(scored_frame(1, 0))
     with pytest.raises(SGIInputError, match="the shard records another scoring than 'part-0.parquet'"):
         shards_scored_with(run)
+
+
+def test_per_row_values_are_computed_one_bounded_batch_at_a_time(run):
+    seen = []
+
+    def lengths(frame):
+        seen.append(len(frame))
+        return {"length": frame["response"].str.len().to_numpy(), "sgi": frame["sgi"].to_numpy()}
+
+    values = map_shards(run, lengths, ["response", "sgi"], batch_rows=4)
+    whole = pd.concat([pd.read_parquet(p) for p in sorted(run.glob("*.parquet"))], ignore_index=True)
+    assert seen == [4, 3, 4, 1]
+    np.testing.assert_array_equal(values["length"], whole["response"].str.len())
+    np.testing.assert_array_equal(values["sgi"], whole["sgi"])
+
+
+def test_values_of_another_length_or_name_are_refused(run):
+    with pytest.raises(ValueError, match="compute returned 1 values of 'x' for a batch of 4 rows"):
+        map_shards(run, lambda frame: {"x": [0.0]}, ["sgi"], batch_rows=4)
+    names = iter([{"a": [0.0] * 4}, {"b": [0.0] * 3}])
+    with pytest.raises(ValueError, match=r"compute returned \['b'\] for one batch and \['a'\] for another"):
+        map_shards(run, lambda frame: next(names), ["sgi"], batch_rows=4)
