@@ -237,8 +237,10 @@ def make_policy(
             raise SGIInputError(f"feature '{name}' has {len(np.asarray(values).ravel())} values but the labels have "
                                 f"{len(labels)}")
     monitored = {"score": scores, **{name: values for name, values in (features or {}).items() if name != "score"}}
-    references = class_references(labels[heldout], {name: np.asarray(values, dtype=np.float64)[heldout]
-                                                    for name, values in monitored.items()})
+    # The references describe the rows the held-out counts do: those with a score.
+    scored = heldout[np.isfinite(scores[heldout])]
+    references = class_references(labels[scored], {name: np.asarray(values, dtype=np.float64)[scored]
+                                                   for name, values in monitored.items()})
     counts = holdout.heldout
     policy = Policy(
         model=model, model_precision=model_precision, model_backend=model_backend,

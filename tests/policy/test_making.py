@@ -216,3 +216,16 @@ def test_a_version_2_policy_reads_with_no_backend_and_a_bad_backend_is_refused()
     data.update(version=3, model_backend="tensorrt")
     with pytest.raises(SGIInputError, match="policy field 'model_backend' must be null or one of torch, onnx"):
         policy_from_json(json.dumps(data))
+
+
+def test_a_policy_on_a_score_with_unscored_rows_describes_its_features_on_the_scored_rows():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 400).astype(float)
+    score = labels + rng.normal(0, 1, 400)
+    score[:20] = np.nan  # rows the score could not be computed on: left out of the held-out counts
+    length = rng.normal(size=400)  # a monitored feature that every row has
+    policy, holdout = make_policy(labels, score, model="m", score_column="sgi", features={"response_length": length})
+    loaded = policy_from_json(policy_to_json(policy))
+    grounded = holdout.heldout.tn + holdout.heldout.fp
+    assert loaded.references["response_length"]["grounded"]["n"] == grounded
+    assert loaded.references["score"]["grounded"]["n"] == grounded
