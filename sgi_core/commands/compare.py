@@ -104,7 +104,8 @@ def run(args) -> int:
 
 
 def _validating(policy, pair):
-    """The policy, or None where a run is not a mixture of the data it was validated on (its shift check)."""
+    """The policy, or None where its validation does not carry over to a run (the monitor's rule: shift, a run too
+    small to check, a forced or thinly held-out policy)."""
     if policy is None or policy.references is None:
         return policy
     import numpy as np
@@ -118,6 +119,10 @@ def _validating(policy, pair):
                                   n_boot=0)
             if summary.shift.detected:
                 print(f"note: {run.source}: {shift_sentence(summary)}; the policy does not validate its score here",
+                      file=sys.stderr)
+                return None
+            if not summary.validation.validated:  # a run too small to check, a forced or thinly held-out policy
+                print(f"note: {run.source}: the policy does not validate its score here: {summary.validation.reason}",
                       file=sys.stderr)
                 return None
     return policy

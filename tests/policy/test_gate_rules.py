@@ -182,3 +182,17 @@ def test_an_unlabelled_new_run_gets_its_flags_and_fails_only_above_a_maximum(tmp
     policy.write_text(json.dumps(written))
     assert main(["gate", str(same), "--policy", str(policy)]) == 0
     assert "does not validate 'sgi' (AUROC 0.55 [0.45, 0.65] holds 0.5" in capsys.readouterr().err
+
+
+def test_an_unlabelled_run_too_small_to_check_gets_no_validation_from_gate(tmp_path, capsys):
+    path = tmp_path / "labelled.csv"
+    _scored_file(path, signal=0.4)
+    policy = tmp_path / "policy.json"
+    assert main(["gate", str(path), "--write-policy", str(policy), "--n-boot", "200"]) == 0
+    tiny = tmp_path / "tiny.csv"
+    pd.read_csv(path).drop(columns=["label"]).head(3).to_csv(tiny, index=False)
+    capsys.readouterr()
+    assert main(["gate", str(tiny), "--policy", str(policy)]) == 0
+    err = capsys.readouterr().err
+    assert "the policy validates its score" not in err
+    assert "does not validate 'sgi' (whether the run resembles what the policy was validated on is not known" in err
