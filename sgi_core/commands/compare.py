@@ -85,6 +85,10 @@ def run(args) -> int:
         comparison = compare_runs(pair.matched, threshold=threshold, policy=_validating(policy, pair), model=pair.model,
                                   n_boot=args.n_boot, seed=args.seed, prediction_powered=not pair.targeted_labels,
                                   label_order=pair.label_order)
+        if args.labels:
+            from sgi_core.runs.active_labels import design_comparison
+
+            comparison = design_comparison(comparison, pair, args.labels, policy=policy)
     if comparison.labels is not None:
         from sgi_core.runs.label_sample import check_labelled_sample
 

@@ -13,7 +13,9 @@ one :class:`RateLine`:
   key's scores), the paired PPI++ difference ``d`` (estimated on the keys labelled in
   both, the estimate the verdict and the gate read) with its interval, and the new run's
   rate as ``rate_base + d``, so that the line adds up. The new run's separately
-  estimated rate stays in the result (``own_rate_new``).
+  estimated rate stays in the result (``own_rate_new``);
+* **active**: the same line from labels drawn under an active design
+  (:mod:`sgi_core.runs.active_labels`); its labels-only line is then weighted by the design.
 
 ``difference = rate_new - rate_base`` on every line (up to float rounding); a rise is a
 regression.
@@ -28,6 +30,7 @@ from sgi_core.results import JsonResult
 
 LABELS_ONLY = "labels only"
 PREDICTION_POWERED = "prediction-powered"
+ACTIVE = "active"
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class RateLine(JsonResult):
     Attributes
     ----------
     name : str
-        :data:`LABELS_ONLY` or :data:`PREDICTION_POWERED`.
+        :data:`LABELS_ONLY`, :data:`PREDICTION_POWERED` or :data:`ACTIVE`.
     rate_base, rate_new : float
     difference : float
         ``rate_new - rate_base``.
@@ -80,9 +83,10 @@ def headline_rates(shift) -> HeadlineRates:
     labels = RateLine(LABELS_ONLY, shift.labels_rate_base, shift.labels_rate_new,
                       shift.labels_rate_new - shift.labels_rate_base, tuple(shift.labels_only_ci), shift.n_keys,
                       shift.labels_rate_new)
-    if not shift.method.startswith(PREDICTION_POWERED):
+    name = next((name for name in (PREDICTION_POWERED, ACTIVE) if shift.method.startswith(name)), None)
+    if name is None:
         return HeadlineRates((labels,))
     rate_new = shift.rate_base + shift.difference if not math.isnan(shift.difference) else math.nan
-    powered = RateLine(PREDICTION_POWERED, shift.rate_base, rate_new, shift.difference, tuple(shift.ci),
+    powered = RateLine(name, shift.rate_base, rate_new, shift.difference, tuple(shift.ci),
                        shift.n_keys, shift.rate_new)
     return HeadlineRates((labels, powered))

@@ -1,0 +1,51 @@
+"""From the command line: `sample --design active`, its labels filled in, and `compare --labels` weighs them."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from sgi_core.cli import main
+from tests.runs.test_design_labels import fill, write_runs
+
+
+@pytest.fixture()
+def drawn(tmp_path):
+    paths = write_runs(tmp_path)
+    out = tmp_path / "to_label.csv"
+    assert main(["sample", str(paths["new"]), "--baseline", str(paths["base"]), "--key", "id", "--n", "40",
+                 "--design", "active", "--predictor", "model_prob", "--seed", "11", "-o", str(out)]) == 0
+    return paths, fill(out)
+
+
+def test_compare_reads_an_active_sample_by_its_design(drawn, tmp_path, capsys):
+    paths, filled = drawn
+    report = tmp_path / "comparison.json"
+    assert main(["compare", str(paths["base"]), str(paths["new"]), "--key", "id", "--model", "hashing",
+                 "--n-boot", "0", "--labels", str(filled), "--json", str(report)]) == 0
+    out = capsys.readouterr().out
+    n_keys = len(pd.read_csv(filled)) // 2
+    assert (f"active (inverse-probability-weighted prediction-powered), predictor model_prob, {n_keys} keys"
+            in out)
+    labels = json.loads(report.read_text())["labels"]
+    assert labels["sequential"] is None and labels["ci"][0] < labels["difference"] < labels["ci"][1]
+
+
+def test_compare_refuses_a_sample_whose_probabilities_were_edited(drawn, capsys):
+    paths, filled = drawn
+    sample = pd.read_csv(filled)
+    sample["inclusion_probability"] = sample["inclusion_probability"] * 1.5
+    sample.to_csv(filled, index=False)
+    assert main(["compare", str(paths["base"]), str(paths["new"]), "--key", "id", "--model", "hashing",
+                 "--n-boot", "0", "--labels", str(filled)]) == 2
+    assert "carry a probability other than the one their seed, budget and predictor give" in capsys.readouterr().err
+
+
+def test_a_sample_drawn_on_other_runs_is_refused(drawn, capsys):
+    paths, filled = drawn
+    other = pd.read_csv(paths["new"])
+    other["model_prob"] = other["model_prob"] ** 2  # another predictor: other uncertainties, other probabilities
+    other.to_csv(paths["new"], index=False)
+    assert main(["compare", str(paths["base"]), str(paths["new"]), "--key", "id", "--model", "hashing",
+                 "--n-boot", "0", "--labels", str(filled)]) == 2
+    assert "the labels cannot be used under their design active (seed 11" in capsys.readouterr().err
