@@ -95,6 +95,10 @@ def run(args) -> int:
         comparison = compare_runs(pair.matched, n_boot=args.n_boot, seed=args.seed,
                                   prediction_powered=not pair.targeted_labels,
                                   label_order=pair.label_order)
+        if args.labels:
+            from sgi_core.runs.active_labels import design_comparison
+
+            comparison = design_comparison(comparison, pair, args.labels)
     for note in dict.fromkeys(str(w.message) for w in caught):
         print(f"note: {note}", file=sys.stderr)
     if comparison.labels is not None and comparison.match.mixed_label_keys:

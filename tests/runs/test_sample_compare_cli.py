@@ -49,3 +49,17 @@ def test_a_sample_drawn_on_other_runs_is_refused(drawn, capsys):
     assert main(["compare", str(paths["base"]), str(paths["new"]), "--key", "id", "--model", "hashing",
                  "--n-boot", "0", "--labels", str(filled)]) == 2
     assert "the labels cannot be used under their design active (seed 11" in capsys.readouterr().err
+
+
+def test_gate_holds_the_new_run_to_a_margin_by_the_active_estimate(drawn, capsys):
+    paths, filled = drawn
+    options = ["--key", "id", "--model", "hashing", "--n-boot", "0", "--labels", str(filled)]
+    assert main(["gate", str(paths["new"]), "--baseline", str(paths["base"]), *options,
+                 "--max-rate-increase", "0.3"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS hallucination rate" in out and "active (inverse-probability-weighted prediction-powered)" in out
+    # The runs swapped (the design is the same: it is symmetric in the runs), the rate rises: a margin far below
+    # the active interval's half-width is refused.
+    assert main(["gate", str(paths["base"]), "--baseline", str(paths["new"]), *options,
+                 "--max-rate-increase", "0.001"]) == 2
+    assert "a margin of 0.001 cannot pass" in capsys.readouterr().err
