@@ -11,7 +11,8 @@ labels-only figures become the same estimator without the predictor (Horvitz-Tho
 The confidence sequence assumes keys labelled in a uniformly random order, which an active
 design is not: it is left out, as is the check that the keys labelled in both runs are a
 random sample of the changed and unchanged keys (the design draws changed keys more often on
-purpose, and its probabilities are verified instead). A uniform design keeps the prediction-powered estimate
+purpose, and its probabilities are verified instead), and McNemar's test of the labelled
+keys, which would test the drawn keys, not the runs. A uniform design keeps the prediction-powered estimate
 of :func:`~sgi_core.runs.labels.label_shift`, which its keys are a random sample for.
 
 Reference: Zrnic, T. and Candès, E. J. (2024). Active Statistical Inference. ICML.
@@ -19,6 +20,7 @@ Reference: Zrnic, T. and Candès, E. J. (2024). Active Statistical Inference. IC
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import replace
 
@@ -93,7 +95,7 @@ def active_label_shift(shift: LabelShift, matched, design: LabellingDesign, *,
     return replace(shift, rate_base=est["base"].estimate, rate_new=est["new"].estimate, difference=diff.estimate,
                    ci=diff.ci, labels_only_ci=diff.labels_only_ci, verdict=rate_verdict(diff.ci), method=method,
                    predictor_loss={}, power=power, sequential=None, sequential_verdict="", sequence_order="",
-                   sequential_power=None, sample=None,
+                   sequential_power=None, sample=None, mcnemar_p=math.nan,
                    labels_rate_base=est["base"].labels_only_estimate, labels_rate_new=est["new"].labels_only_estimate,
                    labels_difference=diff.labels_only_estimate)
 

@@ -1,5 +1,6 @@
 """A sample's labels read back under their design: the round trip, the active estimate, and every refusal."""
 
+import math
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -94,6 +95,7 @@ def test_a_filled_sample_is_verified_and_estimated_actively(tmp_path):
     assert shift.power.design == "active"
     assert shift.power.smallest_margin == pytest.approx((shift.ci[1] - shift.ci[0]) / 2)
     assert shift.sequential is None and shift.sequential_power is None and shift.sample is None
+    assert math.isnan(shift.mcnemar_p)
     assert shift.ci[0] < shift.difference < shift.ci[1]
     assert shift.labels_difference == pytest.approx(shift.labels_rate_new - shift.labels_rate_base)
     # The bundled runs' true difference over their 150 keys: 38 - 59 hallucinated.
