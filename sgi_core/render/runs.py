@@ -143,6 +143,10 @@ def labels_headline(res: RunComparison, *, sequential: bool = False) -> str:
     if lab.method.startswith("prediction-powered"):
         lines.append("  every matched key enters through the scores' mapping to P(hallucinated), fitted out of fold "
                      "on the labels; valid when the labelled keys are a random sample of the matched keys")
+    if lab.method.startswith("active"):
+        lines.append("  every matched key enters through the predictor's mapping to P(hallucinated), fitted out of "
+                     "fold; each label weighs 1 / the probability its key was drawn with, so the interval holds "
+                     "whatever the predictor is worth")
     if res.match.mixed_label_keys:
         lines.append(f"  {mixed_label_note(res.match.mixed_label_keys)}")
     if lab.sample is not None and lab.sample.n_changed:
