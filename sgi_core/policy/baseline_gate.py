@@ -219,6 +219,11 @@ def rate_check(comparison, max_increase: float, *, sequential: bool = False) -> 
                             hint=MIXED_LABELS_FIX if mixed else "Pass --labels FILE (the Review page's annotations of "
                                  "each run, or a table of labelled rows of both)")
     check_labelled_sample(lab.sample)
+    if sequential and lab.sequential is None and lab.method.startswith("active"):
+        raise SGIInputError("--sequential reads labels drawn uniformly at random, and these were drawn under an active "
+                            "design (keys chosen where the predictor is unsure)",
+                            hint="Drop --sequential: the active estimate's interval is valid at the budget the design "
+                                 "drew, or draw a uniform sample (`sample --design uniform`)")
     if sequential and lab.sequential is None:
         raise SGIInputError("--sequential needs keys labelled in both runs (the sequence is of the paired difference)",
                             hint="Label the same keys in both runs, or drop --sequential")

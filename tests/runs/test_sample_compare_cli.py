@@ -63,3 +63,11 @@ def test_gate_holds_the_new_run_to_a_margin_by_the_active_estimate(drawn, capsys
     assert main(["gate", str(paths["base"]), "--baseline", str(paths["new"]), *options,
                  "--max-rate-increase", "0.001"]) == 2
     assert "a margin of 0.001 cannot pass" in capsys.readouterr().err
+
+
+def test_gate_sequential_on_an_active_sample_says_the_design_is_why(drawn, capsys):
+    paths, filled = drawn
+    assert main(["gate", str(paths["new"]), "--baseline", str(paths["base"]), "--key", "id", "--model", "hashing",
+                 "--n-boot", "0", "--labels", str(filled), "--max-rate-increase", "0.3", "--sequential"]) == 2
+    err = capsys.readouterr().err
+    assert "drawn under an active design" in err and "needs keys labelled in both runs" not in err
