@@ -40,10 +40,10 @@ from sgi_core.detectors.specifics import specifics_scores  # noqa: E402
 from sgi_core.embedding import EmbeddingCache, load_encoder  # noqa: E402
 from sgi_core.evaluation.detectors import compare_detectors  # noqa: E402
 from sgi_core.evaluation.refit import judge_combined  # noqa: E402
-from sgi_core.evaluation.report import trivial_names  # noqa: E402
 from sgi_core.io.triples import load_triples  # noqa: E402
 from sgi_core.results import UndefinedStatisticWarning  # noqa: E402
 from sgi_core.scores import oriented_scores  # noqa: E402
+from sgi_core.scores.selection import trivial_names  # noqa: E402
 from sgi_core.scoring import score_table  # noqa: E402
 from sgi_core.stats.crossval import out_of_fold_probability  # noqa: E402
 from sgi_core.stats.folds import crossfit_folds  # noqa: E402

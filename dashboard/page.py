@@ -209,7 +209,7 @@ def header(*, require_labels: bool = False, caption: str = ""):
     and stops.
     """
     data = scored_data()
-    report = services.report(data.key, data.model, data.frame)
+    report = services.report(data.key, data.model, data.frame, state.detector_specs())
     st.caption(f"Model: **{data.model}** · file: {texts.plain(data.key.name)} · "
                f"{review_services.label_source_line(data)}{caption}")
     if require_labels:

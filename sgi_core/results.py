@@ -120,3 +120,35 @@ class JsonResult:
     def from_dict(cls, data: dict):
         hints = typing.get_type_hints(cls)
         return cls(**{f.name: _decode(hints[f.name], data[f.name]) for f in dataclasses.fields(cls)})
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate(JsonResult):
+    """A number with its 95% interval and how the interval was made.
+
+    Attributes
+    ----------
+    value : float
+        NaN when undefined for the input.
+    interval : (float, float)
+        Lower and upper bounds; NaN when none was computed (no resamples, too few rows).
+    method : str
+        How the interval was made (``"bootstrap percentile"``, ``"DeLong"``, ...); ``""`` without one.
+
+    Examples
+    --------
+    >>> Estimate(0.8, (0.7, 0.9), "DeLong").to_dict()
+    {'value': 0.8, 'interval': [0.7, 0.9], 'method': 'DeLong'}
+    >>> Estimate.from_dict({'value': None, 'interval': [None, None], 'method': ''}).value
+    nan
+    """
+
+    value: float
+    interval: tuple[float, float] = (math.nan, math.nan)
+    method: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "value", float(self.value))
+        object.__setattr__(self, "interval", tuple(float(bound) for bound in self.interval))
+        if len(self.interval) != 2:
+            raise ValueError(f"an interval has two bounds; got {self.interval!r}")

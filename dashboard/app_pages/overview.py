@@ -89,7 +89,9 @@ page.truncation_note(data)
 
 if labelled is None:
     st.subheader("SGI against this file's trivial scores")
-    verdict = confound_services.file_verdict(data.key, data.model, state.detector_specs(), data.table, data.frame)
+    verdict = confound_services.file_verdict(data.key, data.model, state.detector_specs(), data.table, data.frame,
+                                             state.detector_families_run(data.key, data.model),
+                                             state.resources_run(data.key, data.model))
     if verdict.best_trivial is not None:
         level, headline, notes = texts.verdict_text(verdict)
         # A detector near chance or inverted is a finding about the file, not a failure of the page: amber.
@@ -97,13 +99,11 @@ if labelled is None:
         for note in notes:
             st.warning(texts.plain(note))
         st.write(texts.confound_text(verdict))
-    curves = dict(services.curves(data.key, data.model, data.frame))
+    curves = services.curves(data.key, data.model, data.frame, state.detector_specs())
     st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score); say what their high "
                    "values mean, and see them combined with SGI, on the Detectors page",
                    confound_services.score_columns(data.key, data.table), key=state.DETECTOR_COLUMNS,
                    **state.PERSIST)
-    for column, higher_is in state.detector_specs():
-        curves[column] = services.column_roc(data.key, column, higher_is, data.table)
     st.plotly_chart(figures.roc_figure(curves), key=state.OVERVIEW_ROC)
     longest = max(len(curve.fpr) for curve in curves.values())
     if longest > figures.CURVE_POINTS:

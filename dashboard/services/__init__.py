@@ -56,11 +56,12 @@ from sgi_core.io.triples import TripleTable, validate_triples
 from sgi_core.retrieval import find_retrieval_columns
 from sgi_core.scores import column_spec
 from sgi_core.scores.baselines import response_length
-from sgi_core.scores.oriented import orient_detector_score, oriented_scores
+from sgi_core.scores.oriented import oriented_scores
+from sgi_core.scores.selection import trivial_names
 from sgi_core.scoring import TripleScore, embed_table, score_table, score_triple
 from sgi_core.stats.bootstrap import BOOTSTRAP_MAX_ROWS as BOOTSTRAP_MAX_ROWS  # pages state it
 from sgi_core.stats.calibration import CalibrationResult, calibration_analysis
-from sgi_core.stats.ranking import RocResult, roc_analysis, score_percentile
+from sgi_core.stats.ranking import score_percentile
 from sgi_core.stats.thresholds import ThresholdChoice, choose_threshold
 
 pa.set_memory_pool(pa.system_memory_pool())
@@ -175,21 +176,24 @@ def baselines(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.D
     """The trivial scores per row, oriented (shared, not copied), or None without response and context columns."""
     if not {"response", "context"} <= set(_frame.columns):
         return None
-    return oriented_scores(_frame, evaluation.trivial_names(_frame.columns))
+    return oriented_scores(_frame, trivial_names(_frame.columns))
 
 
 # Results holding a value per row or per threshold (ROC curves, threshold grids: 100 MB and more at millions
 # of rows) are cached as shared objects (st.cache_resource); st.cache_data would keep a pickled copy and
 # hand each rerun another. The results are frozen dataclasses and frames that no page changes.
 @st.cache_resource(show_spinner="Computing statistics...", max_entries=8)
-def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> evaluation.EvaluationReport:
+def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame, specs: tuple = ()) -> evaluation.EvaluationReport:
+    """The file's report: SGI, the trivial scores, the detector columns ``specs`` ((column, higher_is), ...) and the
+    score columns the file carries, each judged once (:func:`sgi_core.evaluation.report.evaluate`)."""
     return evaluation.evaluate(_frame, baselines=baselines(key, model_name, _frame),
+                               declared=[column_spec(column, higher_is=higher_is) for column, higher_is in specs],
                                n_boot=app_resamples(REPORT_N_BOOT))
 
 
-def curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> dict:
-    """ROC curves of SGI and the trivial scores by name, as the report's judgements carry them."""
-    return report(key, model_name, _frame).rocs
+def curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame, specs: tuple = ()) -> dict:
+    """ROC curves of every score the report judged, by oriented name, as its judgements carry them."""
+    return report(key, model_name, _frame, specs).rocs
 
 
 def numeric_columns(table: TripleTable) -> list[str]:
@@ -198,15 +202,7 @@ def numeric_columns(table: TripleTable) -> list[str]:
 
 
 def _detector_values(table: TripleTable, column: str, higher_is: str) -> np.ndarray:
-    return orient_detector_score(table.frame[column], higher_is=higher_is, source=table.source,
-                                            column=column)
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def column_roc(key: state.DataKey, column: str, higher_is: str, _table: TripleTable) -> RocResult:
-    """ROC of a numeric input column taken as a detector score, oriented by ``higher_is``."""
-    return roc_analysis(_table.frame["label"].to_numpy(), _detector_values(_table, column, higher_is),
-                                   n_boot=app_resamples(REPORT_N_BOOT))
+    return column_spec(column, higher_is=higher_is).oriented(table.frame[column], source=table.source)
 
 
 @st.cache_resource(show_spinner="Comparing detectors...", max_entries=32)
@@ -215,15 +211,15 @@ def detector_comparison(key: state.DataKey, model_name: str, specs: tuple, _tabl
     """SGI and the declared detector columns ``specs`` ((column, higher_is), ...), alone and combined.
 
     Each column is keyed by its oriented name (``neg_<column>`` when given as hallucinated-high).
-    SGI's judgement is the report's, not made again.
+    Every score's judgement is the report's, not made again.
     """
-    judged = report(key, model_name, _frame)
+    judged = report(key, model_name, _frame, specs)
     scores = {judged.score_col: _frame[judged.score_col].to_numpy()}
     scores.update({column_spec(column, higher_is=higher_is).oriented_name: _detector_values(_table, column, higher_is)
                    for column, higher_is in specs})
     return detectors.compare_detectors(scores, _frame["label"].to_numpy(), groups=question_groups(_frame),
                                        lengths=response_length(_frame["response"]),
-                                       judgements={judged.score_col: judged.judgements[judged.score_col]},
+                                       judgements={name: judged.judgements[name] for name in scores},
                                        n_boot=app_resamples(REPORT_N_BOOT))
 
 

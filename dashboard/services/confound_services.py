@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
-from dashboard.services import baselines, numeric_columns, report
+from dashboard.services import baselines, detector_services, numeric_columns, report
 from dashboard.services.resamples import REPORT_N_BOOT, app_resamples
 from sgi_core import evaluation
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
@@ -23,7 +23,6 @@ from sgi_core.policy.making import HeldOutThreshold, make_policy
 from sgi_core.policy.references import feature_values
 from sgi_core.policy.rules import write_refusal
 from sgi_core.scores.baselines import response_length
-from sgi_core.scores.oriented import orient_detector_score
 from sgi_core.stats.length_matched import length_matched_auroc
 from sgi_core.stats.ranking import roc_analysis
 
@@ -159,15 +158,17 @@ def policy_json(policy: Policy) -> str:
 
 @st.cache_data(show_spinner="Judging the detectors against this file's trivial scores...", max_entries=32)
 def file_verdict(key: state.DataKey, model_name: str, specs: tuple, _table: TripleTable,
-                 _frame: pd.DataFrame) -> evaluation.Verdict:
-    """SGI and the declared detector columns ``specs`` ((column, higher_is), ...) against this file's trivial scores.
+                 _frame: pd.DataFrame, kinds: tuple = (), resources: tuple = ()) -> evaluation.Verdict:
+    """SGI, the declared detector columns ``specs`` ((column, higher_is), ...) and the scores of the detector families
+    ``kinds`` computed on the Detectors page (with its ``resources``) against this file's trivial scores.
 
-    SGI's and the trivial scores' ROC analyses are the report's judgements, not computed a second time.
+    Each column is keyed by its oriented name (``neg_<column>`` when given as hallucinated-high), as
+    ``report --detector`` keys it. Every score's ROC analysis is the report's judgement, not computed a second time.
     """
-    columns = {column: orient_detector_score(_table.frame[column], higher_is=higher_is,
-                                                        source=_table.source, column=column)
-               for column, higher_is in specs}
-    return evaluation.report_verdict(report(key, model_name, _frame), _frame, detectors=columns,
+    families, family_scores = (detector_services.embedding_detectors(key, model_name, kinds, _table, _frame, resources)
+                               if kinds else (None, None))
+    return evaluation.report_verdict(report(key, model_name, _frame, specs), _frame,
+                                     families=families.detectors if families else None, family_scores=family_scores,
                                      baselines=baselines(key, model_name, _frame), n_boot=app_resamples(REPORT_N_BOOT))
 
 

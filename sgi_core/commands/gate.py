@@ -61,7 +61,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--model", default=None,
                    help="score the file with this model (default: use the file's sgi column if it has one, else "
                         "score with the policy's model; with --write-policy, the model recorded in the policy)")
-    p.add_argument("--score-column", default="sgi", help="with --write-policy: the score column (higher = grounded)")
+    p.add_argument("--score-column", default="sgi",
+                   help="with --write-policy: the score, a registered one (oriented as its entry says) or a column "
+                        "of the file taken as higher = grounded")
     p.add_argument("--calibration", default="platt", help="with --write-policy: minmax, platt or isotonic")
     p.add_argument("--threshold-method", default="youden",
                    help="with --write-policy: youden, target_recall, target_precision or cost")
@@ -211,6 +213,7 @@ def _write_policy(args) -> int:
     from sgi_core.policy.making import make_policy
     from sgi_core.policy.rules import save_policy, write_refusal
     from sgi_core.render.lines import policy_lines
+    from sgi_core.scores.selection import named_score
 
     check_output_file(args.write_policy, inputs=[args.input], what="policy")  # before any work
     table, labels, scores, made_by = _file_scores(args, args.score_column, args.model or DEFAULT_MODEL,
@@ -234,7 +237,7 @@ def _write_policy(args) -> int:
         model_precision=made_by["precision"] if made_by else None,
         model_backend=made_by["backend"] if made_by else None,
         context_strategy=made_by["context_strategy"] if made_by else args.context_strategy,
-        score_column=args.score_column,
+        score_column=named_score(args.score_column).oriented_name,
         calibration=args.calibration, method=args.threshold_method, target=args.target,
         cost_ratio=args.cost_ratio, groups=groups, min_auroc=args.min_auroc, seed=args.seed, features=features,
         answering_systems=answering_systems(table.frame),
@@ -292,8 +295,11 @@ def _unlabelled_gate(args, policy, table, scores, made_by):
     if args.min_auroc is not None:
         raise SGIInputError("--min-auroc needs labels: this file has none, so no AUROC can be computed",
                             source=str(args.input), hint="Drop --min-auroc, or pass --labels FILE")
-    validation = validate_from_policy(policy.score_column, policy, model=(made_by or {}).get("model"))
     summary = monitor_run(policy, table.frame, scores, n_boot=0)
+    # The record as it carries over to this file: withdrawn under shift, for a run too small to check, for a forced
+    # or thinly held-out policy (the monitor's one rule); the model check beside it.
+    validation = summary.validation if not summary.validation.validated else validate_from_policy(
+        policy.score_column, policy, model=(made_by or {}).get("model"))
     if summary.shift.detected:  # the held-out validation belongs to data this file no longer resembles
         print(f"note: no labels; {shift_sentence(summary)}; {what_to_do(summary)}", file=sys.stderr)
     elif validation.validated:

@@ -22,10 +22,10 @@ from sgi_core.evaluation.judgement import ScoreJudgement, judge_score
 from sgi_core.evaluation.refit import REFIT_N_BOOT, RefitComparison, judge_combined, refit_auroc_difference
 from sgi_core.io.triples import TripleTable
 from sgi_core.results import JsonResult, warn_undefined
-from sgi_core.scores import spec_for
 from sgi_core.scores.baselines import response_length
 from sgi_core.scores.oriented import oriented_scores
 from sgi_core.scores.registry import BASELINES
+from sgi_core.scores.selection import judged_scores
 from sgi_core.stats.crossval import out_of_fold_probability
 from sgi_core.stats.folds import crossfit_folds
 
@@ -155,10 +155,11 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
                                            resources=resources)
     labels = table.frame["label"].to_numpy(dtype=np.float64)
     lengths = response_length(table.frame["response"])
-    specs = score_specs()
     protocols = {spec.name: FAMILIES[kind].protocol for kind in kinds for spec in FAMILIES[kind].scores}
-    # A score named by its family's resources (a grounding model's) is not in the family's table: the registry has it.
-    specs = {name: specs.get(name) or spec_for(name) for name in scores.columns}
+    # Each score by its family's spec; one named by its family's resources (a grounding model's) by the registry's.
+    families = score_specs()
+    specs = {spec.name: spec for spec in judged_scores((), score=None, trivial=False,
+                                                       computed=[families.get(name, name) for name in scores.columns])}
     oriented = oriented_scores(scores, list(specs.values()))
     results = {}
     for name in scores.columns:

@@ -7,8 +7,9 @@ length strata of question, context and response (Table 3; the response strata
 hold SGI's AUROC within response-length strata), the angle effects (Table 5), the
 trivial scores (:data:`sgi_core.scores.registry.TRIVIAL`) judged as the score is,
 whether the score adds anything beyond response length, and its AUROC with the
-classes matched on response length. Every judged score, the score and the trivial
-ones, is one :class:`~sgi_core.evaluation.judgement.ScoreJudgement` in
+classes matched on response length. Every score the chooser
+(:mod:`sgi_core.scores.selection`) names for the frame is judged once, into one
+:class:`~sgi_core.evaluation.judgement.ScoreJudgement` in
 :attr:`EvaluationReport.judgements`, keyed by its name: the verdict, the tables, the
 curves and the HTML report read them there and never judge a score again.
 Caveats met on the way (one class, undefined strata, degenerate rows) are kept as
@@ -30,7 +31,8 @@ from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_str
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
 from sgi_core.scores.baselines import response_length
 from sgi_core.scores.oriented import oriented_scores
-from sgi_core.scores.registry import BASELINES
+from sgi_core.scores.registry import TRIVIAL
+from sgi_core.scores.selection import judged_scores, trivial_names
 from sgi_core.stats.checks import as_labels, as_scores, inputs_checked, validates_inputs
 from sgi_core.stats.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects
 from sgi_core.stats.length_matched import LengthMatchedResult
@@ -61,11 +63,11 @@ class EvaluationReport(JsonResult):
     notes : tuple of str
         Why some parts are NaN, and other caveats.
     judgements : dict of str -> ScoreJudgement
-        Each judged score by name: ``score_col`` first (its AUROC, d and
-        length-matched AUROC), then the trivial scores the frame allows
-        (:func:`trivial_names`), oriented higher = grounded, without length matching.
-        Read :attr:`effect_size`, :attr:`roc`, :attr:`length_matched` and
-        :attr:`baselines` from here.
+        Each judged score by oriented name, each once: ``score_col`` first (its AUROC, d
+        and length-matched AUROC), then the trivial scores the frame allows
+        (:func:`~sgi_core.scores.selection.trivial_names`, without length matching), then
+        :attr:`detectors`, all oriented higher = grounded. Read :attr:`effect_size`,
+        :attr:`roc`, :attr:`length_matched`, :attr:`baselines` and :attr:`detectors` from here.
     theta_qc_strata : StrataResult or None
         None when the frame has no ``theta_qc`` column.
     length_strata : tuple of StrataResult
@@ -107,7 +109,14 @@ class EvaluationReport(JsonResult):
     @property
     def baselines(self) -> dict[str, ScoreJudgement]:
         """The trivial scores' judgements by name, in :data:`~sgi_core.scores.registry.TRIVIAL` order."""
-        return {name: judged for name, judged in self.judgements.items() if name != self.score_col}
+        return {name: judged for name, judged in self.judgements.items() if name != self.score_col and name in TRIVIAL}
+
+    @property
+    def detectors(self) -> dict[str, ScoreJudgement]:
+        """The other scores judged beside the score, by oriented name: the declared columns, then the registered,
+        judge and grounding-model columns the frame carries (:func:`~sgi_core.scores.selection.judged_scores`)."""
+        return {name: judged for name, judged in self.judgements.items()
+                if name != self.score_col and name not in TRIVIAL}
 
     @property
     def rocs(self) -> dict[str, RocResult]:
@@ -139,23 +148,9 @@ class EvaluationReport(JsonResult):
         raise KeyError(name)
 
 
-def trivial_names(columns) -> tuple[str, ...]:
-    """The trivial scores a frame with ``columns`` allows.
-
-    The baselines when it has a response and a context, θ(r,q) when it has its column.
-
-    Examples
-    --------
-    >>> trivial_names(["response", "context", "theta_rq"])
-    ('neg_response_length', 'lexical_groundedness', 'theta_rq')
-    """
-    has = set(columns)
-    return (*(BASELINES if {"response", "context"} <= has else ()), *(("theta_rq",) if "theta_rq" in has else ()))
-
-
 @validates_inputs
 def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int = 1000, seed: int = 0,
-             baselines: pd.DataFrame | None = None) -> EvaluationReport:
+             baselines: pd.DataFrame | None = None, declared=()) -> EvaluationReport:
     """Evaluate one score column against the labels of a scored frame.
 
     Parameters
@@ -177,6 +172,13 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         :func:`~sgi_core.scores.oriented.oriented_scores` of ``scored_frame``'s
         baselines when the caller already has them (the word-overlap baseline is the
         slowest part on millions of rows); computed here otherwise.
+    declared : iterable of ScoreSpec or str
+        Columns of the frame declared as detectors (``report --detector``, the pages' detector
+        columns; text as :func:`~sgi_core.scores.selection.declared_spec` reads it). They, and
+        the registered, judge and grounding-model score columns the frame carries (the
+        chooser, :func:`~sgi_core.scores.selection.judged_scores`; the angles are read in the
+        angle effects), are each oriented by their spec and judged as the score is, length
+        matching included, under their oriented names (:attr:`EvaluationReport.detectors`).
 
     Returns
     -------
@@ -229,6 +231,12 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         for name in trivial:
             values = (given if name in given.columns else oriented)[name].to_numpy(dtype=np.float64)
             judgements[name] = judge_score(labels, values, lengths=None, n_boot=n_boot, seed=seed)
+        others = [spec for spec in judged_scores(has, score=score_col, trivial=False, declared=declared)
+                  if spec.oriented_name not in judgements and spec.name not in trivial and spec.kind != "angle"]
+        for spec in others:
+            values = spec.oriented(spec.raw_values(scored_frame))
+            judgements[spec.oriented_name] = judge_score(labels, values, lengths=lengths_of_responses, n_boot=n_boot,
+                                                         seed=seed)
         beyond = (beyond_length(lengths_of_responses, scores, labels, seed=seed, score_name=score_col)
                   if "response" in has else None)
     notes = []

@@ -11,7 +11,7 @@ import math
 import warnings
 from dataclasses import dataclass
 
-from sgi_core.results import JsonResult, UndefinedStatisticWarning
+from sgi_core.results import Estimate, JsonResult, UndefinedStatisticWarning
 from sgi_core.stats.checks import as_labels, as_scores
 from sgi_core.stats.paired import delong_test
 from sgi_core.stats.ranking import roc_analysis
@@ -24,10 +24,9 @@ class ScoreStanding(JsonResult):
     Attributes
     ----------
     name : str
-    auroc : float
-        Grounded positive, in the direction used (``flipped`` for a trivial score).
-    auroc_ci : (float, float)
-    ci_method : str
+    auroc : Estimate
+        Grounded positive, in the direction used (``flipped`` for a trivial score), with its
+        interval and how the interval was made.
     standing : {"separates", "near chance", "inverted", "undefined"}
     trivial : bool
     flipped : bool
@@ -36,9 +35,7 @@ class ScoreStanding(JsonResult):
     """
 
     name: str
-    auroc: float
-    auroc_ci: tuple[float, float]
-    ci_method: str
+    auroc: Estimate
     standing: str
     trivial: bool
     flipped: bool
@@ -188,8 +185,8 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
         for name, values in detectors.items():
             oriented[name] = as_scores(values, name=name, n=len(labels))
             roc = roc_of(name, oriented[name])
-            standings.append(ScoreStanding(name, roc.auroc, roc.auroc_ci, roc.ci_method, standing_of(roc.auroc_ci),
-                                           False, False))
+            standings.append(ScoreStanding(name, Estimate(roc.auroc, roc.auroc_ci, roc.ci_method),
+                                           standing_of(roc.auroc_ci), False, False))
         for name, values in trivial.items():
             stated = as_scores(values, name=name, n=len(labels))
             roc = roc_of(name, stated)
@@ -198,9 +195,9 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
             auc, ci = (1.0 - roc.auroc, (1.0 - roc.auroc_ci[1], 1.0 - roc.auroc_ci[0])) if flipped else (
                 roc.auroc, roc.auroc_ci)
             oriented[name] = -stated if flipped else stated
-            standings.append(ScoreStanding(name, auc, ci, roc.ci_method, standing_of(ci), True, flipped))
-        defined = [s for s in standings if s.trivial and not math.isnan(s.auroc)]
-        best = max(defined, key=lambda s: s.auroc).name if defined else None
+            standings.append(ScoreStanding(name, Estimate(auc, ci, roc.ci_method), standing_of(ci), True, flipped))
+        defined = [s for s in standings if s.trivial and not math.isnan(s.auroc.value)]
+        best = max(defined, key=lambda s: s.auroc.value).name if defined else None
         comparisons = []
         if best is not None:
             for name in detectors:
@@ -211,33 +208,46 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
 
 
 
-def report_verdict(report, frame, *, detectors: dict | None = None, baselines=None, n_boot: int = 1000,
+def report_verdict(report, frame, *, families=None, family_scores=None, baselines=None, n_boot: int = 1000,
                    seed: int = 0) -> Verdict:
-    """:func:`file_verdict` of a file from its :class:`~sgi_core.evaluation.report.EvaluationReport`.
+    """:func:`file_verdict` of a file from its :class:`~sgi_core.evaluation.report.EvaluationReport`, made after its
+    detector families.
 
-    The report's score (``report.score_col``) and the trivial scores it judged are taken
-    with the ROC analyses of its :attr:`~sgi_core.evaluation.report.EvaluationReport.judgements`,
-    never computed again; only the ``detectors`` it did not judge get theirs here.
+    The report's score (``report.score_col``), the other scores it judged beside it
+    (:attr:`~sgi_core.evaluation.report.EvaluationReport.detectors`), the trivial scores and
+    the families' scores enter with the ROC analyses of their judgements, never computed
+    again, so a family's score can beat the best trivial score. ``combined`` is left out: it
+    was fitted on the labels the verdict reads, and DeLong's test holds a score fixed.
 
     Parameters
     ----------
     report : EvaluationReport
     frame : DataFrame
         The scored frame the report was made from (``label``, the score, the texts).
-    detectors : dict of str to array_like, optional
-        Other detector scores by name, oriented higher = grounded, judged beside the
-        report's score.
+    families : dict of str to ScoreJudgement, optional
+        The detector families' judgements by raw column name
+        (:attr:`~sgi_core.detectors.report.DetectorReport.detectors`), made with the same
+        ``n_boot`` and ``seed``.
+    family_scores : DataFrame, optional
+        Their raw per-row values (:func:`~sgi_core.detectors.report.detector_report`'s
+        scores), indexed like ``frame``; needed with ``families``.
     baselines : DataFrame, optional
         The trivial scores' oriented values (:func:`~sgi_core.scores.oriented.oriented_scores`)
         when the caller has them; computed otherwise.
     n_boot, seed : int
-        The report's settings, for the ``detectors``' intervals.
+        The report's settings.
     """
     from sgi_core.scores.oriented import oriented_scores
+    from sgi_core.scores.registry import spec_for
 
     given = {} if baselines is None else {name: baselines[name] for name in report.baselines if name in baselines}
     computed = oriented_scores(frame, [name for name in report.baselines if name not in given])
     trivial = {name: (given[name] if name in given else computed[name]).to_numpy(dtype=float)
                for name in report.baselines}
-    scores = {report.score_col: frame[report.score_col].to_numpy(dtype=float), **(detectors or {})}
-    return file_verdict(frame["label"].to_numpy(), scores, trivial, n_boot=n_boot, seed=seed, rocs=report.rocs)
+    judged = {spec_for(name): judgement for name, judgement in (families or {}).items()
+              if spec_for(name).family != "combined"}
+    scores = {report.score_col: frame[report.score_col].to_numpy(dtype=float),
+              **{name: spec_for(name).oriented(frame[spec_for(name).name]) for name in report.detectors},
+              **{spec.oriented_name: spec.oriented(family_scores[spec.name]) for spec in judged}}
+    rocs = {**{spec.oriented_name: judgement.roc for spec, judgement in judged.items()}, **report.rocs}
+    return file_verdict(frame["label"].to_numpy(), scores, trivial, n_boot=n_boot, seed=seed, rocs=rocs)

@@ -260,24 +260,28 @@ def file_score_column(table: TripleTable, column: str, *, recorded: dict | None)
 
 
 def file_scores(table: TripleTable, column: str, *, recorded: dict | None) -> np.ndarray | None:
-    """The file's values of score column ``column`` (:func:`file_score_column`), else a baseline computed from its
-    texts (oriented higher = grounded, :data:`~sgi_core.scores.registry.SCORES`); None otherwise (SGI to be scored).
+    """The file's values of the score named ``column`` (:func:`file_score_column`), else a baseline computed from its
+    texts; None otherwise (SGI to be scored).
+
+    Either is oriented higher = grounded as the score's registry entry says
+    (:func:`~sgi_core.scores.selection.named_score`): ``theta_rc`` and ``neg_theta_rc`` both
+    read the column ``theta_rc``, negated.
 
     Raises
     ------
     SGIInputError
         Both columns without a scoring record, or cells of the column that are not numbers (with their rows).
     """
-    from sgi_core.scores.registry import SCORES
+    from sgi_core.scores.selection import named_score
 
-    present = file_score_column(table, column, recorded=recorded)
+    spec = named_score(column)
+    present = file_score_column(table, spec.name, recorded=recorded)
     if present is not None:
         values, bad = numbers_in(table.frame[present])
         if len(bad):
             raise SGIInputError(f"score column '{column}' holds values that are not numbers", source=table.source,
                                 column=column, rows=(bad + 1).tolist())
-        return values.to_numpy(dtype=np.float64)
-    spec = SCORES.get(column)
-    if spec is not None and spec.kind == "baseline":  # computed from the texts, as for the policy's own file
+        return spec.oriented(values.to_numpy(dtype=np.float64))
+    if spec.kind == "baseline":  # computed from the texts, as for the policy's own file
         return spec.oriented(spec.raw_values(table.frame))
     return None

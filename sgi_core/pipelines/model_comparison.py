@@ -38,8 +38,9 @@ class ModelComparison(JsonResult):
     detectors : dict of str -> DetectorReport
         Each model's other detectors, when asked for.
     verdicts : dict of str -> Verdict
-        Each model's SGI against the file's best trivial score
-        (:func:`~sgi_core.evaluation.verdict.report_verdict`, reusing the report's judgements).
+        Each model's SGI, the other scores its report judged and its detector families' scores
+        against the file's best trivial score (:func:`~sgi_core.evaluation.verdict.report_verdict`,
+        made after the families, reusing every judgement).
     backends : dict of str -> str
         What ran each model (:func:`~sgi_core.embedding.backend_used`).
     """
@@ -102,6 +103,7 @@ def compare_models(
     load_options: dict | None = None,
     context_strategy: str = DEFAULT_CONTEXT_STRATEGY,
     resources: Mapping[str, tuple] | None = None,
+    declared=(),
 ) -> tuple[ModelComparison, dict[str, pd.DataFrame]]:
     """Score ``table`` with each model (through the embedding cache) and evaluate SGI.
 
@@ -128,6 +130,9 @@ def compare_models(
     resources : mapping of str -> tuple, optional
         The loaded resources the detector families read, by field
         (:attr:`~sgi_core.detectors.registry.DetectorInputs.resources`).
+    declared : iterable of ScoreSpec
+        Columns of the table declared as detectors (:func:`~sgi_core.scores.selection.declared_spec`),
+        judged in each model's report and entered in its verdict.
 
     Returns
     -------
@@ -143,8 +148,7 @@ def compare_models(
         progress: ProgressCallback | None = progress_for(name) if progress_for else None
         scored[name] = score_table(table, encoder, context_strategy=context_strategy, cache=cache,
                                    batch_size=batch_size, progress=progress)
-        reports[name] = evaluate(scored[name], n_boot=n_boot, seed=seed)
-        verdicts[name] = report_verdict(reports[name], scored[name], n_boot=n_boot, seed=seed)
+        reports[name] = evaluate(scored[name], n_boot=n_boot, seed=seed, declared=declared)
         truncation[name] = truncation_report(encoder, table.frame["context"], passages=table.passages,
                                              context_strategy=context_strategy)
         if detector_kinds:
@@ -152,6 +156,10 @@ def compare_models(
                                                        cache=cache, batch_size=batch_size, n_boot=n_boot, seed=seed,
                                                        resources=resources)
             scored[name] = scored[name].join(per_row)
+        # Made once the families are computed, so that a family's score can beat the best trivial score.
+        verdicts[name] = report_verdict(reports[name], scored[name],
+                                        families=detectors[name].detectors if name in detectors else None,
+                                        family_scores=scored[name], n_boot=n_boot, seed=seed)
     degenerate = {n: f["sgi_status"].astype(str).str.startswith("degenerate").to_numpy() for n, f in scored.items()}
     agreement = (cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}, degenerate=degenerate)
                  if len(models) > 1 else None)

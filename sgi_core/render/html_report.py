@@ -20,7 +20,7 @@ from sgi_core.render.names import curve_name, display_name
 from sgi_core.render.numbers import format_ci
 from sgi_core.render.runs import auroc_frame, deltas_frame, labels_headline, reconciliation
 from sgi_core.render.verdict import confound_text, verdict_text
-from sgi_core.scores import SCORES
+from sgi_core.scores import SCORES, spec_for
 
 #: Rows drawn at most in a chart of one mark per row (the pages' sample size).
 CHART_ROWS = 20_000
@@ -69,7 +69,7 @@ def document(title: str, provenance: dict, body: str) -> str:
 
 
 def file_report(report, verdict, frame: pd.DataFrame, matched: dict, provenance: dict, *,
-                detector_rocs: dict | None = None) -> str:
+                detectors=None) -> str:
     """One file's evaluation as the Overview shows it.
 
     Parameters
@@ -83,8 +83,10 @@ def file_report(report, verdict, frame: pd.DataFrame, matched: dict, provenance:
         The length-matched AUROCs by score name.
     provenance : dict
         What the report is of (:func:`sgi_core.render.provenance.provenance`).
-    detector_rocs : dict of str -> RocResult, optional
-        Curves of detectors judged on the same rows (a grounding model's), by score name, drawn beside SGI's.
+    detectors : DetectorReport, optional
+        The detector families computed on the same rows
+        (:func:`~sgi_core.detectors.report.detector_report`): each judged score's curve is drawn
+        beside SGI's, from its judgement, under its oriented name.
     """
     es, roc = report.effect_size, report.roc
     parts = ["<h2>What the labels say about SGI</h2>"]
@@ -107,9 +109,11 @@ def file_report(report, verdict, frame: pd.DataFrame, matched: dict, provenance:
         parts.append(paragraphs([f"The histogram draws the first {CHART_ROWS:,} of {len(plottable(frame)):,} rows; "
                                   "every statistic uses every row."], "note"))
     if report.n_valid and report.n_halluc:
-        # The curves are the report's judgements (and the given detectors'): drawn, never computed again.
+        # The curves are the report's judgements (and the families'): drawn, never computed again.
+        families = {} if detectors is None else {spec_for(name).oriented_name: judged.roc
+                                                 for name, judged in detectors.detectors.items()}
         parts += ["<h2>ROC curves: SGI and the trivial scores</h2>",
-                  figure_block(roc_figure({**report.rocs, **(detector_rocs or {})}))]
+                  figure_block(roc_figure({**report.rocs, **families}))]
         parts.append(table_block(pd.DataFrame([{"score": curve_name(name), "what it measures": SCORES[name].description,
                                            "AUROC": b.auroc, "AUROC 95% CI": format_ci(b.auroc_ci),
                                            "Cohen's d": b.cohens_d} for name, b in report.baselines.items()])))

@@ -8,7 +8,8 @@ AUROC's interval. Reads results; computes nothing.
 
 from __future__ import annotations
 
-from sgi_core.scores import BASELINE_LABELS, REVERSED_LABELS, SCORES
+from sgi_core.render.names import display_name
+from sgi_core.scores import BASELINE_LABELS, REVERSED_LABELS
 
 #: Response length at or above this AUROC, shorter = grounded, reads as HaluEval's answer-length bias.
 HALUEVAL_LIKE_AUROC = 0.8
@@ -29,14 +30,14 @@ def _name(score) -> str:
 
 
 def _label(name: str) -> str:
-    """A registered score by its display name, a file's column as it is named."""
-    return SCORES[name].label if name in SCORES else name
+    """A score by its display name (:func:`~sgi_core.render.names.display_name`), oriented names included."""
+    return display_name(name)
 
 
 def _auroc(score) -> str:
-    lo, hi = score.auroc_ci
+    lo, hi = score.auroc.interval
     interval = "" if lo != lo or hi != hi else f" [{lo:.3f}, {hi:.3f}]"
-    return f"AUROC {score.auroc:.3f}{interval}"
+    return f"AUROC {score.auroc.value:.3f}{interval}"
 
 
 def _difference(comparison) -> str:
@@ -84,12 +85,12 @@ def verdict_text(verdict, detector: str = "sgi") -> tuple[str, str, list[str]]:
 
 def confound_text(verdict) -> str:
     """Why trivial scores are the bar, with what they reach on this file."""
-    trivial = [score for score in verdict.scores if score.trivial and score.auroc == score.auroc]
+    trivial = [score for score in verdict.scores if score.trivial and score.auroc.value == score.auroc.value]
     reached = "; ".join(f"{_name(score)} {_auroc(score)}" for score in trivial)
     text = ("A score is only useful if it beats what is trivial to compute. Each trivial score is taken in the "
             f"direction that separates best on this file: {reached}.")
     best = verdict.standing(verdict.best_trivial)
-    if best.name == "neg_response_length" and not best.flipped and best.auroc >= HALUEVAL_LIKE_AUROC:
+    if best.name == "neg_response_length" and not best.flipped and best.auroc.value >= HALUEVAL_LIKE_AUROC:
         text += (" Shorter responses are the grounded ones here, as on HaluEval, where correct answers are short "
                  "spans and hallucinated ones full sentences: response length alone does much of the separating.")
     return text

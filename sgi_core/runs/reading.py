@@ -44,20 +44,15 @@ from sgi_core.judge.metrics import METRICS
 from sgi_core.scores import grounding_spec
 from sgi_core.scores.oriented import oriented_scores
 from sgi_core.scores.registry import BASELINES, SCORES, column_spec
+from sgi_core.scores.selection import carried_names
 
 #: Every column the LLM judge writes a score in (higher = better).
 JUDGE_COLUMNS = tuple(column for metric in METRICS.values() for column in metric.columns)
 
-#: Registered score columns a file may carry (:data:`sgi_core.scores.SCORES`): SGI, the angles, a session's
-#: probability, the detectors' per-row scores; the baselines are computed from the texts, and ``combined`` is
-#: fitted across detectors in ``report``, never a column of a file. Each is oriented by its spec and
-#: renamed ``neg_<column>`` when negated, so that every compared score reads higher = grounded.
-ORIENTED_SCORES = {name: spec for name, spec in SCORES.items() if spec.kind != "baseline" and name != "combined"}
-
 #: Columns that are never scores: statuses, flags and row numbers the library writes, and the detector
 #: families' other per-row columns (sentence counts, per-sentence SGI summaries).
 NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, CONTEXT_PIECES_COLUMN, "flagged_hallucinated", "label",
-                        *(c for family in FAMILIES.values() for c in family.columns if c not in ORIENTED_SCORES)})
+                        *(c for family in FAMILIES.values() for c in family.columns if c not in carried_names())})
 
 # Ids, row numbers and indexes by name: a column called pair_id repeats within a file, so the
 # "integers, one per row" test of numeric_score_columns does not catch it.
@@ -145,8 +140,10 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
         if name not in frame.columns:
             raise SGIInputError(f"column '{name}' named as hallucinated-high is not in the run", source=source,
                                 column=name, hint=f"Columns present: {', '.join(map(str, frame.columns))}")
-    registered = [column for column in ORIENTED_SCORES if column in frame.columns]
-    exclude = {*ORIENTED_SCORES, *BASELINES, *(SCORES[column].oriented_name for column in registered),
+    # The registered score columns the file carries (the chooser's, read from the registry now): each oriented by
+    # its spec and renamed neg_<column> when negated, so that every compared score reads higher = grounded.
+    registered = [column for column in carried_names() if column in frame.columns]
+    exclude = {*carried_names(), *BASELINES, *(SCORES[column].oriented_name for column in registered),
                *([key] if key else [])}
     imported = [c for c in numeric_score_columns(frame, exclude=exclude) if not _is_excluded(str(c), table)]
     # A judge metric column is a score whatever it holds: text in it is an error (with its rows), not a reason

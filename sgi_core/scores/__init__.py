@@ -28,7 +28,6 @@ _EXPORTS = {
     "lexical_groundedness": "sgi_core.scores.baselines",
     "response_length": "sgi_core.scores.baselines",
     "word_overlap": "sgi_core.scores.baselines",
-    "orient_detector_score": "sgi_core.scores.oriented",
     "oriented_scores": "sgi_core.scores.oriented",
 }
 

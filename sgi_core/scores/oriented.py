@@ -4,63 +4,15 @@
 file's own numeric column) into a frame of values oriented **higher = grounded**: each
 score's :class:`~sgi_core.scores.registry.ScoreSpec` says how its raw values are made
 (its column, its ``compute`` function, its detector family's column) and whether they
-are negated. :func:`orient_detector_score` is the one check that a column holds numbers.
+are negated (:meth:`~sgi_core.scores.registry.ScoreSpec.oriented`, the one orientation, which also checks
+that a column holds numbers).
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from sgi_core.errors import SGIInputError
-from sgi_core.scores.registry import DIRECTIONS, ScoreSpec, spec_for
-from sgi_core.stats.checks import check_choice
-
-
-def orient_detector_score(values, *, higher_is: str = "grounded", source: str = "<input>",
-                          column: str = "score") -> np.ndarray:
-    """Read a score column as numbers oriented so that higher = grounded.
-
-    Parameters
-    ----------
-    values : array_like
-        Numbers or numeric text; empty cells are NaN (row not scored by the detector).
-    higher_is : {"grounded", "hallucinated"}
-        What a high raw value means. ``"hallucinated"`` scores are negated.
-    source, column : str
-        Used in error messages.
-
-    Raises
-    ------
-    SGIInputError
-        Naming the rows that hold text that is not a number, or an infinite value.
-
-    Examples
-    --------
-    >>> orient_detector_score(["0.9", "", "0.2"], higher_is="hallucinated")
-    array([-0.9,  nan, -0.2])
-    """
-    check_choice(higher_is, "higher_is", "orient_detector_score", DIRECTIONS)
-    raw = values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(values)
-    if pd.api.types.is_numeric_dtype(raw):
-        # A numeric column (θ(r,c) on millions of rows) is read as it is, never boxed cell by cell.
-        blank = raw.isna()
-        numbers = raw.astype(np.float64)
-    else:
-        blank = raw.isna() | raw.astype(str).str.strip().eq("")
-        numbers = pd.to_numeric(raw.where(~blank), errors="coerce")
-    bad = numbers.isna() & ~blank
-    if bad.any():
-        rows = (np.flatnonzero(bad.to_numpy()) + 1).tolist()
-        raise SGIInputError(
-            "detector scores must be numbers", source=source, column=column, rows=rows,
-            hint="Clean the column or choose another one as the detector score",
-        )
-    oriented = numbers.to_numpy(dtype=np.float64)
-    if np.isinf(oriented).any():
-        rows = (np.flatnonzero(np.isinf(oriented)) + 1).tolist()
-        raise SGIInputError("detector scores must be finite", source=source, column=column, rows=rows)
-    return -oriented if higher_is == "hallucinated" else oriented
+from sgi_core.scores.registry import ScoreSpec, spec_for
 
 
 def oriented_scores(frame: pd.DataFrame, names, *, source: str = "<input>") -> pd.DataFrame:
@@ -108,6 +60,5 @@ def oriented_scores(frame: pd.DataFrame, names, *, source: str = "<input>") -> p
     for name in names:
         spec = name if isinstance(name, ScoreSpec) else spec_for(str(name))
         raw = spec.raw_values(frame)
-        out[spec.oriented_name] = orient_detector_score(raw, higher_is=spec.higher_is, source=source,
-                                                        column=spec.name)
+        out[spec.oriented_name] = spec.oriented(raw, source=source)
     return pd.DataFrame(out, index=frame.index, columns=list(out))

@@ -85,18 +85,46 @@ class ScoreSpec:
         """The column name of the oriented values: ``name``, or ``neg_<name>`` when negated."""
         return self.name if self.higher_is == "grounded" else f"{NEGATED_PREFIX}{self.name}"
 
-    def oriented(self, values) -> np.ndarray:
-        """The raw values as floats oriented higher = grounded (negated when ``higher_is`` is "hallucinated").
+    def oriented(self, values, *, source: str = "<input>") -> np.ndarray:
+        """The raw values as floats oriented higher = grounded: ``-raw`` when ``higher_is`` is "hallucinated".
+
+        The one orientation of every score. Numbers or numeric text are read as they are;
+        empty cells are NaN (a row the score does not cover).
+
+        Raises
+        ------
+        SGIInputError
+            Naming the rows that hold text that is not a number, or an infinite value
+            (``source`` and the column ``name`` in the message).
 
         Examples
         --------
         >>> ScoreSpec("x", "x", "hallucinated").oriented([0.5, 0.0])
         array([-0.5, -0. ])
+        >>> ScoreSpec("x", "x", "hallucinated").oriented(["0.9", "", "0.2"])
+        array([-0.9,  nan, -0.2])
         """
         import numpy as np
+        import pandas as pd
 
-        values = np.asarray(values, dtype=np.float64)
-        return -values if self.higher_is == "hallucinated" else values
+        raw = values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(np.asarray(values))
+        if pd.api.types.is_numeric_dtype(raw):
+            # A numeric column (θ(r,c) on millions of rows) is read as it is, never boxed cell by cell.
+            blank = raw.isna()
+            numbers = raw.astype(np.float64)
+        else:
+            blank = raw.isna() | raw.astype(str).str.strip().eq("")
+            numbers = pd.to_numeric(raw.where(~blank), errors="coerce")
+        bad = numbers.isna() & ~blank
+        if bad.any():
+            raise SGIInputError("detector scores must be numbers", source=source, column=self.name,
+                                rows=(np.flatnonzero(bad.to_numpy()) + 1).tolist(),
+                                hint="Clean the column or choose another one as the detector score")
+        oriented = numbers.to_numpy(dtype=np.float64)
+        if np.isinf(oriented).any():
+            raise SGIInputError("detector scores must be finite", source=source, column=self.name,
+                                rows=(np.flatnonzero(np.isinf(oriented)) + 1).tolist())
+        return -oriented if self.higher_is == "hallucinated" else oriented
 
     def raw_values(self, frame: pd.DataFrame):
         """The raw values of this score on a scored frame: computed by ``compute``, else its column as it is.

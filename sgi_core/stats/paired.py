@@ -1,7 +1,6 @@
 """Two scores on the same rows: DeLong's test, McNemar's test and the rows where they disagree.
 
-Both scores are oriented **higher = grounded** (orient a detector first, e.g. with
-:func:`sgi_core.scores.oriented.orient_detector_score`); AUROCs have grounded as
+Both scores are oriented **higher = grounded** (orient a detector first); AUROCs have grounded as
 the positive class; a row is flagged hallucinated when its score is below the threshold.
 Only rows labelled and scored by both are used.
 """

@@ -43,7 +43,7 @@ def test_report_prints_and_writes_retrieval_and_detectors(rag_file, tmp_path, ca
     label = frame["label"].astype(float).to_numpy()
     judge = -frame["judge_halluc"].astype(float).to_numpy()
     det = report["detectors"]
-    assert det["names"] == ["sgi (hashing)", "judge_halluc"]
+    assert det["names"] == ["sgi (hashing)", "neg_judge_halluc"]
     assert det["roc"][1]["auroc"] == pytest.approx(roc_auc_score(label, judge))
     scored = score_table(load_triples(path), HashingEncoder())
     assert det["roc"][0]["auroc"] == pytest.approx(roc_auc_score(label, scored["sgi"]))

@@ -23,8 +23,9 @@ def test_word_overlap_beats_sgi_and_is_named_the_bar():
     length = rng.normal(0, 1, len(y))                  # nothing
     v = file_verdict(y, {"sgi": sgi}, {"lexical_groundedness": overlap, "neg_response_length": length}, n_boot=300)
     assert v.best_trivial == "lexical_groundedness"
-    assert v.standing("lexical_groundedness").auroc == pytest.approx(roc_auc_score(y, overlap))
-    assert v.standing("sgi").standing == "separates" and v.standing("sgi").auroc == pytest.approx(roc_auc_score(y, sgi))
+    assert v.standing("lexical_groundedness").auroc.value == pytest.approx(roc_auc_score(y, overlap))
+    assert v.standing("sgi").standing == "separates"
+    assert v.standing("sgi").auroc.value == pytest.approx(roc_auc_score(y, sgi))
     comparison = v.comparisons[0]
     assert comparison.outcome == "loses" and v.winners == ()
     assert comparison.difference == pytest.approx(roc_auc_score(y, sgi) - roc_auc_score(y, overlap))
@@ -37,10 +38,10 @@ def test_sgi_at_chance_is_said_to_be_near_chance_and_length_taken_the_way_it_poi
     sgi = rng.normal(0, 1, len(y))                     # no signal at all
     longer_is_grounded = y * 1.2 + rng.normal(0, 1, len(y))
     v = file_verdict(y, {"sgi": sgi}, {"neg_response_length": -longer_is_grounded}, n_boot=300)
-    lo, hi = v.standing("sgi").auroc_ci
+    lo, hi = v.standing("sgi").auroc.interval
     assert lo < 0.5 < hi and v.standing("sgi").standing == "near chance"
     length = v.standing("neg_response_length")
-    assert length.flipped and length.auroc == pytest.approx(roc_auc_score(y, longer_is_grounded))
+    assert length.flipped and length.auroc.value == pytest.approx(roc_auc_score(y, longer_is_grounded))
     assert v.comparisons[0].outcome == "loses"
 
 
@@ -50,7 +51,7 @@ def test_an_inverted_detector_is_said_to_be_inverted_and_a_strong_one_beats_the_
     strong = 3 * y + rng.normal(0, 0.5, len(y))
     weak_trivial = 0.3 * y + rng.normal(0, 1, len(y))
     v = file_verdict(y, {"sgi": backwards, "judge": strong}, {"theta_rq": weak_trivial}, n_boot=300)
-    assert v.standing("sgi").standing == "inverted" and v.standing("sgi").auroc_ci[1] < 0.5
+    assert v.standing("sgi").standing == "inverted" and v.standing("sgi").auroc.interval[1] < 0.5
     assert v.standing("judge").standing == "separates"
     assert [c.outcome for c in v.comparisons] == ["loses", "beats"] and v.winners == ("judge",)
 
@@ -75,8 +76,8 @@ def test_a_flipped_trivial_score_has_the_interval_of_the_score_negated():
     v = file_verdict(y, {"sgi": longer}, {"neg_response_length": -longer}, n_boot=300)
     direct = roc_analysis(y, longer, n_boot=300)
     flipped = v.standing("neg_response_length")
-    assert flipped.flipped and flipped.auroc == pytest.approx(direct.auroc)
-    assert flipped.auroc_ci == pytest.approx(direct.auroc_ci)
+    assert flipped.flipped and flipped.auroc.value == pytest.approx(direct.auroc)
+    assert flipped.auroc.interval == pytest.approx(direct.auroc_ci)
 
 
 def test_a_verdict_reuses_the_judgements_it_is_given_and_equals_one_computed_from_scratch():
@@ -94,4 +95,4 @@ def test_a_verdict_reuses_the_judgements_it_is_given_and_equals_one_computed_fro
     assert reused == fresh
     # What is given is taken as it is: a different ROC result shows in the verdict.
     other = judge_score(y, -sgi, lengths=None, n_boot=300, seed=0).roc
-    assert file_verdict(y, {"sgi": sgi}, {}, n_boot=300, rocs={"sgi": other}).standing("sgi").auroc == other.auroc
+    assert file_verdict(y, {"sgi": sgi}, {}, n_boot=300, rocs={"sgi": other}).standing("sgi").auroc.value == other.auroc

@@ -75,6 +75,28 @@ def test_oriented_scores_say_what_writes_a_missing_score():
         oriented_scores(pd.DataFrame({"judge_x": ["0.1", "high"]}), ["judge_x"])
 
 
+def test_orientation_reads_blank_cells_as_nan_and_negates_hallucinated_high():
+    np.testing.assert_array_equal(column_spec("x").oriented(["1", " ", None, "2.5"]), [1, np.nan, np.nan, 2.5])
+    np.testing.assert_array_equal(column_spec("x", higher_is="hallucinated").oriented([0.2, 0.7]), [-0.2, -0.7])
+    # A registered hallucinated-high score is negated by its entry alone.
+    np.testing.assert_array_equal(SCORES["theta_rc"].oriented(pd.Series([0.3, 1.1], index=[5, 6])), [-0.3, -1.1])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, "float32", "Float64", "str", "string[pyarrow]", object])
+def test_every_kind_of_column_is_oriented_to_the_same_numbers(dtype):
+    cells = pd.Series(["3", "1", "2"], index=[10, 11, 12]).astype(dtype)
+    np.testing.assert_array_equal(column_spec("x", higher_is="hallucinated").oriented(cells), [-3.0, -1.0, -2.0])
+    with_blank = pd.Series([0.5, None, 2.0], index=[7, 8, 9], dtype="float64")
+    np.testing.assert_array_equal(column_spec("x").oriented(with_blank), [0.5, np.nan, 2.0])
+
+
+def test_orientation_names_the_rows_that_are_not_finite_numbers():
+    with pytest.raises(SGIInputError, match=r"must be numbers \(file 'f.csv', column 'judge', rows 2, 3\)"):
+        column_spec("judge").oriented(["0.1", "high", "n/a?"], source="f.csv")
+    with pytest.raises(SGIInputError, match=r"must be finite \(file 'f.csv', column 'judge', row 1\)"):
+        column_spec("judge").oriented([np.inf, 0.2], source="f.csv")
+
+
 def test_every_baseline_names_a_function_of_the_frame_and_is_trivial():
     assert BASELINES and set(BASELINES) <= set(TRIVIAL)
     frame = pd.DataFrame({"response": ["Paris"], "context": ["Paris"]})
