@@ -54,7 +54,9 @@ def add_parser(subparsers) -> None:
                     "policy or the labelled sample does not validate the score; 4 unverified: no labelled sample "
                     "of this run (or labels that are not it), so its rate is not known; the corrected rate without "
                     "labels is shown 'if only the rate changed' and never decides 0 or 1.")
-    p.add_argument("input", type=Path, metavar="RUN", help="the run's file, scored (with the policy's score column) or not")
+    p.add_argument("input", type=Path, metavar="RUN",
+                   help="the run's file, scored (with the policy's score column) or not; or a folder or glob of "
+                        "scored Parquet shards (as score --engine ray writes them), read a batch of rows at a time")
     p.add_argument("--policy", type=Path, required=True, help="policy JSON (gate --write-policy, Calibration page)")
     p.add_argument("--db", type=Path, default=None,
                    help="the run history (SQLite; default <data folder>/monitoring.sqlite, $SGI_DATA_DIR)")
@@ -122,6 +124,26 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _sharded(path: Path) -> bool:
+    """Whether the run is a folder or a glob of Parquet shards (``score --engine ray`` writes a folder)."""
+    return path.is_dir() or any(ch in str(path) for ch in "*?[")
+
+
+def _run_digest(args, policy):
+    """A sharded scored run's per-row numbers, read a batch of rows at a time, and a SHA-256 over its files' digests."""
+    import hashlib
+
+    from sgi_core.io.shards import parquet_shards
+    from sgi_core.pipelines.sharded_runs import run_digest
+
+    if args.labels or args.label_map:
+        raise SGIInputError("--labels and --label-map read a run given as one file, not shards",
+                            source=str(args.input), hint="Give the shards' labels in their label column (1 or 0)")
+    digest = run_digest(args.input, policy.score_column)
+    files = "".join(_sha256(path) for path in parquet_shards(args.input))
+    return digest, hashlib.sha256(files.encode()).hexdigest()
+
+
 def run(args) -> int:
     from sgi_core.monitoring.store import append_run, default_db_path
     from sgi_core.monitoring.summary import monitor_run
@@ -132,14 +154,20 @@ def run(args) -> int:
     policy = load_policy(args.policy)
     check_policy_model(policy, str(args.policy), trust=args.trust_policy_model)
     db = args.db or default_db_path()
-    table, frame, scores, made_by = _run_frame(args, policy)
+    if _sharded(args.input):
+        digest, file_sha256 = _run_digest(args, policy)
+        frame, scores, labels, made_by = None, digest.scores, digest.labels, digest.made_by
+        computed = {"features": digest.features, "keys": digest.keys, "systems": digest.systems}
+    else:
+        table, frame, scores, made_by = _run_frame(args, policy)
+        labels = frame["label"].to_numpy(dtype=float) if table.has_labels else None
+        file_sha256, computed = _sha256(args.input), {}
     if policy.score_column == "sgi":
         check_made_by(policy, made_by, str(args.input))
-    labels = frame["label"].to_numpy(dtype=float) if table.has_labels else None
     summary = monitor_run(policy, frame, scores, y_true=labels, max_rate=args.max_rate,
-                          max_flag_rate=args.max_flag_rate, seed=args.seed,
+                          max_flag_rate=args.max_flag_rate, seed=args.seed, **computed,
                           **({} if args.rate_half_width is None else {"rate_half_width": args.rate_half_width}))
-    record_id = append_run(db, summary, file=str(args.input), file_sha256=_sha256(args.input),
+    record_id = append_run(db, summary, file=str(args.input), file_sha256=file_sha256,
                            model=(made_by or {}).get("model", policy.model),
                            context_strategy=(made_by or {}).get("context_strategy", policy.context_strategy))
     if args.json:

@@ -94,12 +94,17 @@ def plan_sample(n_rows: int, *, half_width: float = RATE_HALF_WIDTH, seed: int =
                      reached <= half_width, confidence)
 
 
-def sample_order(frame, seed: int) -> np.ndarray:
-    """Positions of the run's rows in the seeded random order the Review page's ``random`` queue shows."""
+def sample_order(frame, seed: int, *, keys=None) -> np.ndarray:
+    """Positions of the run's rows in the seeded random order the Review page's ``random`` queue shows.
+
+    ``keys`` are the rows' :func:`~sgi_core.review.annotations.row_keys` when already computed
+    (a run read in batches); ``frame`` is then not read.
+    """
     from sgi_core.review.annotations import row_keys
     from sgi_core.review.queues import review_queue
 
-    return review_queue(len(frame), strategy="random", seed=seed, keys=row_keys(frame)).rows
+    keys = row_keys(frame) if keys is None else keys
+    return review_queue(len(keys), strategy="random", seed=seed, keys=keys).rows
 
 
 def sample_problem(labelled, order, plan: LabelPlan) -> str:

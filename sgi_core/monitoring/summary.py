@@ -157,7 +157,8 @@ def _over(ci, limit: float | None) -> bool:
 
 def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = None,
                 max_flag_rate: float | None = None, rate_half_width: float = RATE_HALF_WIDTH, alpha: float = 0.05,
-                seed: int = 0, n_boot: int = 1000) -> MonitorSummary:
+                seed: int = 0, n_boot: int = 1000, features: dict | None = None, keys=None,
+                systems: tuple | None = None) -> MonitorSummary:
     """Hold a run to a policy: flags, rates, shift check, re-validation and verdict (see the module).
 
     Parameters
@@ -178,6 +179,10 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
         Family-wise level of the shift tests.
     seed : int, default 0
         Seed of the sample to label and of the re-validation's folds.
+    features, keys, systems : optional
+        The rows' monitored features, row keys and answering systems, computed beforehand (a
+        sharded run read in batches: :func:`sgi_core.pipelines.sharded_runs.run_digest`); with all
+        three, ``frame`` may be None.
     """
     scores = np.asarray(scores, dtype=np.float64).ravel()
     scored = np.isfinite(scores)
@@ -185,13 +190,14 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
     corrected = corrected_rate(n_flagged, int(scored.sum()), policy.heldout_counts)
     wide = corrected_rate(n_flagged, int(scored.sum()), policy.heldout_counts, confidence=1.0 - BETA)
     rate_range = (0.0, 1.0) if math.isnan(wide.ci[0]) else wide.ci
-    shift = shift_check(feature_values(frame, scores), policy.references, rate_range, alpha=alpha)
+    features = feature_values(frame, scores) if features is None else features
+    shift = shift_check(features, policy.references, rate_range, alpha=alpha)
     record = record_validation(policy)
     validation = record if not record.validated else _carried_over(record, shift)
     plan = plan_sample(len(scores), half_width=rate_half_width, seed=seed)
     labels = None if y_true is None else np.asarray(y_true, dtype=np.float64).ravel()
     labelled = np.zeros(len(scores), dtype=bool) if labels is None else ~np.isnan(labels)
-    refused = sample_problem(labelled, sample_order(frame, seed), plan) if labelled.any() else ""
+    refused = sample_problem(labelled, sample_order(frame, seed, keys=keys), plan) if labelled.any() else ""
     revalidation = (revalidate(labels, scores, policy.threshold, n_boot=n_boot, seed=seed)
                     if labelled.any() and not refused else None)
     if revalidation is not None:
@@ -210,9 +216,10 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
         status = "over limit" if over else "holds"
     else:
         status = "shift detected" if shift.detected else "over limit" if over else "unverified"
+    systems = systems if frame is None else answering_systems(frame)
     return MonitorSummary(policy_id(policy), policy.score_column, float(policy.threshold), len(scores),
                           int(scored.sum()), n_flagged, headline, corrected, shift, validation, revalidation, plan,
-                          refused, answering_note(policy.answering_systems, answering_systems(frame)), max_rate,
+                          refused, answering_note(policy.answering_systems, systems), max_rate,
                           max_flag_rate, over, unchecked, status)
 
 
