@@ -115,7 +115,7 @@ class GroundingModel:
         """P(supported) of each pair: the supported label's softmax probability, or for a token
         classifier 1 - the largest P(hallucinated) of a hypothesis token.
 
-        Pairs are sorted by length (characters) and run ``batch_size`` at a time;
+        Pairs are sorted by length (tokens of premise and hypothesis) and run ``batch_size`` at a time;
         ``progress(done, total)`` is called after each batch.
         """
         import torch
@@ -124,7 +124,8 @@ class GroundingModel:
 
         premises, hypotheses = list(premises), list(hypotheses)
         out = np.empty(len(premises), dtype=np.float64)
-        lengths = [len(p) + len(h) for p, h in zip(premises, hypotheses)]
+        # Sorted by tokens, so that each batch pads to nearly its own length.
+        lengths = (self.count_tokens(premises) + self.count_tokens(hypotheses)).tolist()
         done = 0
         with torch.inference_mode():
             for rows in count_batches(lengths, batch_size):
