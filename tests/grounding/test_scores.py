@@ -77,3 +77,27 @@ def test_a_column_of_the_same_name_is_refused(tiny_models):
     frame = ROWS.assign(grounding_bert_cen_mean=1.0)
     with pytest.raises(ValueError, match="already has a column named grounding_bert_cen_mean.*OTHER=DIR"):
         grounding_scores(frame, tiny_models["bert_cen"])
+
+
+def test_pairs_are_batched_by_token_count_not_characters(tiny_models, monkeypatch):
+    from dataclasses import replace
+
+    from sgi_core.grounding import adapters
+
+    model = tiny_models["bert_enc"]
+    kind = adapters.ADAPTER_KINDS[model.adapter.kind]
+    widths = []
+
+    def encode(m, premises, hypotheses):
+        inputs, batch = kind.encode(m, premises, hypotheses)
+        widths.append(sorted(int(n) for n in batch["attention_mask"].sum(dim=1)))
+        return inputs, batch
+
+    monkeypatch.setitem(adapters.ADAPTER_KINDS, model.adapter.kind, replace(kind, encode=encode))
+    # Close in characters, far apart in tokens: a character sort would pair a short and a long one.
+    hypotheses = ["supercalifragilistic!!", "a,b,c,d,e,f,g,h,i,j,k,l", "supercalifragilistic!!!!",
+                  "m,n,o,p,q,r,s,t,u,v,w,x,y"]
+    tokens, chars = model.count_tokens(hypotheses), [len(h) for h in hypotheses]
+    assert chars == sorted(chars) and tokens[1] > tokens[2] and tokens[3] > tokens[2]  # a character sort mixes them
+    model.support(["The museum opens at nine."] * 4, hypotheses, batch_size=2)
+    assert len(widths) == 2 and all(batch[-1] - batch[0] <= 2 for batch in widths)  # by characters: 15 apart
