@@ -114,6 +114,32 @@ def _run_frame(args, policy):
     return table, scored, scored["sgi"].to_numpy(dtype=np.float64), made_by
 
 
+def _drawn_sample(args, frame, policy) -> dict:
+    """``{"drawn_seed": S}`` when the labels are a verified uniform sample drawn by ``sample``, else ``{}``.
+
+    A uniform sample of the run is a random sample whatever its seed, so it re-validates as the
+    monitor's own does; an active one (keys chosen where a predictor is unsure) does not.
+    """
+    if not args.labels:
+        return {}
+    from sgi_core.runs.design_labels import recorded_design, verified_run_design
+
+    recorded = recorded_design(args.labels)
+    if recorded is None:
+        return {}
+    # A sample drawn with the policy's calibrated score as predictor is re-computed with the policy; any other
+    # predictor is a probability column of the run, read as it is.
+    calibrating = policy if recorded.predictor == policy.score_column else None
+    design = verified_run_design(args.labels, frame, policy=calibrating, source=str(args.input))
+    if design.design != "uniform":
+        raise SGIInputError(f"the labels were drawn under the {design.design} design (seed {design.seed}), which "
+                            "weighs each label by the probability its key was drawn with; monitor re-validates on a "
+                            "uniform random sample of the run", source=str(args.input),
+                            hint="Draw one with `python -m sgi_core sample RUN --design uniform --n N` (or label the "
+                                 "sample monitor names); active samples are read by compare and gate --baseline")
+    return {"drawn_seed": design.seed}
+
+
 def _sha256(path: Path) -> str:
     import hashlib
 
@@ -161,7 +187,7 @@ def run(args) -> int:
     else:
         table, frame, scores, made_by = _run_frame(args, policy)
         labels = frame["label"].to_numpy(dtype=float) if table.has_labels else None
-        file_sha256, computed = _sha256(args.input), {}
+        file_sha256, computed = _sha256(args.input), _drawn_sample(args, frame, policy)
     if policy.score_column == "sgi":
         check_made_by(policy, made_by, str(args.input))
     summary = monitor_run(policy, frame, scores, y_true=labels, max_rate=args.max_rate,

@@ -114,8 +114,9 @@ def sample_problem(labelled, order, plan: LabelPlan) -> str:
     ----------
     labelled : array_like of bool, shape (n,)
         Which rows of the run carry a label.
-    order : array_like of int
-        :func:`sample_order` of the run.
+    order : array_like of int or None
+        :func:`sample_order` of the run; None for labels verified as a uniform sample drawn otherwise
+        (only their number is checked).
     plan : LabelPlan
 
     Examples
@@ -131,11 +132,11 @@ def sample_problem(labelled, order, plan: LabelPlan) -> str:
     """
     labelled = np.asarray(labelled, dtype=bool)
     m = int(labelled.sum())
-    outside = int(np.count_nonzero(~labelled[np.asarray(order)[:m]]))
+    outside = 0 if order is None else int(np.count_nonzero(~labelled[np.asarray(order)[:m]]))
     if outside:
         return (f"the labels are not the seeded random sample (seed {plan.seed}): {outside} of the {m} labelled rows "
                 f"are not among the first {m} rows of its order, so they may be hand-picked and say nothing of the "
                 "run's rate")
     if m < plan.size:
-        return f"{m} rows of the seeded sample are labelled, fewer than the {plan.size} it needs"
+        return f"{m} rows of the sample are labelled, fewer than the {plan.size} it needs"
     return ""

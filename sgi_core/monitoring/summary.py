@@ -158,7 +158,7 @@ def _over(ci, limit: float | None) -> bool:
 def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = None,
                 max_flag_rate: float | None = None, rate_half_width: float = RATE_HALF_WIDTH, alpha: float = 0.05,
                 seed: int = 0, n_boot: int = 1000, features: dict | None = None, keys=None,
-                systems: tuple | None = None) -> MonitorSummary:
+                systems: tuple | None = None, drawn_seed: int | None = None) -> MonitorSummary:
     """Hold a run to a policy: flags, rates, shift check, re-validation and verdict (see the module).
 
     Parameters
@@ -170,7 +170,8 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
         The policy's score of each row; NaN = not scored.
     y_true : array_like of shape (n,), optional
         Labels (1 grounded, 0 hallucinated, NaN unlabelled); they re-validate the policy only when
-        they are the seeded random sample of :func:`~sgi_core.monitoring.sample.plan_sample`.
+        they are the seeded random sample of :func:`~sgi_core.monitoring.sample.plan_sample`, or a
+        verified uniform sample (``drawn_seed``), of at least the size the plan needs.
     max_rate, max_flag_rate : float, optional
         Limits in [0, 1]; ``max_rate`` is checked on the verified rate only.
     rate_half_width : float, default :data:`~sgi_core.monitoring.sample.RATE_HALF_WIDTH`
@@ -183,6 +184,10 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
         The rows' monitored features, row keys and answering systems, computed beforehand (a
         sharded run read in batches: :func:`sgi_core.pipelines.sharded_runs.run_digest`); with all
         three, ``frame`` may be None.
+    drawn_seed : int, optional
+        The seed of a uniform random sample of the run drawn and verified by the labelling design
+        (:func:`~sgi_core.runs.design_labels.verified_run_design`): the labels are that sample, not
+        the seeded order's prefix.
     """
     scores = np.asarray(scores, dtype=np.float64).ravel()
     scored = np.isfinite(scores)
@@ -197,12 +202,15 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
     plan = plan_sample(len(scores), half_width=rate_half_width, seed=seed)
     labels = None if y_true is None else np.asarray(y_true, dtype=np.float64).ravel()
     labelled = np.zeros(len(scores), dtype=bool) if labels is None else ~np.isnan(labels)
-    refused = sample_problem(labelled, sample_order(frame, seed, keys=keys), plan) if labelled.any() else ""
+    order = sample_order(frame, seed, keys=keys) if drawn_seed is None else None
+    refused = sample_problem(labelled, order, plan) if labelled.any() else ""
     revalidation = (revalidate(labels, scores, policy.threshold, n_boot=n_boot, seed=seed)
                     if labelled.any() and not refused else None)
     if revalidation is not None:
+        sample = ("the seeded random sample" if drawn_seed is None else
+                  f"a uniform random sample drawn by `sample` (seed {drawn_seed})")
         headline = HeadlineRate(revalidation.rate, revalidation.rate_ci, f"re-validated on {revalidation.n_labelled:,} "
-                                f"rows of the seeded random sample: {revalidation.rate_method}", True)
+                                f"rows of {sample}: {revalidation.rate_method}", True)
     else:
         headline = HeadlineRate(corrected.estimate, corrected.ci, f"{corrected.method}, {IF_ONLY_THE_RATE_CHANGED}",
                                 False)

@@ -110,9 +110,9 @@ def test_labels_that_are_not_the_seeded_sample_or_too_few_give_no_re_validation(
     code, out = _monitor(capsys, run, *args)
     result = json.loads(out.out)
     assert code == 4 and result["revalidation"] is None
-    assert result["labels_refused"] == "60 rows of the seeded sample are labelled, fewer than the 97 it needs"
+    assert result["labels_refused"] == "60 rows of the sample are labelled, fewer than the 97 it needs"
     code, out = _monitor(capsys, run, *args[:-1])
-    assert "hallucination rate unverified: the labels given do not count: 60 rows of the seeded" in out.out
+    assert "hallucination rate unverified: the labels given do not count: 60 rows of the sample" in out.out
 
 
 def test_limits_shift_and_a_rate_limit_without_labels(tmp_path, policy, capsys):
