@@ -179,7 +179,8 @@ class OnnxEncoder:
         """One float32 row per text, in input order.
 
         Each text is tokenised once; the texts, longest first, go in batches of at most
-        ``batch_size`` texts and :data:`TOKEN_BUDGET` padded tokens.
+        ``batch_size`` texts and :data:`TOKEN_BUDGET` padded tokens (one text per batch on
+        ``onnx-int8``, whose dynamic quantisation scales each batch as a whole).
         """
         texts = cut_to_window(texts, self.tokenizer, self.max_seq_length)
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
@@ -187,6 +188,9 @@ class OnnxEncoder:
             return out
         encodings = self.tokenizer.encode(texts, max_length=self.max_seq_length)
         counts = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+        # int8's activations are quantised with one scale per tensor, taken from the whole batch: a text's vector
+        # would move with the texts beside it, so each text runs alone.
+        batch_size = 1 if self.backend == "onnx-int8" else batch_size
         done = 0
         for budget_batch in token_budget_batches(counts, TOKEN_BUDGET):
             for start in range(0, len(budget_batch), batch_size):

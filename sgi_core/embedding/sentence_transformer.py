@@ -191,7 +191,9 @@ class SentenceTransformerEncoder:
         total = len(texts)
         out = np.empty((total, self.dimension), dtype=np.float32)
         counts = self.token_counts(texts, truncate=True)
-        if self.token_budget is None:
+        if self.backend == "onnx-int8":  # one activation scale per batch: a text runs alone (as the ONNX encoder's)
+            batch_size = 1
+        if self.token_budget is None or batch_size == 1:
             batches = count_batches(counts, batch_size)
         else:
             batches = token_budget_batches(counts, self.token_budget)

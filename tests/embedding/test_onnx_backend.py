@@ -174,3 +174,18 @@ def test_score_through_onnx_writes_the_torch_scores(tmp_path, isolated_cache):
         assert main(["score", str(source), "-o", str(tmp_path / f"{backend}.csv"), "--backend", backend]) == 0
     torch_sgi, onnx_sgi = (pd.read_csv(tmp_path / f"{b}.csv")["sgi"] for b in ("torch", "onnx"))
     np.testing.assert_allclose(onnx_sgi, torch_sgi, rtol=1e-4)
+
+
+@pytest.mark.slow
+def test_an_int8_vector_does_not_depend_on_the_texts_beside_it(isolated_cache):
+    table = load_triples(SAMPLE_CSV)
+    texts = pd.unique(table.frame[["question", "context", "response"]].to_numpy().ravel()).tolist()[:60]
+    int8 = load_encoder("minilm", device="cpu", backend="onnx-int8")
+    together = int8.encode(texts)
+    alone = np.vstack([int8.encode([text]) for text in texts[:8]])
+    np.testing.assert_array_equal(together[:8], alone)
+    np.testing.assert_array_equal(int8.encode(texts[::-1])[::-1], together)
+    torch_free = load_encoder("minilm", device="cpu", backend="onnx-int8")  # the export exists now
+    assert type(torch_free).__name__ == "OnnxEncoder" and type(int8).__name__ != "OnnxEncoder"
+    np.testing.assert_allclose(torch_free.encode(texts[:8]), alone, atol=1e-6)
+    np.testing.assert_array_equal(torch_free.encode(texts[::-1])[::-1], torch_free.encode(texts))
