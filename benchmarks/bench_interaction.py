@@ -8,7 +8,7 @@ On the first ``--rows`` rows of the paired HaluEval QA file, scored once (untime
 - ``threshold_metrics``: the metrics at one threshold, what a slider move recomputes;
 - ``threshold_grid``: the metrics at every candidate threshold;
 - ``calibration_<method>``: fitting a calibrator on half the labelled rows and
-  measuring it on the other half (:func:`sgi_core.evaluation.calibration_analysis`);
+  measuring it on the other half (:func:`sgi_core.calibration_analysis`);
 - ``report``: :func:`sgi_core.evaluation.evaluate`, 1,000 bootstrap resamples;
 - ``pca``: the 2-D PCA map of all ``3 * rows`` question, context and response points;
 - ``umap``: the UMAP map of the same points as the dashboard makes it (above
@@ -40,6 +40,9 @@ from pathlib import Path
 
 import pandas as pd
 from bench_scoring import DATA, limit_threads, machine, timed
+
+from sgi_core.stats.calibration import calibration_analysis
+from sgi_core.stats.thresholds import threshold_metrics, threshold_metrics_grid
 
 TARGETS_S = {"threshold_metrics": 0.1, "pca": 1.0, "umap": 20.0}
 CALIBRATION_METHODS = ("minmax", "platt", "isotonic")
@@ -99,9 +102,9 @@ def measure(args, scored: pd.DataFrame, embeddings) -> dict[str, dict]:
     labels, sgi = scored["label"].to_numpy(), scored["sgi"].to_numpy()
     threshold = float(scored["sgi"].median())
     tasks = {
-        "threshold_metrics": (lambda: evaluation.threshold_metrics(labels, sgi, threshold), args.repeats),
-        "threshold_grid": (lambda: evaluation.threshold_metrics_grid(labels, sgi), args.repeats),
-        **{f"calibration_{m}": (lambda m=m: evaluation.calibration_analysis(labels, sgi, method=m), args.repeats)
+        "threshold_metrics": (lambda: threshold_metrics(labels, sgi, threshold), args.repeats),
+        "threshold_grid": (lambda: threshold_metrics_grid(labels, sgi), args.repeats),
+        **{f"calibration_{m}": (lambda m=m: calibration_analysis(labels, sgi, method=m), args.repeats)
            for m in CALIBRATION_METHODS},
         "report": (lambda: evaluation.evaluate(scored), max(1, args.repeats // 3)),
         "pca": (lambda: project_triples(*embeddings, method="pca"), args.repeats),

@@ -15,14 +15,16 @@ import streamlit as st
 from dashboard import state
 from dashboard.services import baselines, disk_cache, model_encoder
 from dashboard.services.resamples import app_resamples
-from sgi_core import evaluation
 from sgi_core.detectors.registry import COMBINED, FAMILIES, score_specs
 from sgi_core.detectors.report import DetectorReport, compare_with_combined, detector_report
 from sgi_core.detectors.resources import ResourceOption, resource_option
 from sgi_core.evaluation.events_per_feature import WITHHELD
 from sgi_core.io.triples import TripleTable
 from sgi_core.render.names import display_name
-from sgi_core.scores import BASELINES, NEGATED_PREFIX
+from sgi_core.scores.registry import column_spec
+from sgi_core.scores.selection import judged_scores
+from sgi_core.stats.paired import delong_test, disagreements, mcnemar_test
+from sgi_core.stats.thresholds import choose_threshold
 
 #: Bootstrap resamples behind the intervals of the detectors computed from the embeddings.
 DETECTOR_N_BOOT = 1000
@@ -105,20 +107,26 @@ def comparable_scores(key: state.DataKey, model_name: str, specs: tuple, kinds: 
                       _frame: pd.DataFrame, resources: tuple = ()) -> dict[str, np.ndarray]:
     """Every score the Detectors page can compare, by display name, each oriented higher = grounded.
 
-    SGI, θ(r,q), θ(r,c) negated, response length negated, word overlap with the
-    context, the detectors of the computed families ``kinds`` (none when empty) and
-    the file's detector columns ``specs`` ((column, higher_is), ...). A withheld
-    detector (the combination below the events-per-feature floor) has no per-row
-    score, so it is never offered.
+    The chooser's (:func:`sgi_core.scores.selection.judged_scores`): SGI, the trivial
+    scores, the file's detector columns ``specs`` ((column, higher_is), ...), the
+    registered, judge and grounding-model columns the file carries and the detectors of
+    the computed families ``kinds`` (none when empty). A withheld detector (the
+    combination below the events-per-feature floor) has no per-row score, so it is never
+    offered.
     """
-    tables = [evaluation.oriented_scores(_frame, ("sgi", "theta_rq", "theta_rc")),
-              baselines(key, model_name, _frame)[list(BASELINES)]]
-    if kinds:
-        _, computed = embedding_detectors(key, model_name, kinds, _table, _frame, resources)
-        tables.append(evaluation.oriented_scores(computed, computed.columns))
-    columns = [column if higher_is == "grounded" else f"{NEGATED_PREFIX}{column}" for column, higher_is in specs]
-    tables.append(evaluation.oriented_scores(_table.frame, columns, source=_table.source))
-    return {display_name(name): table[name].to_numpy(dtype=np.float64) for table in tables for name in table.columns}
+    computed = (embedding_detectors(key, model_name, kinds, _table, _frame, resources)[1] if kinds
+                else pd.DataFrame(index=_frame.index))
+    declared = [column_spec(column, higher_is=higher_is) for column, higher_is in specs]
+    trivial = baselines(key, model_name, _frame)
+    scores = {}
+    for spec in judged_scores(_frame.columns, computed=computed.columns, declared=declared):
+        if trivial is not None and spec.oriented_name in trivial.columns:
+            values = trivial[spec.oriented_name].to_numpy(dtype=np.float64)
+        else:
+            holder = next((frame for frame in (computed, _frame) if spec.name in frame.columns), _table.frame)
+            values = spec.oriented(spec.raw_values(holder), source=_table.source)
+        scores[display_name(spec.oriented_name)] = values
+    return scores
 
 
 @st.cache_data(show_spinner="Comparing the two scores...", max_entries=64)
@@ -138,8 +146,8 @@ def paired_comparison(key: state.DataKey, model_name: str, specs: tuple, kinds: 
     scores = comparable_scores(key, model_name, specs, kinds, _table, _frame, resources)
     labels = _frame["label"].to_numpy()
     a, b = scores[name_a], scores[name_b]
-    youden = (evaluation.choose_threshold(labels, a, method="youden"),
-              evaluation.choose_threshold(labels, b, method="youden"))
+    youden = (choose_threshold(labels, a, method="youden"),
+              choose_threshold(labels, b, method="youden"))
     if COMBINED_LABEL in (name_a, name_b):
         report, computed = embedding_detectors(key, model_name, kinds, _table, _frame, resources)
         refitted = "a" if name_a == COMBINED_LABEL else "b"
@@ -147,7 +155,7 @@ def paired_comparison(key: state.DataKey, model_name: str, specs: tuple, kinds: 
                                      n_folds=report.n_folds, seed=0)
         mcnemar = None
     else:
-        test = evaluation.delong_test(labels, a, b)
+        test = delong_test(labels, a, b)
         defined = all(np.isfinite(choice.threshold) for choice in youden)
-        mcnemar = evaluation.mcnemar_test(labels, a, b, youden[0].threshold, youden[1].threshold) if defined else None
-    return test, youden, mcnemar, evaluation.disagreements(None, a, b, n=DISAGREEMENT_ROWS)
+        mcnemar = mcnemar_test(labels, a, b, youden[0].threshold, youden[1].threshold) if defined else None
+    return test, youden, mcnemar, disagreements(None, a, b, n=DISAGREEMENT_ROWS)

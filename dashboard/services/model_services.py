@@ -9,19 +9,19 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.services import model_encoder
-from sgi_core import evaluation
 from sgi_core.io.triples import TripleTable
 from sgi_core.long_context import TruncationResult, truncation_report
 from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats.correlation import AgreementResult, cross_model_agreement
 
 #: Most rows whose contexts are tokenised to count truncation (a few seconds on a CPU).
 TRUNCATION_MAX_ROWS = 100_000
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def agreement(key: state.DataKey, models: tuple, _frames: dict) -> evaluation.AgreementResult:
+def agreement(key: state.DataKey, models: tuple, _frames: dict) -> AgreementResult:
     """Pearson and Spearman of per-row SGI across models, rows with degenerate geometry under any model left out."""
-    return evaluation.cross_model_agreement(
+    return cross_model_agreement(
         {name: _frames[name]["sgi"].to_numpy() for name in models},
         degenerate={name: _frames[name]["sgi_status"].astype(str).str.startswith("degenerate").to_numpy()
                     for name in models})

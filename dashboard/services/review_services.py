@@ -21,10 +21,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import services, state
-from sgi_core import evaluation
 from sgi_core.columns import ANGLE_COLUMNS, GROUNDING_PREFIX, is_ordinary
 from sgi_core.detectors.registry import score_specs
-from sgi_core.evaluation import response_length
 from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
 from sgi_core.geometry import canonical_triangle
 from sgi_core.io.triples import TripleTable
@@ -43,6 +41,8 @@ from sgi_core.review.label_sources import (
 from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
 from sgi_core.review.row_labels import RowLabelTracker
 from sgi_core.scores import BASELINES, grounding_spec
+from sgi_core.scores.baselines import response_length
+from sgi_core.scores.oriented import oriented_scores
 from sgi_core.stats.kappa import KappaResult, cohens_kappa
 
 #: The score the uncertainty queue follows and calibrates.
@@ -215,7 +215,7 @@ def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _fram
     oriented as their entry says, a grounding model's (:func:`sgi_core.scores.grounding_spec`) as it
     is; the page draws each by its display name.
     """
-    scores = {name: values.to_numpy() for name, values in evaluation.oriented_scores(_frame, ["sgi"]).items()}
+    scores = {name: values.to_numpy() for name, values in oriented_scores(_frame, ["sgi"]).items()}
     base = services.baselines(key, model_name, _frame)
     if base is not None:
         scores.update({name: base[name].to_numpy(dtype=np.float64) for name in BASELINES})
@@ -224,7 +224,7 @@ def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _fram
     for name, spec in score_specs().items():
         source = _frame if name in _frame.columns else _table.frame if name in _table.frame.columns else None
         if source is not None:
-            scores[spec.oriented_name] = spec.oriented(pd.to_numeric(source[name], errors="coerce"))
+            scores[spec.oriented_name] = spec.oriented(source[name], source=_table.source)
     registered = score_specs()
     for column in services.numeric_columns(_table):
         grounding = grounding_spec(str(column))

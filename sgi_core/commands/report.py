@@ -54,7 +54,7 @@ def run(args) -> int:
     import warnings
 
     from sgi_core.detectors.report import check_kinds
-    from sgi_core.evaluation import UndefinedStatisticWarning
+    from sgi_core.results import UndefinedStatisticWarning
     from sgi_core.io.export import write_text_output
     from sgi_core.io.output_paths import check_output_file
     from sgi_core.io.triples import load_triples
@@ -69,7 +69,7 @@ def run(args) -> int:
                                               label_map=label_map_option(args)))
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    _check_detector_columns(args.detector, table)
+    declared = _check_detector_columns(args.detector, table)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     kinds = check_kinds(k.strip() for k in (args.detectors or "").split(",") if k.strip())  # before models load
     resources = given_resources(args)
@@ -82,12 +82,12 @@ def run(args) -> int:
             table, models, n_boot=args.n_boot, seed=args.seed, batch_size=args.batch_size,
             use_cache=not args.no_cache, progress_for=EmbeddingProgress, detector_kinds=kinds,
             load_options=model_load_options(args), context_strategy=args.context_strategy,
-            resources=resources,
+            resources=resources, declared=declared,
         )
     print(comparison_text(comparison))
     report_json = comparison.to_report_json()
     frame = scored[models[0]]
-    extras = _retrieval_and_detectors(args, table, frame, models[0], comparison.reports[models[0]])
+    extras = _retrieval_and_detectors(args, table, frame, models[0], comparison.reports[models[0]], declared)
     text_of = {"retrieval": retrieval_text, "detectors": detector_comparison_text}
     for key, result in extras.items():
         print(f"\n{text_of[key](result)}")
@@ -107,30 +107,23 @@ def _html(args, table, comparison, frame, model: str) -> str:
     # The dashboard's drawing layer (figures, no Streamlit state): the one place figures are made.
     from sgi_core.render.html_report import file_report
     from sgi_core.render.provenance import file_fingerprint, provenance
-    from sgi_core.scores import grounding_spec
 
     rep = comparison.reports[model]
-    # The grounding models given are drawn beside SGI and the trivial scores, from their judgements.
-    judged = comparison.detectors[model].detectors if model in comparison.detectors else {}
-    detector_rocs = {name: result.roc for name, result in judged.items() if grounding_spec(name)}
     labels = ", ".join(path.name for path in args.labels) if args.labels else "the file's label column"
     facts = provenance(file=table.source, fingerprint=file_fingerprint(args.input), rows=table.n_rows, model=model,
                        backend=comparison.backends[model], precision=args.precision, labels=labels)
     return file_report(rep, comparison.verdicts[model], frame, {rep.score_col: rep.length_matched}, facts,
-                       detector_rocs=detector_rocs)
+                       detectors=comparison.detectors.get(model))
 
 
-def _parse_detector(spec: str) -> tuple[str, str]:
-    """``COLUMN`` or ``COLUMN:hallucinated`` / ``COLUMN:grounded`` -> (column, what high values mean)."""
-    column, _, direction = spec.rpartition(":") if spec.endswith((":grounded", ":hallucinated")) else (spec, "", "")
-    return column, direction or "grounded"
-
-
-def _check_detector_columns(specs, table) -> None:
-    """Before any model loads: each ``--detector`` column exists, and is neither the label in disguise nor an id."""
+def _check_detector_columns(specs, table) -> tuple:
+    """Before any model loads: the specs of the ``--detector`` columns, each in the file and neither the label in
+    disguise nor an id."""
     from sgi_core.evaluation.label_leaks import screen_columns
+    from sgi_core.scores.selection import declared_spec
 
-    columns = [_parse_detector(spec)[0] for spec in specs]
+    declared = tuple(declared_spec(spec) for spec in specs)
+    columns = [spec.name for spec in declared]
     for column in columns:
         if column not in table.frame.columns:
             raise SGIInputError(f"detector column '{column}' is not in the file", source=table.source,
@@ -143,29 +136,28 @@ def _check_detector_columns(specs, table) -> None:
         if why:
             raise SGIInputError(f"{why}, so it cannot be a detector score", source=table.source, column=column,
                                 hint="Give the column of another detector's score per row")
+    return declared
 
 
-def _retrieval_and_detectors(args, table, frame, model_name: str, report) -> dict:
+def _retrieval_and_detectors(args, table, frame, model_name: str, report, declared) -> dict:
     """The optional parts of ``report``: retrieval metrics when the file has id lists, declared detectors."""
     from sgi_core.detectors.folds import question_groups
     from sgi_core.evaluation.detectors import compare_detectors
     from sgi_core.evaluation.retrieval_report import retrieval_report
     from sgi_core.scores.baselines import response_length
-    from sgi_core.scores.oriented import orient_detector_score
 
     extras = {}
     rag = retrieval_report(frame, grounded_threshold=args.grounded_threshold, source=table.source)
     if rag is not None:
         extras["retrieval"] = rag
-    if args.detector:
+    if declared:
+        # The report judged each declared column once (keyed by its oriented name); the comparison reads it there.
         first = f"{report.score_col} ({model_name})"
-        scores = {first: frame[report.score_col].to_numpy()}
-        for spec in args.detector:
-            column, higher_is = _parse_detector(spec)
-            scores[column] = orient_detector_score(frame[column], higher_is=higher_is, source=table.source,
-                                                   column=column)
+        scores = {first: frame[report.score_col].to_numpy(),
+                  **{spec.oriented_name: spec.oriented(frame[spec.name], source=table.source) for spec in declared}}
         extras["detectors"] = compare_detectors(scores, frame["label"].to_numpy(), n_boot=args.n_boot,
                                                 seed=args.seed, lengths=response_length(frame["response"]),
                                                 groups=question_groups(frame),
-                                                judgements={first: report.judgements[report.score_col]})
+                                                judgements={first: report.judgements[report.score_col],
+                                                            **report.detectors})
     return extras

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation import roc_analysis
 from sgi_core.io.triples import load_triples
 from sgi_core.review.annotations import AnnotationStore, normalise_text, row_keys
 from sgi_core.scoring import score_table
+from sgi_core.stats.ranking import roc_analysis
 from tests.app_server import running_app
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.test_browser_e2e import (
@@ -132,8 +132,9 @@ def test_labels_survive_a_restart_and_a_reupload_as_parquet(chromium, tmp_path_f
             n_grounded = int(metric_value(page, "Labelled grounded"))
             n_hallucinated = int(metric_value(page, "Labelled hallucinated"))
             auroc_shown = metric_value(page, "AUROC")
-            assert page.get_by_text("labels: the file's label column and the annotations, where they agree "
-                                    f"({N_LABELLED} rows; 0 in the file, {N_LABELLED} annotated", exact=False).count() == 1
+            caption = ("labels: the file's label column and the annotations, where they agree "
+                       f"({N_LABELLED} rows; 0 in the file, {N_LABELLED} annotated")
+            assert page.get_by_text(caption, exact=False).count() == 1
             shoot(page, "review_04_overview_on_the_labels")
             page.close()
         browser.close()

@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from sgi_core import evaluation
 from sgi_core.policy.sessions import load_session, new_session, session_to_json
+from sgi_core.stats.calibration import calibration_analysis
+from sgi_core.stats.thresholds import choose_threshold, threshold_metrics
 from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, metric
 
 SLIDER = "calibration.threshold"
@@ -22,32 +23,32 @@ def shown_metrics(at) -> dict:
 
 
 def expected_metrics(frame, threshold) -> dict:
-    m = evaluation.threshold_metrics(frame["label"], frame["sgi"], threshold)
+    m = threshold_metrics(frame["label"], frame["sgi"], threshold)
     return {"Precision": f"{m.precision:.3f}", "Recall": f"{m.recall:.3f}", "F1": f"{m.f1:.3f}",
             "Flag rate": f"{m.flag_rate:.3f}", "Accuracy": f"{m.accuracy:.3f}"}
 
 
 def test_calibrator_numbers_are_sgi_core(page, sample_scores):
-    fitted = evaluation.calibration_analysis(sample_scores["label"], sample_scores["sgi"], method="platt")
+    fitted = calibration_analysis(sample_scores["label"], sample_scores["sgi"], method="platt")
     assert metric(page, "ECE (10 equal-count bins)") == f"{fitted.ece_quantile:.3f}"
     assert metric(page, "Brier score") == f"{fitted.brier:.3f}"
     page.radio(key="calibration.method").set_value("isotonic").run()
     assert_clean(page)
-    isotonic = evaluation.calibration_analysis(sample_scores["label"], sample_scores["sgi"], method="isotonic")
+    isotonic = calibration_analysis(sample_scores["label"], sample_scores["sgi"], method="isotonic")
     assert metric(page, "ECE (10 equal-count bins)") == f"{isotonic.ece_quantile:.3f}"
     reliability = figures(page)[0]["data"][-1]
     np.testing.assert_allclose(reliability["y"], isotonic.bins.prob_true)
 
 
 def test_default_threshold_is_youden_and_metrics_follow_the_slider(page, sample_scores):
-    youden = evaluation.choose_threshold(sample_scores["label"], sample_scores["sgi"], method="youden")
+    youden = choose_threshold(sample_scores["label"], sample_scores["sgi"], method="youden")
     assert page.slider(key=SLIDER).value == pytest.approx(youden.threshold)
     assert shown_metrics(page) == expected_metrics(sample_scores, youden.threshold)
 
     page.slider(key=SLIDER).set_value(1.05).run()
     assert_clean(page)
     assert shown_metrics(page) == expected_metrics(sample_scores, 1.05)
-    confusion = evaluation.threshold_metrics(sample_scores["label"], sample_scores["sgi"], 1.05)
+    confusion = threshold_metrics(sample_scores["label"], sample_scores["sgi"], 1.05)
     counts = figures(page)[2]["data"][0]["z"]
     assert counts == [[confusion.tp, confusion.fn], [confusion.fp, confusion.tn]]
 
@@ -61,7 +62,7 @@ def test_presets_set_the_chosen_threshold(page, sample_scores, preset, target, f
     page.button[0].click().run()
     assert_clean(page)
     kwargs = {"cost_ratio": target} if preset == "cost" else {"target": target}
-    choice = evaluation.choose_threshold(sample_scores["label"], sample_scores["sgi"], method=preset, **kwargs)
+    choice = choose_threshold(sample_scores["label"], sample_scores["sgi"], method=preset, **kwargs)
     assert page.slider(key=SLIDER).value == pytest.approx(choice.threshold)
     assert shown_metrics(page) == expected_metrics(sample_scores, choice.threshold)
 
@@ -70,7 +71,7 @@ def test_unreachable_target_is_explained_and_threshold_kept(app, sample_scores):
     # Read the sample's labels backwards: low SGI now marks grounded rows, so no threshold is 99% precise.
     goto(app, "data").radio(key="data.label_positive").set_value("hallucinated").run()
     flipped = 1.0 - sample_scores["label"]
-    assert evaluation.choose_threshold(flipped, sample_scores["sgi"], method="target_precision",
+    assert choose_threshold(flipped, sample_scores["sgi"], method="target_precision",
                                        target=0.99).metrics is None
     page = goto(app, "calibration")
     before = page.slider(key=SLIDER).value
@@ -83,7 +84,7 @@ def test_unreachable_target_is_explained_and_threshold_kept(app, sample_scores):
 
 
 def _session_bytes(frame, *, threshold, method="isotonic", model=MODEL) -> bytes:
-    fitted = evaluation.calibration_analysis(frame["label"], frame["sgi"], method=method)
+    fitted = calibration_analysis(frame["label"], frame["sgi"], method=method)
     return session_to_json(new_session(model=model, calibrator=fitted.calibrator, threshold=threshold, frame=frame))
 
 

@@ -12,9 +12,15 @@ from streamlit.testing.v1 import app_test
 from dashboard.views.texts import plain
 from sgi_core import evaluation
 from sgi_core.embedding import backend_used, load_encoder
-from sgi_core.monitoring.references import FEATURE_NAMES, feature_values
+from sgi_core.policy.file import policy_from_json
+from sgi_core.policy.making import make_policy
+from sgi_core.policy.references import FEATURE_NAMES, feature_values
 from sgi_core.render import figures as charts
 from sgi_core.retrieval import DIAGNOSES
+from sgi_core.scores.baselines import response_length
+from sgi_core.scores.oriented import oriented_scores
+from sgi_core.scores.selection import trivial_names
+from sgi_core.stats.length_matched import length_matched_auroc
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import (
     MODEL,
@@ -42,8 +48,8 @@ def interval(ci, spec: str = ".3f") -> str:
 def test_overview_shows_the_length_matched_auroc(app, sample_scores):
     goto(app, "overview")
     assert_clean(app)
-    labels, lengths = sample_scores["label"], evaluation.response_length(sample_scores["response"])
-    sgi = evaluation.length_matched_auroc(labels, sample_scores["sgi"], lengths, n_boot=app_n_boot())
+    labels, lengths = sample_scores["label"], response_length(sample_scores["response"])
+    sgi = length_matched_auroc(labels, sample_scores["sgi"], lengths, n_boot=app_n_boot())
     assert metric(app, "AUROC, length-matched") == f"{sgi.auroc:.3f}"
     (sentence,) = [c.value for c in app.caption if c.value.startswith("Length-matched AUROC")]
     assert sentence.startswith(f"Length-matched AUROC {sgi.auroc:.3f} {interval(sgi.auroc_ci)} against "
@@ -52,10 +58,10 @@ def test_overview_shows_the_length_matched_auroc(app, sample_scores):
     assert f"{sgi.n_used:,} rows used, {sgi.n_dropped:,} dropped in {sgi.n_bins_dropped} bins" in sentence
 
     shown = table_with(app, "length-matched AUROC").set_index("score")
-    baselines = evaluation.oriented_scores(sample_scores, evaluation.trivial_names(sample_scores.columns))
+    baselines = oriented_scores(sample_scores, trivial_names(sample_scores.columns))
     expected = {"SGI": sgi}
     for name in ("theta_rq", "lexical_groundedness"):
-        expected[charts.BASELINE_NAMES[name]] = evaluation.length_matched_auroc(labels, baselines[name], lengths,
+        expected[charts.BASELINE_NAMES[name]] = length_matched_auroc(labels, baselines[name], lengths,
                                                                                 n_boot=app_n_boot())
     assert shown.index.tolist() == list(expected)
     for name, result in expected.items():
@@ -141,7 +147,7 @@ def test_threshold_that_holds_and_its_policy(app, sample_scores, media):
     assert_clean(page)
     labels, scores = sample_scores["label"], sample_scores["sgi"]
     features = {k: v for k, v in feature_values(sample_scores, scores.to_numpy()).items() if k != "score"}
-    policy, holdout = evaluation.make_policy(labels, scores, model=MODEL, calibration="platt", method="youden",
+    policy, holdout = make_policy(labels, scores, model=MODEL, calibration="platt", method="youden",
                                              groups=sample_scores["pair_id"].astype(str).to_numpy(),
                                              features=features)
     held = holdout.heldout
@@ -157,7 +163,7 @@ def test_threshold_that_holds_and_its_policy(app, sample_scores, media):
 
     (button,) = [b for b in page.get("download_button") if b.proto.label == "Download the policy (JSON)"]
     raw = media[PurePosixPath(button.proto.url).stem]
-    shown = evaluation.policy_from_json(raw.decode())
+    shown = policy_from_json(raw.decode())
     # The policy records what made the scores: the app's model at fp32 on the backend that ran it.
     assert (shown.model_precision, shown.model_backend) == ("fp32", backend_used(load_encoder(MODEL)))
     unrecorded = {"created": None, "model_precision": None, "model_backend": None}
@@ -174,7 +180,7 @@ def test_holdout_rule_and_grouping_follow_the_widgets(app, sample_scores):
     page.selectbox(key="calibration.holdout_rule").set_value("target_recall").run()
     page.number_input(key="calibration.holdout_target").set_value(0.8).run()
     assert_clean(page)
-    _, holdout = evaluation.make_policy(sample_scores["label"], sample_scores["sgi"], model=MODEL,
+    _, holdout = make_policy(sample_scores["label"], sample_scores["sgi"], model=MODEL,
                                         method="target_recall", target=0.8,
                                         groups=sample_scores["question"].to_numpy())
     assert metric(page, "Held-out recall") == f"{holdout.heldout.recall:.3f}"
@@ -210,7 +216,8 @@ def test_a_split_that_cannot_hold_both_labels_is_explained(app):
     batch = np.where((SAMPLE["label"] == "1") | (np.arange(len(SAMPLE)) == 1), "a", "b")
     upload(app, "batches.csv", SAMPLE.assign(batch=batch).to_csv(index=False).encode())
     page = goto(app, "calibration")
-    assert page.selectbox(key="calibration.holdout_groups").options == ["pair_id", "rows with the same question", "batch"]
+    assert page.selectbox(key="calibration.holdout_groups").options == ["pair_id", "rows with the same question",
+                                                                       "batch"]
     page.selectbox(key="calibration.holdout_groups").set_value("batch").run()
     assert not page.exception
     assert "has only one label class" in page.error[0].value

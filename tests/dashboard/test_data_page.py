@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from dashboard import devices, services
-from sgi_core import evaluation
 from sgi_core.embedding import load_encoder
 from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
+from sgi_core.stats.ranking import roc_analysis
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, PAGES, app_n_boot, array, assert_clean, figures, goto, metric, upload
 
@@ -168,7 +168,7 @@ def test_overview_extra_score_column_gets_its_roc(app, sample_scores):
     app.multiselect(key="detectors.columns").set_value(["judge"]).run()
     assert_clean(app)
     assert app.multiselect(key="detectors.columns").options == ["judge"]  # pair_id names rows: no score
-    expected = evaluation.roc_analysis(sample_scores["label"], sample_scores["theta_rq"], n_boot=app_n_boot())
+    expected = roc_analysis(sample_scores["label"], sample_scores["theta_rq"], n_boot=app_n_boot())
     names = [trace["name"] for trace in figures(app)[1]["data"]]
     assert f"judge (file column) (AUROC {expected.auroc:.3f})" in names
 

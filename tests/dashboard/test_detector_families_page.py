@@ -7,18 +7,14 @@ from dashboard.services.detector_services import DETECTOR_NAMES, DISAGREEMENT_RO
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.detectors.report import detector_report
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation import (
-    choose_threshold,
-    delong_test,
-    disagreements,
-    evaluate,
-    length_matched_auroc,
-    mcnemar_test,
-    response_length,
-)
+from sgi_core.evaluation import evaluate
 from sgi_core.io.triples import load_triples
 from sgi_core.render.numbers import format_ci
+from sgi_core.scores.baselines import response_length
 from sgi_core.scoring import score_table
+from sgi_core.stats.length_matched import length_matched_auroc
+from sgi_core.stats.paired import delong_test, disagreements, mcnemar_test
+from sgi_core.stats.thresholds import choose_threshold
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, app_n_boot, assert_clean, figures, goto, metric, upload
 

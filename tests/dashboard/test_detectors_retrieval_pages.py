@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 
 from sgi_core.detectors.folds import question_groups
-from sgi_core.evaluation import delong_test, response_length
 from sgi_core.evaluation.detectors import compare_detectors
 from sgi_core.evaluation.retrieval_report import retrieval_report
-from sgi_core.scores.oriented import orient_detector_score
+from sgi_core.scores.baselines import response_length
+from sgi_core.scores.registry import column_spec
+from sgi_core.stats.paired import delong_test
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import assert_clean, figures, goto, metric, upload
 
@@ -34,7 +35,7 @@ def test_detector_table_and_roc_match_sgi_core(app, rag_sample, sample_scores):
     app.multiselect(key="detectors.columns").set_value(["judge_halluc"]).run()
     app.radio(key="detectors.higher_is.judge_halluc").set_value("hallucinated").run()
     assert_clean(app)
-    judge = orient_detector_score(rag_sample["judge_halluc"], higher_is="hallucinated")
+    judge = column_spec("judge_halluc", higher_is="hallucinated").oriented(rag_sample["judge_halluc"])
     expected = compare_detectors({"sgi": sample_scores["sgi"].to_numpy(), "neg_judge_halluc": judge},
                                  sample_scores["label"].to_numpy(), groups=question_groups(sample_scores),
                                  lengths=response_length(sample_scores["response"]))

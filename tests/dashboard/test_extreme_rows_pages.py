@@ -5,10 +5,11 @@ import pytest
 
 from dashboard import page
 from dashboard.services import calibration_services
-from sgi_core import evaluation
 from sgi_core.embedding import load_encoder
 from sgi_core.io.triples import load_triples
 from sgi_core.scoring import score_table
+from sgi_core.stats.calibration import calibration_analysis
+from sgi_core.stats.thresholds import robust_range
 from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, metric, upload
 from tests.evaluation.test_degenerate_rows import COPIED, with_copied_context
 
@@ -77,12 +78,12 @@ def test_overview_histogram_spans_the_central_scores_on_either_scale(app, copied
     goto(app, "overview")
     ordinary = copied_scores.loc[copied_scores["sgi_status"] == "ok", "sgi"].to_numpy()
     (histogram,) = [f for f in figures(app) if f["layout"].get("title", {}).get("text", "").startswith("SGI by label")]
-    span = evaluation.robust_range(ordinary, coverage=0.99)
+    span = robust_range(ordinary, coverage=0.99)
     assert histogram["layout"]["xaxis"]["range"] == pytest.approx([span.lo, span.hi])
     assert f"{span.n_below + span.n_above} extreme rows beyond the axis" in histogram["layout"]["title"]["text"]
     log_scale(app, "overview")
     (histogram,) = [f for f in figures(app) if f["layout"].get("title", {}).get("text", "").startswith("SGI by label")]
-    logged = evaluation.robust_range(ordinary, coverage=0.99, log=True)
+    logged = robust_range(ordinary, coverage=0.99, log=True)
     assert histogram["layout"]["xaxis"]["range"] == pytest.approx([logged.lo, logged.hi])
 
 
@@ -91,7 +92,7 @@ def test_calibrator_is_fitted_on_the_ordinary_rows(app, copied_csv, copied_score
     goto(app, "calibration")
     assert_clean(app)
     ordinary = copied_scores["sgi_status"] == "ok"
-    expected = evaluation.calibration_analysis(copied_scores["label"], copied_scores["sgi"].where(ordinary),
+    expected = calibration_analysis(copied_scores["label"], copied_scores["sgi"].where(ordinary),
                                                method="platt")
     assert expected.n_fit + expected.n_eval == ordinary.sum()
     assert metric(app, "ECE (10 equal-count bins)") == f"{expected.ece_quantile:.3f}"

@@ -6,9 +6,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dashboard.services import model_services
-from sgi_core import evaluation
 from sgi_core.embedding import load_encoder
 from sgi_core.long_context import truncation_report
+from sgi_core.scores.oriented import oriented_scores
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import APP, assert_clean, goto, metric, upload
 
@@ -20,7 +20,7 @@ def test_overview_counts_add_up_and_the_cross_validated_aurocs_are_named(app, sa
     rows = int(metric(app, "Rows"))
     assert (matched["rows used"] + matched["rows dropped"] + matched["rows without a label or score"] == rows).all()
     # Word overlap has no score for the sample's responses without a content word.
-    overlap = evaluation.oriented_scores(sample_scores, ["lexical_groundedness"])["lexical_groundedness"]
+    overlap = oriented_scores(sample_scores, ["lexical_groundedness"])["lexical_groundedness"]
     no_content = int(overlap.isna().sum())
     assert no_content > 0
     overlap = matched.set_index("score").loc["word overlap with the context"]

@@ -7,8 +7,8 @@ import pandas as pd
 
 from dashboard import services
 from dashboard.services import calibration_services
-from sgi_core.evaluation import fit_calibrator
 from sgi_core.io.scored import scored_table
+from sgi_core.stats.calibration import fit_calibrator
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import assert_clean, goto, upload
 
@@ -43,8 +43,8 @@ def test_label_copies_are_kept_out_of_groups_and_detectors_with_a_message(app):
 def test_the_scored_exports_have_one_label_column(sample_scores):
     assert "input_label" in sample_scores.columns  # the reader keeps the input label's cells beside `label`
     for exported in (services.csv_bytes(sample_scores),
-                     calibration_services.flagged_csv(sample_scores, fit_calibrator(sample_scores["sgi"], sample_scores["label"]),
-                                          1.0)):
+                     calibration_services.flagged_csv(
+                         sample_scores, fit_calibrator(sample_scores["sgi"], sample_scores["label"]), 1.0)):
         table, _ = scored_table(pd.read_csv(io.BytesIO(exported)))
         assert "input_label" not in table.frame.columns
         assert table.frame["label"].tolist() == SAMPLE["label"].astype(float).tolist()

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from dashboard.views.texts import plain
-from sgi_core import evaluation
 from sgi_core.policy.sessions import new_session, session_to_json
+from sgi_core.stats.calibration import calibration_analysis
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, assert_clean, figures, goto, upload
 
@@ -43,7 +43,7 @@ def test_a_file_name_is_shown_literally(app):
 
 
 def test_a_sessions_saved_date_is_shown_literally(app, sample_scores):
-    fitted = evaluation.calibration_analysis(sample_scores["label"], sample_scores["sgi"], method="platt")
+    fitted = calibration_analysis(sample_scores["label"], sample_scores["sgi"], method="platt")
     session = json.loads(session_to_json(new_session(model=MODEL, calibrator=fitted.calibrator, threshold=1.0,
                                                      frame=sample_scores)))
     session["created"] = HOSTILE

@@ -4,6 +4,9 @@ import numpy as np
 import pandas as pd
 
 from sgi_core import evaluation
+from sgi_core.scores.oriented import oriented_scores
+from sgi_core.scores.selection import trivial_names
+from sgi_core.stats.ranking import roc_analysis
 from tests.dashboard.conftest import app_n_boot, assert_clean, goto, upload
 
 WORDS = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega river stone cloud ember".split()
@@ -41,14 +44,14 @@ def test_word_overlap_beating_sgi_is_named(app):
     upload(app, "overlap.csv", frame.to_csv(index=False).encode())
     goto(app, "overview")
     assert not app.exception
-    baselines = evaluation.oriented_scores(frame, evaluation.trivial_names(frame.columns))
+    baselines = oriented_scores(frame, trivial_names(frame.columns))
     verdict = evaluation.file_verdict(frame["label"], {"sgi": frame["sgi"]},
                                       {name: baselines[name] for name in baselines.columns}, n_boot=app_n_boot())
     assert verdict.best_trivial == "lexical_groundedness" and verdict.comparisons[0].outcome == "loses"
     overlap = verdict.standing("lexical_groundedness")
     (headline,) = [text for text in verdict_boxes(app) if text.startswith("No detector beats")]
-    assert (f"the best trivial score on this file, word overlap with the context (AUROC {overlap.auroc:.3f} "
-            f"[{overlap.auroc_ci[0]:.3f}, {overlap.auroc_ci[1]:.3f}])") in headline.replace("\\", "")
+    assert (f"the best trivial score on this file, word overlap with the context (AUROC {overlap.auroc.value:.3f} "
+            f"[{overlap.auroc.interval[0]:.3f}, {overlap.auroc.interval[1]:.3f}])") in headline.replace("\\", "")
     assert not app.success
     assert not any("HaluEval" in text.value for text in app.markdown)
 
@@ -57,7 +60,7 @@ def test_sgi_at_chance_is_said_plainly(app):
     frame = scored_file(sgi_signal=0.0, seed=3)
     upload(app, "chance.csv", frame.to_csv(index=False).encode())
     goto(app, "overview")
-    sgi = evaluation.roc_analysis(frame["label"], frame["sgi"], n_boot=app_n_boot())
+    sgi = roc_analysis(frame["label"], frame["sgi"], n_boot=app_n_boot())
     assert sgi.auroc_ci[0] < 0.5 < sgi.auroc_ci[1]
     (box,) = [w.value for w in app.warning if w.value.startswith("SGI is near chance")]
     assert box.replace("\\", "").startswith(
@@ -91,6 +94,7 @@ def test_an_inverted_detector_column_is_named_with_where_to_fix_its_direction():
     level, headline, notes = texts.verdict_text(verdict)
     judge = verdict.standing("judge")
     assert level == "success" and headline.startswith("Beats the best trivial score on this file, θ(r,q) alone")
-    assert notes == [f"judge is inverted here: its interval lies below 0.5, so its high values go with hallucinated "
-                     f"rows (AUROC {judge.auroc:.3f} [{judge.auroc_ci[0]:.3f}, {judge.auroc_ci[1]:.3f}]). Check "
-                     "what its high values mean (the Detectors page, or --detector COLUMN:hallucinated)."]
+    assert notes == [f"judge (file column) is inverted here: its interval lies below 0.5, so its high values go "
+                     f"with hallucinated rows (AUROC {judge.auroc.value:.3f} [{judge.auroc.interval[0]:.3f}, "
+                     f"{judge.auroc.interval[1]:.3f}]). Check what its high values mean (the Detectors page, or "
+                     "--detector COLUMN:hallucinated)."]

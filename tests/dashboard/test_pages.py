@@ -11,6 +11,8 @@ from sgi_core.io.triples import load_triples
 from sgi_core.projection import project_triples, sample_rows
 from sgi_core.render import figures as charts
 from sgi_core.scoring import score_table
+from sgi_core.stats.calibration import calibration_analysis
+from sgi_core.stats.correlation import cross_model_agreement
 from tests.conftest import SAMPLE_CSV
 from tests.dashboard.conftest import MODEL, PAGES, app_n_boot, array, assert_clean, figures, goto, metric, upload
 
@@ -129,7 +131,7 @@ def test_explorer_shows_the_row_and_follows_edits(app, sample_scores):
 def test_explorer_probability_uses_the_calibrator(app, sample_scores):
     goto(app, "explorer")
     row = sample_scores.iloc[0]
-    fitted = evaluation.calibration_analysis(sample_scores["label"], sample_scores["sgi"], method="platt")
+    fitted = calibration_analysis(sample_scores["label"], sample_scores["sgi"], method="platt")
     assert metric(app, "P(grounded)") == f"{fitted.calibrator.predict([row['sgi']])[0]:.3f}"
 
 
@@ -157,7 +159,7 @@ def test_models_page_compares_two_models(app):
         report = evaluation.evaluate(frame)
         assert shown.loc[name, "AUROC"] == pytest.approx(report.roc.auroc)
         assert shown.loc[name, "Cohen's d"] == pytest.approx(report.effect_size.cohens_d)
-    agreement = evaluation.cross_model_agreement({name: f["sgi"] for name, f in frames.items()})
+    agreement = cross_model_agreement({name: f["sgi"] for name, f in frames.items()})
     assert metric(app, "Mean Pearson r between models") == f"{agreement.mean_offdiag_pearson:.3f}"
     heatmap = figures(app)[0]["data"][0]
     np.testing.assert_allclose(array(heatmap["z"]), agreement.pearson)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from sgi_core.evaluation import lexical_groundedness, response_length
+from sgi_core.scores.baselines import lexical_groundedness, response_length
 from tests.conftest import REPO
 
 HALUEVAL = REPO.parent / "shared" / "data" / "halueval" / "halueval_qa.csv"
@@ -47,7 +47,8 @@ def test_lexical_groundedness_matches_its_definition_on_real_rows():
     np.testing.assert_array_equal(lexical_groundedness(frame["response"], frame["context"]), expected)
 
 
-@pytest.mark.parametrize("as_input", [list, lambda xs: pd.Series(xs, dtype=object), lambda xs: pd.Series(xs, dtype="str")],
+@pytest.mark.parametrize("as_input",
+                         [list, lambda xs: pd.Series(xs, dtype=object), lambda xs: pd.Series(xs, dtype="str")],
                          ids=["list", "object", "arrow"])
 def test_lexical_groundedness_matches_its_definition_on_edge_cases(as_input):
     responses, contexts = [r for r, _ in EDGE], [c for _, c in EDGE]

@@ -8,16 +8,11 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import (
-    LEXICAL_FLAG_BELOW,
-    BeyondLengthResult,
-    UndefinedStatisticWarning,
-    beyond_length,
-    lexical_groundedness,
-    response_length,
-)
+from sgi_core.evaluation import BeyondLengthResult, beyond_length
 from sgi_core.evaluation.beyond_length import length_verdict
+from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.scores import TRIVIAL, oriented_scores
+from sgi_core.scores.baselines import LEXICAL_FLAG_BELOW, lexical_groundedness, response_length
 
 
 def test_response_length_counts_characters():

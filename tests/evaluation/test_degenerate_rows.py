@@ -1,4 +1,5 @@
-"""Rows whose response equals the context (SGI near 1e8): out of every mean, d and Pearson's r, in every count and AUROC."""
+"""Rows whose response equals the context (SGI near 1e8): out of every mean, d and Pearson's r, in every count and
+AUROC."""
 
 import json
 import math
@@ -10,10 +11,12 @@ from scipy import stats
 
 from sgi_core.cli import main
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation import cross_model_agreement, evaluate, robust_range, threshold_range
+from sgi_core.evaluation import evaluate
 from sgi_core.io.triples import load_triples
 from sgi_core.render.tables import table2, table3
 from sgi_core.scoring import score_table
+from sgi_core.stats.correlation import cross_model_agreement
+from sgi_core.stats.thresholds import robust_range, threshold_range
 from tests.conftest import SAMPLE_CSV
 
 #: Rows (0-based) whose response is replaced by their context: both labels among them.

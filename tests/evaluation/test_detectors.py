@@ -7,36 +7,16 @@ from scipy.stats import norm, spearmanr
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import UndefinedStatisticWarning
 from sgi_core.evaluation.detectors import (
     DetectorComparison,
     compare_detectors,
     numeric_score_columns,
 )
 from sgi_core.evaluation.judgement import judge_score
-from sgi_core.scores.oriented import orient_detector_score
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.scores.registry import column_spec
 from sgi_core.stats.crossval import out_of_fold_probability
 from sgi_core.stats.folds import crossfit_folds
-
-
-def test_orientation_and_blank_cells():
-    np.testing.assert_array_equal(orient_detector_score(["1", " ", None, "2.5"]), [1, np.nan, np.nan, 2.5])
-    np.testing.assert_array_equal(orient_detector_score([0.2, 0.7], higher_is="hallucinated"), [-0.2, -0.7])
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.int64, "float32", "Float64", "str", "string[pyarrow]", object])
-def test_every_kind_of_column_reads_the_same_numbers(dtype):
-    cells = pd.Series(["3", "1", "2"], index=[10, 11, 12]).astype(dtype)
-    np.testing.assert_array_equal(orient_detector_score(cells, higher_is="hallucinated"), [-3.0, -1.0, -2.0])
-    with_blank = pd.Series([0.5, None, 2.0], index=[7, 8, 9], dtype="float64")
-    np.testing.assert_array_equal(orient_detector_score(with_blank), [0.5, np.nan, 2.0])
-
-
-def test_non_numbers_are_named():
-    with pytest.raises(SGIInputError, match=r"must be numbers \(file 'f.csv', column 'judge', rows 2, 3\)"):
-        orient_detector_score(["0.1", "high", "n/a?"], source="f.csv", column="judge")
-    with pytest.raises(SGIInputError, match="'higher_is' parameter of orient_detector_score"):
-        orient_detector_score([1.0], higher_is="up")
 
 
 def test_numeric_columns_found_ids_skipped():
@@ -51,7 +31,7 @@ def test_hand_computed_auroc_and_direction():
     res = compare_detectors({"judge": judge}, y, n_splits=2, n_boot=0)
     # valid {3, 2, 0.5} beat halluc {1, 0, -1} in 8 of 9 pairs
     assert res.roc[0].auroc == pytest.approx(8 / 9)
-    flipped = orient_detector_score(-judge, higher_is="hallucinated")
+    flipped = column_spec("judge", higher_is="hallucinated").oriented(-judge)
     assert compare_detectors({"judge": flipped}, y, n_splits=2, n_boot=0).roc[0].auroc == pytest.approx(8 / 9)
 
 

@@ -7,21 +7,17 @@ import pytest
 
 from sgi_core.embedding import load_encoder
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import (
-    EvaluationReport,
-    UndefinedStatisticWarning,
-    cohens_d,
-    effect_size,
-    evaluate,
-    length_matched_auroc,
-    response_length,
-    roc_analysis,
-)
+from sgi_core.evaluation import EvaluationReport, evaluate
 from sgi_core.evaluation.judgement import judge_score
 from sgi_core.io.triples import load_triples
 from sgi_core.render.tables import baselines_table, table1, table2, table3, table5
+from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.scores import BASELINES, SCORES, TRIVIAL
+from sgi_core.scores.baselines import response_length
 from sgi_core.scoring import score_table
+from sgi_core.stats.effect_size import cohens_d, effect_size
+from sgi_core.stats.length_matched import length_matched_auroc
+from sgi_core.stats.ranking import roc_analysis
 from tests.conftest import SAMPLE_CSV
 
 

@@ -4,16 +4,18 @@ import pytest
 
 from sgi_core.cli import main
 from sgi_core.embedding import load_encoder
-from sgi_core.evaluation import UndefinedStatisticWarning, evaluate
+from sgi_core.evaluation import evaluate
 from sgi_core.io.triples import load_triples
 from sgi_core.pipelines.model_comparison import ModelComparison, compare_models
+from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
 
 def test_report_prints_tables_and_writes_contract_json(tmp_path, capsys):
     out = tmp_path / "report.json"
-    assert main(["report", str(SAMPLE_CSV), "--models", "hashing,hashing-64", "--json", str(out), "--n-boot", "100"]) == 0
+    assert main(["report", str(SAMPLE_CSV), "--models", "hashing,hashing-64", "--json", str(out),
+                 "--n-boot", "100"]) == 0
     text = capsys.readouterr().out
     for heading in ("Table 1.", "Table 2 (hashing)", "Table 3 (hashing-64)", "Table 5.", "Baselines beside SGI",
                     "Does SGI add signal beyond response length?", "Cross-model agreement"):

@@ -7,7 +7,9 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import StrataResult, UndefinedStatisticWarning, cohens_d, length_strata, theta_qc_strata
+from sgi_core.evaluation import StrataResult, length_strata, theta_qc_strata
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats.effect_size import cohens_d
 
 # Nine rows, theta_qc 0.1..0.9; labels alternate so each stratum holds both classes.
 THETA = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
@@ -41,7 +43,8 @@ def test_theta_qc_edges_pool_both_labels_and_oracle_per_stratum():
     assert [st.lo for st in res.strata] == pytest.approx(edges[:3].tolist())
     assert [st.hi for st in res.strata] == pytest.approx(edges[1:].tolist())
     for k, st in enumerate(res.strata):
-        member = (theta >= edges[k]) & (theta <= edges[k + 1]) if k == 0 else (theta > edges[k]) & (theta <= edges[k + 1])
+        above = theta >= edges[k] if k == 0 else theta > edges[k]
+        member = above & (theta <= edges[k + 1])
         assert st.n == member.sum()
         assert st.auroc == pytest.approx(roc_auc_score(y[member], s[member]))
         assert st.cohens_d == pytest.approx(cohens_d(s[member & (y == 1)], s[member & (y == 0)]))

@@ -5,9 +5,10 @@ import pandas as pd
 import pytest
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import evaluate, expected_calibration_error, reliability_bins, roc_analysis
+from sgi_core.evaluation import evaluate
 from sgi_core.stats import checks
-from sgi_core.stats.calibration import halluc_rate_by_quantile
+from sgi_core.stats.calibration import expected_calibration_error, halluc_rate_by_quantile, reliability_bins
+from sgi_core.stats.ranking import roc_analysis
 
 
 @pytest.fixture
@@ -33,7 +34,8 @@ def scored_frame(n=60, seed=0):
     label = np.tile([1.0, 0.0], n // 2)
     return pd.DataFrame({
         "label": label, "sgi": 1 + 0.3 * label + rng.normal(0, 0.2, n),
-        "theta_qc": rng.uniform(0.5, 1.5, n), "theta_rq": rng.uniform(0.5, 1.5, n), "theta_rc": rng.uniform(0.5, 1.5, n),
+        "theta_qc": rng.uniform(0.5, 1.5, n), "theta_rq": rng.uniform(0.5, 1.5, n),
+        "theta_rc": rng.uniform(0.5, 1.5, n),
         "question": ["what is it"] * n, "context": ["it is a thing in the world"] * n,
         "response": ["a thing" if y else "something else entirely" for y in label],
     })

@@ -9,10 +9,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import brier_score_loss
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import (
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats.calibration import (
     CalibrationResult,
     Calibrator,
-    UndefinedStatisticWarning,
     calibration_analysis,
     expected_calibration_error,
     fit_calibrator,
@@ -143,8 +143,10 @@ def test_json_round_trip(noisy):
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: fit_calibrator([1.0, 2.0], [1, 0], method="beta"), "'method' parameter of fit_calibrator must be one of"),
-        (lambda: fit_calibrator([1.0, 2.0], [1, 1], method="platt"), "platt calibration needs grounded and hallucinated"),
+        (lambda: fit_calibrator([1.0, 2.0], [1, 0], method="beta"),
+         "'method' parameter of fit_calibrator must be one of"),
+        (lambda: fit_calibrator([1.0, 2.0], [1, 1], method="platt"),
+         "platt calibration needs grounded and hallucinated"),
         (lambda: fit_calibrator([1.0, 1.0], [1, 0], method="minmax"), "scores that are not all equal"),
         (lambda: calibration_analysis([1, 0] * 5, range(10), test_size=1.5), "'test_size' parameter"),
         (lambda: calibration_analysis([1, 0] * 5, range(10), n_bins=0), "'n_bins' parameter"),

@@ -6,16 +6,16 @@ import pytest
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import (
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats.effect_size import (
     AngleEffectsResult,
     EffectSizeResult,
-    UndefinedStatisticWarning,
     angle_effects,
     cohens_d,
+    cohens_d_along,
     effect_size,
     hedges_g,
 )
-from sgi_core.stats.effect_size import cohens_d_along
 
 # Reference values from R (effsize::cohen.d / pingouin's test suite).
 A = [3.2, 6.4, 1.8, 2.4, 5.8, 6.5]
@@ -103,8 +103,8 @@ def test_bootstrap_interval_is_seeded_and_matches_scipy():
     assert effect_size(y, s, n_boot=500, seed=12).cohens_d_ci != res.cohens_d_ci
     # Each class is resampled sorted, so that the interval ignores the row order.
     oracle = stats.bootstrap(
-        (np.sort(s[:40]), np.sort(s[40:])), lambda a, b, axis: cohens_d_along(a, b, axis), n_resamples=500, vectorized=True,
-        method="percentile", rng=np.random.default_rng(11),
+        (np.sort(s[:40]), np.sort(s[40:])), lambda a, b, axis: cohens_d_along(a, b, axis), n_resamples=500,
+        vectorized=True, method="percentile", rng=np.random.default_rng(11),
     ).confidence_interval
     assert res.cohens_d_ci == pytest.approx((oracle.low, oracle.high))
 
@@ -142,7 +142,8 @@ def test_plain_functions_warn_on_degenerate_input():
         ({"y_true": [1, 2], "score": [1.0, 2.0]}, "values other than 1"),
         ({"y_true": [1, 0], "score": [1.0]}, "has 1 values but the labels have 2"),
         ({"y_true": [1, 0], "score": [1.0, np.inf]}, "infinite"),
-        ({"y_true": [1, 0], "score": [1.0, 2.0], "n_boot": -1}, "'n_boot' parameter of effect_size must be an int >= 0"),
+        ({"y_true": [1, 0], "score": [1.0, 2.0], "n_boot": -1},
+         "'n_boot' parameter of effect_size must be an int >= 0"),
         ({"y_true": [1, 0], "score": [1.0, 2.0], "confidence": 1.0}, "'confidence' parameter"),
         ({"y_true": ["yes", "no"], "score": [1.0, 2.0]}, "must hold numbers 1"),
     ],

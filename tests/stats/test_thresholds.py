@@ -9,10 +9,10 @@ import pytest
 from sklearn.metrics import confusion_matrix
 
 from sgi_core.errors import SGIInputError
-from sgi_core.evaluation import (
+from sgi_core.results import UndefinedStatisticWarning
+from sgi_core.stats.thresholds import (
     ThresholdChoice,
     ThresholdMetrics,
-    UndefinedStatisticWarning,
     choose_threshold,
     count_threshold_candidates,
     threshold_metrics,
