@@ -45,6 +45,7 @@ from sgi_core.embedding import (
     model_availability,
 )
 from sgi_core.evaluation import detectors
+from sgi_core.evaluation.report import with_declared
 from sgi_core.evaluation.retrieval_report import RetrievalReport, retrieval_report
 from sgi_core.io.convert.detection import read_input
 from sgi_core.io.export import to_csv_bytes
@@ -183,12 +184,22 @@ def baselines(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> pd.D
 # of rows) are cached as shared objects (st.cache_resource); st.cache_data would keep a pickled copy and
 # hand each rerun another. The results are frozen dataclasses and frames that no page changes.
 @st.cache_resource(show_spinner="Computing statistics...", max_entries=8)
-def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame, specs: tuple = ()) -> evaluation.EvaluationReport:
-    """The file's report: SGI, the trivial scores, the detector columns ``specs`` ((column, higher_is), ...) and the
-    score columns the file carries, each judged once (:func:`sgi_core.evaluation.report.evaluate`)."""
+def file_report(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> evaluation.EvaluationReport:
+    """The file's report: SGI, the trivial scores and the score columns the file carries, each judged once
+    (:func:`sgi_core.evaluation.report.evaluate`)."""
     return evaluation.evaluate(_frame, baselines=baselines(key, model_name, _frame),
-                               declared=[column_spec(column, higher_is=higher_is) for column, higher_is in specs],
                                n_boot=app_resamples(REPORT_N_BOOT))
+
+
+@st.cache_resource(show_spinner="Judging the detector columns...", max_entries=16)
+def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame, specs: tuple = ()) -> evaluation.EvaluationReport:
+    """:func:`file_report` with the detector columns ``specs`` ((column, higher_is), ...) judged too: declaring a
+    column judges that column only (:func:`sgi_core.evaluation.report.with_declared`)."""
+    base = file_report(key, model_name, _frame)
+    if not specs:
+        return base
+    declared = [column_spec(column, higher_is=higher_is) for column, higher_is in specs]
+    return with_declared(base, _frame, declared, n_boot=app_resamples(REPORT_N_BOOT))
 
 
 def curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame, specs: tuple = ()) -> dict:

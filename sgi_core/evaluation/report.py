@@ -19,7 +19,7 @@ Caveats met on the way (one class, undefined strata, degenerate rows) are kept a
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -231,12 +231,8 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         for name in trivial:
             values = (given if name in given.columns else oriented)[name].to_numpy(dtype=np.float64)
             judgements[name] = judge_score(labels, values, lengths=None, n_boot=n_boot, seed=seed)
-        others = [spec for spec in judged_scores(has, score=score_col, trivial=False, declared=declared)
-                  if spec.oriented_name not in judgements and spec.name not in trivial and spec.kind != "angle"]
-        for spec in others:
-            values = spec.oriented(spec.raw_values(scored_frame))
-            judgements[spec.oriented_name] = judge_score(labels, values, lengths=lengths_of_responses, n_boot=n_boot,
-                                                         seed=seed)
+        judgements.update(_judged_columns(scored_frame, labels, lengths_of_responses, judgements, score_col=score_col,
+                                          declared=declared, n_boot=n_boot, seed=seed))
         beyond = (beyond_length(lengths_of_responses, scores, labels, seed=seed, score_name=score_col)
                   if "response" in has else None)
     notes = []
@@ -269,3 +265,43 @@ def evaluate(scored_frame: pd.DataFrame, *, score_col: str = "sgi", n_boot: int 
         angle_effects=angles,
         beyond_length=beyond,
     )
+
+
+def _judged_columns(frame: pd.DataFrame, labels, lengths, judged: dict, *, score_col: str, declared, n_boot: int,
+                    seed: int) -> dict:
+    """Judgements of the chooser's columns of ``frame`` (declared ones included), in its order, each one ``judged``
+    holds under its oriented name kept as it is."""
+    has = set(frame.columns)
+    trivial = set(trivial_names(has))
+    out = {}
+    for spec in judged_scores(has, score=score_col, trivial=False, declared=declared):
+        if spec.name in trivial or spec.kind == "angle" or spec.oriented_name == score_col:
+            continue
+        out[spec.oriented_name] = judged.get(spec.oriented_name) or judge_score(
+            labels, spec.oriented(spec.raw_values(frame)), lengths=lengths, n_boot=n_boot, seed=seed)
+    return out
+
+
+def with_declared(report: EvaluationReport, scored_frame: pd.DataFrame, declared, *, n_boot: int = 1000,
+                  seed: int = 0) -> EvaluationReport:
+    """``report`` (:func:`evaluate` of ``scored_frame``) as :func:`evaluate` would give it with ``declared``: the
+    same judgements, in the same order, each one ``report`` holds kept, not made again (a declared direction
+    replaces a column's own, as in the chooser).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"label": [1, 1, 1, 0, 0, 0], "sgi": [1.3, 1.1, 1.2, 0.8, 1.0, 0.9],
+    ...                       "mine": [0.1, 0.3, 0.2, 0.9, 0.7, 0.8]})
+    >>> base = evaluate(frame, n_boot=0)
+    >>> both = with_declared(base, frame, ["mine:hallucinated"], n_boot=0)
+    >>> both.judgements["sgi"] is base.judgements["sgi"], round(both.judgements["neg_mine"].auroc, 3)
+    (True, 1.0)
+    """
+    labels = as_labels(scored_frame["label"], name="label")
+    lengths = response_length(scored_frame["response"]) if "response" in scored_frame.columns else None
+    core = [report.score_col, *(name for name in trivial_names(scored_frame.columns) if name != report.score_col)]
+    with inputs_checked():
+        columns = _judged_columns(scored_frame, labels, lengths, report.judgements, score_col=report.score_col,
+                                  declared=declared, n_boot=n_boot, seed=seed)
+    return replace(report, judgements={**{name: report.judgements[name] for name in core if name in report.judgements},
+                                       **columns})

@@ -169,7 +169,7 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
     --------
     >>> y = [1, 1, 1, 1, 0, 0, 0, 0]
     >>> v = file_verdict(y, {"sgi": [8, 7, 6, 5, 4, 3, 2, 1]}, {"length": [1, 2, 3, 4, 5, 6, 8, 7]}, n_boot=0)
-    >>> v.best_trivial, v.standing("length").flipped, v.standing("length").auroc
+    >>> v.best_trivial, v.standing("length").flipped, v.standing("length").auroc.value
     ('length', True, 1.0)
     """
     labels = as_labels(y_true)

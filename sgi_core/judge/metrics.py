@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sgi_core.scores.registry import JUDGE_PREFIX, JUDGE_SOURCE_SUFFIX
+
 Scores = dict[str, float]
 
 
@@ -70,7 +72,7 @@ class Metric:
     @property
     def source_column(self) -> str | None:
         """Per row, where the score came from (``"logprobs"`` or ``"answer"``); None for a metric of JSON answers."""
-        return f"judge_{self.name}_source" if self.reads_logprobs else None
+        return f"{JUDGE_PREFIX}{self.name}{JUDGE_SOURCE_SUFFIX}" if self.reads_logprobs else None
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from sgi_core.columns import input_name
+from sgi_core.scores.registry import JUDGE_RUN_COLUMNS
 
 BEYOND_MAX_ROWS = "not judged: beyond --max-rows"
 #: ``judge_status`` of rows outside a run's random sample (the Judge page's).
@@ -12,7 +13,7 @@ NOT_IN_SAMPLE = "not judged: not in the sample"
 #: Statuses of rows a run left alone: a file judged before keeps their earlier judge values.
 LEFT_ALONE = (BEYOND_MAX_ROWS, NOT_IN_SAMPLE)
 #: Columns every run writes; a file holding all three was judged before.
-RUN_COLUMNS = ("judge_status", "judge_model", "judge_prompt_version")
+RUN_COLUMNS = JUDGE_RUN_COLUMNS
 
 
 def renamed_input_columns(frame: pd.DataFrame, columns: pd.DataFrame) -> dict:

@@ -24,6 +24,10 @@ DIRECTIONS = ("grounded", "hallucinated")
 KINDS = ("sgi", "angle", "baseline", "detector", "probability", "judge", "column")
 #: Prefix of the columns the LLM judge writes (:mod:`sgi_core.judge.metrics`), every one higher = grounded.
 JUDGE_PREFIX = "judge_"
+#: The judge's columns that record a run, not a score: each row's status, the model and the prompt version.
+JUDGE_RUN_COLUMNS = ("judge_status", "judge_model", "judge_prompt_version")
+#: Suffix of the judge's column saying where a metric's value came from (log-probabilities or the answer).
+JUDGE_SOURCE_SUFFIX = "_source"
 #: Prefix of an oriented column whose raw values were negated.
 NEGATED_PREFIX = "neg_"
 

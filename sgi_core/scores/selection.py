@@ -12,6 +12,8 @@ from sgi_core.columns import GROUNDING_PREFIX
 from sgi_core.scores.registry import (
     BASELINES,
     JUDGE_PREFIX,
+    JUDGE_RUN_COLUMNS,
+    JUDGE_SOURCE_SUFFIX,
     NEGATED_PREFIX,
     SCORES,
     ScoreSpec,
@@ -87,10 +89,13 @@ def is_score_column(column: str) -> bool:
     --------
     >>> is_score_column("theta_rc"), is_score_column("judge_faithfulness"), is_score_column("grounding_nli_chunks")
     (True, True, False)
+    >>> is_score_column("judge_model"), is_score_column("judge_groundedness_source")  # the judge's records
+    (False, False)
     """
     if column.startswith(GROUNDING_PREFIX):
         return grounding_spec(column) is not None
-    return column in carried_names() or column.startswith(JUDGE_PREFIX)
+    return column in carried_names() or (column.startswith(JUDGE_PREFIX) and column not in JUDGE_RUN_COLUMNS
+                                         and not column.endswith(JUDGE_SOURCE_SUFFIX))
 
 
 def judged_scores(columns, *, score: str | None = "sgi", trivial: bool = True, computed=(), declared=(),

@@ -6,20 +6,11 @@ import numpy as np
 import pytest
 
 from sgi_core.cli import main
-from tests.monitoring.test_monitor_cli import _rows
+from tests.monitoring.test_monitor_cli import _rows, policy  # noqa: F401  (the fixture)
 
 SHARDS = (150, 0, 250)  # rows of each shard; the middle one is empty
 #: What differs between two monitor runs of the same rows: the history's record and the file read.
 RUN_FIELDS = ("record_id", "db", "file", "file_sha256")
-
-
-@pytest.fixture
-def policy(tmp_path):
-    source = tmp_path / "policy_data.csv"
-    _rows(600, 0.5, 0).to_csv(source, index=False)
-    path = tmp_path / "policy.json"
-    assert main(["gate", str(source), "--write-policy", str(path), "--n-boot", "200"]) == 0
-    return path
 
 
 def _json(capsys, *args):
