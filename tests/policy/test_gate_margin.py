@@ -183,13 +183,20 @@ def test_a_key_counts_as_scored_only_when_all_its_rows_are(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("PASS keys: ")
 
 
-def test_compare_names_keys_whose_rows_carry_both_labels(tmp_path, capsys):
-    keys = 40
+def mixed_label_run(tmp_path, keys: int = 40):
+    """A run whose every key has two rows, one labelled grounded and one hallucinated."""
     run = scored_run(np.tile([1.2, 0.9], keys), label=np.tile([1.0, 0.0], keys),
                      responses=[f"answer {i}" for i in range(2 * keys)])
     run.insert(0, "id", np.repeat(np.arange(keys), 2))
     path = tmp_path / "run.csv"
     run.to_csv(path, index=False)
+    return path
+
+
+def test_compare_names_keys_whose_rows_carry_both_labels(tmp_path, capsys):
+    keys = 40
+    path = mixed_label_run(tmp_path, keys)
+    run = pd.read_csv(path)
     assert main(["compare", str(path), str(path), "--key", "id", "--n-boot", "100"]) == 0
     printed = capsys.readouterr().out
     assert f"labels: {keys} keys carry both labels (their rows disagree) and are left out" in printed

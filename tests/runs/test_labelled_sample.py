@@ -9,6 +9,7 @@ from scipy import stats
 
 from sgi_core.cli import main
 from sgi_core.runs.label_sample import labelled_sample
+from tests.policy.test_gate_margin import mixed_label_run
 from tests.runs.test_compare_cli import scored_run
 
 N, UNCHANGED = 150, 85
@@ -80,12 +81,7 @@ def test_the_p_value_is_the_doubled_smaller_tail_of_the_hypergeometric_law():
 
 
 def test_gate_and_compare_say_the_same_of_keys_that_carry_both_labels(tmp_path, capsys):
-    keys = 40
-    run = scored_run(np.tile([1.2, 0.9], keys), label=np.tile([1.0, 0.0], keys),
-                     responses=[f"answer {i}" for i in range(2 * keys)])
-    run.insert(0, "id", np.repeat(np.arange(keys), 2))
-    path = tmp_path / "run.csv"
-    run.to_csv(path, index=False)
+    path = mixed_label_run(tmp_path)
     assert main(["compare", str(path), str(path), "--key", "id", "--n-boot", "100"]) == 0
     said = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("labels: "))
     assert main(["gate", str(path), "--baseline", str(path), "--key", "id", "--max-rate-increase", "0.1",
