@@ -37,7 +37,8 @@ def bundled_pairs(seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """``{"real": (base, new), "null": (base, other)}``: per question, 1.0 where the run's answer is hallucinated."""
     sample = pd.read_csv(REPO / "sample_data" / "halueval_qa_sample.csv")
     hallucinated = set(sample.loc[sample["answer_type"] == "hallucinated", "response"])
-    runs = {name: pd.read_csv(REPO / "sample_data" / "runs" / f"{name}.csv").sort_values("id") for name in ("base", "new")}
+    runs = {name: pd.read_csv(REPO / "sample_data" / "runs" / f"{name}.csv").sort_values("id")
+            for name in ("base", "new")}
     base, new = (run["response"].isin(hallucinated).to_numpy(dtype=float) for run in runs.values())
     other = np.zeros(len(base))
     other[np.random.default_rng(seed).choice(len(base), int(base.sum()), replace=False)] = 1.0

@@ -175,7 +175,8 @@ def score_table(
 
 @dataclass(frozen=True)
 class ScoreSummary(JsonResult):
-    """What a run of ``score`` did, on either engine (:mod:`sgi_core.pipelines.local_engine`, :mod:`sgi_core.pipelines.ray_engine`).
+    """What a run of ``score`` did, on either engine (:mod:`sgi_core.pipelines.local_engine`,
+    :mod:`sgi_core.pipelines.ray_engine`).
 
     Attributes
     ----------

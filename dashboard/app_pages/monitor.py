@@ -59,7 +59,8 @@ cells[3].metric("Verdict", summary.status)
     monitor_views.sentence(texts.plain(monitor_views.status_line(summary))))
 st.write(monitor_views.sentence(texts.plain(monitor_views.rate_sentence(summary))))
 st.caption(" ".join(monitor_views.sentence(texts.plain(text)) for text in (
-    monitor_views.assumed_rate_sentence(summary), monitor_views.flag_sentence(summary))) + " " + monitor_views.ASSUMPTION)
+    monitor_views.assumed_rate_sentence(summary), monitor_views.flag_sentence(summary)))
+    + " " + monitor_views.ASSUMPTION)
 if summary.answering_note:
     st.warning(monitor_views.sentence(texts.plain(summary.answering_note)))
 (st.warning if summary.shift.detected or summary.shift.unchecked else st.success)(

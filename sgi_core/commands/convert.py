@@ -36,7 +36,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--from", dest="source_format", choices=list(FORMATS), default=None,
                    help="the input's format (default: recognised from its columns or keys)")
     p.add_argument("--truthfulqa-context", choices=["references", "question"], default="references",
-                   help="TruthfulQA context: all reference answers (default) or the question itself (the paper's setup)")
+                   help="TruthfulQA context: all reference answers (default) or the question itself "
+                        "(the paper's setup)")
     p.set_defaults(func=run)
 
 

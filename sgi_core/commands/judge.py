@@ -39,7 +39,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "read the context column as the one passage when it is not given")
     p.add_argument("--reference-column", default=None, help="column of reference answers (answer_similarity)")
     p.add_argument("--k", type=positive_int, default=3, help="top-k of retrieval_k_recall (default 3)")
-    p.add_argument("--max-rows", type=positive_int, default=None, help="judge the first N rows; the rest are kept unjudged")
+    p.add_argument("--max-rows", type=positive_int, default=None,
+                   help="judge the first N rows; the rest are kept unjudged")
     p.add_argument("--concurrency", type=positive_int, default=4, help="requests in flight at once (default 4)")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds from sending a request to the last byte of its reply (default 60)")
@@ -97,8 +98,8 @@ def run(args) -> int:
     cache = None
     try:
         plan = plan_judging(table.frame, judge, args.metrics, contexts_column=args.contexts_column,
-                            passages=table.passages, reference_column=args.reference_column, k=args.k, max_rows=args.max_rows,
-                            source=table.source)
+                            passages=table.passages, reference_column=args.reference_column, k=args.k,
+                            max_rows=args.max_rows, source=table.source)
         cache = None if args.no_cache else AnswerCache()
         guess = estimate(plan, cache=cache)
         if args.dry_run:

@@ -1,4 +1,5 @@
-"""``--labels FILE`` (repeatable): the commands that judge labelled files (report, gate, compare) take the labels from other files.
+"""``--labels FILE`` (repeatable): the commands that judge labelled files (report, gate, compare) take the labels
+from other files.
 
 Each FILE is the dashboard's annotations file or any table (CSV, TSV, Parquet, JSON
 Lines) with question, context, response and label columns; its labels are joined to

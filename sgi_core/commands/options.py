@@ -32,7 +32,8 @@ non_negative_int = whole_number(0)
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--device``, ``--precision``, ``--backend`` and ``--trust-model-code``, the options of every command that loads an embedding model."""
+    """Add ``--device``, ``--precision``, ``--backend`` and ``--trust-model-code``, the options of every command
+    that loads an embedding model."""
     from sgi_core.embedding import BACKENDS, DEVICES, PRECISIONS
 
     p.add_argument("--device", choices=DEVICES, default=None,
@@ -52,7 +53,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_embedding_run_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--batch-size``, ``--no-cache`` and ``--context-strategy``, the options of every command that embeds a file's texts."""
+    """Add ``--batch-size``, ``--no-cache`` and ``--context-strategy``, the options of every command that embeds a
+    file's texts."""
     from sgi_core.columns import CONTEXT_STRATEGIES, DEFAULT_CONTEXT_STRATEGY
 
     p.add_argument("--batch-size", type=positive_int, default=64, help="texts per encoder batch (default 64)")

@@ -1,4 +1,5 @@
-"""The two run files of ``compare`` and ``gate --baseline``: read, scored where they carry no SGI, labelled and paired."""
+"""The two run files of ``compare`` and ``gate --baseline``: read, scored where they carry no SGI, labelled and
+paired."""
 
 from __future__ import annotations
 

@@ -40,7 +40,8 @@ def add_parser(subparsers) -> None:
                    help="local: this process (default); ray: Ray Data actors reading a file, folder or glob of "
                         "CSV/Parquet shards and writing a Parquet folder (pip install -r requirements-ray.txt)")
     p.add_argument("--address", default=None,
-                   help="Ray cluster for --engine ray: 'auto' (the running one), ray://HOST:10001 (default: a local Ray)")
+                   help="Ray cluster for --engine ray: 'auto' (the running one), ray://HOST:10001 "
+                        "(default: a local Ray)")
     p.add_argument("--num-actors", type=positive_int, default=None,
                    help="actors for --engine ray, each loading the models once (default: one per GPU of the cluster, "
                         "else as many as its CPUs hold at --cpus-per-actor each)")

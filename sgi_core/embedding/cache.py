@@ -57,7 +57,8 @@ def private_file(path: Path) -> None:
 
 def text_key(text: str, source: str) -> bytes:
     """SHA-256 of the source fingerprint, a NUL byte and the UTF-8 text: a row's key."""
-    return hashlib.sha256(source.encode("utf-8", "surrogatepass") + b"\x00" + text.encode("utf-8", "surrogatepass")).digest()
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass") + b"\x00"
+                          + text.encode("utf-8", "surrogatepass")).digest()
 
 
 def _error_code(err: sqlite3.Error) -> int | None:

@@ -202,7 +202,8 @@ class OnnxEncoder:
         return out
 
 
-def torch_free_encoder(model_id: str, folder, *, fingerprint: str, backend: str, export_dir: Path) -> OnnxEncoder | None:
+def torch_free_encoder(model_id: str, folder, *, fingerprint: str, backend: str,
+                       export_dir: Path) -> OnnxEncoder | None:
     """An :class:`OnnxEncoder` of the model folder when its export for ``backend`` exists and its modules are handled.
 
     None (the torch path then runs, and exports) when the folder is not a local

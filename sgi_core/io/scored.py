@@ -47,7 +47,8 @@ SCORED_WITH_DEFAULTS = {"backend": "torch", "context_strategy": "joined"}
 
 
 def scored_with(path: str | os.PathLike) -> dict | None:
-    """``{"model", "precision", "backend", "context_strategy"}`` recorded in a scored Parquet file, else None (CSV, older files).
+    """``{"model", "precision", "backend", "context_strategy"}`` recorded in a scored Parquet file, else None
+    (CSV, older files).
 
     A file scored with a resource given by name also records it under the resource's field
     (the declared resources' ``provenance``; JSON text, e.g. ``grounding_models``: each
@@ -97,8 +98,10 @@ def unscore_infinite_rows(scores: pd.DataFrame) -> list[str]:
     --------
     >>> scores = pd.DataFrame({"theta_qc": [1.0, 1.0], "theta_rq": [0.5, 0.5], "theta_rc": [0.5, 0.5],
     ...                        "sgi": [1.0, float("inf")], "sgi_status": ["ok", "ok"]})
-    >>> unscore_infinite_rows(scores), scores["sgi_status"].tolist()
-    (["the file's scores are infinite in row 2: those rows are kept as not scored"], ['ok', 'not scored: an infinite score in the file'])
+    >>> unscore_infinite_rows(scores)
+    ["the file's scores are infinite in row 2: those rows are kept as not scored"]
+    >>> scores["sgi_status"].tolist()
+    ['ok', 'not scored: an infinite score in the file']
     """
     infinite = np.isinf(scores[list(NUMERIC_SCORE_COLUMNS)].to_numpy(dtype=np.float64)).any(axis=1)
     if not infinite.any():
@@ -192,7 +195,8 @@ def scored_table(frame: pd.DataFrame, *, source: str = "<input>") -> tuple[Tripl
     missing = [c for c in (*ROLES, *SCORE_COLUMNS) if c not in frame.columns]
     if missing:
         raise SGIInputError(f"a scored file needs the columns {', '.join(missing)}", source=source,
-                            hint="Open the file written by `python -m sgi_core score`, or the unscored file to score it")
+                            hint="Open the file written by `python -m sgi_core score`, "
+                                 "or the unscored file to score it")
     scores = frame.reset_index(drop=True)
     for column in (*NUMERIC_SCORE_COLUMNS, "label"):
         values, bad = numbers_in(scores[column])

@@ -96,7 +96,8 @@ def resolve_device(device: str | None = None) -> str:
         return "cuda" if _torch_sees("cuda") else "mps" if _torch_sees("mps") else "cpu"
     if kind in ("cuda", "mps") and not _torch_sees(kind):
         raise SGIInputError(
-            f"{source} '{device}' is not available: torch sees no {'CUDA GPU' if kind == 'cuda' else 'Apple MPS device'}",
+            f"{source} '{device}' is not available: "
+            f"torch sees no {'CUDA GPU' if kind == 'cuda' else 'Apple MPS device'}",
             hint=f"Use --device auto or cpu (or set {DEVICE_ENV}=cpu)",
         )
     if index:

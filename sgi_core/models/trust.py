@@ -26,9 +26,10 @@ build HHEM's head themselves, do).
 string to an allow-list of exact full names (:data:`ALLOWED_REFERENCES`): the module classes of
 sentence-transformers and the ``torch.nn`` activations (:data:`TORCH_ACTIVATIONS`). A class key's
 bare name with no dot (``"BertTokenizer"``, a rope-scaling ``"linear"``) is also accepted: no loader
-can import a module from it; a callable key must name an allowed activation exactly. Nothing is skipped for its shape: ``"evil.Evil "`` (a trailing blank), a list,
-a number or the ``repo--module.Class`` form are all refused. The check runs before anything
-loads and is lifted only by the user's opt-in (``--trust-model-code``).
+can import a module from it; a callable key must name an allowed activation exactly. Nothing is
+skipped for its shape: ``"evil.Evil "`` (a trailing blank), a list, a number or the
+``repo--module.Class`` form are all refused. The check runs before anything loads and is lifted
+only by the user's opt-in (``--trust-model-code``).
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ _ACTIVATIONS = {
 #: The ``torch.nn`` activation classes a Dense module may name, by their full and their ``torch.nn.`` names.
 TORCH_ACTIVATIONS = frozenset(f"{where}.{name}" for module, names in _ACTIVATIONS.items()
                               for where in (module, "torch.nn") for name in names)
-_MODULES = ("Asym", "BoW", "CLIPModel", "CNN", "Dense", "Dropout", "LSTM", "LayerNorm", "Normalize", "Pooling", "Router",
-            "StaticEmbedding", "Transformer", "WeightedLayerPooling", "WordEmbeddings", "WordWeights")
+_MODULES = ("Asym", "BoW", "CLIPModel", "CNN", "Dense", "Dropout", "LSTM", "LayerNorm", "Normalize", "Pooling",
+            "Router", "StaticEmbedding", "Transformer", "WeightedLayerPooling", "WordEmbeddings", "WordWeights")
 _SPARSE = ("Asym", "Dense", "MLMTransformer", "Router", "SparseAutoEncoder", "SparseStaticEmbedding", "SpladePooling",
            "Transformer")
 _TOKENIZERS = ("PhraseTokenizer", "TransformersTokenizerWrapper", "WhitespaceTokenizer", "WordTokenizer")
@@ -79,8 +80,9 @@ _ST_CLASSES = {
     f"{_ST}.sparse_encoder.modules.sparse_static_embedding": ("SparseStaticEmbedding",),
     f"{_ST}.sparse_encoder.modules.splade_pooling": ("SpladePooling",),
     **{f"{_ST}.sentence_transformer.modules.{file}": (name,) for file, name in (
-        ("bow", "BoW"), ("clip_model", "CLIPModel"), ("cnn", "CNN"), ("dropout", "Dropout"), ("layer_norm", "LayerNorm"),
-        ("lstm", "LSTM"), ("normalize", "Normalize"), ("pooling", "Pooling"), ("static_embedding", "StaticEmbedding"),
+        ("bow", "BoW"), ("clip_model", "CLIPModel"), ("cnn", "CNN"), ("dropout", "Dropout"),
+        ("layer_norm", "LayerNorm"), ("lstm", "LSTM"), ("normalize", "Normalize"), ("pooling", "Pooling"),
+        ("static_embedding", "StaticEmbedding"),
         ("weighted_layer_pooling", "WeightedLayerPooling"), ("word_embeddings", "WordEmbeddings"),
         ("word_weights", "WordWeights"), ("tokenizer.phrase", "PhraseTokenizer"),
         ("tokenizer.whitespace", "WhitespaceTokenizer"), ("tokenizer.word", "TransformersTokenizerWrapper"),
@@ -269,7 +271,8 @@ def check_model_code(folder: str | Path, *, trust_model_code: bool = False) -> N
         if found:
             block, key = found[0]
             raise SGIInputError(f"'{path.relative_to(root)}' of model folder '{folder}' passes {key!r} to the loader "
-                                f"in '{block}', which can change how it loads (only {', '.join(sorted(HARMLESS_LOADER_KEYS))} "
+                                f"in '{block}', which can change how it loads "
+                                f"(only {', '.join(sorted(HARMLESS_LOADER_KEYS))} "
                                 "are taken without the opt-in)", hint=OPT_IN_HINT)
     untrusted = [(file, ref) for file, ref in class_references(folder) if not is_allowed(ref)]
     if untrusted:

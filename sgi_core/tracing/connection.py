@@ -28,6 +28,8 @@ API_KEY_ENV = "PHOENIX_API_KEY"
 CONNECT_TIMEOUT, READ_TIMEOUT = 10.0, 60.0
 #: Characters of a server's refusal kept in a message.
 MESSAGE_CHARS = 300
+#: Retries of a :class:`Connection` given none: :class:`RetryPolicy`'s defaults.
+DEFAULT_RETRY = RetryPolicy()
 
 
 class ServerError(SGIInputError):
@@ -83,7 +85,8 @@ class Connection:
         The server's base URL (``http://127.0.0.1:6006``); vetted by :func:`check_server_url`.
     api_key : str, optional
         Default: ``$PHOENIX_API_KEY``; none for a server without authentication.
-    retry : RetryPolicy
+    retry : RetryPolicy, optional
+        Default: :data:`DEFAULT_RETRY`.
     timeout : httpx.Timeout, optional
         Default: :data:`CONNECT_TIMEOUT` to connect, :data:`READ_TIMEOUT` per read.
     sleep : callable, optional
@@ -95,7 +98,7 @@ class Connection:
         Requests sent, retries included.
     """
 
-    def __init__(self, url: str, *, api_key: str | None = None, retry: RetryPolicy = RetryPolicy(),
+    def __init__(self, url: str, *, api_key: str | None = None, retry: RetryPolicy = DEFAULT_RETRY,
                  timeout: httpx.Timeout | None = None, sleep: Callable[[float], None] = time.sleep):
         self.base_url = check_server_url(url)
         self.host = self.base_url.host

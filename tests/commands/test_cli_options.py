@@ -20,7 +20,8 @@ from sgi_core.errors import SGIInputError
     (["report", "in.csv", "--n-boot", "many"], "argument --n-boot: must be a whole number >= 0; got 'many'"),
     (["gate", "in.csv", "--policy", "p.json", "--batch-size", "0"],
      "argument --batch-size: must be a whole number >= 1; got '0'"),
-    (["gate", "in.csv", "--policy", "p.json", "--n-boot", "-3"], "argument --n-boot: must be a whole number >= 0; got '-3'"),
+    (["gate", "in.csv", "--policy", "p.json", "--n-boot", "-3"],
+     "argument --n-boot: must be a whole number >= 0; got '-3'"),
     (["judge", "in.csv", "-o", "o.csv", "--endpoint", "http://127.0.0.1:1/v1", "--judge-model", "m",
       "--concurrency", "0"], "argument --concurrency: must be a whole number >= 1; got '0'"),
     (["judge", "in.csv", "-o", "o.csv", "--endpoint", "http://127.0.0.1:1/v1", "--judge-model", "m",
@@ -35,7 +36,8 @@ def test_counts_below_their_minimum_or_not_whole_are_refused(argv, message, caps
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", [["compute", "--q", "q", "--c", "c", "--r", "r"], ["score", "in.csv", "-o", "o.csv"],
+@pytest.mark.parametrize("command", [["compute", "--q", "q", "--c", "c", "--r", "r"],
+                                     ["score", "in.csv", "-o", "o.csv"],
                                      ["report", "in.csv"], ["gate", "in.csv", "--policy", "p.json"]])
 def test_every_command_that_loads_a_model_takes_the_device_precision_and_trust_options(command, capsys):
     args = build_parser().parse_args([*command, "--device", "cpu", "--precision", "bf16", "--trust-model-code"])

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.io.triples import validate_triples
 from sgi_core.errors import SGIInputError
 from sgi_core.io.labels import parse_label_map, parse_labels
+from sgi_core.io.triples import validate_triples
 
 FAITHDIAL = ["Entailment", "Partial Hallucination", "Hallucination", "Generic", "entailment ", "Uncooperative", ""]
 

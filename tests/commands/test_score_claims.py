@@ -8,13 +8,13 @@ from sgi_core.cli import build_parser, main
 from sgi_core.columns import SCORE_COLUMNS
 from sgi_core.commands.score import run as cmd_score
 from sgi_core.detectors.claims import CLAIM_COLUMNS, claim_scores
-from sgi_core.text.sentences import split_pieces
 from sgi_core.detectors.registry import FAMILIES, DetectorInputs, per_row_families
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.errors import SGIInputError
 from sgi_core.geometry import l2_normalize
 from sgi_core.io.triples import load_triples
 from sgi_core.pipelines.local_engine import read_chunks, score_to_file
+from sgi_core.text.sentences import split_pieces
 from tests.conftest import SAMPLE_CSV
 
 ROWS = pd.DataFrame({

@@ -7,12 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sgi_core.embedding import load_encoder, resolve_device
+from sgi_core.errors import SGIInputError
 from sgi_core.models.device import (
     check_precision,
     count_batches,
     token_budget_batches,
 )
-from sgi_core.errors import SGIInputError
 
 
 @pytest.fixture
@@ -94,7 +94,8 @@ def test_token_budget_batches_on_a_toy_tokenizer():
     counts = toy_token_counts(texts)
     assert counts.tolist() == [8, 3, 4, 12, 5, 4]
     batches = [b.tolist() for b in token_budget_batches(counts, 16)]
-    # longest first: 12 (alone: 2 x 12 > 16), then 8, 5 (2 x 8 = 16), then 4, 4, 3 (3 x 4 = 12; a 4th would be 16 but none left)
+    # longest first: 12 (alone: 2 x 12 > 16), then 8, 5 (2 x 8 = 16), then 4, 4, 3
+    # (3 x 4 = 12; a 4th would be 16 but none left)
     assert batches == [[3], [0, 4], [2, 5, 1]]
     assert [b.tolist() for b in token_budget_batches(counts, 5)] == [[3], [0], [4], [2], [5], [1]]
     assert [b.tolist() for b in count_batches(counts, 4)] == [[3, 0, 4, 2], [5, 1]]

@@ -8,7 +8,14 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import numpy as np
 import pytest
 
-from sgi_core.embedding import CacheWarning, EmbeddingCache, HashingEncoder, encode_unique, load_encoder, model_availability
+from sgi_core.embedding import (
+    CacheWarning,
+    EmbeddingCache,
+    HashingEncoder,
+    encode_unique,
+    load_encoder,
+    model_availability,
+)
 from sgi_core.errors import SGIInputError
 from tests.conftest import REPO
 
@@ -104,7 +111,8 @@ def test_unknown_model_fails_fast_with_how_to():
 def test_unavailable_registered_model_says_how_to_get_it(monkeypatch, tmp_path):
     monkeypatch.setenv("SGI_MODEL_DIR", str(tmp_path))
     monkeypatch.delenv("SGI_ONLINE", raising=False)
-    with pytest.raises(SGIInputError, match=r"model 'bge' \(BAAI/bge-base-en-v1.5\) is not available offline.*SGI_MODEL_DIR"):
+    with pytest.raises(SGIInputError, match=r"model 'bge' \(BAAI/bge-base-en-v1.5\) "
+                                            r"is not available offline.*SGI_MODEL_DIR"):
         load_encoder("bge")
 
 
@@ -122,8 +130,10 @@ class _EmbeddingsStub(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
-        data = [{"index": i, "embedding": HashingEncoder(8).encode([t])[0].tolist()} for i, t in enumerate(body["input"])]
+        type(self).requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+                                    "body": body})
+        data = [{"index": i, "embedding": HashingEncoder(8).encode([t])[0].tolist()}
+                for i, t in enumerate(body["input"])]
         payload = json.dumps({"data": list(reversed(data))}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

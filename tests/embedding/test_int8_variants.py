@@ -5,8 +5,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from sgi_core.models.int8 import INT8_VARIANTS, fp32_nodes, quantize_int8
 from sgi_core.embedding.onnx_encoder import torch_free_encoder
+from sgi_core.models.int8 import INT8_VARIANTS, fp32_nodes, quantize_int8
 from sgi_core.models.onnx_export import MODEL_FILE, ensure_export, export_folder
 
 #: A graph named as torch exports a 12-layer BERT: embeddings, then per layer q/k/v, attention output and FFN.

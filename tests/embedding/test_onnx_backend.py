@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import BACKENDS, EmbeddingCache, backend_used, load_encoder
+from sgi_core.errors import SGIInputError
+from sgi_core.io.triples import load_triples
 from sgi_core.models.int8 import QUANTIZATION, quantization_target
 from sgi_core.models.onnx_export import check_backend, export_folder, resolve_backend
-from sgi_core.errors import SGIInputError
 from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
@@ -130,8 +130,8 @@ def _write(frame: pd.DataFrame, path):
 @pytest.fixture
 def backends_asked(monkeypatch):
     """The backend of every ``load_encoder`` call; the model itself is the hashing test encoder."""
-    import sgi_core.pipelines.model_comparison
     import sgi_core.embedding
+    import sgi_core.pipelines.model_comparison
 
     asked = []
 

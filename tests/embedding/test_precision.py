@@ -5,13 +5,13 @@ import pandas as pd
 import pytest
 import torch
 
-import sgi_core.pipelines.model_comparison
 import sgi_core.embedding
+import sgi_core.pipelines.model_comparison
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import EmbeddingCache, load_encoder
 from sgi_core.embedding.sentence_transformer import check_precision_runs
 from sgi_core.errors import SGIInputError
+from sgi_core.io.triples import load_triples
 from sgi_core.pipelines.ray_engine import score_with_ray
 from sgi_core.pipelines.ray_scorer import Scorer
 from sgi_core.scoring import score_table

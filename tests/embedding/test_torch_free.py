@@ -1,4 +1,5 @@
-"""The default CPU path without torch: once the ONNX export exists, the model's tokenizer, the export and numpy pooling."""
+"""The default CPU path without torch: once the ONNX export exists, the model's tokenizer, the export and numpy
+pooling."""
 
 import json
 import os

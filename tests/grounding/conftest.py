@@ -37,4 +37,5 @@ def tiny_models(tiny_folders):
     """
     from sgi_core.grounding.runtime import load_grounding_model
 
-    return {name: load_grounding_model(folder, backend="torch", self_test=False) for name, folder in tiny_folders.items()}
+    return {name: load_grounding_model(folder, backend="torch", self_test=False)
+            for name, folder in tiny_folders.items()}

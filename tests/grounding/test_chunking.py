@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.text.sentences import split_sentences
 from sgi_core.grounding.chunking import context_chunks, sentence_windows
 from sgi_core.grounding.scoring import grounding_scores, grounding_sentences
+from sgi_core.text.sentences import split_sentences
 from tests.grounding.oracle import direct_support
 
 

@@ -66,8 +66,8 @@ def _trained_tokenizer(folder: Path, kind: str) -> int:
         tok.post_processor = processors.TemplateProcessing(
             single=f"{cls} $A {sep}", pair=pair,
             special_tokens=[(cls, tok.token_to_id(cls)), (sep, tok.token_to_id(sep))])
-        names = ({"bos_token": "<s>", "eos_token": "</s>", "cls_token": "<s>", "sep_token": "</s>", "pad_token": "<pad>",
-                  "unk_token": "<unk>", "mask_token": "<mask>"} if roberta else
+        names = ({"bos_token": "<s>", "eos_token": "</s>", "cls_token": "<s>", "sep_token": "</s>",
+                  "pad_token": "<pad>", "unk_token": "<unk>", "mask_token": "<mask>"} if roberta else
                  {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]",
                   "mask_token": "[MASK]"})
     tok.save(str(folder / "tokenizer.json"))
@@ -82,7 +82,8 @@ def _config(arch: str, vocab: int, labels: dict[int, str]):
     import transformers
 
     common = dict(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                  intermediate_size=64, initializer_range=0.5, id2label=labels, label2id={v: k for k, v in labels.items()})
+                  intermediate_size=64, initializer_range=0.5, id2label=labels,
+                  label2id={v: k for k, v in labels.items()})
     if arch == "bert":
         return transformers.BertConfig(max_position_embeddings=MAX_POSITIONS, **common)
     if arch == "roberta":
@@ -93,8 +94,8 @@ def _config(arch: str, vocab: int, labels: dict[int, str]):
                                             position_buckets=16, pos_att_type=["p2c", "c2p"], **common)
     if arch == "modernbert":
         return transformers.ModernBertConfig(max_position_embeddings=MAX_POSITIONS, pad_token_id=2, cls_token_id=0,
-                                             sep_token_id=1, bos_token_id=0, eos_token_id=1, global_attn_every_n_layers=2, local_attention=16,
-                                             **common)
+                                             sep_token_id=1, bos_token_id=0, eos_token_id=1,
+                                             global_attn_every_n_layers=2, local_attention=16, **common)
     raise ValueError(arch)
 
 

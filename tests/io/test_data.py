@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.io.triples import load_triples, parse_labels, read_table, validate_triples
-from sgi_core.io.mapping import ColumnMapping, detect_mapping
 from sgi_core.errors import SGIInputError
+from sgi_core.io.mapping import ColumnMapping, detect_mapping
+from sgi_core.io.triples import load_triples, parse_labels, read_table, validate_triples
 
 
 def csv_bytes(text: str, encoding: str = "utf-8") -> bytes:
@@ -28,7 +28,8 @@ def test_aliases_are_detected_and_extra_columns_kept():
         (["1", "0", "true", "False", "YES", "no"], "grounded", [1, 0, 1, 0, 1, 0]),
         (["1", "0", "true", "false"], "hallucinated", [0, 1, 0, 1]),
         # class words keep their meaning whatever the direction
-        (["grounded", "hallucinated", "valid", "invalid", "faithful", "unfaithful"], "hallucinated", [1, 0, 1, 0, 1, 0]),
+        (["grounded", "hallucinated", "valid", "invalid", "faithful", "unfaithful"], "hallucinated",
+         [1, 0, 1, 0, 1, 0]),
         (["1.0", "", "nan", "0"], "grounded", [1, np.nan, np.nan, 0]),
     ],
 )
@@ -44,7 +45,8 @@ def test_hallucination_named_column_flips_direction():
 
 def test_unknown_labels_name_the_rows():
     raw = b"question,context,response,label\nq,c,r,1\nq,c,r,maybe\nq,c,r,0\nq,c,r,??\n"
-    with pytest.raises(SGIInputError, match=r"unknown label values 'maybe', '\?\?'.*file 'f.csv', column 'label', rows 2, 4"):
+    with pytest.raises(SGIInputError, match=r"unknown label values 'maybe', '\?\?'"
+                                            r".*file 'f.csv', column 'label', rows 2, 4"):
         load_triples(raw, name="f.csv")
 
 

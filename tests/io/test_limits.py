@@ -10,7 +10,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sgi_core.io.triples import load_triples, validate_triples
 from sgi_core.errors import SGIInputError
 from sgi_core.io import parquet
 from sgi_core.io.limits import (
@@ -23,6 +22,7 @@ from sgi_core.io.limits import (
 )
 from sgi_core.io.reading import read_table
 from sgi_core.io.scored import scored_table
+from sgi_core.io.triples import load_triples, validate_triples
 
 TRIPLE = ["question", "context", "response"]
 SCORES = {"theta_qc": 1.0, "theta_rq": 0.9, "theta_rc": 0.6, "sgi": 1.5, "sgi_status": "ok"}
@@ -44,7 +44,8 @@ def test_defaults_and_environment():
 
 @pytest.mark.parametrize("value", ["0", "-3", "1.5", "many"])
 def test_bad_environment_value_is_named(value):
-    with pytest.raises(SGIInputError, match=f"^SGI_MAX_ROWS must be a whole number of at least 1; got '{re.escape(value)}'"
+    with pytest.raises(SGIInputError, match=f"^SGI_MAX_ROWS must be a whole number of at least 1; "
+                                            f"got '{re.escape(value)}'"
                                             f"\\. Unset it to use the default of {DEFAULT_MAX_ROWS:,}$"):
         InputLimits.from_env({"SGI_MAX_ROWS": value})
 
@@ -85,7 +86,8 @@ def test_check_cells_counts_characters_not_bytes(kind):
     table = pa.RecordBatch.from_pandas(frame) if kind == "arrow" else frame
     limits = InputLimits(max_cell_chars=5)
     with pytest.raises(SGIInputError, match=r"^a cell has 7 characters; the limit is 5 characters per cell "
-                                            r"\(file 't', column 'context', rows 14, 15\)\. .*SGI_MAX_CELL_CHARS") as err:
+                                            r"\(file 't', column 'context', rows 14, 15\)\. "
+                                            r".*SGI_MAX_CELL_CHARS") as err:
         check_cells(table, "t", limits, first_row=11)
     assert err.value.rows == [14, 15]
     check_cells(table, "t", InputLimits(max_cell_chars=7))
@@ -171,7 +173,8 @@ def test_small_row_groups_are_checked_and_converted_in_batches_of_the_batch_size
     monkeypatch.setattr(parquet, "PARQUET_BATCH_ROWS", 4)
     sizes = []
     real_large_strings = parquet.large_strings
-    monkeypatch.setattr(parquet, "large_strings", lambda batch: sizes.append(batch.num_rows) or real_large_strings(batch))
+    monkeypatch.setattr(parquet, "large_strings",
+                        lambda batch: sizes.append(batch.num_rows) or real_large_strings(batch))
     frame = pd.DataFrame({"question": [f"q{i % 3}" for i in range(10)], "context": list("abcdefghij"),
                           "response": ["r"] * 10})
     path = tmp_path / "groups.parquet"
@@ -191,7 +194,8 @@ def test_parquet_read_under_limits_allocates_with_malloc_and_restores_arrows_poo
                         lambda batch: pools.append(pa.default_memory_pool().backend_name) or real_large_strings(batch))
     before = pa.default_memory_pool().backend_name
     path = tmp_path / "t.parquet"
-    pd.DataFrame({"question": ["q"] * 5, "context": ["c"] * 5, "response": ["r", "r", "r", "r", "x" * 20]}).to_parquet(path)
+    pd.DataFrame({"question": ["q"] * 5, "context": ["c"] * 5,
+                  "response": ["r", "r", "r", "r", "x" * 20]}).to_parquet(path)
     read_table(path, limits=InputLimits())
     assert pools == ["system"] * 3  # one batch per column, each read under the C library's allocator
     with pytest.raises(SGIInputError, match=r"column 'response', row 5\)"):

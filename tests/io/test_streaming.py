@@ -6,15 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.pipelines import local_engine
-from sgi_core.io import chunks
 from sgi_core.cli import main
-from sgi_core.io.triples import load_triples
 from sgi_core.embedding import EmbeddingCache, HashingEncoder
 from sgi_core.errors import SGIInputError
+from sgi_core.io import chunks
 from sgi_core.io.export import write_table
-from sgi_core.scoring import score_table
+from sgi_core.io.triples import load_triples
+from sgi_core.pipelines import local_engine
 from sgi_core.pipelines.local_engine import read_chunks, score_to_file
+from sgi_core.scoring import score_table
 from tests.conftest import SAMPLE_CSV
 
 

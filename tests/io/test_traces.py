@@ -24,7 +24,8 @@ from sgi_core.io.triples import validate_triples
 from sgi_core.scoring import score_table
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
-PHOENIX, LANGFUSE, OTEL = FIXTURES / "phoenix_spans.jsonl", FIXTURES / "langfuse_traces.json", FIXTURES / "otel_spans.json"
+PHOENIX, LANGFUSE, OTEL = (FIXTURES / "phoenix_spans.jsonl", FIXTURES / "langfuse_traces.json",
+                           FIXTURES / "otel_spans.json")
 
 #: Rows each fixture must give: (trace_id, question, passages, response), in the order the traces first appear.
 EXPECTED = {

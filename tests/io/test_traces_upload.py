@@ -2,8 +2,8 @@
 
 import pytest
 
-from tests.io.test_traces import EXPECTED, LANGFUSE, OTEL, PHOENIX
 from tests.dashboard.conftest import app, assert_clean, metric, upload  # noqa: F401 (app is a fixture)
+from tests.io.test_traces import EXPECTED, LANGFUSE, OTEL, PHOENIX
 
 
 @pytest.mark.parametrize(("path", "fmt", "not_scored"), [

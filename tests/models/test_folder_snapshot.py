@@ -46,7 +46,8 @@ def test_a_loader_keyword_block_is_refused_without_the_opt_in(tmp_path):
     (folder / "modules.json").write_text("[]")
     (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 64,
                                                                   "model_kwargs": {"weights_only": False}}))
-    with pytest.raises(SGIInputError, match=r"passes 'weights_only' to the loader in 'model_kwargs'.*--trust-model-code"):
+    with pytest.raises(SGIInputError, match=r"passes 'weights_only' to the loader in 'model_kwargs'"
+                                            r".*--trust-model-code"):
         check_model_code(folder)
     check_model_code(folder, trust_model_code=True)
     for block in ("model_args", "config_kwargs", "processor_kwargs", "tokenizer_args"):
@@ -66,7 +67,8 @@ def test_a_pickled_embedding_folder_never_runs_its_pickle(tmp_path, with_kwargs)
     _pickled_weights(folder, marker)
     if with_kwargs:
         config = json.loads((folder / "sentence_bert_config.json").read_text())
-        (folder / "sentence_bert_config.json").write_text(json.dumps({**config, "model_kwargs": {"weights_only": False}}))
+        (folder / "sentence_bert_config.json").write_text(json.dumps({**config,
+                                                                      "model_kwargs": {"weights_only": False}}))
     match = "passes 'weights_only'" if with_kwargs else r"holds only pickled weights \(pytorch_model.bin\)"
     with pytest.raises(SGIInputError, match=match) as caught:
         load_encoder(str(folder), device="cpu", backend="torch")
@@ -153,7 +155,8 @@ def test_an_oversized_json_is_refused_before_it_is_read(tmp_path, monkeypatch):
     with open(folder / "huge.json", "wb") as handle:
         handle.truncate(8 * 1024**3)  # sparse: 8 GB that would be read whole
     monkeypatch.setattr(snapshot_module, "_copy_hashing", lambda *a: pytest.fail("read a file over the cap"))
-    with pytest.raises(SGIInputError, match=rf"'huge.json' .* 8,589,934,592 bytes, over the {MAX_CHECKED_JSON_BYTES:,}"):
+    with pytest.raises(SGIInputError, match=rf"'huge.json' .* 8,589,934,592 bytes, "
+                                            rf"over the {MAX_CHECKED_JSON_BYTES:,}"):
         snapshot_folder(folder)
 
 

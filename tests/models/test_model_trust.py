@@ -162,7 +162,8 @@ def test_mpnet_archive_is_joined_checked_and_unpacked_once(tmp_path, monkeypatch
     monkeypatch.setenv("SGI_MODEL_DIR", str(tmp_path / "models"))
     spec = registry.REGISTRY["mpnet"]
     assert registry._offline_source(spec, unpack=False).path.startswith("packages")
-    with pytest.raises(SGIInputError, match=r"mpnet archive .* has SHA-256 [0-9a-f]{64}, expected eb8d12ee.*make mpnet"):
+    with pytest.raises(SGIInputError, match=r"mpnet archive .* has SHA-256 [0-9a-f]{64}, "
+                                            r"expected eb8d12ee.*make mpnet"):
         registry._offline_source(spec, unpack=True)
     assert not (tmp_path / "models" / "mpnet").exists()
     monkeypatch.setattr(mpnet, "MPNET_ARCHIVE_SHA256", hashlib.sha256(data).hexdigest())

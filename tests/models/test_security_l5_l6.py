@@ -6,10 +6,10 @@ import stat
 
 import pytest
 
+from sgi_core.errors import SGIInputError
 from sgi_core.models import onnx_export
 from sgi_core.models.cache_folder import private_folder
 from sgi_core.models.trust import TORCH_ACTIVATIONS, check_model_code
-from sgi_core.errors import SGIInputError
 
 
 def dense_folder(root, activation):

@@ -61,7 +61,8 @@ def test_a_router_sub_module_activation_is_checked(tmp_path):
     dense = {"in_features": 4, "out_features": 4, "bias": True,
              "activation_function": "torch.utils.collect_env.main"}
     folder = _router_folder(tmp_path, dense)
-    with pytest.raises(SGIInputError, match=r"'2_Router/query/config.json' names module 'torch.utils.collect_env.main'"):
+    with pytest.raises(SGIInputError, match=r"'2_Router/query/config.json' "
+                                            r"names module 'torch.utils.collect_env.main'"):
         check_model_code(folder)
 
 

@@ -9,8 +9,8 @@ from scipy import stats
 
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation import evaluate
-from sgi_core.scores.selection import trivial_names
 from sgi_core.scores import oriented_scores
+from sgi_core.scores.selection import trivial_names
 from sgi_core.stats import bootstrap
 from sgi_core.stats.effect_size import EffectSizeResult, cohens_d_variance, effect_size
 from sgi_core.stats.ranking import RocResult, delong_ci, roc_analysis

@@ -17,11 +17,11 @@ from sgi_core.policy.baseline_gate import rate_check
 from sgi_core.results import UndefinedStatisticWarning
 from sgi_core.runs.comparison import compare_runs
 from sgi_core.runs.matching import match_runs
+from sgi_core.runs.rates import paired_rate_difference, unpaired_rate_difference
 from sgi_core.stats.kappa import cohens_kappa
 from sgi_core.stats.length_matched import length_matched_auroc
 from sgi_core.stats.prediction_powered import MIN_CLASS_COUNT, ppi_mean, ppi_rate_difference
 from sgi_core.stats.proportions import paired_difference_ci, proportion_ci
-from sgi_core.runs.rates import paired_rate_difference, unpaired_rate_difference
 from sgi_core.stats.ranking import roc_analysis
 
 RNG = np.random.default_rng(0)

@@ -7,8 +7,14 @@ from scipy import stats
 
 from sgi_core.errors import SGIInputError
 from sgi_core.results import UndefinedStatisticWarning
-from sgi_core.stats.proportions import KeysToDecide, keys_to_decide, paired_difference_ci, unpaired_difference_ci, proportion_ci
 from sgi_core.runs.rates import RateDifference, paired_rate_difference, unpaired_rate_difference
+from sgi_core.stats.proportions import (
+    KeysToDecide,
+    keys_to_decide,
+    paired_difference_ci,
+    proportion_ci,
+    unpaired_difference_ci,
+)
 
 Z95 = 1.959963984540054
 

@@ -40,7 +40,8 @@ _HEAD_PREFIXES = ("t5.classifier.", "classifier.")
 
 
 def encoder_folder(folder: Path, manifest: dict) -> Path:
-    """The folder of the T5 config and tokenizer: ``encoder_folder`` of the manifest (inside ``folder``), else ``folder``."""
+    """The folder of the T5 config and tokenizer: ``encoder_folder`` of the manifest (inside ``folder``), else
+    ``folder``."""
     named = manifest.get("encoder_folder")
     if named is None:
         return folder

@@ -23,7 +23,8 @@ class Record:
 
     Examples
     --------
-    >>> err = Record("t.json", 3, "Export it again").refuse("spans[0].traceId", "the trace id is a number (1), not text")
+    >>> err = Record("t.json", 3, "Export it again").refuse("spans[0].traceId",
+    ...                                                     "the trace id is a number (1), not text")
     >>> str(err)
     "the trace id is a number (1), not text (file 't.json', column 'spans[0].traceId', row 3). Export it again"
     """

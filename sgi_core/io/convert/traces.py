@@ -260,7 +260,8 @@ def document_text(document) -> str | None:
 
 
 def indexed_documents(attributes: dict, prefix: str) -> list:
-    """Documents stored as a list under ``prefix``, flattened as ``prefix.0.document.content``, ``prefix.1...``, or one object.
+    """Documents stored as a list under ``prefix``, flattened as ``prefix.0.document.content``, ``prefix.1...``,
+    or one object.
 
     One document given as an object rather than a list of one (``prefix.document.content``
     once flattened) is read as that one document.
