@@ -3,7 +3,8 @@
 Holds a run to a policy (:func:`sgi_core.monitoring.summary.monitor_run`). Without labels it
 says what it can (the flag share, the shift tests, the corrected rate "if only the rate
 changed") and asks for the seeded random sample to label, sized for ``--rate-half-width``;
-with that sample's labels (``--labels``) the re-validated rate is the headline. Appends the run
+with that sample's labels (``--labels``), or those of a sample drawn by ``sample`` (uniform or
+active, its design verified), the re-validated rate is the headline. Appends the run
 to the history database (``--db``, default ``<data folder>/monitoring.sqlite``) and prints the
 verdict, or one JSON object (``--json``).
 
@@ -115,10 +116,11 @@ def _run_frame(args, policy):
 
 
 def _drawn_sample(args, frame, policy) -> dict:
-    """``{"drawn_seed": S}`` when the labels are a verified uniform sample drawn by ``sample``, else ``{}``.
+    """``{"drawn_design": D}`` when the labels are a sample drawn by ``sample`` whose design is verified, else ``{}``.
 
     A uniform sample of the run is a random sample whatever its seed, so it re-validates as the
-    monitor's own does; an active one (keys chosen where a predictor is unsure) does not.
+    monitor's own does; an active one (keys drawn more often where a predictor is unsure) is weighed
+    back by the probability each key was drawn with.
     """
     if not args.labels:
         return {}
@@ -130,14 +132,7 @@ def _drawn_sample(args, frame, policy) -> dict:
     # A sample drawn with the policy's calibrated score as predictor is re-computed with the policy; any other
     # predictor is a probability column of the run, read as it is.
     calibrating = policy if recorded.predictor == policy.score_column else None
-    design = verified_run_design(args.labels, frame, policy=calibrating, source=str(args.input))
-    if design.design != "uniform":
-        raise SGIInputError(f"the labels were drawn under the {design.design} design (seed {design.seed}), which "
-                            "weighs each label by the probability its key was drawn with; monitor re-validates on a "
-                            "uniform random sample of the run", source=str(args.input),
-                            hint="Draw one with `python -m sgi_core sample RUN --design uniform --n N` (or label the "
-                                 "sample monitor names); active samples are read by compare and gate --baseline")
-    return {"drawn_seed": design.seed}
+    return {"drawn_design": verified_run_design(args.labels, frame, policy=calibrating, source=str(args.input))}
 
 
 def _sha256(path: Path) -> str:

@@ -18,6 +18,13 @@ itself says whether the policy still holds:
   :func:`~sgi_core.monitoring.prevalence.unit_interval`. Where the sample holds fewer than :data:`MIN_PER_CLASS` rows of a
   class the predictor has nothing to learn from and its interval could be narrower than
   the labels can bound, so the labels' own Wilson interval is given instead.
+
+Labels of an **active** sample (``sample --design active``: keys drawn more often where a
+predictor is unsure) are not a random sample of the run; :func:`revalidate_active` weighs
+each labelled answer by the inverse of the probability it was drawn with: the AUROC, precision
+and recall by :func:`~sgi_core.stats.design_weighted.design_weighted_rates` (Poisson-bootstrap
+intervals), the rate by the inverse-probability-weighted prediction-powered estimate
+(:func:`~sgi_core.runs.active_labels.active_run_rate`; Zrnic and Candès 2024).
 """
 
 from __future__ import annotations
@@ -58,6 +65,9 @@ class Revalidation(JsonResult):
     validated : bool
         The AUROC's interval lies above 0.5 on the sample.
     reason : str
+    weighting : str
+        How the labelled rows are weighted: ``""`` for a random sample (each alike), else the
+        design's weighting and its intervals' method.
     """
 
     n_labelled: int
@@ -74,6 +84,7 @@ class Revalidation(JsonResult):
     rate_method: str
     validated: bool
     reason: str
+    weighting: str = ""
 
 
 def revalidate(y_true, score, threshold: float, *, n_boot: int = 1000, seed: int = 0) -> Revalidation:
@@ -131,3 +142,66 @@ def revalidate(y_true, score, threshold: float, *, n_boot: int = 1000, seed: int
 
 def _wilson(successes: int, trials: int) -> tuple[float, float]:
     return proportion_ci(successes, trials) if trials else (math.nan, math.nan)
+
+
+#: What the AUROC of an active sample is read on, in the validation's reason.
+ACTIVE_RUN_NAME = "the active sample of this run (each answer weighted by 1 / its inclusion probability)"
+
+
+def revalidate_active(frame, score, threshold: float, design, *, n_boot: int = 1000, seed: int = 0,
+                      confidence: float = 0.95) -> Revalidation:
+    """Judge a policy on the labels of a verified active sample of a run (see the module).
+
+    The units are the run's distinct answers (:func:`~sgi_core.runs.design_labels.run_units`):
+    rows repeating an answer's texts share its label and count once.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The run's rows with their ``label`` (1 grounded, 0 hallucinated, NaN) and the design's predictor column.
+    score : array_like of shape (n_rows,)
+        The policy's score of each row (higher = grounded); NaN rows are left out of the AUROC.
+    threshold : float
+    design : LabellingDesign
+        The active design the labels were drawn under, verified on this run
+        (:func:`~sgi_core.runs.design_labels.verified_run_design`).
+    n_boot, seed : int
+    confidence : float
+
+    Returns
+    -------
+    Revalidation
+        The rate's interval is NaN, its method saying why, where
+        :func:`~sgi_core.stats.active_inference.active_mean` gives none (few labels of a class).
+    """
+    import warnings
+
+    from sgi_core.results import UndefinedStatisticWarning
+    from sgi_core.runs.active_labels import ACTIVE_METHOD, active_run_rate
+    from sgi_core.runs.design_labels import run_units
+    from sgi_core.stats.design_weighted import design_weighted_rates
+
+    first = run_units(frame)[1]
+    y = frame["label"].to_numpy(dtype=np.float64)[first]
+    s = np.asarray(score, dtype=np.float64).ravel()[first]
+    keep = ~np.isnan(y) & np.isfinite(s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedStatisticWarning)  # the method and the reason say what is missing
+        rates = design_weighted_rates(y[keep], s[keep], design.pi[keep], threshold, n_boot=n_boot, seed=seed,
+                                      confidence=confidence)
+        rate = active_run_rate(frame, design, confidence=confidence)
+    validation = validate_on_labels("score", [RunAuroc(ACTIVE_RUN_NAME, rates.auroc, tuple(rates.auroc_ci),
+                                                       rates.n_grounded, rates.n_hallucinated)])
+    method = f"{ACTIVE_METHOD}, predictor {design.predictor}, {design.n_drawn} keys"
+    if math.isnan(rate.ci[0]):
+        method += f"; {rate.method.split('; ', 1)[1]}" if "; " in rate.method else "; no interval"
+        rate_ci = (math.nan, math.nan)
+    else:
+        rate_ci = unit_interval(rate.estimate, *rate.ci)
+    if len(first) < len(frame):
+        method += f"; over the run's {len(first):,} distinct answers (rows repeating an answer count once)"
+    return Revalidation(
+        int(keep.sum()), rates.n_grounded, rates.n_hallucinated, rates.auroc, tuple(rates.auroc_ci),
+        rates.precision, tuple(rates.precision_ci), rates.recall, tuple(rates.recall_ci),
+        float(min(max(rate.estimate, 0.0), 1.0)), tuple(map(float, rate_ci)), method, validation.validated,
+        validation.reason, f"{rates.method} ({rates.n_boot} resamples)")

@@ -4,7 +4,9 @@
 
 **The headline rate** (:class:`HeadlineRate`) is the one every face shows first and the one a
 ``max_rate`` is checked against. With labels on the seeded random sample the run asks for
-(:mod:`sgi_core.monitoring.sample`) it is the re-validated, prediction-powered rate: *verified*.
+(:mod:`sgi_core.monitoring.sample`) it is the re-validated, prediction-powered rate: *verified*;
+with labels of an active sample drawn by ``sample`` it is the inverse-probability-weighted
+prediction-powered rate (:func:`~sgi_core.monitoring.revalidation.revalidate_active`).
 Otherwise it is the Rogan-Gladen corrected rate, which holds only if the score behaves within
 each class as on the policy's held-out rows, an assumption the run cannot check when the
 answering system changed: shown "if only the rate changed", never *verified*, and it decides
@@ -41,7 +43,7 @@ from sgi_core.policy.references import (
     feature_label,
     feature_values,
 )
-from sgi_core.monitoring.revalidation import Revalidation, revalidate
+from sgi_core.monitoring.revalidation import Revalidation, revalidate, revalidate_active
 from sgi_core.monitoring.sample import RATE_HALF_WIDTH, LabelPlan, plan_sample, sample_order, sample_problem
 from sgi_core.monitoring.shift import BETA, ShiftCheck, shift_check
 from sgi_core.policy.file import policy_to_json
@@ -158,7 +160,7 @@ def _over(ci, limit: float | None) -> bool:
 def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = None,
                 max_flag_rate: float | None = None, rate_half_width: float = RATE_HALF_WIDTH, alpha: float = 0.05,
                 seed: int = 0, n_boot: int = 1000, features: dict | None = None, keys=None,
-                systems: tuple | None = None, drawn_seed: int | None = None) -> MonitorSummary:
+                systems: tuple | None = None, drawn_design=None) -> MonitorSummary:
     """Hold a run to a policy: flags, rates, shift check, re-validation and verdict (see the module).
 
     Parameters
@@ -171,7 +173,7 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
     y_true : array_like of shape (n,), optional
         Labels (1 grounded, 0 hallucinated, NaN unlabelled); they re-validate the policy only when
         they are the seeded random sample of :func:`~sgi_core.monitoring.sample.plan_sample`, or a
-        verified uniform sample (``drawn_seed``), of at least the size the plan needs.
+        verified sample drawn by ``sample`` (``drawn_design``), of at least the size the plan needs.
     max_rate, max_flag_rate : float, optional
         Limits in [0, 1]; ``max_rate`` is checked on the verified rate only.
     rate_half_width : float, default :data:`~sgi_core.monitoring.sample.RATE_HALF_WIDTH`
@@ -184,10 +186,12 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
         The rows' monitored features, row keys and answering systems, computed beforehand (a
         sharded run read in batches: :func:`sgi_core.pipelines.sharded_runs.run_digest`); with all
         three, ``frame`` may be None.
-    drawn_seed : int, optional
-        The seed of a uniform random sample of the run drawn and verified by the labelling design
+    drawn_design : LabellingDesign, optional
+        The design of a sample of the run drawn and verified by the labelling design
         (:func:`~sgi_core.runs.design_labels.verified_run_design`): the labels are that sample, not
-        the seeded order's prefix.
+        the seeded order's prefix. A uniform one is a random sample of the run; an active one is
+        weighed back by its inclusion probabilities, and where it gives no rate interval (too few
+        labels of a class) the labels are refused, saying so.
     """
     scores = np.asarray(scores, dtype=np.float64).ravel()
     scored = np.isfinite(scores)
@@ -202,13 +206,19 @@ def monitor_run(policy, frame, scores, *, y_true=None, max_rate: float | None = 
     plan = plan_sample(len(scores), half_width=rate_half_width, seed=seed)
     labels = None if y_true is None else np.asarray(y_true, dtype=np.float64).ravel()
     labelled = np.zeros(len(scores), dtype=bool) if labels is None else ~np.isnan(labels)
-    order = sample_order(frame, seed, keys=keys) if drawn_seed is None else None
+    order = sample_order(frame, seed, keys=keys) if drawn_design is None else None
     refused = sample_problem(labelled, order, plan) if labelled.any() else ""
-    revalidation = (revalidate(labels, scores, policy.threshold, n_boot=n_boot, seed=seed)
-                    if labelled.any() and not refused else None)
+    revalidation, active = None, drawn_design is not None and drawn_design.design == "active"
+    if labelled.any() and not refused:
+        revalidation = (revalidate_active(frame, scores, policy.threshold, drawn_design, n_boot=n_boot, seed=seed)
+                        if active else revalidate(labels, scores, policy.threshold, n_boot=n_boot, seed=seed))
+    if revalidation is not None and math.isnan(revalidation.rate_ci[0]):
+        refused = f"the active sample gives no interval of the run's rate: {revalidation.rate_method}"
+        revalidation = None
     if revalidation is not None:
-        sample = ("the seeded random sample" if drawn_seed is None else
-                  f"a uniform random sample drawn by `sample` (seed {drawn_seed})")
+        sample = ("the seeded random sample" if drawn_design is None else
+                  f"{'an active' if active else 'a uniform random'} sample drawn by `sample` "
+                  f"(seed {drawn_design.seed})")
         headline = HeadlineRate(revalidation.rate, revalidation.rate_ci, f"re-validated on {revalidation.n_labelled:,} "
                                 f"rows of {sample}: {revalidation.rate_method}", True)
     else:

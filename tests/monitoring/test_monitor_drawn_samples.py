@@ -1,5 +1,5 @@
-"""``monitor --labels`` with a sample drawn by ``sample``: a verified uniform one re-validates, an active one is
-refused."""
+"""``monitor --labels`` with a sample drawn by ``sample``: a verified uniform one re-validates as a random sample, an
+active one weighted by its design."""
 
 import json
 
@@ -36,11 +36,37 @@ def test_a_uniform_sample_drawn_by_sample_re_validates_the_run(tmp_path, policy,
     assert code in (0, 1, 3) and result["labels_refused"] == ""
 
 
-def test_an_active_sample_is_refused_with_where_it_is_read(tmp_path, policy, capsys):  # noqa: F811
-    run, labels = _drawn(tmp_path, _rows(400, 0.3, 4), "active", 60)
-    code, out = _monitor(capsys, run, "--policy", policy, "--db", tmp_path / "h.sqlite", "--labels", labels)
-    assert code == 2 and "drawn under the active design (seed 5)" in out.err
-    assert "active samples are read by compare and gate --baseline" in out.err
+def test_an_active_sample_re_validates_the_run_weighted_by_its_design(tmp_path, policy, capsys):  # noqa: F811
+    frame = _rows(400, 0.3, 4)
+    run, labels = _drawn(tmp_path, frame, "active", 120)
+    capsys.readouterr()
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", tmp_path / "h.sqlite", "--labels", labels,
+                         "--rate-half-width", "0.1", "--json")
+    result = json.loads(out.out)
+    drawn = pd.read_csv(labels)
+    assert result["labels_refused"] == "" and result["headline_rate"]["verified"] and code in (0, 1, 3)
+    assert result["revalidation"]["n_labelled"] == len(drawn)
+    method = result["headline_rate"]["method"]
+    assert f"rows of an active sample drawn by `sample` (seed 5): active (inverse-probability-weighted " \
+           f"prediction-powered), predictor model_prob, {len(drawn)} keys" in method
+    assert "1 / inclusion probability; Poisson bootstrap" in result["revalidation"]["weighting"]
+    # The rate is the one-run active estimate of the same labels, read by the library directly.
+    from sgi_core.runs.active_labels import active_run_rate
+    from sgi_core.runs.design_labels import verified_run_design
+
+    joined = pd.read_csv(run).assign(label=frame["label"].where(frame["question"].isin(drawn["question"])))
+    design = verified_run_design([labels], joined, source=str(run))
+    assert abs(result["headline_rate"]["estimate"] - active_run_rate(joined, design).estimate) < 1e-12
+
+
+def test_an_active_sample_too_small_for_a_rate_interval_is_refused_saying_why(tmp_path, policy, capsys):  # noqa: F811
+    run, labels = _drawn(tmp_path, _rows(400, 0.3, 4), "active", 12)
+    capsys.readouterr()
+    code, out = _monitor(capsys, run, "--policy", policy, "--db", tmp_path / "h.sqlite", "--labels", labels,
+                         "--rate-half-width", "0.45", "--json")
+    result = json.loads(out.out)
+    assert code == 4 and not result["headline_rate"]["verified"] and result["revalidation"] is None
+    assert result["labels_refused"].startswith("the active sample gives no interval of the run's rate")
 
 
 def test_a_uniform_sample_with_edited_probabilities_is_refused(tmp_path, policy, capsys):  # noqa: F811
