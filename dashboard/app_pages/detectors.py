@@ -141,10 +141,7 @@ def file_columns() -> None:
                "low Spearman correlation with a useful AUROC means the signals are complementary. For the combination, "
                f"{detector_charts.comparison_combined_note(comparison)}")
     page.verdict(comparison.level, comparison.verdict)
-    curves = dict(zip(comparison.names, comparison.roc))
-    if not comparison.withheld:
-        curves[comparison.combined_name] = comparison.combined_roc
-    st.plotly_chart(figures.roc_figure(curves), key="detectors.roc")
+    st.plotly_chart(figures.roc_figure(comparison.rocs), key="detectors.roc")
 
     st.markdown("**Calibration and threshold of each column**")
     method = st.session_state.get(state.CALIBRATION_METHOD, "platt")

@@ -89,9 +89,11 @@ page.truncation_note(data)
 
 if labelled is None:
     st.subheader("SGI against this file's trivial scores")
-    verdict = confound_services.file_verdict(data.key, data.model, state.detector_specs(), data.table, data.frame,
-                                             state.detector_families_run(data.key, data.model),
-                                             state.resources_run(data.key, data.model))
+    # The one judged report: the declared columns and the families computed on the Detectors page among its scores.
+    judged_on = (data.key, data.model, state.detector_specs(), data.table, data.frame,
+                 state.detector_families_run(data.key, data.model), state.resources_run(data.key, data.model))
+    judged = confound_services.judged_report(*judged_on)
+    verdict = confound_services.file_verdict(*judged_on)
     if verdict.best_trivial is not None:
         level, headline, notes = texts.verdict_text(verdict)
         # A detector near chance or inverted is a finding about the file, not a failure of the page: amber.
@@ -99,7 +101,7 @@ if labelled is None:
         for note in notes:
             st.warning(texts.plain(note))
         st.write(texts.confound_text(verdict))
-    curves = services.curves(data.key, data.model, data.frame, state.detector_specs())
+    curves = judged.rocs
     st.multiselect("Other score columns of your file to compare (e.g. an LLM-judge score); say what their high "
                    "values mean, and see them combined with SGI, on the Detectors page",
                    confound_services.score_columns(data.key, data.table), key=state.DETECTOR_COLUMNS,
@@ -109,7 +111,7 @@ if labelled is None:
     if longest > figures.CURVE_POINTS:
         st.caption(f"Each curve is drawn through at most {figures.CURVE_POINTS:,} of its points (the longest has "
                    f"{longest:,}); the AUROCs use every row.")
-    tables.baselines_table(report, data.model)
+    tables.judgements_table(judged)
     st.markdown("**With response lengths matched.** Each score's AUROC once grounded and hallucinated rows have "
                 "the same response-length distribution, so length can no longer do the separating; 0.5 = nothing "
                 "beyond length. Response length itself is left out: matching on it removes it by construction.")

@@ -202,11 +202,6 @@ def report(key: state.DataKey, model_name: str, _frame: pd.DataFrame, specs: tup
     return with_declared(base, _frame, declared, n_boot=app_resamples(REPORT_N_BOOT))
 
 
-def curves(key: state.DataKey, model_name: str, _frame: pd.DataFrame, specs: tuple = ()) -> dict:
-    """ROC curves of every score the report judged, by oriented name, as its judgements carry them."""
-    return report(key, model_name, _frame, specs).rocs
-
-
 def numeric_columns(table: TripleTable) -> list[str]:
     """Input columns, other than the mapped ones, that can serve as detector scores (e.g. an LLM judge)."""
     return detectors.numeric_score_columns(table.frame[table.unmapped_columns])

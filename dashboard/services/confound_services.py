@@ -24,14 +24,11 @@ from sgi_core.policy.references import feature_values
 from sgi_core.policy.rules import write_refusal
 from sgi_core.scores.baselines import response_length
 from sgi_core.stats.length_matched import length_matched_auroc
-from sgi_core.stats.ranking import roc_analysis
 
 #: Baselines whose length-matched AUROC is shown beside SGI's (response length itself is what is matched).
 LENGTH_MATCHED_BASELINES = ("theta_rq", "lexical_groundedness")
 #: Most distinct values a column may have to be offered as a grouping (more reads as an id).
 MAX_GROUPS = 50
-#: Bootstrap resamples of the AUROC interval that decides whether a policy is offered (``gate``'s default).
-POLICY_N_BOOT = 1000
 #: Most distinct label values offered in the Data page's value mapping.
 MAX_LABEL_VALUES = 50
 
@@ -115,15 +112,13 @@ def scored_with(key: state.DataKey, model_name: str) -> tuple[str, str | None, s
     return model_name, "fp32", backend_used(services.model_encoder(model_name)), key.context_strategy
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def policy_refusal(key: state.DataKey, model_name: str, _frame: pd.DataFrame) -> str | None:
-    """Why no policy should be offered for SGI on this file (its AUROC near chance or inverted).
+    """Why no policy should be offered for SGI on this file (its AUROC near chance or inverted), read from SGI's
+    judgement in the file's report: the interval the Overview shows.
 
     ``gate --write-policy`` refuses such a score the same way.
     """
-    roc = roc_analysis(_frame["label"].to_numpy(), _frame["sgi"].to_numpy(),
-                                  n_boot=app_resamples(POLICY_N_BOOT), seed=0)
-    return write_refusal(standing_of(roc.auroc_ci), "sgi")
+    return write_refusal(standing_of(report(key, model_name, _frame).judgements["sgi"].auroc_ci), "sgi")
 
 
 @st.cache_data(show_spinner="Choosing the threshold on the development half...", max_entries=32)
@@ -156,20 +151,30 @@ def policy_json(policy: Policy) -> str:
     return policy_to_json(policy)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def judged_report(key: state.DataKey, model_name: str, specs: tuple, _table: TripleTable, _frame: pd.DataFrame,
+                  kinds: tuple = (), resources: tuple = ()) -> evaluation.EvaluationReport:
+    """The file's one judged report: :func:`dashboard.services.report` with the declared columns ``specs``
+    ((column, higher_is), ...) and the judgements of the detector families ``kinds`` computed on the Detectors page
+    (with its ``resources``), added by :func:`sgi_core.evaluation.report.with_families`; nothing is judged again."""
+    judged = report(key, model_name, _frame, specs)
+    if not kinds:
+        return judged
+    families, _ = detector_services.embedding_detectors(key, model_name, kinds, _table, _frame, resources)
+    return evaluation.with_families(judged, families.detectors)
+
+
 @st.cache_data(show_spinner="Judging the detectors against this file's trivial scores...", max_entries=32)
 def file_verdict(key: state.DataKey, model_name: str, specs: tuple, _table: TripleTable,
                  _frame: pd.DataFrame, kinds: tuple = (), resources: tuple = ()) -> evaluation.Verdict:
-    """SGI, the declared detector columns ``specs`` ((column, higher_is), ...) and the scores of the detector families
-    ``kinds`` computed on the Detectors page (with its ``resources``) against this file's trivial scores.
-
-    Each column is keyed by its oriented name (``neg_<column>`` when given as hallucinated-high), as
-    ``report --detector`` keys it. Every score's ROC analysis is the report's judgement, not computed a second time.
-    """
-    families, family_scores = (detector_services.embedding_detectors(key, model_name, kinds, _table, _frame, resources)
-                               if kinds else (None, None))
-    return evaluation.report_verdict(report(key, model_name, _frame, specs), _frame,
-                                     families=families.detectors if families else None, family_scores=family_scores,
-                                     baselines=baselines(key, model_name, _frame), n_boot=app_resamples(REPORT_N_BOOT))
+    """The verdict of :func:`judged_report`: SGI, the declared detector columns ``specs`` and the scores of the
+    detector families ``kinds`` against this file's trivial scores, each keyed by its registry name
+    (``neg_<column>`` when given as hallucinated-high), as ``report --detector`` keys it."""
+    family_scores = (detector_services.embedding_detectors(key, model_name, kinds, _table, _frame, resources)[1]
+                     if kinds else None)
+    return evaluation.report_verdict(judged_report(key, model_name, specs, _table, _frame, kinds, resources), _frame,
+                                     family_scores=family_scores, baselines=baselines(key, model_name, _frame),
+                                     n_boot=app_resamples(REPORT_N_BOOT))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

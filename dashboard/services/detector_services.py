@@ -34,8 +34,8 @@ DISAGREEMENT_ROWS = 20
 SGI_LABEL = display_name("sgi")
 #: The response-length baseline's display name, the default second score of a paired comparison.
 LENGTH_LABEL = display_name("neg_response_length")
-#: Display name of each computed score (every one oriented higher = grounded), from the registry.
-DETECTOR_NAMES = {name: spec.label for name, spec in score_specs().items()}
+#: Display name of each computed score by its registry (oriented) name, as the reports key it, from the registry.
+DETECTOR_NAMES = {spec.oriented_name: spec.label for spec in score_specs().values()}
 #: Display name of the combined detector, the one score fitted on the labels it is compared on.
 COMBINED_LABEL = DETECTOR_NAMES[COMBINED.name]
 

@@ -8,7 +8,7 @@ when the page draws, and the builder only calls cached functions on what it was 
 from __future__ import annotations
 
 from dashboard import services, state
-from dashboard.services import confound_services, detector_services, review_services
+from dashboard.services import confound_services, review_services
 from sgi_core.embedding import backend_used
 from sgi_core.render import html_report
 from sgi_core.render.provenance import provenance
@@ -26,12 +26,10 @@ def file_report(data):
     kinds, resources = state.detector_families_run(data.key, data.model), state.resources_run(data.key, data.model)
 
     def build() -> str:
-        report = services.report(data.key, data.model, data.frame, specs)
+        report = confound_services.judged_report(data.key, data.model, specs, data.table, data.frame, kinds, resources)
         verdict = confound_services.file_verdict(data.key, data.model, specs, data.table, data.frame, kinds, resources)
         matched = confound_services.length_matched(data.key, data.model, data.frame)
-        families = (detector_services.embedding_detectors(data.key, data.model, kinds, data.table, data.frame,
-                                                          resources)[0] if kinds else None)
-        return html_report.file_report(report, verdict, data.frame, matched, facts, detectors=families)
+        return html_report.file_report(report, verdict, data.frame, matched, facts)
 
     return build
 

@@ -40,10 +40,10 @@ def models_table(reports: dict) -> None:
     _show(tables.table1(reports))
 
 
-def baselines_table(report, model: str) -> None:
-    """One model's SGI beside the trivial baselines, with what each score measures."""
-    frame = tables.baselines_table({model: report}, describe=True)
-    _show(frame.assign(score=frame["score"].map(lambda name: curve_name(name.removesuffix(f" ({model})")))))
+def judgements_table(report) -> None:
+    """Every score the file's verdict reads, in its order, with what each measures."""
+    frame = tables.judgements_table(report)
+    _show(frame.assign(score=frame["score"].map(curve_name)))
 
 
 def angles_table(report) -> None:

@@ -84,10 +84,11 @@ def run(args) -> int:
             load_options=model_load_options(args), context_strategy=args.context_strategy,
             resources=resources, declared=declared,
         )
+    comparison = _with_families(comparison)
     print(comparison_text(comparison))
     report_json = comparison.to_report_json()
     frame = scored[models[0]]
-    extras = _retrieval_and_detectors(args, table, frame, models[0], comparison.reports[models[0]], declared)
+    extras = _retrieval_and_detectors(args, table, frame, comparison.reports[models[0]], declared)
     text_of = {"retrieval": retrieval_text, "detectors": detector_comparison_text}
     for key, result in extras.items():
         print(f"\n{text_of[key](result)}")
@@ -112,8 +113,19 @@ def _html(args, table, comparison, frame, model: str) -> str:
     labels = ", ".join(path.name for path in args.labels) if args.labels else "the file's label column"
     facts = provenance(file=table.source, fingerprint=file_fingerprint(args.input), rows=table.n_rows, model=model,
                        backend=comparison.backends[model], precision=args.precision, labels=labels)
-    return file_report(rep, comparison.verdicts[model], frame, {rep.score_col: rep.length_matched}, facts,
-                       detectors=comparison.detectors.get(model))
+    return file_report(rep, comparison.verdicts[model], frame, {rep.score_col: rep.length_matched}, facts)
+
+
+def _with_families(comparison):
+    """``comparison`` whose reports hold their model's detector families' judgements, as its verdicts read them: the
+    one report the text, the JSON and the HTML report draw."""
+    from dataclasses import replace
+
+    from sgi_core.evaluation.report import with_families
+
+    families = comparison.detectors
+    return replace(comparison, reports={name: with_families(rep, families[name].detectors if name in families else {})
+                                        for name, rep in comparison.reports.items()})
 
 
 def _check_detector_columns(specs, table) -> tuple:
@@ -139,7 +151,7 @@ def _check_detector_columns(specs, table) -> tuple:
     return declared
 
 
-def _retrieval_and_detectors(args, table, frame, model_name: str, report, declared) -> dict:
+def _retrieval_and_detectors(args, table, frame, report, declared) -> dict:
     """The optional parts of ``report``: retrieval metrics when the file has id lists, declared detectors."""
     from sgi_core.detectors.folds import question_groups
     from sgi_core.evaluation.detectors import compare_detectors
@@ -151,13 +163,11 @@ def _retrieval_and_detectors(args, table, frame, model_name: str, report, declar
     if rag is not None:
         extras["retrieval"] = rag
     if declared:
-        # The report judged each declared column once (keyed by its oriented name); the comparison reads it there.
-        first = f"{report.score_col} ({model_name})"
-        scores = {first: frame[report.score_col].to_numpy(),
+        # The report judged each declared column once, keyed by its registry name; the comparison reads it there.
+        scores = {report.score_col: frame[report.score_col].to_numpy(),
                   **{spec.oriented_name: spec.oriented(frame[spec.name], source=table.source) for spec in declared}}
         extras["detectors"] = compare_detectors(scores, frame["label"].to_numpy(), n_boot=args.n_boot,
                                                 seed=args.seed, lengths=response_length(frame["response"]),
                                                 groups=question_groups(frame),
-                                                judgements={first: report.judgements[report.score_col],
-                                                            **report.detectors})
+                                                judgements={name: report.judgements[name] for name in scores})
     return extras

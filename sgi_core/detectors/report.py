@@ -42,7 +42,10 @@ class DetectorReport(JsonResult):
     n_folds : int
         Question-group folds of the cross-fitted families and of ``combined``.
     detectors : dict of str -> ScoreJudgement
-        Each judged score by column name, then ``combined`` unless it is withheld.
+        Each judged score by its registry (oriented) name, as
+        :attr:`~sgi_core.evaluation.report.EvaluationReport.judgements` keys it, in the chooser's order
+        (:func:`~sgi_core.scores.selection.judged_scores`), then ``combined`` unless it is withheld;
+        :func:`~sgi_core.evaluation.report.with_families` adds them to the file's report.
     combined_features : tuple of str
     withheld : dict of str -> str
         Each withheld score (``combined`` below the events-per-feature floor) and its
@@ -128,7 +131,7 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
     -------
     report : DetectorReport
     scores : DataFrame
-        The per-row scores (:func:`detector_scores`) and, unless withheld, ``combined``
+        The per-row scores, raw and by column name (:func:`detector_scores`) and, unless withheld, ``combined``
         (P(grounded) out of fold, NaN on unlabelled rows).
 
     Notes
@@ -162,9 +165,9 @@ def detector_report(table: TripleTable, scored: pd.DataFrame, encoder: Encoder, 
                                                        computed=[families.get(name, name) for name in scores.columns])}
     oriented = oriented_scores(scores, list(specs.values()))
     results = {}
-    for name in scores.columns:
-        spec = specs[name]
-        results[name] = judge_score(labels, oriented[spec.oriented_name], lengths=lengths,
+    for spec in specs.values():
+        name = spec.name
+        results[spec.oriented_name] = judge_score(labels, oriented[spec.oriented_name], lengths=lengths,
                                     protocol=protocols.get(name, "label-free"),
                                     leaky_score=spec.oriented(leaky[name]) if name in leaky else None,
                                     n_boot=n_boot, seed=seed)

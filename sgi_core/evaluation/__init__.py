@@ -27,6 +27,8 @@ _EXPORTS = {
     "group_confound": "sgi_core.evaluation.groups",
     "EvaluationReport": "sgi_core.evaluation.report",
     "evaluate": "sgi_core.evaluation.report",
+    "with_declared": "sgi_core.evaluation.report",
+    "with_families": "sgi_core.evaluation.report",
     "StrataResult": "sgi_core.evaluation.strata",
     "StratumResult": "sgi_core.evaluation.strata",
     "length_strata": "sgi_core.evaluation.strata",

@@ -27,7 +27,7 @@ from sgi_core.evaluation.refit import (
     rank_auroc,
     refit_replicates,
 )
-from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.results import Estimate, JsonResult, warn_undefined
 from sgi_core.scores.registry import SCORES, spec_for
 from sgi_core.stats.checks import as_labels, as_scores, check_int, validates_inputs
 from sgi_core.stats.crossval import out_of_fold_probabilities
@@ -68,20 +68,18 @@ class DetectorComparison(JsonResult):
 
     Attributes
     ----------
-    names : tuple of str
-        The detectors, oriented higher = grounded (the first is usually SGI).
+    judgements : dict of str -> ScoreJudgement
+        Each detector judged alone (:func:`~sgi_core.evaluation.judgement.judge_score`), by its
+        registry (oriented, higher = grounded) name in the order given, the first usually SGI:
+        the same container, and the same objects, as the report's
+        :attr:`~sgi_core.evaluation.report.EvaluationReport.judgements`.
     n : int
         Labelled rows scored by every detector.
     n_splits : int
-    roc : tuple of RocResult
-        Each detector's ROC with its interval, in ``names`` order: its judgement's.
-    judged : tuple of ScoreJudgement
-        Each detector judged alone (:func:`~sgi_core.evaluation.judgement.judge_score`):
-        AUROC and d with intervals, and the length-matched AUROC when lengths were given.
-    spearman_with_first : tuple of float
-        Spearman correlation of each detector with ``names[0]`` over all rows both
-        scored (labelled or not); 1.0 for the first.
-    cv_auroc_alone : tuple of float
+    spearman_with_first : dict of str -> float
+        Spearman correlation of each detector with the first over all rows both scored
+        (labelled or not); 1.0 for the first.
+    cv_auroc_alone : dict of str -> float
         Out-of-fold AUROC of the logistic pipeline on each detector alone.
     cv_auroc_combined : float
         Out-of-fold AUROC of the pipeline on all detectors together; NaN when withheld.
@@ -89,35 +87,41 @@ class DetectorComparison(JsonResult):
         ROC of the out-of-fold combined probability; its interval refits the
         combination in each resample (``ci_method`` says how it was made). Empty
         when withheld.
-    gain_over_best : float
-        ``cv_auroc_combined - max(cv_auroc_alone)``.
+    gain : Estimate
+        ``cv_auroc_combined - max(cv_auroc_alone)`` with its interval, every model refitted
+        in each resample (above :data:`~sgi_core.evaluation.refit.REFIT_MAX_ROWS` rows:
+        DeLong's, the fits held fixed); NaN interval without resamples (``n_boot=0``).
     level : {"gain", "none", "undefined", "withheld"}
         The verdict as data: ``"gain"`` when the combination beats the best single
-        detector by at least :data:`NEGLIGIBLE_COMBINED_GAIN` and ``gain_ci`` (when
-        computed) leaves out 0; ``"withheld"`` below the events-per-feature floor
+        detector by at least :data:`NEGLIGIBLE_COMBINED_GAIN` and the gain's interval
+        (when computed) leaves out 0; ``"withheld"`` below the events-per-feature floor
         (:func:`~sgi_core.evaluation.events_per_feature.withheld_reason`), with no
         verdict word.
     verdict : str
         One sentence; when withheld, the reason alone.
-    gain_ci : (float, float)
-        Interval of ``gain_over_best``, every model refitted in each resample (above
-        :data:`~sgi_core.evaluation.refit.REFIT_MAX_ROWS` rows: DeLong's, the fits held
-        fixed); NaN without resamples (``n_boot=0``).
     """
 
-    names: tuple[str, ...]
+    judgements: dict[str, ScoreJudgement]
     n: int
     n_splits: int
-    roc: tuple[RocResult, ...]
-    spearman_with_first: tuple[float, ...]
-    cv_auroc_alone: tuple[float, ...]
+    spearman_with_first: dict[str, float]
+    cv_auroc_alone: dict[str, float]
     cv_auroc_combined: float
     combined_roc: RocResult
-    gain_over_best: float
+    gain: Estimate
     level: str
     verdict: str
-    judged: tuple[ScoreJudgement, ...]
-    gain_ci: tuple[float, float] = (math.nan, math.nan)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The detectors' names, in order."""
+        return tuple(self.judgements)
+
+    @property
+    def rocs(self) -> dict[str, RocResult]:
+        """Each detector's ROC analysis by name (its judgement's), then the combination's unless it is withheld."""
+        rocs = {name: judged.roc for name, judged in self.judgements.items()}
+        return rocs if self.withheld else {**rocs, COMBINED_NAME: self.combined_roc}
 
     @property
     def combined_name(self) -> str:
@@ -134,11 +138,12 @@ class DetectorComparison(JsonResult):
 
         The combination's row holds its numbers, or when it is withheld its reason in ``note``.
         """
-        rows = [{"detector": name, "auroc": roc.auroc, "auroc_ci_lo": roc.auroc_ci[0], "auroc_ci_hi": roc.auroc_ci[1],
-                 "spearman_with_" + self.names[0]: rho, "cv_auroc": cv, "cohens_d": judged.cohens_d,
+        first = self.names[0]
+        rows = [{"detector": name, "auroc": judged.auroc, "auroc_ci_lo": judged.auroc_ci[0],
+                 "auroc_ci_hi": judged.auroc_ci[1], "spearman_with_" + first: self.spearman_with_first[name],
+                 "cv_auroc": self.cv_auroc_alone[name], "cohens_d": judged.cohens_d,
                  "length_matched_auroc": judged.length_matched_auroc}
-                for name, roc, rho, cv, judged in zip(self.names, self.roc, self.spearman_with_first,
-                                                      self.cv_auroc_alone, self.judged)]
+                for name, judged in self.judgements.items()]
         if self.withheld:
             rows.append({"detector": COMBINED_NAME, "note": self.withheld})
         else:
@@ -175,13 +180,15 @@ def _verdict(names, alone, combined, gain_ci) -> str:
 
 
 def _refit_intervals(features, y, groups, combined_prob, alone_probs, *, n_boot: int, n_splits: int, seed: int):
-    """The combination's ROC with its refit interval, and the refit interval of its gain over the best model alone."""
+    """The combination's ROC with its refit interval, and the refit interval of its gain over the best model alone
+    with how it was made."""
     if n_boot == 0:
-        return roc_analysis(y, combined_prob, n_boot=0), (math.nan, math.nan)
+        return roc_analysis(y, combined_prob, n_boot=0), (math.nan, math.nan), ""
     if len(y) > REFIT_MAX_ROWS:
         roc = roc_analysis(y, combined_prob, n_boot=n_boot, seed=seed)
         best = int(np.argmax([roc_auc_score(y, prob) for prob in alone_probs]))
-        return replace(roc, ci_method=roc.ci_method + HELD_FIXED), delong_test(y, combined_prob, alone_probs[best]).ci
+        return (replace(roc, ci_method=roc.ci_method + HELD_FIXED),
+                delong_test(y, combined_prob, alone_probs[best]).ci, "DeLong" + HELD_FIXED)
     k = features.shape[1]
     replicates = refit_replicates(features, y, groups=groups, column_sets=[*([j] for j in range(k)), range(k)],
                                   n_splits=n_splits, n_boot=min(n_boot, REFIT_N_BOOT), seed=seed)
@@ -190,7 +197,7 @@ def _refit_intervals(features, y, groups, combined_prob, alone_probs, *, n_boot:
     roc = replace(roc, auroc_ci=separation_floor(roc.auroc, roc.n_pos, roc.n_neg, percentile_interval(aurocs[:, -1]),
                                                  confidence=0.95),
                   ci_method=REFIT_CI_NAME, n_boot=len(replicates))
-    return roc, percentile_interval(aurocs[:, -1] - aurocs[:, :-1].max(axis=1))
+    return roc, percentile_interval(aurocs[:, -1] - aurocs[:, :-1].max(axis=1)), REFIT_CI_NAME
 
 
 @validates_inputs
@@ -201,7 +208,7 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
     Parameters
     ----------
     scores : dict of str -> array_like of shape (n,)
-        Oriented scores (higher = grounded), e.g. ``{"sgi": ..., "judge": ...}``.
+        Oriented scores (higher = grounded) by registry name, e.g. ``{"sgi": ..., "neg_judge_halluc": ...}``.
         NaN = row not scored by that detector.
     y_true : array_like of shape (n,)
         1 = grounded, 0 = hallucinated, NaN = unlabelled.
@@ -219,8 +226,7 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
         Scores of ``scores`` already judged (an
         :attr:`~sgi_core.evaluation.report.EvaluationReport.judgements` entry: the same
         values, ``n_boot`` and ``seed``): taken as they are, never judged again. Each
-        other score is judged once (:func:`~sgi_core.evaluation.judgement.judge_score`),
-        and its ROC in ``roc`` is that judgement's.
+        other score is judged once (:func:`~sgi_core.evaluation.judgement.judge_score`).
 
     Returns
     -------
@@ -258,8 +264,8 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
     >>> rng = np.random.default_rng(0)
     >>> y = np.repeat([1.0, 0.0], 200)
     >>> res = compare_detectors({"a": y + rng.normal(size=400), "b": y + rng.normal(size=400)}, y, n_boot=0)
-    >>> res.gain_over_best > 0.02
-    True
+    >>> res.gain.value > 0.02, list(res.judgements)
+    (True, ['a', 'b'])
     """
     if len(scores) < 1:
         raise SGIInputError("compare_detectors needs at least one score")
@@ -267,13 +273,12 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
     labels = as_labels(y_true)
     names = tuple(scores)
     matrix = np.column_stack([as_scores(scores[name], name=name, n=len(labels)) for name in names])
-    spearman = tuple(_spearman(matrix[:, 0], matrix[:, j]) for j in range(len(names)))
+    spearman = {name: _spearman(matrix[:, 0], matrix[:, j]) for j, name in enumerate(names)}
     length_values = None if lengths is None else as_scores(lengths, name="lengths", n=len(labels))
     known = judgements or {}
-    judged = tuple(known[name] if name in known else
-                   judge_score(labels, matrix[:, j], lengths=length_values, n_boot=n_boot, seed=seed)
-                   for j, name in enumerate(names))
-    rocs = tuple(judgement.roc for judgement in judged)
+    judgements = {name: known[name] if name in known else
+                  judge_score(labels, matrix[:, j], lengths=length_values, n_boot=n_boot, seed=seed)
+                  for j, name in enumerate(names)}
     group_ids = np.arange(len(labels)) if groups is None else np.asarray(groups).ravel()
     if len(group_ids) != len(labels):
         raise SGIInputError(f"'groups' has {len(group_ids)} values but 'y_true' has {len(labels)}", column="groups")
@@ -286,36 +291,33 @@ def compare_detectors(scores: dict, y_true, *, lengths=None, groups=None, n_spli
     if n_min < n_splits:
         warn_undefined(f"combining detectors needs at least {n_splits} labelled rows of each class; "
                        f"the smaller class has {n_min}")
-        nans = tuple(math.nan for _ in names)
-        return DetectorComparison(names, int(keep.sum()), n_splits, rocs, spearman, nans, math.nan, nan_roc,
-                                  math.nan, "undefined",
-                                  f"undefined: too few labelled rows ({n_min} in the smaller class)", judged)
+        return DetectorComparison(judgements, int(keep.sum()), n_splits, spearman, dict.fromkeys(names, math.nan),
+                                  math.nan, nan_roc, Estimate(math.nan), "undefined",
+                                  f"undefined: too few labelled rows ({n_min} in the smaller class)")
     folds = crossfit_folds(group_ids[keep], y_true=y, n_folds=n_splits, seed=seed)
     withheld = withheld_reason(y, n_features=len(names))
     column_sets = [[j] for j in range(len(names))] + ([] if withheld else [range(len(names))])
     probs = out_of_fold_probabilities(features, y, folds, column_sets, seed=seed)
     alone_probs = probs[:len(names)]
     alone = np.array([roc_auc_score(y, prob) for prob in alone_probs])
+    cv_alone = {name: float(value) for name, value in zip(names, alone)}
     if withheld:
-        return DetectorComparison(names, len(y), n_splits, rocs, spearman, tuple(float(a) for a in alone), math.nan,
-                                  nan_roc, math.nan, WITHHELD, withheld, judged)
+        return DetectorComparison(judgements, len(y), n_splits, spearman, cv_alone, math.nan, nan_roc,
+                                  Estimate(math.nan), WITHHELD, withheld)
     combined_prob = probs[-1]
     combined = float(roc_auc_score(y, combined_prob))
-    combined_roc, gain_ci = _refit_intervals(features, y, group_ids[keep], combined_prob, alone_probs, n_boot=n_boot,
-                                             n_splits=n_splits, seed=seed)
+    combined_roc, gain_ci, gain_method = _refit_intervals(features, y, group_ids[keep], combined_prob, alone_probs,
+                                                          n_boot=n_boot, n_splits=n_splits, seed=seed)
     gain = float(combined - alone.max())
     return DetectorComparison(
-        names=names,
+        judgements=judgements,
         n=len(y),
         n_splits=n_splits,
-        roc=rocs,
         spearman_with_first=spearman,
-        cv_auroc_alone=tuple(float(a) for a in alone),
+        cv_auroc_alone=cv_alone,
         cv_auroc_combined=combined,
         combined_roc=combined_roc,
-        gain_over_best=gain,
+        gain=Estimate(gain, gain_ci, gain_method),
         level="gain" if gain >= NEGLIGIBLE_COMBINED_GAIN and not gain_ci[0] <= 0 else "none",
         verdict=_verdict(names, alone, combined, gain_ci),
-        judged=judged,
-        gain_ci=gain_ci,
     )

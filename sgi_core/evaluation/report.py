@@ -1,24 +1,15 @@
-"""One model's full evaluation of a scored frame: every statistic the paper reports, and the confounds.
+"""One file judged once: every selected score's judgement by registry name, the strata, the confounds and the notes.
 
-:func:`evaluate` takes the output of :func:`sgi_core.scoring.score_table` (or any
-frame with a label column and a score column) and returns an
-:class:`EvaluationReport`: effect size, ROC, the theta(q,c) strata (Table 2),
-length strata of question, context and response (Table 3; the response strata
-hold SGI's AUROC within response-length strata), the angle effects (Table 5), the
-trivial scores (:data:`sgi_core.scores.registry.TRIVIAL`) judged as the score is,
-whether the score adds anything beyond response length, and its AUROC with the
-classes matched on response length. Every score the chooser
-(:mod:`sgi_core.scores.selection`) names for the frame is judged once, into one
-:class:`~sgi_core.evaluation.judgement.ScoreJudgement` in
-:attr:`EvaluationReport.judgements`, keyed by its name: the verdict, the tables, the
-curves and the HTML report read them there and never judge a score again.
-Caveats met on the way (one class, undefined strata, degenerate rows) are kept as
-``notes``.
+:func:`evaluate` judges each score the chooser (:mod:`sgi_core.scores.selection`) names for a scored
+frame into :attr:`EvaluationReport.judgements`; :func:`with_declared` and :func:`with_families` add
+declared columns and the detector families' judgements without judging anything twice. The verdict,
+the tables, the curves, both HTML reports and the pages read that one result.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -31,7 +22,7 @@ from sgi_core.evaluation.strata import StrataResult, length_strata, theta_qc_str
 from sgi_core.results import JsonResult, UndefinedStatisticWarning
 from sgi_core.scores.baselines import response_length
 from sgi_core.scores.oriented import oriented_scores
-from sgi_core.scores.registry import TRIVIAL
+from sgi_core.scores.registry import TRIVIAL, spec_for
 from sgi_core.scores.selection import judged_scores, trivial_names
 from sgi_core.stats.checks import as_labels, as_scores, inputs_checked, validates_inputs
 from sgi_core.stats.effect_size import AngleEffectsResult, EffectSizeResult, angle_effects
@@ -63,11 +54,13 @@ class EvaluationReport(JsonResult):
     notes : tuple of str
         Why some parts are NaN, and other caveats.
     judgements : dict of str -> ScoreJudgement
-        Each judged score by oriented name, each once: ``score_col`` first (its AUROC, d
-        and length-matched AUROC), then the trivial scores the frame allows
+        Each judged score by registry (oriented) name, each once: ``score_col`` first (its
+        AUROC, d and length-matched AUROC), then the trivial scores the frame allows
         (:func:`~sgi_core.scores.selection.trivial_names`, without length matching), then
-        :attr:`detectors`, all oriented higher = grounded. Read :attr:`effect_size`,
-        :attr:`roc`, :attr:`length_matched`, :attr:`baselines` and :attr:`detectors` from here.
+        :attr:`detectors` (declared and carried columns; the detector families' scores and
+        ``combined`` last once :func:`with_families` has added them), all oriented higher =
+        grounded. Read :attr:`effect_size`, :attr:`roc`, :attr:`length_matched`,
+        :attr:`baselines`, :attr:`detectors` and :attr:`held_fixed` from here.
     theta_qc_strata : StrataResult or None
         None when the frame has no ``theta_qc`` column.
     length_strata : tuple of StrataResult
@@ -117,6 +110,15 @@ class EvaluationReport(JsonResult):
         judge and grounding-model columns the frame carries (:func:`~sgi_core.scores.selection.judged_scores`)."""
         return {name: judged for name, judged in self.judgements.items()
                 if name != self.score_col and name not in TRIVIAL}
+
+    @property
+    def held_fixed(self) -> dict[str, ScoreJudgement]:
+        """The judgements the verdict reads, in its order: the score, the other scores but those fitted on the labels
+        they are judged on (``combined``: a paired test holds both scores fixed), then the trivial scores."""
+        fitted = {name for name in self.detectors if spec_for(name).family == "combined"}
+        return {self.score_col: self.judgements[self.score_col],
+                **{name: judged for name, judged in self.detectors.items() if name not in fitted},
+                **self.baselines}
 
     @property
     def rocs(self) -> dict[str, RocResult]:
@@ -305,3 +307,30 @@ def with_declared(report: EvaluationReport, scored_frame: pd.DataFrame, declared
                                   declared=declared, n_boot=n_boot, seed=seed)
     return replace(report, judgements={**{name: report.judgements[name] for name in core if name in report.judgements},
                                        **columns})
+
+
+def with_families(report: EvaluationReport, families: Mapping[str, ScoreJudgement]) -> EvaluationReport:
+    """``report`` with the detector families' judgements among its own, so that the verdict reads them beside the rest.
+
+    ``families`` is :attr:`~sgi_core.detectors.report.DetectorReport.detectors` (registry names,
+    made on the rows of ``report`` with its ``n_boot`` and ``seed``). Nothing is judged again: a
+    family's score the report already holds (its column carried by the file) takes the family's
+    judgement in place, the others follow in the chooser's order
+    (:func:`~sgi_core.scores.selection.judged_scores`), ``combined`` last.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"label": [1, 1, 1, 0, 0, 0], "sgi": [1.3, 1.1, 1.2, 0.8, 1.0, 0.9]})
+    >>> base = evaluate(frame, n_boot=0)
+    >>> lsgi = judge_score(frame["label"], [3, 2, 1, 0, 5, 4], lengths=None, protocol="crossfit", n_boot=0)
+    >>> merged = with_families(base, {"lsgi": lsgi})
+    >>> list(merged.judgements), merged.judgements["lsgi"] is lsgi
+    (['sgi', 'lsgi'], True)
+    """
+    if not families:
+        return report
+    ordered = judged_scores((), score=None, trivial=False, computed=[spec_for(name) for name in families])
+    judgements = {name: families.get(name, judged) for name, judged in report.judgements.items()}
+    judgements.update({spec.oriented_name: families[spec.oriented_name] for spec in ordered
+                       if spec.oriented_name not in judgements})
+    return replace(report, judgements=judgements)

@@ -207,17 +207,16 @@ def file_verdict(y_true, detectors: dict, trivial: dict, *, n_boot: int = 1000, 
     return Verdict(tuple(standings), best, tuple(comparisons), winners)
 
 
-
 def report_verdict(report, frame, *, families=None, family_scores=None, baselines=None, n_boot: int = 1000,
                    seed: int = 0) -> Verdict:
     """:func:`file_verdict` of a file from its :class:`~sgi_core.evaluation.report.EvaluationReport`, made after its
     detector families.
 
-    The report's score (``report.score_col``), the other scores it judged beside it
-    (:attr:`~sgi_core.evaluation.report.EvaluationReport.detectors`), the trivial scores and
-    the families' scores enter with the ROC analyses of their judgements, never computed
-    again, so a family's score can beat the best trivial score. ``combined`` is left out: it
-    was fitted on the labels the verdict reads, and DeLong's test holds a score fixed.
+    The verdict reads the report's judgements alone (:attr:`~sgi_core.evaluation.report.EvaluationReport.held_fixed`,
+    in that order): the score, the other scores judged beside it (the detector families' among them, so a
+    family's score can beat the best trivial score) and the trivial scores, each with the ROC analysis of its
+    judgement, never computed again. ``combined`` is left out: it was fitted on the labels the verdict reads,
+    and DeLong's test holds a score fixed.
 
     Parameters
     ----------
@@ -225,29 +224,34 @@ def report_verdict(report, frame, *, families=None, family_scores=None, baseline
     frame : DataFrame
         The scored frame the report was made from (``label``, the score, the texts).
     families : dict of str to ScoreJudgement, optional
-        The detector families' judgements by raw column name
-        (:attr:`~sgi_core.detectors.report.DetectorReport.detectors`), made with the same
-        ``n_boot`` and ``seed``.
+        The detector families' judgements (:attr:`~sgi_core.detectors.report.DetectorReport.detectors`),
+        added to ``report`` by :func:`~sgi_core.evaluation.report.with_families` when it does not hold
+        them yet.
     family_scores : DataFrame, optional
-        Their raw per-row values (:func:`~sgi_core.detectors.report.detector_report`'s
-        scores), indexed like ``frame``; needed with ``families``.
+        The families' raw per-row values (:func:`~sgi_core.detectors.report.detector_report`'s
+        scores), indexed like ``frame``; needed for a family's score that ``frame`` does not carry.
     baselines : DataFrame, optional
         The trivial scores' oriented values (:func:`~sgi_core.scores.oriented.oriented_scores`)
         when the caller has them; computed otherwise.
     n_boot, seed : int
         The report's settings.
     """
+    from sgi_core.evaluation.report import with_families
     from sgi_core.scores.oriented import oriented_scores
     from sgi_core.scores.registry import spec_for
 
+    report = with_families(report, families or {})
     given = {} if baselines is None else {name: baselines[name] for name in report.baselines if name in baselines}
     computed = oriented_scores(frame, [name for name in report.baselines if name not in given])
     trivial = {name: (given[name] if name in given else computed[name]).to_numpy(dtype=float)
                for name in report.baselines}
-    judged = {spec_for(name): judgement for name, judgement in (families or {}).items()
-              if spec_for(name).family != "combined"}
+    holders = [holder for holder in (family_scores, frame) if holder is not None]
+
+    def values(name):
+        spec = spec_for(name)
+        return spec.oriented(next(holder for holder in holders if spec.name in holder.columns)[spec.name])
+
     scores = {report.score_col: frame[report.score_col].to_numpy(dtype=float),
-              **{name: spec_for(name).oriented(frame[spec_for(name).name]) for name in report.detectors},
-              **{spec.oriented_name: spec.oriented(family_scores[spec.name]) for spec in judged}}
-    rocs = {**{spec.oriented_name: judgement.roc for spec, judgement in judged.items()}, **report.rocs}
-    return file_verdict(frame["label"].to_numpy(), scores, trivial, n_boot=n_boot, seed=seed, rocs=rocs)
+              **{name: values(name) for name in report.held_fixed if name != report.score_col
+                 and name not in report.baselines}}
+    return file_verdict(frame["label"].to_numpy(), scores, trivial, n_boot=n_boot, seed=seed, rocs=report.rocs)

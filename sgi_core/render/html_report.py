@@ -19,8 +19,8 @@ from sgi_core.render.figures import plottable, roc_figure, score_histogram
 from sgi_core.render.names import curve_name, display_name
 from sgi_core.render.numbers import format_ci
 from sgi_core.render.runs import auroc_frame, deltas_frame, labels_headline, reconciliation
+from sgi_core.render.tables import judgements_table
 from sgi_core.render.verdict import confound_text, verdict_text
-from sgi_core.scores import SCORES, spec_for
 
 #: Rows drawn at most in a chart of one mark per row (the pages' sample size).
 CHART_ROWS = 20_000
@@ -68,13 +68,15 @@ def document(title: str, provenance: dict, body: str) -> str:
             f"<h1>{_escape(title)}</h1><table class=\"provenance\">{rows}</table>{body}</body></html>")
 
 
-def file_report(report, verdict, frame: pd.DataFrame, matched: dict, provenance: dict, *,
-                detectors=None) -> str:
+def file_report(report, verdict, frame: pd.DataFrame, matched: dict, provenance: dict) -> str:
     """One file's evaluation as the Overview shows it.
 
     Parameters
     ----------
     report : EvaluationReport
+        The file's one judged report (the detector families' judgements in it when they were
+        computed, :func:`~sgi_core.evaluation.report.with_families`): every curve and table row
+        is one of its judgements.
     verdict : Verdict or None
         The file verdict (None without labels of both classes).
     frame : DataFrame
@@ -83,10 +85,6 @@ def file_report(report, verdict, frame: pd.DataFrame, matched: dict, provenance:
         The length-matched AUROCs by score name.
     provenance : dict
         What the report is of (:func:`sgi_core.render.provenance.provenance`).
-    detectors : DetectorReport, optional
-        The detector families computed on the same rows
-        (:func:`~sgi_core.detectors.report.detector_report`): each judged score's curve is drawn
-        beside SGI's, from its judgement, under its oriented name.
     """
     es, roc = report.effect_size, report.roc
     parts = ["<h2>What the labels say about SGI</h2>"]
@@ -109,14 +107,12 @@ def file_report(report, verdict, frame: pd.DataFrame, matched: dict, provenance:
         parts.append(paragraphs([f"The histogram draws the first {CHART_ROWS:,} of {len(plottable(frame)):,} rows; "
                                   "every statistic uses every row."], "note"))
     if report.n_valid and report.n_halluc:
-        # The curves are the report's judgements (and the families'): drawn, never computed again.
-        families = {} if detectors is None else {spec_for(name).oriented_name: judged.roc
-                                                 for name, judged in detectors.detectors.items()}
-        parts += ["<h2>ROC curves: SGI and the trivial scores</h2>",
-                  figure_block(roc_figure({**report.rocs, **families}))]
-        parts.append(table_block(pd.DataFrame([{"score": curve_name(name), "what it measures": SCORES[name].description,
-                                           "AUROC": b.auroc, "AUROC 95% CI": format_ci(b.auroc_ci),
-                                           "Cohen's d": b.cohens_d} for name, b in report.baselines.items()])))
+        # The curves and the rows are the report's judgements: drawn, never computed again.
+        parts += ["<h2>ROC curves: SGI, the other scores and the trivial scores</h2>",
+                  figure_block(roc_figure(report.rocs))]
+        scores = judgements_table(report)
+        parts.append(table_block(scores.assign(score=scores["score"].map(curve_name)).rename(columns={
+            "description": "what it measures", "auroc": "AUROC", "auroc_ci": "AUROC 95% CI", "cohens_d": "Cohen's d"})))
         parts += ["<h2>With response lengths matched</h2>", table_block(pd.DataFrame([{
             "score": curve_name(name), "AUROC": m.auroc,
             "95% CI": format_ci(m.auroc_ci), "unmatched AUROC": m.plain_auroc, "rows used": m.n_used}

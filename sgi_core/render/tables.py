@@ -13,9 +13,9 @@ import pandas as pd
 
 from sgi_core.evaluation.report import EvaluationReport
 from sgi_core.render.numbers import format_ci
-from sgi_core.scores.registry import SCORES
+from sgi_core.scores.registry import spec_for
 
-#: What the SGI row of the baselines table measures.
+#: What the SGI row of the judgements table measures.
 SGI_DESCRIPTION = "θ(r,q) / θ(r,c), the Semantic Grounding Index"
 
 
@@ -84,22 +84,31 @@ def angle_table(report: EvaluationReport) -> pd.DataFrame:
     ])
 
 
-def baselines_table(reports: dict[str, EvaluationReport], *, describe: bool = False) -> pd.DataFrame:
+def baselines_table(reports: dict[str, EvaluationReport]) -> pd.DataFrame:
     """SGI of each model beside the baselines: AUROC with interval and d (all higher = grounded).
 
     Model-independent baselines (length, lexical) are listed once; theta(r,q) once per model.
-    With ``describe=True`` a ``description`` column says what each score measures.
     """
     rows, seen = [], set()
     for name, rep in reports.items():
-        rows.append({"score": f"sgi ({name})", "description": SGI_DESCRIPTION, "auroc": rep.roc.auroc,
-                     "auroc_ci": format_ci(rep.roc.auroc_ci), "cohens_d": rep.effect_size.cohens_d})
+        rows.append({"score": f"sgi ({name})", "auroc": rep.roc.auroc, "auroc_ci": format_ci(rep.roc.auroc_ci),
+                     "cohens_d": rep.effect_size.cohens_d})
         for base, judged in rep.baselines.items():
             label = f"{base} ({name})" if base == "theta_rq" else base
             if label not in seen:
                 seen.add(label)
-                rows.append({"score": label, "description": SCORES[base].description,
-                             "auroc": judged.auroc, "auroc_ci": format_ci(judged.auroc_ci),
+                rows.append({"score": label, "auroc": judged.auroc, "auroc_ci": format_ci(judged.auroc_ci),
                              "cohens_d": judged.cohens_d})
-    frame = pd.DataFrame(rows)
-    return frame if describe else frame.drop(columns="description")
+    return pd.DataFrame(rows)
+
+
+def judgements_table(report: EvaluationReport) -> pd.DataFrame:
+    """Every score the verdict reads from ``report``, in its order (:attr:`EvaluationReport.held_fixed`): the score,
+    the other judged scores (declared, carried, the detector families'), the trivial scores; AUROC with its interval,
+    d and what each measures (all higher = grounded)."""
+    def described(name: str) -> str:
+        return SGI_DESCRIPTION if name == "sgi" else spec_for(name).description
+
+    return pd.DataFrame([{"score": name, "description": described(name),
+                          "auroc": judged.auroc, "auroc_ci": format_ci(judged.auroc_ci), "cohens_d": judged.cohens_d}
+                         for name, judged in report.held_fixed.items()])

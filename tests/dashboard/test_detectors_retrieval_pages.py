@@ -43,15 +43,16 @@ def test_detector_table_and_roc_match_sgi_core(app, rag_sample, sample_scores):
     assert table["score"].tolist() == ["SGI", "judge_halluc (file column), negated",
                                      "combined (logistic, out of fold)"]
     np.testing.assert_allclose(table["AUROC"].to_numpy(dtype=float),
-                               [r.auroc for r in expected.roc] + [expected.combined_roc.auroc])
-    assert table["Spearman with SGI"].iloc[1] == pytest.approx(expected.spearman_with_first[1])
+                               [roc.auroc for roc in expected.rocs.values()])
+    assert table["Spearman with SGI"].iloc[1] == pytest.approx(expected.spearman_with_first["neg_judge_halluc"])
     assert any(expected.verdict == block.value for block in [*app.success, *app.info])
     names = [trace["name"] for trace in figures(app)[0]["data"]]
-    assert f"judge_halluc (file column), negated (AUROC {expected.roc[1].auroc:.3f})" in names
+    judge_auroc = expected.judgements["neg_judge_halluc"].auroc
+    assert f"judge_halluc (file column), negated (AUROC {judge_auroc:.3f})" in names
     app.selectbox(key="detectors.compare_b").set_value("judge_halluc (file column), negated").run()
     assert_clean(app)
     delong = delong_test(sample_scores["label"].to_numpy(), sample_scores["sgi"].to_numpy(), judge)
-    assert metric(app, "AUROC B") == f"{expected.roc[1].auroc:.3f}"
+    assert metric(app, "AUROC B") == f"{judge_auroc:.3f}"
     assert metric(app, "AUROC A − B") == f"{delong.difference:+.3f}"
     assert metric(app, "p (two-sided)") == f"{delong.p_value:.3g}"
 

@@ -148,7 +148,8 @@ def test_run_on_a_random_sample_hands_the_columns_to_the_detectors_page(judge_ap
     labels = TABLE.frame["label"].to_numpy()
     values = judged["judge_answer_consistency"].to_numpy()
     on_sample = compare_detectors({"SGI": sgi[rows], "judge": values[rows]}, labels[rows], n_boot=0)
-    assert shown.loc["judge: answer consistency", "AUROC"] == pytest.approx(on_sample.roc[1].auroc, abs=1e-12)
+    judge_auroc = on_sample.judgements["judge"].auroc
+    assert shown.loc["judge: answer consistency", "AUROC"] == pytest.approx(judge_auroc, abs=1e-12)
     assert shown.loc["SGI", "AUROC"] == pytest.approx(roc_analysis(labels, sgi, n_boot=0).auroc, abs=1e-12)
     assert any(f"over the {on_sample.n} labelled rows every score covers" in c.value for c in at.caption)
 

@@ -24,8 +24,8 @@ def test_specifics_row_equals_the_library(app):
     expected, _ = detector_report(table, score_table(table, load_encoder(MODEL)), load_encoder(MODEL), model=MODEL,
                                   kinds=("specifics",), n_boot=app_n_boot(), seed=0)
     shown = next(df.value for df in app.dataframe if "AUROC leaky (not a result)" in df.value.columns)
-    row = shown.set_index("detector").loc[DETECTOR_NAMES["specifics_unsupported_share"]]
-    judged = expected.detectors["specifics_unsupported_share"]
+    row = shown.set_index("detector").loc[DETECTOR_NAMES["neg_specifics_unsupported_share"]]
+    judged = expected.detectors["neg_specifics_unsupported_share"]
     np.testing.assert_allclose([row["AUROC"], row["length-matched AUROC"]],
                                [judged.auroc, judged.length_matched_auroc])
     assert row["AUROC 95% CI"] == format_ci(judged.auroc_ci)

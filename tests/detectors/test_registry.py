@@ -89,7 +89,7 @@ def test_a_family_registered_alone_is_computed_and_judged(sample, monkeypatch):
     assert list(per_row.columns) == ["toy_words", "combined"]
     labels = table.frame["label"].to_numpy(dtype=float)
     oriented = -table.frame["response"].str.split().str.len().to_numpy(dtype=float)
-    judged = report.detectors["toy_words"]
+    judged = report.detectors["neg_toy_words"]  # by its oriented name, as every report keys a score
     assert judged.protocol == "label-free" and math.isnan(judged.auroc_leaky)
     assert judged.auroc == roc_analysis(labels, oriented, n_boot=0).auroc
     assert judged.cohens_d == effect_size(labels, oriented, n_boot=0).cohens_d

@@ -42,7 +42,7 @@ def test_just_below_the_floor_the_combination_is_withheld_with_its_reason(tmp_pa
     assert len(report.combined_features) == FEATURES
     assert report.withheld == {"combined": reason}
     assert "combined" not in report.detectors and "combined" not in scores
-    assert list(report.detectors) == ["specifics_unsupported_share"]  # the score alone is judged as ever
+    assert list(report.detectors) == ["neg_specifics_unsupported_share"]  # the score alone is judged as ever
     assert DetectorReport.from_dict(json.loads(json.dumps(report.to_dict()))).withheld == report.withheld
     text = detector_report_text(report)
     (line,) = [line for line in text.splitlines() if line.split()[:2] == ["combined", "withheld:"]]
@@ -67,4 +67,4 @@ def test_the_report_json_gives_the_withheld_combination_its_reason_and_no_number
                  "--n-boot", "0", "--json", str(tmp_path / "r.json")]) == 0
     detectors = json.loads((tmp_path / "r.json").read_text())["models"]["hashing"]["detectors"]
     assert detectors["combined"] == {"withheld": REASON}
-    assert "auroc" in detectors["specifics_unsupported_share"]
+    assert "auroc" in detectors["neg_specifics_unsupported_share"]

@@ -86,7 +86,7 @@ def test_registry_orients_it_higher_grounded_and_the_report_judges_it():
     share = specifics_scores(table.frame)["specifics_unsupported_share"].to_numpy()
     np.testing.assert_array_equal(per_row["specifics_unsupported_share"], share)
     labels = table.frame["label"].to_numpy(dtype=float)
-    judged = report.detectors["specifics_unsupported_share"]
+    judged = report.detectors["neg_specifics_unsupported_share"]  # by its registry name, as the report keys it
     assert judged.auroc == roc_analysis(labels, -share, n_boot=0).auroc
     lengths = response_length(table.frame["response"])
     assert judged.length_matched_auroc == length_matched_auroc(labels, -share, lengths, n_boot=0).auroc
@@ -98,8 +98,12 @@ def test_report_detectors_specifics_in_text_and_json(tmp_path, capsys):
     assert main(["report", str(SAMPLE_CSV), "--models", "hashing", "--detectors", "specifics", "--n-boot", "50",
                  "--json", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    (line,) = [line for line in lines if line.split()[:1] == ["specifics_unsupported_share"]]
-    entry = json.loads(out.read_text())["models"]["hashing"]["detectors"]["specifics_unsupported_share"]
+    (line,) = [line for line in lines if line.split()[:1] == ["neg_specifics_unsupported_share"]]
+    model = json.loads(out.read_text())["models"]["hashing"]
+    entry = model["detectors"]["neg_specifics_unsupported_share"]
+    # The file's one report holds the family's judgement beside its own, and its verdict reads it.
+    assert model["report"]["judgements"]["neg_specifics_unsupported_share"]["auroc"] == entry["auroc"]
+    assert "neg_specifics_unsupported_share" in [score["name"] for score in model["verdict"]["scores"]]
     for shown in (f"{entry['auroc']:.3f}", format_ci(entry["auroc_ci"]), f"{entry['length_matched_auroc']:.3f}",
                   format_ci(entry["length_matched_auroc_ci"])):
         assert shown in line

@@ -30,9 +30,10 @@ def test_hand_computed_auroc_and_direction():
     judge = np.array([3, 2, 0.5, 1, 0, -1])
     res = compare_detectors({"judge": judge}, y, n_splits=2, n_boot=0)
     # valid {3, 2, 0.5} beat halluc {1, 0, -1} in 8 of 9 pairs
-    assert res.roc[0].auroc == pytest.approx(8 / 9)
+    assert res.judgements["judge"].auroc == pytest.approx(8 / 9)
     flipped = column_spec("judge", higher_is="hallucinated").oriented(-judge)
-    assert compare_detectors({"judge": flipped}, y, n_splits=2, n_boot=0).roc[0].auroc == pytest.approx(8 / 9)
+    again = compare_detectors({"judge": flipped}, y, n_splits=2, n_boot=0)
+    assert again.judgements["judge"].auroc == pytest.approx(8 / 9)
 
 
 def test_synthetic_detector_with_known_auroc():
@@ -43,14 +44,14 @@ def test_synthetic_detector_with_known_auroc():
     judge = y * 1.0 + rng.normal(size=20_000)
     res = compare_detectors({"sgi": sgi, "judge": judge}, y, n_boot=200)
     expected_alone = norm.cdf(1 / np.sqrt(2))
-    for roc in res.roc:
-        assert roc.auroc == pytest.approx(expected_alone, abs=0.01)
-        assert roc.auroc_ci[0] < roc.auroc < roc.auroc_ci[1]
+    for judged in res.judgements.values():
+        assert judged.roc.auroc == pytest.approx(expected_alone, abs=0.01)
+        assert judged.roc.auroc_ci[0] < judged.roc.auroc < judged.roc.auroc_ci[1]
     # two independent equal signals: the sum has shift 2 and SD sqrt(2), AUROC Phi(1)
     assert res.cv_auroc_combined == pytest.approx(norm.cdf(1.0), abs=0.01)
-    assert res.gain_over_best > 0.05
+    assert res.gain.value > 0.05
     assert "beats every detector alone" in res.verdict
-    assert abs(res.spearman_with_first[1] - spearmanr(sgi, judge).statistic) < 1e-12
+    assert abs(res.spearman_with_first["judge"] - spearmanr(sgi, judge).statistic) < 1e-12
 
 
 def test_redundant_detector_does_not_help():
@@ -58,8 +59,8 @@ def test_redundant_detector_does_not_help():
     y = np.repeat([1.0, 0.0], 1000)
     sgi = y + rng.normal(size=2000)
     res = compare_detectors({"sgi": sgi, "copy": 2 * sgi + 1}, y, n_boot=0)
-    assert res.spearman_with_first[1] == pytest.approx(1.0)
-    assert abs(res.gain_over_best) < 0.005
+    assert res.spearman_with_first["copy"] == pytest.approx(1.0)
+    assert abs(res.gain.value) < 0.005
     assert "does not beat" in res.verdict
 
 
@@ -72,7 +73,7 @@ def test_rows_missing_a_score_and_unlabelled_rows_are_left_out():
     res = compare_detectors({"a": a, "b": b}, y, n_boot=0)
     assert res.n == 189
     keep = ~np.isnan(y)
-    assert res.roc[0].auroc == pytest.approx(roc_auc_score(y[keep], a[keep]))
+    assert res.judgements["a"].auroc == pytest.approx(roc_auc_score(y[keep], a[keep]))
 
 
 def test_one_class_warns_and_gives_nan():
@@ -87,7 +88,8 @@ def test_json_round_trip():
     res = compare_detectors({"a": y + rng.normal(size=100), "b": rng.normal(size=100)}, y, n_boot=50)
     again = DetectorComparison.from_dict(json.loads(json.dumps(res.to_dict())))
     assert again.to_dict() == res.to_dict()
-    assert again.roc[1].auroc == res.roc[1].auroc
+    assert list(again.judgements) == ["a", "b"] and again.judgements["b"].roc.auroc == res.judgements["b"].roc.auroc
+    assert again.gain == res.gain and again.cv_auroc_alone == res.cv_auroc_alone
 
 
 def test_each_detector_is_judged_like_every_other_score():
@@ -96,8 +98,8 @@ def test_each_detector_is_judged_like_every_other_score():
     a = y + rng.normal(size=160)
     lengths = rng.integers(10, 300, size=160)
     res = compare_detectors({"a": a}, y, lengths=lengths, n_boot=100, seed=2)
-    assert res.judged == (judge_score(y, a, lengths=lengths, n_boot=100, seed=2),)
-    assert res.to_frame()["length_matched_auroc"].iloc[0] == res.judged[0].length_matched_auroc
+    assert res.judgements == {"a": judge_score(y, a, lengths=lengths, n_boot=100, seed=2)}
+    assert res.to_frame()["length_matched_auroc"].iloc[0] == res.judgements["a"].length_matched_auroc
 
 
 def test_folds_keep_question_groups_whole():

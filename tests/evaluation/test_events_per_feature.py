@@ -57,7 +57,7 @@ def test_just_below_the_floor_the_combination_is_withheld():
     reason = "withheld: 2 features need at least 20 rows of the smaller class; there are 19"
     assert (res.level, res.verdict, res.withheld) == (WITHHELD, reason, reason)
     assert math.isnan(res.cv_auroc_combined) and math.isnan(res.combined_roc.auroc)
-    assert math.isnan(res.gain_over_best) and all(math.isnan(v) for v in res.gain_ci)
+    assert math.isnan(res.gain.value) and all(math.isnan(v) for v in res.gain.interval)
     frame = res.to_frame().set_index("detector")
     assert frame.loc[COMBINED_NAME, "note"] == reason
     assert frame.loc[COMBINED_NAME, ["auroc", "auroc_ci_lo", "auroc_ci_hi", "cv_auroc"]].isna().all()
@@ -87,5 +87,5 @@ def test_the_scores_alone_are_judged_as_if_no_floor_existed(monkeypatch):
     reported = compare_detectors(scores, y, n_boot=50)
     assert reported.level != WITHHELD and np.isfinite(reported.cv_auroc_combined)
     assert withheld.cv_auroc_alone == reported.cv_auroc_alone
-    assert withheld.judged == reported.judged and withheld.roc == reported.roc
-    assert withheld.roc[0].auroc == roc_analysis(y, scores["a"], n_boot=0).auroc
+    assert withheld.judgements == reported.judgements
+    assert withheld.judgements["a"].auroc == roc_analysis(y, scores["a"], n_boot=0).auroc

@@ -116,3 +116,23 @@ def test_the_command_lines_and_the_apps_reports_of_one_file_agree(planted, tmp_p
     cli_html = page.read_text(encoding="utf-8")
     for text in ("judge: halluc", "planted risk, negated", "Beats the best trivial score"):
         assert (text in cli_html) == (text in app_html), text
+
+
+
+def test_the_overviews_auroc_table_lists_the_verdicts_scores_in_its_order(app, tmp_path):  # noqa: F811
+    from dashboard.views.tables import DISPLAY
+    from sgi_core.render.names import curve_name
+
+    path = tmp_path / "judged.csv"
+    with_columns(path)
+    upload(app, "judged.csv", path.read_bytes())
+    page = goto(app, "overview")
+    assert_clean(page)
+    table = next(df.value for df in page.dataframe if DISPLAY["description"][0] in df.value.columns)
+    report, verdict, _ = _app_report(path, ())
+    names = [score.name for score in verdict.scores]
+    # The judge's column is a row as it is a curve and a verdict score: every score the verdict reads, in its order.
+    assert "judge_halluc" in names and list(report.held_fixed) == names
+    assert table["score"].tolist() == [curve_name(name) for name in names]
+    np.testing.assert_allclose(table["AUROC"].to_numpy(dtype=float),
+                               [report.judgements[name].auroc for name in names])

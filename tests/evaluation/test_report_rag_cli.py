@@ -43,10 +43,13 @@ def test_report_prints_and_writes_retrieval_and_detectors(rag_file, tmp_path, ca
     label = frame["label"].astype(float).to_numpy()
     judge = -frame["judge_halluc"].astype(float).to_numpy()
     det = report["detectors"]
-    assert det["names"] == ["sgi (hashing)", "neg_judge_halluc"]
-    assert det["roc"][1]["auroc"] == pytest.approx(roc_auc_score(label, judge))
+    # Keyed by registry name, as the report's judgements are: the same judgement under the same name.
+    assert list(det["judgements"]) == ["sgi", "neg_judge_halluc"]
+    assert det["judgements"]["neg_judge_halluc"] == report["models"]["hashing"]["report"]["judgements"][
+        "neg_judge_halluc"]
+    assert det["judgements"]["neg_judge_halluc"]["roc"]["auroc"] == pytest.approx(roc_auc_score(label, judge))
     scored = score_table(load_triples(path), HashingEncoder())
-    assert det["roc"][0]["auroc"] == pytest.approx(roc_auc_score(label, scored["sgi"]))
+    assert det["judgements"]["sgi"]["roc"]["auroc"] == pytest.approx(roc_auc_score(label, scored["sgi"]))
 
 
 def test_unknown_detector_column(rag_file, capsys):

@@ -105,13 +105,14 @@ def test_report_reads_a_judge_column_as_a_detector(server, halueval_200, tmp_pat
     assert main(["report", str(judged), "--models", "hashing", "--n-boot", "50", "--no-cache",
                  "--detector", "judge_answer_consistency", "--json", str(report)]) == 0
     detectors = json.loads(report.read_text())["detectors"]
-    assert detectors["names"][1] == "judge_answer_consistency"
+    assert list(detectors["judgements"])[1] == "judge_answer_consistency"
     frame = pd.read_csv(judged)
     scored = frame["judge_answer_consistency"].notna().to_numpy()
     expected = roc_auc_score(frame["label"][scored], frame["judge_answer_consistency"][scored])
-    assert detectors["roc"][1]["auroc"] == pytest.approx(expected)
-    assert detectors["roc"][1]["n_excluded"] == int((~scored).sum())
-    assert np.isfinite(detectors["roc"][1]["auroc"])
+    roc = detectors["judgements"]["judge_answer_consistency"]["roc"]
+    assert roc["auroc"] == pytest.approx(expected)
+    assert roc["n_excluded"] == int((~scored).sum())
+    assert np.isfinite(roc["auroc"])
 
 
 def test_a_file_of_passages_sends_each_rows_passages_as_the_list(server, tmp_path):

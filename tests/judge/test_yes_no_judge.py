@@ -214,9 +214,8 @@ def test_report_ranks_the_yes_no_judge_as_a_detector(server, halueval_200, tmp_p
     assert main(["report", str(judged), "--models", "hashing", "--n-boot", "50", "--no-cache",
                  "--detector", "judge_groundedness", "--json", str(report)]) == 0
     detectors = json.loads(report.read_text())["detectors"]
-    position = detectors["names"].index("judge_groundedness")
     expected = roc_auc_score(frame["label"], frame["judge_groundedness"])
-    assert detectors["roc"][position]["auroc"] == pytest.approx(expected)
+    assert detectors["judgements"]["judge_groundedness"]["roc"]["auroc"] == pytest.approx(expected)
     capsys.readouterr()
 
     server.logprobs = False
