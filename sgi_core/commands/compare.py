@@ -82,7 +82,7 @@ def run(args) -> int:
         if policy is not None and policy.model != (pair.model or args.model):
             print(f"note: the policy's threshold is in {policy.model}'s units; these runs were scored with "
                   f"{pair.model or args.model} (pass --model {policy.model})", file=sys.stderr)
-        comparison = compare_runs(pair.matched, threshold=threshold, policy=_validating(policy, pair), model=pair.model,
+        comparison = compare_runs(pair.matched, threshold=threshold, policy=_validating(policy, pair, (args.base, args.new)), model=pair.model,
                                   n_boot=args.n_boot, seed=args.seed, prediction_powered=not pair.targeted_labels,
                                   label_order=pair.label_order)
         if args.labels:
@@ -107,28 +107,36 @@ def run(args) -> int:
     return 0
 
 
-def _validating(policy, pair):
+def _validating(policy, pair, paths):
     """The policy, or None where its validation does not carry over to a run (the monitor's rule: shift, a run too
     small to check, a forced or thinly held-out policy)."""
     if policy is None or policy.references is None:
         return policy
     import numpy as np
 
+    from sgi_core.io.shards import is_sharded
     from sgi_core.monitoring.summary import monitor_run
+    from sgi_core.pipelines.sharded_runs import run_digest
     from sgi_core.render.monitor import shift_sentence
 
-    for run in (pair.base, pair.new):
-        if policy.score_column in run.frame.columns:
+    for run, path in zip((pair.base, pair.new), paths):
+        if policy.score_column not in run.frame.columns:
+            continue
+        if is_sharded(path):  # the monitored features of a run read from shards, computed a batch at a time
+            digest = run_digest(path, policy.score_column)
+            summary = monitor_run(policy, None, digest.scores, features=digest.features, keys=digest.keys,
+                                  systems=digest.systems, n_boot=0)
+        else:
             summary = monitor_run(policy, run.frame, run.frame[policy.score_column].to_numpy(dtype=np.float64),
                                   n_boot=0)
-            if summary.shift.detected:
-                print(f"note: {run.source}: {shift_sentence(summary)}; the policy does not validate its score here",
-                      file=sys.stderr)
-                return None
-            if not summary.validation.validated:  # a run too small to check, a forced or thinly held-out policy
-                print(f"note: {run.source}: the policy does not validate its score here: {summary.validation.reason}",
-                      file=sys.stderr)
-                return None
+        if summary.shift.detected:
+            print(f"note: {run.source}: {shift_sentence(summary)}; the policy does not validate its score here",
+                  file=sys.stderr)
+            return None
+        if not summary.validation.validated:  # a run too small to check, a forced or thinly held-out policy
+            print(f"note: {run.source}: the policy does not validate its score here: {summary.validation.reason}",
+                  file=sys.stderr)
+            return None
     return policy
 
 
@@ -136,13 +144,22 @@ def _html(args, pair, comparison) -> str:
     """The comparison as one HTML file, drawn as the Compare runs page draws it."""
     # The dashboard's drawing layer (figures, no Streamlit state): the one place figures are made.
     from sgi_core.render.html_report import comparison_report
-    from sgi_core.render.provenance import file_fingerprint, provenance
+    from sgi_core.render.provenance import provenance
 
     made = [m or {} for m in pair.made_by]
-    facts = provenance(base=pair.base.source, base_fingerprint=file_fingerprint(args.base), new=pair.new.source,
-                       new_fingerprint=file_fingerprint(args.new), matched_keys=comparison.match.n_matched,
+    facts = provenance(base=pair.base.source, base_fingerprint=_fingerprint(args.base), new=pair.new.source,
+                       new_fingerprint=_fingerprint(args.new), matched_keys=comparison.match.n_matched,
                        key=comparison.match.key, model=made[0].get("model") or args.model,
                        backend=made[0].get("backend") or made[1].get("backend"),
                        precision=made[0].get("precision") or args.precision,
                        labels=", ".join(path.name for path in args.labels) if args.labels else "the files' label columns")
     return comparison_report(comparison, pair.matched, facts)
+
+
+def _fingerprint(path) -> str:
+    """``sha256:<16 hex digits>`` of a run file's bytes, or of its shards' digests
+    (:func:`~sgi_core.io.shards.shards_sha256`)."""
+    from sgi_core.io.shards import is_sharded, shards_sha256
+    from sgi_core.render.provenance import file_fingerprint
+
+    return "sha256:" + shards_sha256(path)[:16] if is_sharded(path) else file_fingerprint(path)

@@ -48,10 +48,10 @@ def labelled_run(run, label_sets):
         return run, None
     from dataclasses import replace
 
-    from sgi_core.review.annotations import row_keys
     from sgi_core.review.label_sources import join_label_sets
+    from sgi_core.runs.reading import run_row_keys
 
-    joined = join_label_sets(row_keys(run.frame), label_sets)
+    joined = join_label_sets(run_row_keys(run.frame), label_sets)
     _print_join(joined, len(run.frame), what=run.source)
     return replace(run, frame=run.frame.assign(label=joined.label)), joined
 
@@ -64,9 +64,9 @@ def check_every_source_matched(label_sets, runs) -> None:
     SGIInputError
     """
     from sgi_core.errors import SGIInputError
-    from sgi_core.review.annotations import row_keys
+    from sgi_core.runs.reading import run_row_keys
 
-    keys = set().union(*(row_keys(run.frame) for run in runs))
+    keys = set().union(*(run_row_keys(run.frame) for run in runs))
     for labels in label_sets:
         if len(labels.labels) and not labels.labels["key"].isin(keys).any():
             raise SGIInputError(f"none of the {len(labels.labels):,} labelled rows is in either run: the labels come "

@@ -9,10 +9,11 @@ import sys
 def made_by(path, run_, model: str, precision: str, context_strategy: str) -> dict | None:
     """What scored a run's SGI: the record of a scored Parquet file, the model used here, or None."""
     from sgi_core.io.scored import scored_with
+    from sgi_core.io.shards import is_sharded, shards_scored_with
 
     if run_.scored_here:
         return {"model": model, "precision": precision, "backend": None, "context_strategy": context_strategy}
-    return scored_with(path)
+    return shards_scored_with(path) if is_sharded(path) else scored_with(path)
 
 
 def read_runs(args, paths, scorer, model: str, *, resources=None):
@@ -43,10 +44,10 @@ def read_runs(args, paths, scorer, model: str, *, resources=None):
     if runs[0].scored_here != runs[1].scored_here and None in recorded:
         print(f"note: only one run was scored here: its SGI compares with the other's only if that one was "
               f"scored with {model} too", file=sys.stderr)
-    from sgi_core.review.annotations import row_keys
+    from sgi_core.runs.reading import run_row_keys
 
     targeted = frozenset().union(*(labels.targeted_keys for labels in label_sets))
-    n_targeted = sum(sum(key in targeted for key in row_keys(run_.frame)) for run_ in runs) if targeted else 0
+    n_targeted = sum(sum(key in targeted for key in run_row_keys(run_.frame)) for run_ in runs) if targeted else 0
     if n_targeted:
         print(f"note: {n_targeted} labelled rows come from a Review queue that is not a random order (most "
               "uncertain, disagreement, ...): the labels are compared as they are, with no prediction-powered "
@@ -61,11 +62,11 @@ def _with_label_order(run_, label_sets):
     """The run with each row's label order: the order the label sets give, else a fixed one (no order is known)."""
     from dataclasses import replace
 
-    from sgi_core.review.annotations import row_keys
     from sgi_core.runs.label_order import LABEL_ORDER, fixed_order, label_order
+    from sgi_core.runs.reading import run_row_keys
 
     if "label" not in run_.frame:
         return run_
-    keys = row_keys(run_.frame)
+    keys = run_row_keys(run_.frame)
     order = label_order(keys, label_sets) if label_sets else fixed_order(keys, run_.frame["label"])
     return replace(run_, frame=run_.frame.assign(**{LABEL_ORDER: order}))

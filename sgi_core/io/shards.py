@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +105,31 @@ def parquet_shards(input_path: str | os.PathLike) -> list[Path]:
     return shards
 
 
+def is_sharded(input_path: str | os.PathLike) -> bool:
+    """Whether a run is given as shards: a folder, or a glob that names no existing file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> is_sharded(tempfile.mkdtemp()), is_sharded("scored/*.parquet"), is_sharded("run.parquet")
+    (True, True, False)
+    """
+    path = Path(str(input_path)).expanduser()
+    return path.is_dir() or (not path.exists() and any(ch in str(input_path) for ch in "*?["))
+
+
+def shard_columns(input_path: str | os.PathLike) -> dict[Path, list[str]]:
+    """The columns of each Parquet shard of a run, in path order (only the footers are read).
+
+    Raises
+    ------
+    SGIInputError
+        What :func:`parquet_shards` raises, or an unreadable footer.
+    """
+    shards = parquet_shards(input_path)
+    return dict(zip(shards, _schemas(shards)))
+
+
 def _schemas(shards: list[Path]) -> list[list[str]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -154,6 +180,37 @@ def stream_shards(input_path: str | os.PathLike, columns, *, optional=(),
     >>> [frame["sgi"].tolist() for frame in stream_shards(folder, ["sgi"], batch_rows=2)]
     [[1.0, 2.0], [3.0], [4.0]]
     """
+    return (batch.frame for batch in shard_batches(input_path, columns, optional=optional, batch_rows=batch_rows))
+
+
+@dataclass(frozen=True)
+class ShardBatch:
+    """Rows of one shard read by :func:`shard_batches`.
+
+    Attributes
+    ----------
+    shard : Path
+        The Parquet file they come from.
+    first_row : int
+        0-based position of the first of them in their shard.
+    frame : DataFrame
+        The rows, with the columns asked for.
+    """
+
+    shard: Path
+    first_row: int
+    frame: pd.DataFrame
+
+
+def shard_batches(input_path: str | os.PathLike, columns, *, optional=(),
+                  batch_rows: int = STREAM_BATCH_ROWS) -> Iterator[ShardBatch]:
+    """:func:`stream_shards`, each frame with the shard it comes from and its first row there (for messages).
+
+    Raises
+    ------
+    SGIInputError
+        What :func:`stream_shards` raises, before the first row is read.
+    """
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         raise SGIInputError(f"The 'batch_rows' parameter of stream_shards must be an int >= 1. Got {batch_rows!r} "
                             "instead.")
@@ -168,13 +225,15 @@ def stream_shards(input_path: str | os.PathLike, columns, *, optional=(),
     return _batches(shards, wanted, batch_rows)
 
 
-def _batches(shards: list[Path], columns: list[str], batch_rows: int) -> Iterator[pd.DataFrame]:
+def _batches(shards: list[Path], columns: list[str], batch_rows: int) -> Iterator[ShardBatch]:
     import pyarrow.parquet as pq
 
     for shard in shards:
+        first = 0
         with pq.ParquetFile(shard) as handle:
             for batch in handle.iter_batches(batch_size=batch_rows, columns=columns):
-                yield batch.to_pandas()
+                yield ShardBatch(shard, first, batch.to_pandas())
+                first += batch.num_rows
 
 
 def shards_scored_with(input_path: str | os.PathLike) -> dict | None:
@@ -241,3 +300,26 @@ def map_shards(input_path: str | os.PathLike, compute, columns, *, optional=(),
         for name, array in values.items():
             parts[name].append(array)
     return {name: np.concatenate(arrays) for name, arrays in (parts or {}).items()}
+
+
+def shards_sha256(input_path: str | os.PathLike) -> str:
+    """SHA-256 over the SHA-256 of each Parquet shard's bytes (hex, in path order): the run's content, named once.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, hashlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.parquet").write_bytes(b"PAR1")
+    >>> shards_sha256(folder) == hashlib.sha256(hashlib.sha256(b"PAR1").hexdigest().encode()).hexdigest()
+    True
+    """
+    import hashlib
+
+    digests = []
+    for shard in parquet_shards(input_path):
+        digest = hashlib.sha256()
+        with open(shard, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digests.append(digest.hexdigest())
+    return hashlib.sha256("".join(digests).encode()).hexdigest()

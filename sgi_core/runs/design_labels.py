@@ -40,7 +40,7 @@ def pair_design(pair, *, design: str, budget: float, seed: int, predictor: str =
     (:func:`~sgi_core.runs.sampling_design.halluc_probability`); a key whose first row is
     the same texts in both runs is unchanged.
     """
-    from sgi_core.review.annotations import row_keys
+    from sgi_core.runs.reading import run_row_keys
 
     matched = pair.matched
     if predictor:
@@ -48,8 +48,8 @@ def pair_design(pair, *, design: str, budget: float, seed: int, predictor: str =
                              for frame, run in ((matched.base, pair.base), (matched.new, pair.new))])
     else:
         p = np.full((len(matched.keys), 2), np.nan)
-    unchanged = (row_keys(pair.base.frame.iloc[matched.first_row_base])
-                 == row_keys(pair.new.frame.iloc[matched.first_row_new]))
+    unchanged = (run_row_keys(pair.base.frame.iloc[matched.first_row_base])
+                 == run_row_keys(pair.new.frame.iloc[matched.first_row_new]))
     return make_design(matched.keys, p, design=design, budget=budget, seed=seed, predictor=predictor,
                        unchanged=unchanged)
 
@@ -234,7 +234,7 @@ def verified_pair_design(paths, pair, *, policy=None) -> LabellingDesign | None:
     SGIInputError
         See the module notes.
     """
-    from sgi_core.review.annotations import row_keys
+    from sgi_core.runs.reading import run_row_keys
 
     recorded = recorded_design(paths)
     if recorded is None:
@@ -242,7 +242,7 @@ def verified_pair_design(paths, pair, *, policy=None) -> LabellingDesign | None:
     matched = pair.matched
     design = pair_design(pair, design=recorded.design, budget=recorded.budget, seed=recorded.seed,
                          predictor=recorded.predictor, policy=policy)
-    runs = [(run.source, row_keys(run.frame.iloc[rows]),
+    runs = [(run.source, run_row_keys(run.frame.iloc[rows]),
              frame["label"].notna().to_numpy() if "label" in frame else np.zeros(len(matched.keys), bool))
             for run, rows, frame in ((pair.base, matched.first_row_base, matched.base),
                                      (pair.new, matched.first_row_new, matched.new))]

@@ -24,8 +24,8 @@ import pandas as pd
 from sgi_core.columns import STATUS_COLUMN, TEXT_COLUMNS, UNBOUNDED_SGI_STATUS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
-from sgi_core.review.annotations import row_keys
 from sgi_core.runs.label_order import LABEL_ORDER
+from sgi_core.runs.reading import ROW_KEY, run_row_keys
 from sgi_core.stats.key_order import canonical_order
 
 # A whole number written as text, with or without a zero fraction ("7", "7.0", "-7.00"); "007" stays an id of its own.
@@ -224,10 +224,11 @@ def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> Ma
 
 def _changed_keys(base: pd.DataFrame, new: pd.DataFrame, key_base: pd.Series, key_new: pd.Series,
                   keys: pd.Index) -> np.ndarray | None:
-    """Whether each matched key's set of rows (by their texts' :func:`~sgi_core.review.annotations.row_key`) differs."""
-    if not all(column in frame.columns for frame in (base, new) for column in TEXT_COLUMNS):
+    """Whether each matched key's set of rows (by their texts' :func:`~sgi_core.runs.reading.run_row_keys`) differs."""
+    if not all(ROW_KEY in frame.columns or all(column in frame.columns for column in TEXT_COLUMNS)
+               for frame in (base, new)):
         return None
-    rows = [pd.Series(row_keys(frame), index=key.to_numpy()).groupby(level=0).agg(frozenset)
+    rows = [pd.Series(run_row_keys(frame), index=key.to_numpy()).groupby(level=0).agg(frozenset)
             for frame, key in ((base, key_base), (new, key_new))]
     return (rows[0].reindex(keys).to_numpy() != rows[1].reindex(keys).to_numpy()).astype(bool)
 

@@ -30,12 +30,15 @@ from sgi_core.columns import (
     DEFAULT_CONTEXT_STRATEGY,
     GROUNDING_PREFIX,
     INPUT_ROW,
+    ROLES,
+    SCORE_COLUMNS,
     STATUS_COLUMN,
     TEXT_COLUMNS,
 )
 from sgi_core.detectors.registry import FAMILIES
 from sgi_core.errors import SGIInputError
 from sgi_core.evaluation.detectors import numeric_score_columns
+from sgi_core.io.labels import label_warnings
 from sgi_core.io.limits import is_scored
 from sgi_core.io.mapping import COLUMN_ALIASES
 from sgi_core.io.scored import scored_table
@@ -59,6 +62,10 @@ NOT_SCORES = frozenset({STATUS_COLUMN, INPUT_ROW, CONTEXT_PIECES_COLUMN, "flagge
 _ID_NAME = re.compile(r"(^|_)(id|ids|row|rows|index|idx|key)$", re.IGNORECASE)
 
 Scorer = Callable[[TripleTable], pd.DataFrame]
+
+#: A run read from shards (:func:`read_sharded_run`) keeps no texts: each row's
+#: :func:`~sgi_core.review.annotations.row_key` is kept in this column instead.
+ROW_KEY = "row_key"
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,15 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
                                 hint="Score it first with `python -m sgi_core score`, or give a model to score it")
         frame, scored_here = scorer(table), True
     frame = frame.copy()
+    baselines = oriented_scores(frame, BASELINES, source=source)
+    not_scores = {column for column in frame.columns if _is_excluded(str(column), table)}
+    return _oriented_run(frame, baselines, not_scores, source=source, key=key, hallucinated_high=hallucinated_high,
+                         scored_here=scored_here, warnings=table.warnings)
+
+
+def _oriented_run(frame: pd.DataFrame, baselines: pd.DataFrame, not_scores: set, *, source: str, key: str | None,
+                  hallucinated_high, scored_here: bool, warnings) -> Run:
+    """The :class:`Run` of a read frame: its score columns chosen and oriented, the baselines' values given."""
     for name in hallucinated_high:
         if name not in frame.columns:
             raise SGIInputError(f"column '{name}' named as hallucinated-high is not in the run", source=source,
@@ -145,17 +161,17 @@ def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_pos
     registered = [column for column in carried_names() if column in frame.columns]
     exclude = {*carried_names(), *BASELINES, *(SCORES[column].oriented_name for column in registered),
                *([key] if key else [])}
-    imported = [c for c in numeric_score_columns(frame, exclude=exclude) if not _is_excluded(str(c), table)]
+    imported = [c for c in numeric_score_columns(frame, exclude=exclude) if c not in not_scores]
     # A judge metric column is a score whatever it holds: text in it is an error (with its rows), not a reason
     # to leave the column out.
     imported += [c for c in JUDGE_COLUMNS if c in frame.columns and c not in imported and c != key]
     files = [column_spec(str(column), higher_is="hallucinated" if column in hallucinated_high else "grounded")
              for column in sorted(imported, key=lambda c: (not str(c).startswith("judge_"), str(c)))]
-    oriented = oriented_scores(frame, [*registered, *BASELINES, *files],
-                               source=source)
+    oriented = pd.concat([oriented_scores(frame, registered, source=source), baselines,
+                          oriented_scores(frame, files, source=source)], axis=1)
     for name in oriented.columns:
         frame[name] = oriented[name].to_numpy(dtype=np.float64)
-    return Run(frame, source, tuple(oriented.columns), scored_here, tuple(table.warnings))
+    return Run(frame, source, tuple(oriented.columns), scored_here, tuple(dict.fromkeys(warnings)))
 
 
 def model_scorer(model: str, *, load_options: dict | None = None, batch_size: int = 64, use_cache: bool = True,
@@ -203,11 +219,109 @@ def resource_columns(table: TripleTable, resources: Mapping[str, tuple], *, enco
     return pd.concat(frames, axis=1) if frames else pd.DataFrame(index=table.frame.index)
 
 
+def run_row_keys(frame: pd.DataFrame) -> np.ndarray:
+    """The :func:`~sgi_core.review.annotations.row_key` of each row of a run's frame: from its texts, or from its
+    :data:`ROW_KEY` column where its texts were dropped (:func:`read_sharded_run`)."""
+    from sgi_core.review.annotations import row_keys
+
+    if ROW_KEY in frame.columns and not all(column in frame.columns for column in TEXT_COLUMNS):
+        return frame[ROW_KEY].to_numpy(dtype=object)
+    return row_keys(frame)
+
+
 def load_run(path, *, scorer: Scorer | None, label_positive: str | None = None, key: str | None = None,
              hallucinated_high=(), resources: Mapping[str, tuple] | None = None) -> Run:
-    """Read a run file (CSV, TSV, JSON Lines, JSON or Parquet) and :func:`read_run` it."""
+    """Read a run file (CSV, TSV, JSON Lines, JSON or Parquet) and :func:`read_run` it; a folder or a glob of
+    scored Parquet shards is read by :func:`read_sharded_run`."""
     from sgi_core.io.reading import read_table, source_name
+    from sgi_core.io.shards import is_sharded
 
+    if is_sharded(path):
+        if resources:
+            raise SGIInputError("grounding models are not run on a run given as shards", source=str(path),
+                                hint="Score the shards with them first (python -m sgi_core score --grounding-model "
+                                     "...), then compare the scored shards")
+        return read_sharded_run(path, key=key, hallucinated_high=hallucinated_high)
     name = source_name(path)
     return read_run(read_table(path, name=name), source=name, scorer=scorer, label_positive=label_positive, key=key,
                     hallucinated_high=hallucinated_high, resources=resources)
+
+
+def read_sharded_run(path, *, key: str | None = None, hallucinated_high=(), batch_rows: int | None = None) -> Run:
+    """A scored run given as Parquet shards (a folder or a glob, as ``score`` writes them), read a batch at a time.
+
+    Each batch is checked as :func:`read_run` checks a scored file (a message names the
+    shard and the row in it), its baselines are computed from its texts and its rows'
+    keys kept in :data:`ROW_KEY`; then its texts and every column that cannot be a score
+    are dropped. What is held is a few numbers per row, the ``key`` column and the row key:
+    no text but the key's. The scores are then chosen and oriented on the whole run, so
+    the :class:`Run` compares as the one file of the shards concatenated in path order
+    would (:func:`~sgi_core.io.shards.stream_shards`); nothing is scored.
+
+    Raises
+    ------
+    SGIInputError
+        No Parquet shard; a shard lacking a scored file's columns or ``key`` (named
+        with the shard); a value :func:`~sgi_core.io.scored.scored_table` refuses; no row.
+    """
+    from sgi_core.io.shards import STREAM_BATCH_ROWS, shard_batches, shard_columns
+
+    source = str(path)
+    schemas = list(shard_columns(path).values())
+    if not any(is_scored(names) for names in schemas):  # a shard lacking a score column is named below
+        raise SGIInputError("the shards carry no SGI scores", source=source,
+                            hint="Score them first with `python -m sgi_core score SHARDS -o OUT --engine ray` (or "
+                                 "without Ray), then compare the scored shards")
+    present = [name for name in schemas[0] if all(name in names for names in schemas[1:])]
+    keep = {*(c for c in (key, ROW_KEY, STATUS_COLUMN, "label", INPUT_ROW) if c), *BASELINES, *JUDGE_COLUMNS,
+            *hallucinated_high, *carried_names()}
+    parts, not_scores, texts, warnings = [], {ROW_KEY}, set(), []
+    for batch in shard_batches(path, [*ROLES, *SCORE_COLUMNS, *([key] if key else [])], optional=present,
+                               batch_rows=batch_rows or STREAM_BATCH_ROWS):
+        table, frame, rows = _scored_batch(batch, first=sum(len(part) for part in parts))
+        # The label's warnings are the whole run's, below; the others are the batch's, named so.
+        warnings += [f"{batch.shard.name}, {rows}: {warning}" for warning in table.warnings
+                     if warning not in _label_warnings(frame["label"])]
+        not_scores |= {column for column in frame.columns if _is_excluded(str(column), table)}
+        texts |= {column for column in frame.columns
+                  if column not in keep and column not in not_scores and not _numbers_only(frame[column])}
+        reduced = frame[[c for c in frame.columns if c in keep or (c not in not_scores and c not in texts)]]
+        reduced = reduced.assign(**oriented_scores(frame, BASELINES, source=str(batch.shard)),
+                                 **{ROW_KEY: run_row_keys(frame)})
+        parts.append(reduced)
+    if not any(len(part) for part in parts):
+        raise SGIInputError("the shards hold no row", source=source, hint="Give the shards of a scored run")
+    frame = pd.concat(parts, ignore_index=True)
+    frame = frame.drop(columns=[column for column in texts if column in frame.columns and column not in keep])
+    warnings = [*_label_warnings(frame["label"]), *warnings]
+    return _oriented_run(frame, frame[list(BASELINES)], not_scores, source=source, key=key,
+                         hallucinated_high=hallucinated_high, scored_here=False, warnings=warnings)
+
+
+def _scored_batch(batch, *, first: int):
+    """:func:`~sgi_core.io.scored.scored_table` of a batch of shard rows (``first`` rows of the run before it), its
+    messages naming the shard and the rows there; and the batch's rows in words."""
+    raw = batch.frame
+    if INPUT_ROW not in raw.columns:  # numbered as in the one file of the shards
+        raw = raw.assign(**{INPUT_ROW: np.arange(first + 1, first + len(raw) + 1)})
+    try:
+        table, frame = scored_table(raw, source=str(batch.shard))
+    except SGIInputError as err:
+        raise SGIInputError(err.message, source=err.source, column=err.column,
+                            rows=[row + batch.first_row for row in err.rows], hint=err.hint) from None
+    return table, frame, f"rows {batch.first_row + 1}-{batch.first_row + len(raw)}"
+
+
+def _label_warnings(label: pd.Series) -> list[str]:
+    """What :func:`~sgi_core.io.scored.scored_table` warns of a scored file's label column."""
+    labels = label.to_numpy(dtype=np.float64)
+    return label_warnings(labels, "label", 1, True) if not np.isnan(labels).all() else []
+
+
+def _numbers_only(column: pd.Series) -> bool:
+    """Whether every non-empty cell of a column is a number (as :func:`numeric_score_columns` asks of a score)."""
+    if pd.api.types.is_numeric_dtype(column):
+        return True
+    text = column.astype(str).str.strip()
+    filled = column[column.notna() & (text != "")]
+    return not pd.to_numeric(filled, errors="coerce").isna().any()

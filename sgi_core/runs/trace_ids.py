@@ -26,8 +26,15 @@ def _id_values(path) -> dict[str, set[str]]:
     """The non-empty values (stripped text, as rows are matched) of each :data:`ID_KEYS` column of a run file."""
     from sgi_core.io.parquet import is_parquet_path
     from sgi_core.io.reading import cell_to_text, read_table, source_name
+    from sgi_core.io.shards import is_sharded, stream_shards
 
     frame = None
+    if is_sharded(path):  # only the id columns every shard holds, a batch at a time
+        values: dict[str, set[str]] = {}
+        for batch in stream_shards(path, [], optional=ID_KEYS):
+            for key in batch.columns:
+                values.setdefault(key, set()).update(t for t in (cell_to_text(v).strip() for v in batch[key]) if t)
+        return values
     if is_parquet_path(path):
         import pyarrow.parquet as pq
 
