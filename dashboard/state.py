@@ -269,6 +269,8 @@ REVIEW_SCORE = "review.score"
 REVIEW_SECOND_SCORE = "review.second_score"
 REVIEW_SEED = "review.seed"
 REVIEW_TARGET = "review.target"
+#: The active queue's predictor: a probability column of the file (``sample --predictor``).
+REVIEW_PREDICTOR = "review.predictor"
 REVIEW_ANNOTATOR = "review.annotator"
 REVIEW_NOTE = "review.note"
 #: The row key the note being typed belongs to: a label given to another row does not take it.

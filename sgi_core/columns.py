@@ -31,6 +31,8 @@ INPUT_ROW = "input_row"
 #: When a row of a labels table was labelled (a date and time); without it the rows' order is the labelling order.
 LABELLED_AT = "labelled_at"
 ANGLE_COLUMNS = ("theta_qc", "theta_rq", "theta_rc")
+#: A labelling design's columns beside a label: what re-computes the design it was drawn under.
+DESIGN_COLUMNS = ("inclusion_probability", "design", "predictor", "seed", "budget")
 STATUS_COLUMN = "sgi_status"
 #: Prefix of a grounding model's columns, ``grounding_<name>_<suffix>`` (:mod:`sgi_core.grounding.scoring`).
 GROUNDING_PREFIX = "grounding_"

@@ -4,7 +4,7 @@ import streamlit as st
 
 from dashboard import page, state
 from dashboard.app_pages import review_pairs_panel, review_panel
-from dashboard.services import label_exchange_services, review_services
+from dashboard.services import active_review, label_exchange_services, review_services
 from dashboard.views import texts
 from sgi_core.render import names
 
@@ -42,7 +42,7 @@ label_tab, agreement_tab, files_tab = st.tabs(["Label rows", "Agreement and labe
 with label_tab:
     scores = review_services.queue_scores(data.key, data.model, data.table, data.frame)
     controls = st.columns(4)
-    strategy = controls[0].selectbox("Queue", review_services.STRATEGIES, key=state.REVIEW_STRATEGY, **state.PERSIST,
+    strategy = controls[0].selectbox("Queue", active_review.QUEUES, key=state.REVIEW_STRATEGY, **state.PERSIST,
                                      format_func=review_panel.QUEUE_NAMES.get)
     score = controls[1].selectbox("Score the queue follows", list(scores), key=state.REVIEW_SCORE, **state.PERSIST,
                                   format_func=names.display_name)
@@ -50,7 +50,9 @@ with label_tab:
                                    key=state.REVIEW_SECOND_SCORE, disabled=strategy != "disagreement",
                                    format_func=names.display_name)
     seed = int(controls[3].number_input("Seed", min_value=0, value=0, step=1, key=state.REVIEW_SEED, **state.PERSIST))
-    if strategy != "random":
+    if strategy == "active":
+        review_panel.active_controls(data, scores)
+    elif strategy != "random":
         st.caption("This queue is not a random order: the labels it gives are saved with its name, and the Compare "
                    "runs page and `compare` make no prediction-powered estimate from them (it needs a random sample). "
                    "Every other statistic uses them.")
@@ -64,7 +66,7 @@ with label_tab:
         f" ({labels.n_unsure:,} more marked unsure: no label, not counted)" if labels.n_unsure else ""))
 
     focus = st.session_state.get(state.REVIEW_FOCUS)
-    position = None
+    position, design = None, None
     if focus is not None and focus["done"] < len(focus["rows"]):
         position = focus["rows"][focus["done"]]
         st.info(f"Reviewing the rows where {focus['what']} disagree: {focus['done'] + 1:,} of {len(focus['rows']):,}.")
@@ -88,8 +90,10 @@ with label_tab:
                        f"Most uncertain on SGI: P(grounded) nearest 0.5 ({origin})." if origin else
                        "Most uncertain needs a threshold (Calibration session page) or labels to calibrate SGI.")
         try:
-            order = review_services.queue(data.key, data.model, strategy, seed, score, second, threshold, origin,
-                                          scores, data.frame["label"].to_numpy(), probability, data.table)
+            order = (active_review.active_queue(data.key, st.session_state.get(state.REVIEW_PREDICTOR), float(target),
+                                                seed, data.table) if strategy == "active" else
+                     review_services.queue(data.key, data.model, strategy, seed, score, second, threshold, origin,
+                                           scores, data.frame["label"].to_numpy(), probability, data.table))
         except page.SGIInputError as err:
             page.show_error(err)
             st.stop()
@@ -98,10 +102,15 @@ with label_tab:
             st.success("Every row this queue holds is labelled." if len(order.rows) else "This queue holds no row.")
         else:
             position = int(remaining[0])
-            st.caption(f"Queue: {review_panel.QUEUE_NAMES[strategy]}, seed {seed}: {len(remaining):,} rows left"
-                       + (f"; {order.n_left_out:,} rows without the label it needs." if order.n_left_out else "."))
+            if strategy == "active":
+                design = order.record(position)
+                st.caption(f"Active sample, seed {seed}: {len(remaining):,} of its {order.design.n_drawn:,} keys "
+                           f"left; this row was drawn with probability {design['inclusion_probability']:.3f}.")
+            else:
+                st.caption(f"Queue: {review_panel.QUEUE_NAMES[strategy]}, seed {seed}: {len(remaining):,} rows left"
+                           + (f"; {order.n_left_out:,} rows without the label it needs." if order.n_left_out else "."))
     if position is not None:
-        review_panel.row_panel(data, labels, store, position)
+        review_panel.row_panel(data, labels, store, position, design)
 
 with agreement_tab:
     st.subheader("The file's labels against the annotations")

@@ -15,7 +15,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import devices, page, state
-from dashboard.services import evidence_services, geometry_services, label_exchange_services, review_services
+from dashboard.services import (
+    active_review,
+    evidence_services,
+    geometry_services,
+    label_exchange_services,
+    review_services,
+)
 from dashboard.views import evidence, geometry_charts, texts
 from sgi_core.render.names import display_name
 
@@ -23,7 +29,8 @@ QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the s
                "uncertain": "most uncertain (SGI near the threshold or P(grounded) near 0.5)",
                "disagreement": "most disagreement between two scores",
                "false_alarms": "worst false alarms: labelled grounded, lowest score",
-               "missed_hallucinations": "worst misses: labelled hallucinated, highest score"}
+               "missed_hallucinations": "worst misses: labelled hallucinated, highest score",
+               "active": "active: the keys `sample --design active` draws, where the predictor is unsure"}
 LABEL_WORDS = {1.0: "grounded", 0.0: "hallucinated"}
 LABEL_ICONS = {"grounded": ":material/check_circle:", "hallucinated": ":material/report:", "unsure": ":material/help:"}
 
@@ -141,20 +148,22 @@ def profile(data, position: int) -> None:
                                                      format="%.0f")})
 
 
-def decide(store, key: str, label: str, position: int) -> None:
+def decide(store, key: str, label: str, position: int, design: dict | None = None) -> None:
     """Button callback: append the decision with the note and annotator, remember its id and store, and move on.
 
     The row's key and position come with the button (its ``args``), never from what the
     page shows when the click arrives: a click on a row's button while the page is already
     drawing the next one labels the row it was drawn for, and moves a focus list on only
-    when that row is the one in focus.
+    when that row is the one in focus. ``design``: the active queue's design and the row's
+    inclusion probability, kept with the decision.
     """
     # The queue is recorded so that labels from a targeted queue are never taken for a random sample.
     focus = st.session_state.get(state.REVIEW_FOCUS)
     queue = "disagreement" if focus is not None else st.session_state.get(state.REVIEW_STRATEGY, "")
     current = st.session_state.get(state.REVIEW_NOTE_KEY) == key
     decision_id = store.add(key, label, note=st.session_state.get(state.REVIEW_NOTE, "") if current else "",
-                            annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""), queue=queue)
+                            annotator=st.session_state.get(state.REVIEW_ANNOTATOR, ""), queue=queue,
+                            design=design if focus is None else None)
     st.session_state.setdefault(state.REVIEW_HISTORY, []).append((str(store.path), key, decision_id))
     if current:
         st.session_state[state.REVIEW_NOTE] = ""
@@ -176,7 +185,7 @@ def undo() -> None:
             focus["done"] -= 1
 
 
-def buttons(store, key: str, row, position: int) -> None:
+def buttons(store, key: str, row, position: int, design: dict | None = None) -> None:
     """Grounded / hallucinated / unsure (keyed by ``row``, :func:`label_button_key`) / undo, and the note.
 
     Each button carries the row's key and position; the note typed goes with the row it
@@ -190,7 +199,7 @@ def buttons(store, key: str, row, position: int) -> None:
     columns = st.columns(4)
     for column, label in zip(columns, ("grounded", "hallucinated", "unsure")):
         column.button(label.capitalize(), key=label_button_key(label, row), on_click=decide,
-                      args=(store, key, label, position), icon=LABEL_ICONS[label], width="stretch")
+                      args=(store, key, label, position, design), icon=LABEL_ICONS[label], width="stretch")
     history = st.session_state.get(state.REVIEW_HISTORY)
     elsewhere = texts.plain(Path(history[-1][0]).name) if history and history[-1][0] != str(store.path) else None
     columns[3].button("Undo my last label", key="review.undo", on_click=undo, disabled=not history, width="stretch",
@@ -199,8 +208,11 @@ def buttons(store, key: str, row, position: int) -> None:
                            "Takes back the last label you gave in this session, and nothing anyone else gave.")
 
 
-def row_panel(data, labels, store, position: int) -> None:
-    """One row: its texts as plain text, the labelling controls, and why it may or may not be grounded."""
+def row_panel(data, labels, store, position: int, design: dict | None = None) -> None:
+    """One row: its texts as plain text, the labelling controls, and why it may or may not be grounded.
+
+    ``design``: where the row comes from the active queue, its design and inclusion probability, saved with the label.
+    """
     row = page.take_rows(data.frame, [position]).iloc[0]
     key = review_services.key_of_row(row)
     st.subheader(f"Row {int(row['input_row']):,} of the file")
@@ -210,7 +222,7 @@ def row_panel(data, labels, store, position: int) -> None:
     decided = labels.decision(position)
     if decided is not None:
         st.caption(f"Labelled {decided} before; a new label replaces it.")
-    buttons(store, key, int(row["input_row"]), position)
+    buttons(store, key, int(row["input_row"]), position, design)
     left, right = st.columns(2)
     with left:
         st.markdown("**Question**")
@@ -270,3 +282,21 @@ def disagreements(data, result, names: tuple, first, second, what: str) -> None:
     if st.button(f"Review these {result.n_disagree:,} rows", key=f"review.focus.{what}"):
         st.session_state[state.REVIEW_FOCUS] = {"rows": rows.tolist(), "done": 0, "what": texts.plain(what)}
         st.rerun()
+
+
+def active_controls(data, scores: dict) -> None:
+    """The active queue's predictor, and what its labels are: the target number is the sample's expected size."""
+    columns = active_review.predictor_columns(data.table, scores)
+    if not columns:
+        st.warning("The active queue needs a probability column in the file (a grounding model's or a judge's "
+                   "P(grounded)) to draw from; this file has none.")
+        st.stop()
+    predictor = st.selectbox("Predictor (a probability column, higher = grounded)", columns,
+                             key=state.REVIEW_PREDICTOR, **state.PERSIST, format_func=display_name)
+    target = st.session_state.get(state.REVIEW_TARGET, 100)
+    seed = st.session_state.get(state.REVIEW_SEED, 0)
+    st.caption(f"The keys `python -m sgi_core sample FILE --design active --predictor {predictor} --n {target} "
+               f"--seed {seed}` draws (the target number of labels below is --n): more where the predictor is unsure, "
+               "each with the probability it was drawn with. Every label given here keeps that probability, and the "
+               "exported table (Import / export) is a --labels file that `compare` and `monitor` weigh back by it. "
+               "The pages reading the annotations take these labels as not a random sample.")

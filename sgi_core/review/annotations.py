@@ -247,13 +247,18 @@ class AnnotationStore:
 
     path: Path
 
-    def add(self, key: str, label: str, *, note: str = "", annotator: str = "", queue: str = "") -> str:
-        """Append one decision (``label`` in :data:`DECISIONS`) from the Review ``queue``; returns its id (:meth:`retract`)."""
+    def add(self, key: str, label: str, *, note: str = "", annotator: str = "", queue: str = "",
+            design: dict | None = None) -> str:
+        """Append one decision (``label`` in :data:`DECISIONS`) from the Review ``queue``; returns its id (:meth:`retract`).
+
+        ``design``: the labelling design the key was drawn under, with its inclusion probability
+        (:func:`~sgi_core.review.decision_log.check_design`).
+        """
         if label == RETRACT:
             raise SGIInputError("undo with AnnotationStore.retract, not a 'retract' label")
         decision_id = new_decision_id()
         append_lines(self.path, [decision_line(key, label, note=note, annotator=annotator, decision_id=decision_id,
-                                               queue=queue)])
+                                               queue=queue, design=design)])
         return decision_id
 
     def retract(self, key: str, decision_id: str, *, annotator: str = "") -> None:

@@ -5,6 +5,10 @@ One line per decision::
     {"key": "<row key>", "label": "grounded", "note": "", "annotator": "ann",
      "time": "2026-11-24T07:00:00+00:00", "id": "<16 hex digits>"}
 
+A decision on a key of a design's sample (the Review page's ``active`` queue) carries the design
+(:data:`~sgi_core.columns.DESIGN_COLUMNS`): the label keeps the probability its key was drawn
+with. Lines without them (older files, other queues) read with those fields empty.
+
 ``label`` is ``grounded``, ``hallucinated``, ``unsure`` or ``retract``. Each decision
 carries a random ``id``; a ``retract`` line written today names the decision it undoes
 (``"retracts": "<id>"``), so an undo takes back one decision and nothing else, whoever
@@ -28,6 +32,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
+from sgi_core.columns import DESIGN_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.jsonio import loads_json
 
@@ -51,8 +56,8 @@ DAMAGED_NAMED = 5
 KEY_PATTERN = re.compile(rf"[0-9a-f]{{{KEY_HEX_DIGITS}}}")
 _ID = re.compile(rf"[0-9a-f]{{{ID_HEX_DIGITS}}}")
 #: What each decision holds, in the order of the frames returned.
-FIELDS = ("key", "label", "note", "annotator", "time", "id", "queue")
-_TEXT_FIELDS = ("note", "annotator", "time", "queue")
+FIELDS = ("key", "label", "note", "annotator", "time", "id", "queue", *DESIGN_COLUMNS)
+_TEXT_FIELDS = ("note", "annotator", "time", "queue", *DESIGN_COLUMNS)
 #: Queues whose order is a seeded random permutation: the labels they give are a random sample of the rows, as a
 #: prediction-powered estimate assumes. A decision with no queue recorded (older files, imports) is of unknown origin.
 RANDOM_QUEUES = ("random",)
@@ -79,12 +84,15 @@ def new_decision_id() -> str:
 
 
 def decision_line(key: str, label: str, *, note: str = "", annotator: str = "", time: str | None = None,
-                  decision_id: str | None = None, retracts: str | None = None, queue: str = "") -> bytes:
+                  decision_id: str | None = None, retracts: str | None = None, queue: str = "",
+                  design: dict | None = None) -> bytes:
     """One decision as its JSON line (with the newline), after checking it.
 
     ``decision_id`` is made by :func:`new_decision_id` when not given; ``retracts``,
     for a ``retract`` line only, is the id of the decision it undoes; ``queue`` names the
-    Review queue the row came from (``random``, ``uncertain``, ...; empty when unknown).
+    Review queue the row came from (``random``, ``uncertain``, ...; empty when unknown);
+    ``design``, for a key of a labelling design's sample, maps each of
+    :data:`~sgi_core.columns.DESIGN_COLUMNS` to its value (:func:`check_design`).
 
     Raises
     ------
@@ -112,9 +120,40 @@ def decision_line(key: str, label: str, *, note: str = "", annotator: str = "", 
               "time": time or datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "id": decision_id}
     if queue:
         record["queue"] = str(queue)[:MAX_NOTE_CHARS]
+    if design is not None:
+        if label == RETRACT:
+            raise SGIInputError("a retract line carries no design: it undoes the decision that did")
+        record.update(check_design(design))
     if retracts is not None:
         record["retracts"] = retracts
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def check_design(design: dict) -> dict:
+    """A decision's design fields, checked: JSON values that read back to the same numbers.
+
+    Raises
+    ------
+    SGIInputError
+        Fields other than :data:`~sgi_core.columns.DESIGN_COLUMNS`, or values out of range.
+
+    Examples
+    --------
+    >>> check_design({"inclusion_probability": 0.25, "design": "active", "predictor": "p", "seed": 3, "budget": 40})
+    {'inclusion_probability': 0.25, 'design': 'active', 'predictor': 'p', 'seed': 3, 'budget': 40.0}
+    """
+    if not isinstance(design, dict) or set(design) != set(DESIGN_COLUMNS):
+        raise SGIInputError(f"a decision's design must give exactly {', '.join(DESIGN_COLUMNS)}; got {design!r}")
+    pi, seed, budget = design["inclusion_probability"], design["seed"], design["budget"]
+    number = (float, int, np.floating, np.integer)
+    for wrong, what in ((not (isinstance(pi, number) and 0.0 < float(pi) <= 1.0), "inclusion_probability in (0, 1]"),
+                        (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0, "seed >= 0"),
+                        (not (isinstance(budget, number) and float(budget) > 0), "budget > 0"),
+                        (design["design"] not in ("uniform", "active"), "design uniform or active")):
+        if wrong:
+            raise SGIInputError(f"a decision's design needs {what}; got {design!r}")
+    return {"inclusion_probability": float(pi), "design": design["design"], "predictor": str(design["predictor"]),
+            "seed": int(seed), "budget": float(budget)}
 
 
 def parse_line(text: bytes):

@@ -4,7 +4,11 @@ An import (:func:`import_lines`) keeps the labels of the rows the file holds and
 those, only the ones not already in force, so importing the same labels twice adds
 nothing and labels of other data never enter the store. The readable export
 (:func:`annotation_table`) lists the file's rows with a decision in force, with their
-texts and the file's own id column; it imports back as a labels table.
+texts and the file's own id column; it imports back as a labels table. Labels given on keys
+of a design's sample (the Review page's ``active`` queue) are exported with their design's
+columns (:data:`~sgi_core.columns.DESIGN_COLUMNS`), so the table is a ``--labels`` file whose
+design ``compare`` and ``monitor`` verify; a row labelled otherwise beside them has those cells
+empty, and such a table is refused there rather than read as a uniform sample.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgi_core.columns import ADDED_COLUMNS, INPUT_ROW, TEXT_COLUMNS
+from sgi_core.columns import ADDED_COLUMNS, DESIGN_COLUMNS, INPUT_ROW, TEXT_COLUMNS
 from sgi_core.results import JsonResult
 from sgi_core.review.annotations import decision_line
 from sgi_core.review.label_sources import LabelSet, join_labels
@@ -122,7 +126,8 @@ def annotation_table(frame: pd.DataFrame, keys, current: pd.DataFrame) -> pd.Dat
 
     Columns :data:`EXPORT_COLUMNS`, with the file's :func:`id_column` after ``key``;
     ``label`` is ``grounded`` or ``hallucinated``, and empty for ``unsure`` (a labels
-    table's empty cell: the table imports back with those rows unlabelled).
+    table's empty cell: the table imports back with those rows unlabelled). Where a
+    decision carries a design, :data:`~sgi_core.columns.DESIGN_COLUMNS` follow.
 
     Examples
     --------
@@ -148,4 +153,7 @@ def annotation_table(frame: pd.DataFrame, keys, current: pd.DataFrame) -> pd.Dat
     table["label"] = chosen["label"].where(chosen["label"] != "unsure", "").to_numpy()
     for column in ("note", "annotator", "time"):
         table[column] = chosen[column].to_numpy()
+    if "design" in chosen and (chosen["design"].fillna("") != "").any():
+        for column in DESIGN_COLUMNS:
+            table[column] = chosen[column].fillna("").to_numpy()
     return table

@@ -40,6 +40,9 @@ from sgi_core.results import JsonResult
 from sgi_core.stats.key_order import canonical_order
 
 STRATEGIES = ("random", "stratified", "uncertain", "disagreement", "false_alarms", "missed_hallucinations")
+#: Every queue the Review page offers: the strategies, and ``active``, the keys a labelling design draws
+#: (:func:`sgi_core.runs.review_designs.active_run_queue`), whose labels keep their inclusion probability.
+QUEUES = (*STRATEGIES, "active")
 #: Bins of the ``stratified`` queue.
 STRATA = 10
 
@@ -131,7 +134,9 @@ def review_queue(n_rows: int, *, strategy: str, seed: int = 0, score=None, secon
     ([3, 1, 5, 2, 0], 1)
     """
     if strategy not in STRATEGIES:
-        raise SGIInputError(f"unknown review queue {strategy!r}", hint=f"Choose among {', '.join(STRATEGIES)}")
+        hint = ("The active queue is made from its design: sgi_core.runs.review_designs.active_run_queue"
+                if strategy in QUEUES else f"Choose among {', '.join(STRATEGIES)}")
+        raise SGIInputError(f"unknown review queue {strategy!r}", hint=hint)
     permutation = _permutation(n_rows, seed, keys)
     rank_in_permutation = np.empty(n_rows, dtype=np.int64)
     rank_in_permutation[permutation] = np.arange(n_rows)

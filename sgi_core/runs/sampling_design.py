@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from sgi_core.columns import DESIGN_COLUMNS
 from sgi_core.errors import SGIInputError
 from sgi_core.results import JsonResult
 from sgi_core.stats.active_inference import inclusion_probabilities, labels_for_half_width, planned_variance
@@ -39,8 +40,8 @@ from sgi_core.stats.key_order import key_hash
 
 #: The designs ``sample`` draws.
 DESIGNS = ("uniform", "active")
-#: The columns a sample carries beside the texts and the label: what re-computes its design.
-DESIGN_COLUMNS = ("inclusion_probability", "design", "predictor", "seed", "budget")
+__all__ = ["DESIGNS", "DESIGN_COLUMNS", "N_FOLDS", "PROBABILITY_TOLERANCE", "DesignPlan", "LabellingDesign",
+           "halluc_probability", "make_design", "plan_labels", "unit_uniforms"]
 #: Folds of the predictor's cross-fitting, assigned by a hash of the key.
 N_FOLDS = 5
 #: Relative difference below which a recorded probability matches the re-computed one (a text round trip).
