@@ -167,11 +167,12 @@ def _check_both_classes(labels: np.ndarray, scores: np.ndarray, source: str, sco
 
 def _auroc_line(labels, scores, n_boot: int, seed: int):
     """The AUROC of the scores with its interval, as ``write_policy`` prints it, and the interval."""
+    from sgi_core.evaluation.judgement import judge_score
     from sgi_core.evaluation.verdict import standing_of
     from sgi_core.render.numbers import NAN_INTERVAL, format_ci
-    from sgi_core.stats.ranking import roc_analysis
 
-    roc = roc_analysis(labels, scores, n_boot=max(n_boot, 200), seed=seed)
+    # The score is judged as the report judges it; the policy's refusal reads that judgement's interval.
+    roc = judge_score(labels, scores, lengths=None, n_boot=max(n_boot, 200), seed=seed).roc
     standing = standing_of(roc.auroc_ci)
     line = (f"AUROC {roc.auroc:.3f} {format_ci(roc.auroc_ci, undefined=NAN_INTERVAL)} ({roc.n_pos} grounded / {roc.n_neg} hallucinated rows, "
             f"{roc.ci_method} interval): {standing}")

@@ -154,13 +154,14 @@ def run_gate(y_true, score, policy=None, *, min_auroc: float | None = None, n_bo
     GateResult
         The precision or recall check is left out when the policy recorded NaN for it.
     """
-    from sgi_core.stats.ranking import roc_analysis
+    from sgi_core.evaluation.judgement import judge_score
     from sgi_core.stats.thresholds import threshold_metrics
 
     labels = np.asarray(y_true, dtype=np.float64)
     scores = np.asarray(score, dtype=np.float64)
     minimum = min_auroc if min_auroc is not None or policy is None else policy.min_auroc
-    roc = roc_analysis(labels, scores, n_boot=n_boot, seed=seed)
+    # The file's score is judged as every score is (the report's judgement), its AUROC read from there.
+    roc = judge_score(labels, scores, lengths=None, n_boot=n_boot, seed=seed).roc
     checks = [_auroc_check(roc, minimum)]
     if policy is None:
         return GateResult(tuple(checks), checks[0].passed, score_column, math.nan, roc.n_pos, roc.n_neg)
