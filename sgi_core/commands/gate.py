@@ -1,15 +1,9 @@
 """``python -m sgi_core gate``: fail a CI job when a labelled file falls short of a policy.
 
-Prints one line per check of :func:`sgi_core.policy.policy_gate.run_gate` and exits 1 when any fails
-(0 otherwise, 2 on bad input). ``--min-auroc X`` alone checks the AUROC's lower bound
-with no policy. ``--write-policy OUT`` makes the policy instead, from a labelled file
-(:func:`sgi_core.policy.making.make_policy`): it prints the AUROC with its interval
-and refuses a score whose interval holds 0.5 unless ``--force``.
-
-A policy is tied to the model and precision that made its scores: a scored Parquet
-file records them (:func:`sgi_core.io.scored.scored_with`) and a mismatch is refused; a
-policy naming a model outside the registry (an API model would send the file to the
-API) is refused unless ``--trust-policy-model``.
+One line per check of :func:`sgi_core.policy.policy_gate.run_gate`, exit 1 when any fails (2 on bad
+input); ``--write-policy OUT`` makes the policy instead (:func:`sgi_core.policy.making.make_policy`) and
+refuses a score whose AUROC interval holds 0.5 unless ``--force``. A policy is tied to the model and
+precision that made its scores.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Cross-fitting folds that never split a question.
 
-A detector that learns from labelled rows (a reference set, a combined model) is
-measured out of fold: rows are split into K folds, each fold is scored with what
-was learnt on the other folds only. Rows that share a question must share a fold;
-otherwise a question's grounded answer sits in the reference set that scores its
-hallucinated twin (in HaluEval both answers of one question share ``pair_id``).
-:func:`question_groups` finds the groups of a table; the folds are dealt by
-:func:`sgi_core.stats.folds.crossfit_folds`, which every cross-fitted score and
-every out-of-fold combination share.
+A detector that learns from labelled rows is measured out of fold, and rows sharing a question share a
+fold, or a question's grounded answer would sit in the reference set that scores its hallucinated twin.
+:func:`question_groups` finds the groups; :func:`sgi_core.stats.folds.crossfit_folds` deals the folds.
 """
 
 from __future__ import annotations

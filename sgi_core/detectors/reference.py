@@ -1,18 +1,9 @@
 """Reference-set displacement detectors, scored out of fold.
 
-Each row is scored against the grounded rows of a *reference set*: its ``k``
-nearest reference questions (cosine of the question embeddings) and their
-displacements. With the ``"crossfit"`` protocol (the default) rows are split into
-folds by question group (:mod:`sgi_core.detectors.folds`) and each fold is scored
-against the grounded rows of the other folds only, so no row, and no row sharing
-its question, is ever in its own reference set. The ``"leaky"`` protocol takes all
-grounded rows as the reference, the scored row included: a grounded row then finds
-itself as its nearest neighbour. It reproduces the near-perfect AUROC of the
-reference README and exists only to be shown beside the honest number.
-
-Notation: ``q_hat``, ``r_hat`` are L2-normalised question and response embeddings,
-``d = r_hat - q_hat`` the displacement, ``N`` the ``k`` nearest reference questions,
-``m = mean_{j in N} d_j``. Every score is oriented **high = grounded**, like SGI.
+Each row is scored against the grounded rows of a reference set (its nearest reference questions and
+their displacements). The ``"crossfit"`` protocol never lets a row, or its question, into its own
+reference set; the ``"leaky"`` protocol does, and exists only to be shown beside the honest number
+(:func:`reference_scores` gives the formulas).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """The resources a detector family reads that the user gives by name (a model folder), each declared once.
 
-A family names such a resource in its ``needs``
-(:data:`sgi_core.detectors.registry.NEEDS`); its :class:`ResourceOption` in
-:data:`RESOURCE_OPTIONS` says how it is given and loaded, and every face is made from it:
-the commands' repeatable option and switches (:mod:`sgi_core.commands.resource_options`),
-the library's ``resources`` keyword (field -> loaded objects, read by the family as
-:attr:`sgi_core.detectors.registry.DetectorInputs.resources`), a scored file's record,
-and the Detectors page's text area and checkboxes. Adding a model-type resource is its
-entry here with its loaders in their own package, the family's entry in
-:data:`~sgi_core.detectors.registry.FAMILIES`, its compute module and its tests.
+A :class:`ResourceOption` in :data:`RESOURCE_OPTIONS` says how a resource is given and loaded; the
+commands' options, the library's ``resources`` keyword, a scored file's record and the Detectors page's
+widgets are all made from it, so that adding one is its entry, its loaders, its family and its tests.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """A file's sentence supports: the scale against which one sentence's support is read.
 
-A response sentence's support (:func:`sgi_core.detectors.claims.sentence_scores`) is its
-cosine to the nearest context sentence: a similarity, not an entailment, whose values
-depend on the model and the data, so that 0.5 says nothing by itself. A sentence is read
-against its file instead, by its percentile among the supports of every response
-sentence of the file, or of a seeded random sample of ``max_rows`` of its rows when the
-file is bigger::
-
-    percentile(s) = 100 * #{r in file supports : r <= s} / #{file supports}
-
-the ``"weak"`` percentile of :func:`scipy.stats.percentileofscore`, as
-:func:`sgi_core.review.queues.row_profile` reads a row's scores. The same rows give each
-row's weakest-sentence support (``claim_min_support``), whose AUROC on the labels says
-whether the similarity separates grounded from hallucinated answers in this file.
+A sentence's support is a cosine, whose value says nothing by itself; it is read by its percentile among
+the supports of its file (or a seeded sample of its rows), and the same rows give each row's
+weakest-sentence support, whose AUROC says whether the similarity separates in this file
+(:func:`file_supports`, :func:`support_percentiles`).
 """
 
 from __future__ import annotations

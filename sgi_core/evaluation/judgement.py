@@ -1,14 +1,9 @@
 """One way to judge any score against the labels: SGI, a baseline, a computed detector, a file's column.
 
-:func:`judge_score` gives every score, whatever made it, the same
-:class:`ScoreJudgement`: AUROC (grounded positive, Hanley and McNeil's Mann-Whitney
-reading) with its interval, Cohen's d (valid minus hallucinated, ddof=1) with its
-interval, the AUROC once the classes' response lengths are matched (coarsened exact
-matching, Iacus, King and Porro 2012) with its interval and, for a score learnt from a
-reference set, the AUROC of the leaky protocol whose reference set holds the scored row.
-Scores are taken as oriented **higher = grounded**. A score learnt from labels must be
-given out of fold (see :mod:`sgi_core.detectors.folds`); combining scores is a later
-stage (:func:`sgi_core.stats.crossval.out_of_fold_probability`).
+:func:`judge_score` gives every score, oriented higher = grounded, the same :class:`ScoreJudgement`
+(AUROC, Cohen's d, the length-matched AUROC, the leaky AUROC of a reference-set score), so that no
+face judges a score its own way. A score learnt from labels is given out of fold
+(:mod:`sgi_core.detectors.folds`).
 """
 
 from __future__ import annotations

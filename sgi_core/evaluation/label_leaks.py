@@ -1,18 +1,8 @@
 """Columns that are the label in disguise, and id columns: neither is a group nor a score.
 
-A column **leaks the label** when it determines it, or nearly:
-
-* as categories: every value that occurs on two or more labelled rows occurs with one
-  label class only, and such values cover every labelled row (``answer_type`` =
-  right/hallucinated, a copy of the label under another name, a recoded label);
-* as numbers: its AUROC against the label is at least :data:`LEAK_AUROC` in either
-  direction (a float copy of the label, a score computed from it).
-
-Grouped by such a column, every group is one class, which reads as an "authorship
-confound" that is only the label; taken as a detector it scores AUROC 1 and teaches
-nothing. An **id column** (one distinct value per row, or a pairing id such as
-``pair_id`` whose values each recur on a few rows) names rows, and its order says
-nothing about grounding, so it is not a score either.
+Grouped by a column that determines the label, every group is one class and reads as a confound that is
+only the label; taken as a detector it scores AUROC 1 and teaches nothing. An id column names rows and
+its order says nothing about grounding. :func:`label_leaks` and :func:`screen_columns` say which is which.
 """
 
 from __future__ import annotations
@@ -87,7 +77,12 @@ def _categories_determine(values: pd.Series, labels: np.ndarray) -> bool:
 
 
 def label_leaks(frame: pd.DataFrame, y_true, columns) -> tuple[LabelLeak, ...]:
-    """The ``columns`` of ``frame`` that determine the label ``y_true`` (see the module docstring).
+    """The ``columns`` of ``frame`` that determine the label ``y_true``, or nearly.
+
+    A column leaks the label as categories when every value met on two or more labelled
+    rows occurs with one class only and such values cover every labelled row (``answer_type``
+    = right/hallucinated, a recoded label), or as numbers when its AUROC against the label is
+    at least :data:`LEAK_AUROC` in either direction (a float copy of the label).
 
     Parameters
     ----------

@@ -1,18 +1,8 @@
 """SGI's separation within strata of a covariate: the paper's Tables 2 and 3.
 
-* :func:`theta_qc_strata` cuts ``theta_qc`` at quantile edges computed over all rows
-  pooled (both labels), as the paper does (Table 2).
-* :func:`length_strata` cuts a character length on its ranks, ties broken by row
-  order, so that the strata have equal sizes even though integer lengths tie
-  (Table 3).
-* :func:`group_strata` takes groups given per row (e.g. retrieval hit or miss).
-
-Within each stratum: n, mean score by label, Cohen's d (valid minus hallucinated,
-ddof=1) with its delta-method interval, and AUROC (grounded positive) with DeLong's
-interval (DeLong et al. 1988). Rows marked ``degenerate`` (degenerate geometry: a
-response equal to its context has SGI near 1e8) count in n and the AUROC, which
-reads only their order, and are left out of the means and d, which one such row
-would swamp.
+:func:`theta_qc_strata` (quantile edges over all rows), :func:`length_strata` (equal-size rank strata)
+and :func:`group_strata` (given groups) each give n, means, Cohen's d and AUROC per stratum, so that a
+confound that separates the classes by itself shows where SGI's separation comes from.
 """
 
 from __future__ import annotations

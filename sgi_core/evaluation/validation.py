@@ -1,15 +1,8 @@
 """Whether a score has earned a verdict word on the data at hand, and the word it earns.
 
-A score's movement between runs, or its flags on a file, say something about grounding
-only where the score is shown to track grounding **on the labels at hand**: a score
-is *validated* when, oriented higher = grounded, the 95% interval of its AUROC
-(grounded positive) lies above 0.5 on the labelled rows of every run it is read on,
-or when a policy records a held-out AUROC interval above 0.5 for that score and model.
-Otherwise it keeps its numbers and says "not validated", with the reason: no labels,
-too few of a class, or an interval that holds 0.5 (or lies below it).
-
-Every face that words a decision (``compare``, ``gate --baseline``, the Compare runs
-and Overview pages) calls :func:`validate_on_labels` or :func:`validate_from_policy`
+A score is *validated* where its AUROC interval lies above 0.5 on the labels at hand, or a policy records
+a held-out interval above 0.5 for it; otherwise it keeps its numbers and says "not validated" with the
+reason. Every face that words a decision calls :func:`validate_on_labels` or :func:`validate_from_policy`
 and :func:`verdict_word`; none decides on its own.
 """
 

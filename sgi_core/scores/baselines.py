@@ -1,20 +1,8 @@
 """The computed text baselines that SGI must beat: each a function of the scored frame named by its registry entry.
 
-On HaluEval the grounded answers are short gold spans and the hallucinated ones
-are sentences: response length alone separates them better than SGI. Every report
-therefore judges, beside SGI, the baselines of :data:`sgi_core.scores.registry.BASELINES`,
-each computed here from the frame's texts (its :attr:`~sgi_core.scores.registry.ScoreSpec.compute`):
-
-* ``neg_response_length`` (:func:`neg_response_length`): minus the response length in
-  characters (shorter = grounded, the direction of HaluEval's bias; elsewhere it may
-  point the other way, which shows as an AUROC below 0.5);
-* ``lexical_groundedness`` (:func:`word_overlap`): share of the response's
-  non-stopword tokens that occur in the context (a RAG heuristic; below 0.1 is
-  flagged as ungrounded).
-
-The trivial scores add ``theta_rq``, the response-question angle alone, which scoring
-writes. scikit-learn's English stopword list is read on the first word-overlap computation,
-from its source file, without importing scikit-learn.
+Response length and word overlap with the context cost nothing to compute and can separate grounded from
+hallucinated answers by themselves, so every report judges them beside SGI
+(:data:`sgi_core.scores.registry.BASELINES`: :func:`neg_response_length`, :func:`word_overlap`).
 """
 
 from __future__ import annotations
