@@ -15,8 +15,10 @@ each model scores every row twice per repeat, interleaved:
   machine's cores (its start-up is timed apart, as ``ray_start_s``), one actor per core,
   each loading the model and running ONNX Runtime on one thread.
 
-Both clocks run from the folder's path to the written file: the driver's check and load
-of the folder, the actors' loads, reading, scoring (SGI with the ``hashing`` test encoder,
+Both clocks run from the folder's path to the written file: the local engine's load of
+the folder, or the Ray driver's check of it (private copy, trust check, fingerprint: no
+network, as ``score --engine ray --no-self-test``) and the actors' loads; reading, scoring
+(SGI with the ``hashing`` test encoder,
 which costs nothing beside the model) and writing. ``ray_over_local`` is the ratio of the
 medians and ``ray_over_local_paired`` the median of each repeat's ratio (target <= 1.25 for
 the real-size model). ``pairs`` counts the distinct (premise, hypothesis) pairs the model
@@ -86,7 +88,8 @@ def run_ray(shards: Path, folder: Path, out: Path, actors: int, batch_rows: int)
     from sgi_core.pipelines.ray_engine import score_with_ray
 
     start = time.perf_counter()
-    model = load_grounding_model(folder, name="m", self_test=False)
+    # As `score --engine ray --no-self-test` does: the driver checks the folder, the actors load it.
+    model = load_grounding_model(folder, name="m", self_test=False, network=False)
     score_with_ray(shards, out, model="hashing", concurrency=actors, batch_rows=batch_rows, batch_size=BATCH_SIZE,
                    use_cache=False, families=("grounding",), resources={"grounding_models": (model,)})
     return time.perf_counter() - start

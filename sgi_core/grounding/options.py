@@ -27,9 +27,11 @@ def load_from_arguments(values: list[str], args) -> tuple:
     from sgi_core.grounding.runtime import load_grounding_model
 
     backend = grounding_backend(getattr(args, "backend", "auto"))
+    # Ray's actors load the folder themselves: with no self-test to run, the driver only checks it.
+    network = not args.no_self_test or getattr(args, "engine", "local") != "ray"
     return tuple(load_grounding_model(folder, name=name, trust_model_code=args.trust_model_code,
                                       device=getattr(args, "device", None), backend=backend,
-                                      self_test=not args.no_self_test)
+                                      self_test=not args.no_self_test, network=network)
                  for name, folder in map(parse_model_option, values))
 
 

@@ -37,7 +37,8 @@ class GroundingModel:
     folder : GroundingFolder
     adapter : Adapter
     tokenizer, network
-        The tokenizer and the torch module (eval mode).
+        The tokenizer and the torch module (eval mode); no network for a folder only
+        checked (:func:`load_grounding_model` with ``network=False``).
     device : str
     max_length : int
         Tokens per input, template and special tokens included.
@@ -99,6 +100,9 @@ class GroundingModel:
     def _forward(self, inputs: dict):
         if self.session is not None:
             return self.session(inputs)
+        if self.network is None:
+            raise SGIInputError(f"grounding model '{self.name}' was checked, not loaded: it has no network to score with",
+                                hint="Load it with load_grounding_model(..., network=True)")
         return self.entry.logits(self.network(**inputs))
 
     def inputs_of(self, batch) -> dict:
@@ -175,7 +179,7 @@ def _max_length(adapter: Adapter, tokenizer, config: dict, folder) -> int:
 
 
 def load_grounding_model(path, *, name: str | None = None, trust_model_code: bool = False, device: str | None = None,
-                         backend: str = "auto", self_test: bool = True) -> GroundingModel:
+                         backend: str = "auto", self_test: bool = True, network: bool = True) -> GroundingModel:
     """Check, load and self-test a grounding model folder.
 
     Parameters
@@ -197,6 +201,12 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
     self_test : bool, default True
         Run :func:`~sgi_core.grounding.selftest.run_self_test` and refuse a model that
         scores the built-in contradictions above the entailments.
+    network : bool, default True
+        False checks the folder without building anything that scores (with
+        ``self_test=False`` only): its private copy, trust check, fingerprint, adapter and
+        tokenizer, as a Ray driver needs them before its actors load the folder themselves
+        (:mod:`sgi_core.pipelines.ray_models`). The model then has no network and no
+        session, and :meth:`GroundingModel.support` refuses to run.
 
     Raises
     ------
@@ -210,6 +220,8 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
     from sgi_core.grounding.onnx_network import onnx_logits, resolve_grounding_backend
     from sgi_core.models.device import resolve_device
 
+    if not network and self_test:
+        raise ValueError("the self-test needs the network: load_grounding_model(network=False) takes self_test=False")
     resolved = resolve_device(device)
     backend = resolve_grounding_backend(backend, resolved)
     folder = read_folder(path, name=name, trust_model_code=trust_model_code)
@@ -219,7 +231,7 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
         tokenizer = AutoTokenizer.from_pretrained(entry.tokenizer_folder(folder), local_files_only=True,
                                                   trust_remote_code=False)
         adapter = entry.bind_tokenizer(adapter, tokenizer, folder)
-        network = entry.network(folder, adapter).to(resolved)
+        module = entry.network(folder, adapter).to(resolved) if network else None
     except SGIInputError:
         raise
     except Exception as err:  # a damaged file fails deep inside transformers or safetensors, by many types
@@ -228,7 +240,9 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
                             hint="Check that the folder is a complete save_pretrained copy of the model "
                                  "(weights not truncated, tokenizer files present)") from None
     max_length = _max_length(adapter, tokenizer, folder.config, folder.source)
-    model = GroundingModel(folder, adapter, tokenizer, network, resolved, max_length)
+    model = GroundingModel(folder, adapter, tokenizer, module, resolved, max_length)
+    if not network:
+        return model
     session = onnx_logits(model) if backend == "onnx" else None
     if session is not None:
         model = replace(model, backend="onnx", session=session)
