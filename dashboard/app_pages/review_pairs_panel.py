@@ -79,7 +79,10 @@ def paired_mode(data) -> None:
     st.caption(f"Base: this file; new: {texts.plain(pair.new_name)}. Keys in a random order (seed {seed}), so the "
                "keys labelled in both runs are a random sample, as the estimates assume. Labels go to each file's "
                f"own annotations; {len(left):,} of {len(pair.matched.keys):,} matched keys left.")
-    _estimate(paired_review.estimate(pair, labels, seed), len(left))
+    try:
+        _estimate(paired_review.estimate(pair, labels, seed), len(left))
+    except page.SGIInputError as err:
+        page.show_error(err)
     if not len(left):
         st.success("Both answers to every matched key are labelled.")
         return

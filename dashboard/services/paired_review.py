@@ -25,6 +25,7 @@ from sgi_core.review.queues import paired_queue
 from sgi_core.review.row_labels import RowLabelTracker
 from sgi_core.runs.labels import LabelShift, label_shift
 from sgi_core.runs.matching import MatchedRuns
+from sgi_core.runs.review_designs import refuse_designed_labels
 from sgi_core.stats.proportions import KeysToDecide, keys_to_decide
 
 __all__ = ["PairedRuns", "estimate", "keys_needed", "open_pair", "order", "pair_labels"]
@@ -108,7 +109,15 @@ def estimate(pair: PairedRuns, labels: dict, seed: int) -> LabelShift | None:
 
     The confidence sequence takes the keys in the queue's order for ``seed`` (the order
     they are labelled in), so it stays valid whenever the labelling stops.
+
+    Raises
+    ------
+    SGIInputError
+        Labels of the matched keys given on the active queue: they carry a design this estimate does not read.
     """
+    refuse_designed_labels([(pair.base_store.path.name, pair.base_store.current(), pair.base_keys),
+                            (pair.new_store.path.name, pair.new_store.current(), pair.new_keys)],
+                           reader="the two-runs estimate")
     matched = replace(pair.matched, base=pair.matched.base.assign(label=labels["label_base"]),
                       new=pair.matched.new.assign(label=labels["label_new"]))
     nobody = np.zeros(len(pair.matched.keys), dtype=bool)

@@ -82,3 +82,33 @@ def active_run_queue(frame: pd.DataFrame, *, budget: float, seed: int, predictor
     rows = unit_rows[order[design.drawn[order]]]
     done = np.zeros(len(frame), dtype=bool) if skip is None else np.asarray(skip, dtype=bool)
     return DesignQueue(rows[~done[rows]], design, unit_rows, int(done[rows].sum()))
+
+
+def refuse_designed_labels(stores, *, reader: str) -> None:
+    """Refuse decisions in force that carry a labelling design where ``reader`` would take them for a random sample.
+
+    Parameters
+    ----------
+    stores : sequence of (str, DataFrame, array_like of str)
+        Each store's name, its decisions in force
+        (:meth:`~sgi_core.review.annotations.AnnotationStore.current`) and the keys read from it.
+    reader : str
+        What reads the labels, for the message.
+
+    Raises
+    ------
+    SGIInputError
+        Some of the keys read carry a design (the ``active`` queue's labels).
+    """
+    from sgi_core.errors import SGIInputError
+
+    for name, current, keys in stores:
+        if "design" not in current or current.empty:
+            continue
+        read = current[current["key"].isin(pd.Index(np.asarray(keys, dtype=object)))]
+        designed = int((read["design"].fillna("") != "").sum())
+        if designed:
+            raise SGIInputError(f"{designed} labels of {name} were given on the active queue and carry its design: "
+                                f"{reader} reads a random sample and would weigh them wrongly",
+                                hint="Read them with their design: export them (Import / export) and pass the file "
+                                     "to `monitor --labels` or `compare --labels`")

@@ -134,3 +134,20 @@ def test_an_export_mixing_the_active_queue_with_another_is_refused(run, tmp_path
     export.to_csv(labels, index=False)
     with pytest.raises(SGIInputError, match="labelled rows without their design"):
         recorded_design([labels])
+
+
+def test_a_reader_of_random_samples_refuses_labels_given_on_the_active_queue(run, tmp_path):
+    from sgi_core.runs.review_designs import refuse_designed_labels
+
+    path, truth = run
+    table, queue = _queue(path)
+    store = AnnotationStore(tmp_path / "ann.jsonl")
+    keys = row_keys(table.frame)
+    outside = np.setdiff1d(np.arange(N_ROWS), queue.rows)[:5]
+    for position in outside:
+        store.add(keys[position], "grounded", queue="random")
+    refuse_designed_labels([("ann.jsonl", store.current(), keys)], reader="the two-runs estimate")  # none designed
+    _label_queue(table, queue, store, truth)
+    with pytest.raises(SGIInputError, match=f"{len(queue.rows)} labels of ann.jsonl were given on the active queue"):
+        refuse_designed_labels([("ann.jsonl", store.current(), keys)], reader="the two-runs estimate")
+    refuse_designed_labels([("ann.jsonl", store.current(), keys[outside])], reader="the two-runs estimate")
