@@ -287,6 +287,11 @@ REVIEW_EXPORT_TABLE = "review.export_table"
 #: estimate should be able to decide.
 REVIEW_MODE = "review.mode"
 REVIEW_PAIR_EFFECT = "review.pair_effect"
+#: The two-runs mode's queue (random or active), and the active queue's predictor (a probability column of both
+#: runs, ``sample --predictor``) and target number of labels (``sample --n``).
+REVIEW_PAIR_QUEUE = "review.pair_queue"
+REVIEW_PAIR_PREDICTOR = "review.pair_predictor"
+REVIEW_PAIR_TARGET = "review.pair_target"
 #: Compare runs page: the new run (its name and bytes or path) and the column matching the runs' rows (kept
 #: across pages: the Review page's two-runs mode matches on it too).
 COMPARE_NEW_NAME = "compare.new_name"

@@ -2,10 +2,12 @@
 
 The base run is the current file; the new run is the one opened on the Compare runs page.
 Each matched key's two answers are labelled in their own file's annotations store (so the
-Compare runs page and every page of either file find them); the keys come in a seeded
-random order (:func:`sgi_core.review.queues.paired_queue`), so the keys labelled in both
-runs are a random sample of the matched ones, as the paired and prediction-powered
-estimates assume.
+Compare runs page and every page of either file find them). The ``random`` queue gives the
+keys in a seeded random order (:func:`sgi_core.review.queues.paired_queue`), so the keys
+labelled in both runs are a random sample of the matched ones, as the paired and
+prediction-powered estimates assume; the ``active`` queue gives the keys
+``sample NEW --baseline BASE --design active`` draws (:func:`sgi_core.runs.review_designs.active_pair_queue`),
+each label keeping its key's probability, and the estimate reads them under that design.
 """
 
 from __future__ import annotations
@@ -23,12 +25,16 @@ from sgi_core.frames import take_rows
 from sgi_core.review.annotations import AnnotationStore, annotations_path, row_keys
 from sgi_core.review.queues import paired_queue
 from sgi_core.review.row_labels import RowLabelTracker
-from sgi_core.runs.labels import LabelShift, label_shift
+from sgi_core.runs.labels import LabelShift
 from sgi_core.runs.matching import MatchedRuns
-from sgi_core.runs.review_designs import refuse_designed_labels
+from sgi_core.runs.pairing import RunPair
+from sgi_core.runs.review_designs import DesignQueue, PairEstimate, active_pair_queue, pair_estimate, pair_predictors
 from sgi_core.stats.proportions import KeysToDecide, keys_to_decide
 
-__all__ = ["PairedRuns", "estimate", "keys_needed", "open_pair", "order", "pair_labels"]
+#: The queues of the two-runs mode.
+QUEUES = ("random", "active")
+__all__ = ["QUEUES", "PairedRuns", "active_queue", "estimate", "keys_needed", "open_pair", "order", "pair_labels",
+           "predictor_columns"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,8 @@ class PairedRuns:
     ``base_keys`` and ``new_keys`` are the row keys of each matched key's first row in
     each run; ``base_rows`` and ``new_rows`` those rows in each run's frame. ``base_labels``
     and ``new_labels`` keep each store's decisions on those keys, a click taking in only the
-    decision it appended.
+    decision it appended. ``runs`` holds both runs and their matching, as ``sample`` and
+    ``compare`` pair them.
     """
 
     matched: MatchedRuns
@@ -51,6 +58,7 @@ class PairedRuns:
     new_name: str
     base_labels: RowLabelTracker
     new_labels: RowLabelTracker
+    runs: RunPair
 
 
 def open_pair(data) -> PairedRuns | None:
@@ -82,7 +90,8 @@ def _pair(base_key: state.DataKey, new_id: tuple, model_name: str, key_column: s
     base_store, new_store = review_services.annotation_store(base_key), AnnotationStore(annotations_path(name))
     return PairedRuns(matched, _base.frame, _new.frame, base_keys, new_keys, base_store, new_store, name,
                       RowLabelTracker(base_keys, source=str(base_store.path)),
-                      RowLabelTracker(new_keys, source=str(new_store.path)))
+                      RowLabelTracker(new_keys, source=str(new_store.path)),
+                      RunPair(_base, _new, matched, (None, None)))
 
 
 def _decisions(store: AnnotationStore, labels: RowLabelTracker) -> tuple[np.ndarray, np.ndarray]:
@@ -104,26 +113,40 @@ def order(pair: PairedRuns, labels: dict, seed: int) -> np.ndarray:
     return paired_queue(labels["decided_base"], labels["decided_new"], seed=seed, keys=pair.matched.keys)
 
 
-def estimate(pair: PairedRuns, labels: dict, seed: int) -> LabelShift | None:
-    """What the labels given here say: the paired rates, the prediction-powered ones from a sample, and the sequence.
+def predictor_columns(pair: PairedRuns) -> list[str]:
+    """The score columns of both runs the active queue can draw from (``sample --predictor``)."""
+    return pair_predictors(pair.runs)
 
-    The confidence sequence takes the keys in the queue's order for ``seed`` (the order
+
+def active_queue(pair: PairedRuns, predictor: str, budget: float, seed: int) -> DesignQueue:
+    """Every matched key the active design draws, in the seeded order; the page skips those decided in both runs."""
+    return active_pair_queue(pair.runs, budget=budget, seed=seed, predictor=predictor)
+
+
+def estimate(pair: PairedRuns, labels: dict, seed: int) -> PairEstimate:
+    """What the labels given here say, under the design they were given on.
+
+    :func:`~sgi_core.runs.review_designs.pair_estimate`: without a design, the paired rates, the
+    prediction-powered ones from a sample, and the sequence; on the active queue, the
+    inverse-probability-weighted prediction-powered estimate once its sample is labelled.
+
+    The confidence sequence takes the keys in the random queue's order for ``seed`` (the order
     they are labelled in), so it stays valid whenever the labelling stops.
 
     Raises
     ------
     SGIInputError
-        Labels of the matched keys given on the active queue: they carry a design this estimate does not read.
+        Labels of the active queue mixed with others, or whose design does not verify on these runs.
     """
-    refuse_designed_labels([(pair.base_store.path.name, pair.base_store.current(), pair.base_keys),
-                            (pair.new_store.path.name, pair.new_store.current(), pair.new_keys)],
-                           reader="the two-runs estimate")
     matched = replace(pair.matched, base=pair.matched.base.assign(label=labels["label_base"]),
                       new=pair.matched.new.assign(label=labels["label_new"]))
     nobody = np.zeros(len(pair.matched.keys), dtype=bool)
+    stores = [(store.path.name, store.current(), keys)
+              for store, keys in ((pair.base_store, pair.base_keys), (pair.new_store, pair.new_keys))]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return label_shift(matched, order=paired_queue(nobody, nobody, seed=seed, keys=pair.matched.keys))
+        return pair_estimate(replace(pair.runs, matched=matched), stores,
+                             order=paired_queue(nobody, nobody, seed=seed, keys=pair.matched.keys))
 
 
 def keys_needed(shift: LabelShift | None, effect: float, n_left: int) -> KeysToDecide | None:

@@ -41,7 +41,8 @@ from sgi_core.stats.key_order import canonical_order
 
 STRATEGIES = ("random", "stratified", "uncertain", "disagreement", "false_alarms", "missed_hallucinations")
 #: Every queue the Review page offers: the strategies, and ``active``, the keys a labelling design draws
-#: (:func:`sgi_core.runs.review_designs.active_run_queue`), whose labels keep their inclusion probability.
+#: (:func:`sgi_core.runs.review_designs.active_run_queue`, :func:`~sgi_core.runs.review_designs.active_pair_queue` for
+#: two runs), whose labels keep their inclusion probability.
 QUEUES = (*STRATEGIES, "active")
 #: Bins of the ``stratified`` queue.
 STRATA = 10

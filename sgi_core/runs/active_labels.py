@@ -87,7 +87,9 @@ def active_label_shift(shift: LabelShift, matched, design: LabellingDesign, *,
     method = f"{ACTIVE_METHOD}, predictor {design.predictor}, {design.n_drawn} keys; planned +/-{planned:.3f}"
     if "no interval" in diff.method:
         method += f"; {diff.method.split('; ', 1)[1]}"
+    # Without an interval nothing is detectable yet: an infinite margin, as the other designs say it.
     half = (diff.ci[1] - diff.ci[0]) / 2
+    half = math.inf if math.isnan(half) else half
     # One drawn key's share of the variance, so that the gate's keys-needed reads this design's variance.
     power = MarginPower(design.n_drawn, "active", diff.variance * design.n_drawn, 0.0,
                         "observed: the active estimate's per-unit terms", half, confidence, shift.power.power

@@ -164,12 +164,33 @@ def recorded_design(paths) -> RecordedDesign | None:
         plain = ", ".join(name for rows, name in read if rows is None)
         raise SGIInputError(f"labels drawn under a design ({', '.join(with_design)}) mixed with labels without one "
                             f"({plain}): the estimate would weigh them wrongly", hint=_HINT)
-    rows = pd.concat([rows for rows, _ in read], ignore_index=True)
+    return design_of_rows(pd.concat([rows for rows, _ in read], ignore_index=True), with_design)
+
+
+def design_of_rows(rows: pd.DataFrame, sources, *, hint: str = _HINT) -> RecordedDesign | None:
+    """The one design labelled rows record, or None when there is no row.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        One row per label: its row ``key`` (:func:`~sgi_core.review.annotations.row_key`) and the design's
+        fields (:data:`~sgi_core.runs.sampling_design.DESIGN_COLUMNS`), all filled but ``predictor``.
+    sources : sequence of str
+        Where the rows come from, for the messages.
+    hint : str
+        What to do, for the messages.
+
+    Raises
+    ------
+    SGIInputError
+        Rows of different designs, or rows of the same texts with different probabilities.
+    """
+    sources = tuple(sources)
     fields = rows[["design", "predictor", "seed", "budget"]].astype(str).drop_duplicates()
     if len(fields) > 1:
         listed = "; ".join(", ".join(f"{k} {v}" for k, v in row.items()) for row in fields.to_dict("records"))
         raise SGIInputError(f"the labels come from {len(fields)} different designs ({listed}): one estimate needs "
-                            "one design", source=", ".join(with_design), hint=_HINT)
+                            "one design", source=", ".join(sources), hint=hint)
     if rows.empty:
         return None
     first = rows.iloc[0]
@@ -177,39 +198,41 @@ def recorded_design(paths) -> RecordedDesign | None:
     spread = rows.groupby("key")["inclusion_probability"].nunique()
     if (spread > 1).any():
         raise SGIInputError(f"{int((spread > 1).sum())} rows of the same texts carry different probabilities: the "
-                            "design cannot be verified", source=", ".join(with_design), hint=_HINT)
+                            "design cannot be verified", source=", ".join(sources), hint=hint)
     probability = dict(zip(rows["key"], rows["inclusion_probability"].astype(np.float64)))
     return RecordedDesign(str(first["design"]), str(first["predictor"]), int(float(first["seed"])),
-                          float(first["budget"]), probability, tuple(with_design))
+                          float(first["budget"]), probability, sources)
 
 
-def _refuse(message: str, keys, recorded: RecordedDesign) -> None:
+def _refuse(message: str, keys, recorded: RecordedDesign, hint: str) -> None:
     shown = ", ".join(map(str, list(keys)[:5])) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
     raise SGIInputError(f"{message} ({shown}): the labels cannot be used under their design {recorded.design} "
                         f"(seed {recorded.seed}, predictor {recorded.predictor or 'none'})",
-                        source=", ".join(recorded.sources), hint=_HINT)
+                        source=", ".join(recorded.sources), hint=hint)
 
 
-def _check_units(recorded: RecordedDesign, design: LabellingDesign, runs) -> None:
+def _check_units(recorded: RecordedDesign, design: LabellingDesign, runs, *, every_drawn: bool = True,
+                 hint: str = _HINT) -> None:
     """Refuse labels whose keys or probabilities are not those of ``design`` (see the module notes).
 
     ``runs``: each run's source, the row key of each unit's row and whether the unit is labelled there.
+    ``every_drawn``: refuse a drawn unit left unlabelled in a run (False while the labelling is under way).
     """
     labelled_anywhere = np.any([labelled for _, _, labelled in runs], axis=0)
     extra = labelled_anywhere & ~design.drawn
     if extra.any():
-        _refuse(f"{int(extra.sum())} labelled keys are not drawn by the design", design.keys[extra], recorded)
+        _refuse(f"{int(extra.sum())} labelled keys are not drawn by the design", design.keys[extra], recorded, hint)
     for source, keys, _ in runs:
         given = np.array([recorded.probability.get(key, np.nan) for key in keys])
         off = ~np.isnan(given) & ~np.isclose(given, design.pi, rtol=PROBABILITY_TOLERANCE, atol=0.0)
         if off.any():
             _refuse(f"{int(off.sum())} labelled keys of {source} carry a probability other than the one their "
-                    "seed, budget and predictor give on these runs", design.keys[off], recorded)
+                    "seed, budget and predictor give on these runs", design.keys[off], recorded, hint)
     for source, _, labelled in runs:
         missing = design.drawn & ~labelled
-        if missing.any():
+        if every_drawn and missing.any():
             _refuse(f"{int(missing.sum())} keys the design draws have no label in {source}; every drawn key "
-                    "needs one", design.keys[missing], recorded)
+                    "needs one", design.keys[missing], recorded, hint)
 
 
 def verified_pair_design(paths, pair, *, policy=None) -> LabellingDesign | None:
@@ -234,11 +257,19 @@ def verified_pair_design(paths, pair, *, policy=None) -> LabellingDesign | None:
     SGIInputError
         See the module notes.
     """
+    recorded = recorded_design(paths)
+    return None if recorded is None else checked_pair_design(recorded, pair, policy=policy)
+
+
+def checked_pair_design(recorded: RecordedDesign, pair, *, policy=None, every_drawn: bool = True,
+                        hint: str = _HINT) -> LabellingDesign:
+    """The design ``recorded`` re-computed on the runs of ``pair`` (:func:`pair_design`), its labels checked against it.
+
+    ``every_drawn``: refuse a drawn key left unlabelled in a run (False while the labelling is under way);
+    ``hint`` says what to do in the messages. Raises as :func:`verified_pair_design`.
+    """
     from sgi_core.runs.reading import run_row_keys
 
-    recorded = recorded_design(paths)
-    if recorded is None:
-        return None
     matched = pair.matched
     design = pair_design(pair, design=recorded.design, budget=recorded.budget, seed=recorded.seed,
                          predictor=recorded.predictor, policy=policy)
@@ -246,7 +277,7 @@ def verified_pair_design(paths, pair, *, policy=None) -> LabellingDesign | None:
              frame["label"].notna().to_numpy() if "label" in frame else np.zeros(len(matched.keys), bool))
             for run, rows, frame in ((pair.base, matched.first_row_base, matched.base),
                                      (pair.new, matched.first_row_new, matched.new))]
-    _check_units(recorded, design, runs)
+    _check_units(recorded, design, runs, every_drawn=every_drawn, hint=hint)
     return design
 
 

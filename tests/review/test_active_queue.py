@@ -136,8 +136,8 @@ def test_an_export_mixing_the_active_queue_with_another_is_refused(run, tmp_path
         recorded_design([labels])
 
 
-def test_a_reader_of_random_samples_refuses_labels_given_on_the_active_queue(run, tmp_path):
-    from sgi_core.runs.review_designs import refuse_designed_labels
+def test_the_annotations_design_is_read_and_a_mix_with_another_queue_refused(run, tmp_path):
+    from sgi_core.runs.review_designs import store_design
 
     path, truth = run
     table, queue = _queue(path)
@@ -146,8 +146,13 @@ def test_a_reader_of_random_samples_refuses_labels_given_on_the_active_queue(run
     outside = np.setdiff1d(np.arange(N_ROWS), queue.rows)[:5]
     for position in outside:
         store.add(keys[position], "grounded", queue="random")
-    refuse_designed_labels([("ann.jsonl", store.current(), keys)], reader="the two-runs estimate")  # none designed
+    assert store_design([("ann.jsonl", store.current(), keys)]) is None  # none designed
     _label_queue(table, queue, store, truth)
-    with pytest.raises(SGIInputError, match=f"{len(queue.rows)} labels of ann.jsonl were given on the active queue"):
-        refuse_designed_labels([("ann.jsonl", store.current(), keys)], reader="the two-runs estimate")
-    refuse_designed_labels([("ann.jsonl", store.current(), keys[outside])], reader="the two-runs estimate")
+    with pytest.raises(SGIInputError, match=f"{len(queue.rows)} labels of the matched keys were given on the active "
+                                            "queue and carry its design, 5 on another queue without one"):
+        store_design([("ann.jsonl", store.current(), keys)])
+    assert store_design([("ann.jsonl", store.current(), keys[outside])]) is None
+    recorded = store_design([("ann.jsonl", store.current(), keys[queue.rows])])
+    assert (recorded.design, recorded.predictor, recorded.seed, recorded.budget) == ("active", "model_prob", SEED,
+                                                                                     BUDGET)
+    assert recorded.probability == {keys[p]: queue.record(int(p))["inclusion_probability"] for p in queue.rows}
