@@ -22,7 +22,6 @@ import streamlit as st
 
 from dashboard import services, state
 from sgi_core.columns import ANGLE_COLUMNS, GROUNDING_PREFIX, is_ordinary
-from sgi_core.detectors.registry import score_specs
 from sgi_core.evaluation.labels_needed import LabelsNeeded, labels_needed
 from sgi_core.geometry import canonical_triangle
 from sgi_core.io.triples import TripleTable
@@ -40,9 +39,10 @@ from sgi_core.review.label_sources import (
 )
 from sgi_core.review.queues import STRATEGIES, ReviewQueue, RowProfile, review_queue, row_profile
 from sgi_core.review.row_labels import RowLabelTracker
-from sgi_core.scores import BASELINES, grounding_spec
+from sgi_core.scores import BASELINES
 from sgi_core.scores.baselines import response_length
 from sgi_core.scores.oriented import oriented_scores
+from sgi_core.scores.selection import is_score_column, judged_scores
 from sgi_core.stats.kappa import KappaResult, cohens_kappa
 
 #: The score the uncertainty queue follows and calibrates.
@@ -209,28 +209,24 @@ def label_source_line(data) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _frame: pd.DataFrame) -> dict:
-    """Scores a queue can follow by name, each oriented higher = grounded: SGI, the baselines, the file's score columns.
+    """Scores a queue can follow by name, each oriented higher = grounded, as the report judges them.
 
-    Registered detector scores (:func:`sgi_core.detectors.registry.score_specs`) are
-    oriented as their entry says, a grounding model's (:func:`sgi_core.scores.grounding_spec`) as it
-    is; the page draws each by its display name.
+    The chooser (:func:`sgi_core.scores.selection.judged_scores`) names them: SGI, the
+    trivial scores, the registered, judge and grounding-model columns the file carries, then
+    its other numeric columns as they are; :func:`~sgi_core.scores.oriented.oriented_scores`
+    orients them. The baselines are the app's cached ones, not computed again.
     """
-    scores = {name: values.to_numpy() for name, values in oriented_scores(_frame, ["sgi"]).items()}
+    file_only = [column for column in _table.frame.columns if column not in _frame.columns]
+    both = _frame.join(_table.frame[file_only]) if file_only else _frame
+    others = [column for column in services.numeric_columns(_table) if not is_score_column(str(column))
+              and not str(column).startswith(GROUNDING_PREFIX)]  # a grounding model's chunk count is not a score
+    specs = judged_scores(both.columns, trivial=False, others=others)
+    oriented = oriented_scores(both, specs, source=_table.source)
+    scores = {"sgi": oriented["sgi"].to_numpy()}
     base = services.baselines(key, model_name, _frame)
     if base is not None:
         scores.update({name: base[name].to_numpy(dtype=np.float64) for name in BASELINES})
-    # The registered detectors' columns the file carries (``score --claims`` writes some), named and oriented by
-    # their registry entry; then every other numeric column of the file, as it is.
-    for name, spec in score_specs().items():
-        source = _frame if name in _frame.columns else _table.frame if name in _table.frame.columns else None
-        if source is not None:
-            scores[spec.oriented_name] = spec.oriented(source[name], source=_table.source)
-    registered = score_specs()
-    for column in services.numeric_columns(_table):
-        grounding = grounding_spec(str(column))
-        if column in registered or (str(column).startswith(GROUNDING_PREFIX) and grounding is None):
-            continue  # registered above; a grounding model's chunk count or cut flag is not a score
-        scores.setdefault(column, pd.to_numeric(_table.frame[column], errors="coerce").to_numpy(dtype=np.float64))
+    scores.update({name: oriented[name].to_numpy() for name in oriented.columns if name not in scores})
     return scores
 
 
