@@ -168,8 +168,8 @@ def _auroc_line(labels, scores, n_boot: int, seed: int):
     # The score is judged as the report judges it; the policy's refusal reads that judgement's interval.
     roc = judge_score(labels, scores, lengths=None, n_boot=max(n_boot, 200), seed=seed).roc
     standing = standing_of(roc.auroc_ci)
-    line = (f"AUROC {roc.auroc:.3f} {format_ci(roc.auroc_ci, undefined=NAN_INTERVAL)} ({roc.n_pos} grounded / {roc.n_neg} hallucinated rows, "
-            f"{roc.ci_method} interval): {standing}")
+    line = (f"AUROC {roc.auroc:.3f} {format_ci(roc.auroc_ci, undefined=NAN_INTERVAL)} "
+            f"({roc.n_pos} grounded / {roc.n_neg} hallucinated rows, {roc.ci_method} interval): {standing}")
     return line, standing
 
 
@@ -204,8 +204,8 @@ def _scored_labels(labels: np.ndarray, scores: np.ndarray, score_column: str) ->
 
 def _write_policy(args) -> int:
     from sgi_core.io.output_paths import check_output_file
-    from sgi_core.policy.references import answering_systems, feature_values
     from sgi_core.policy.making import make_policy
+    from sgi_core.policy.references import answering_systems, feature_values
     from sgi_core.policy.rules import save_policy, write_refusal
     from sgi_core.render.lines import policy_lines
     from sgi_core.scores.selection import named_score
@@ -223,7 +223,8 @@ def _write_policy(args) -> int:
     refusal = write_refusal(standing, args.score_column)
     if refusal and not args.force:
         raise SGIInputError(refusal, source=table.source,
-                            hint="Use a score that separates the labels here, or pass --force to write the policy anyway")
+                            hint="Use a score that separates the labels here, "
+                                 "or pass --force to write the policy anyway")
     groups = _groups(args, table)
     # The monitor's shift check tests new runs against these features' per-class references.
     features = {name: values for name, values in feature_values(table.frame, scores).items() if name != "score"}

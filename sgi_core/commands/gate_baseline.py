@@ -1,4 +1,5 @@
-"""``gate NEW --baseline BASE``: fail a CI job when the new run is worse than its baseline, by the labels or a validated score.
+"""``gate NEW --baseline BASE``: fail a CI job when the new run is worse than its baseline, by the labels or a
+validated score.
 
 Parses the options, reads both runs (:func:`sgi_core.commands.run_files.read_runs`),
 compares them (:func:`sgi_core.runs.comparison.compare_runs`) and applies the
@@ -35,8 +36,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
                         "many keys were labelled and whenever you stopped (decided when it excludes X; undecided "
                         "fails), instead of the fixed-sample interval, which assumes the number was fixed in advance")
     p.add_argument("--key", default=None,
-                   help="with --baseline: the column matching rows (default: as `compare` chooses it, trace_id when both "
-                        "runs share its values, else the question)")
+                   help="with --baseline: the column matching rows (default: as `compare` chooses it, trace_id when "
+                        "both runs share its values, else the question)")
 
 
 def _checked_options(args) -> list[str]:

@@ -54,13 +54,13 @@ def run(args) -> int:
     import warnings
 
     from sgi_core.detectors.report import check_kinds
-    from sgi_core.results import UndefinedStatisticWarning
     from sgi_core.io.export import write_text_output
     from sgi_core.io.output_paths import check_output_file
     from sgi_core.io.triples import load_triples
     from sgi_core.pipelines.model_comparison import compare_models
     from sgi_core.progress import EmbeddingProgress
     from sgi_core.render.report import comparison_text, detector_comparison_text, retrieval_text
+    from sgi_core.results import UndefinedStatisticWarning
 
     for path, what in ((args.json, "report JSON"), (args.html, "HTML report")):
         if path:  # before any work: a path that cannot be written costs nothing

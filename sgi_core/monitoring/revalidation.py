@@ -15,9 +15,10 @@ itself says whether the policy still holds:
   (:func:`~sgi_core.stats.prediction_powered.cross_fitted_predictions`) and every
   unlabelled row's prediction used: valid whatever the score is worth, narrower when it
   is worth something; estimate and interval brought into [0, 1] by
-  :func:`~sgi_core.monitoring.prevalence.unit_interval`. Where the sample holds fewer than :data:`MIN_PER_CLASS` rows of a
-  class the predictor has nothing to learn from and its interval could be narrower than
-  the labels can bound, so the labels' own Wilson interval is given instead.
+  :func:`~sgi_core.monitoring.prevalence.unit_interval`. Where the sample holds fewer
+  than :data:`MIN_PER_CLASS` rows of a class the predictor has nothing to learn from and
+  its interval could be narrower than the labels can bound, so the labels' own Wilson
+  interval is given instead.
 
 Labels of an **active** sample (``sample --design active``: keys drawn more often where a
 predictor is unsure) are not a random sample of the run; :func:`revalidate_active` weighs

@@ -196,9 +196,9 @@ def shift_check(features: dict, references: dict | None, rate_range=(0.0, 1.0), 
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> ref = {"score": {"grounded": {"n": 400, "quantiles": np.quantile(rng.normal(1, 1, 400), np.linspace(0, 1, 101)).tolist()},
-    ...                  "hallucinated": {"n": 400, "quantiles": np.quantile(rng.normal(-1, 1, 400), np.linspace(0, 1, 101)).tolist()}}}
+    >>> rng, grid = np.random.default_rng(0), np.linspace(0, 1, 101)
+    >>> ref = {"score": {"grounded": {"n": 400, "quantiles": np.quantile(rng.normal(1, 1, 400), grid).tolist()},
+    ...                  "hallucinated": {"n": 400, "quantiles": np.quantile(rng.normal(-1, 1, 400), grid).tolist()}}}
     >>> same = np.r_[rng.normal(1, 1, 150), rng.normal(-1, 1, 50)]
     >>> shift_check({"score": same}, ref, (0.2, 0.3)).detected, shift_check({"score": same + 2.0}, ref).detected
     (False, True)
@@ -207,8 +207,8 @@ def shift_check(features: dict, references: dict | None, rate_range=(0.0, 1.0), 
         raise SGIInputError(f"The 'alpha' parameter of shift_check must be a float in (0, 1). Got {alpha!r} instead.")
     low, high = (float(v) for v in rate_range)
     if not 0.0 <= low <= high <= 1.0:
-        raise SGIInputError(f"The 'rate_range' parameter of shift_check must be (low, high) with 0 <= low <= high <= 1. "
-                            f"Got {rate_range!r} instead.")
+        raise SGIInputError("The 'rate_range' parameter of shift_check must be (low, high) "
+                            f"with 0 <= low <= high <= 1. Got {rate_range!r} instead.")
     rates = np.linspace(low, high, GRID_POINTS)
     if references is None:
         return ShiftCheck(False, (low, high), alpha, (), "the policy keeps no reference of its held-out rows (written "

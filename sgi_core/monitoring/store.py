@@ -1,8 +1,9 @@
 """The history of monitored runs: a SQLite database (standard library :mod:`sqlite3`).
 
 One row per run held to a policy: when, which file (its name and SHA-256), the rows, flag
-share, headline rate and interval (:class:`~sgi_core.monitoring.summary.HeadlineRate`), shift verdict and tests, labels used, model, context
-strategy, verdict, and the whole :class:`~sgi_core.monitoring.summary.MonitorSummary` as JSON.
+share, headline rate and interval (:class:`~sgi_core.monitoring.summary.HeadlineRate`),
+shift verdict and tests, labels used, model, context strategy, verdict, and the whole
+:class:`~sgi_core.monitoring.summary.MonitorSummary` as JSON.
 
 * **Schema version and migrations.** ``schema_version`` holds one integer; opening a
   database applies each migration of :data:`MIGRATIONS` above it in order, inside one
@@ -35,8 +36,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sgi_core.models.cache_folder import private_folder
 from sgi_core.errors import SGIInputError
+from sgi_core.models.cache_folder import private_folder
 from sgi_core.results import JsonResult
 from sgi_core.review.store_files import open_regular
 

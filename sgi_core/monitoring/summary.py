@@ -37,16 +37,16 @@ import numpy as np
 
 from sgi_core.evaluation.validation import ScoreValidation, validate_from_policy
 from sgi_core.monitoring.prevalence import CorrectedRate, corrected_rate
+from sgi_core.monitoring.revalidation import Revalidation, revalidate, revalidate_active
+from sgi_core.monitoring.sample import RATE_HALF_WIDTH, LabelPlan, plan_sample, sample_order, sample_problem
+from sgi_core.monitoring.shift import BETA, ShiftCheck, shift_check
+from sgi_core.policy.file import policy_to_json
 from sgi_core.policy.references import (
     MIN_EVENTS_PER_CLASS,
     answering_systems,
     feature_label,
     feature_values,
 )
-from sgi_core.monitoring.revalidation import Revalidation, revalidate, revalidate_active
-from sgi_core.monitoring.sample import RATE_HALF_WIDTH, LabelPlan, plan_sample, sample_order, sample_problem
-from sgi_core.monitoring.shift import BETA, ShiftCheck, shift_check
-from sgi_core.policy.file import policy_to_json
 from sgi_core.results import JsonResult
 
 STATUSES = ("holds", "over limit", "shift detected", "not validated", "unverified")

@@ -139,7 +139,8 @@ def check_enough_keys(comparison) -> None:
 
 
 def key_coverage(comparison, matched, scores, *, allow_missing: bool) -> KeyCoverage:
-    """Base keys absent from the new run, and matched keys a score of ``scores`` leaves (partly) unscored in the new run.
+    """Base keys absent from the new run, and matched keys a score of ``scores`` leaves (partly) unscored in the new
+    run.
 
     A key counts as scored only when the new run scores as many of its rows as the base
     run does (per score, from ``matched.scored_rows_*``): a run that empties the weaker

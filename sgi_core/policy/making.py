@@ -26,8 +26,8 @@ import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from sgi_core.errors import SGIInputError
-from sgi_core.policy.references import class_references
 from sgi_core.policy.file import NOT_SCORE_COLUMNS, Policy
+from sgi_core.policy.references import class_references
 from sgi_core.results import JsonResult
 from sgi_core.stats.calibration import fit_calibrator
 from sgi_core.stats.checks import as_labels, as_scores, check_fraction

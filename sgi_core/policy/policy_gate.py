@@ -1,6 +1,7 @@
 """Holding a labelled, scored file to a policy: the checks behind ``python -m sgi_core gate``.
 
-Checks (:func:`sgi_core.render.lines.gate_lines` words them, one line each), exit status 1 when any fails (0 otherwise, 2 on bad input):
+Checks (:func:`sgi_core.render.lines.gate_lines` words them, one line each), exit status 1 when any fails
+(0 otherwise, 2 on bad input):
 
 * **auroc**: the lower bound of the AUROC's bootstrap 95% interval must reach the
   minimum (``--min-auroc``, else the policy's ``min_auroc``); with no minimum the check

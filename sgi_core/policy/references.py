@@ -157,7 +157,8 @@ def class_references(y_true, features: dict) -> dict:
     Examples
     --------
     >>> ref = class_references([1, 1, 0, 0], {"score": [2.0, 4.0, 0.0, 1.0]})
-    >>> ref["score"]["grounded"]["n"], ref["score"]["grounded"]["quantiles"][50], ref["score"]["hallucinated"]["quantiles"][-1]
+    >>> grounded, hallucinated = ref["score"]["grounded"], ref["score"]["hallucinated"]
+    >>> grounded["n"], grounded["quantiles"][50], hallucinated["quantiles"][-1]
     (2, 3.0, 1.0)
     """
     labels = np.asarray(y_true, dtype=np.float64).ravel()
@@ -250,7 +251,8 @@ def class_cdf(quantiles, x, *, left: bool = False) -> np.ndarray:
 
 
 def mixture_cdf(reference: dict, rate: float, x, *, left: bool = False) -> np.ndarray:
-    """``(1 - rate) F_grounded(x) + rate F_hallucinated(x)`` of one feature's stored reference (``F(x-)`` with ``left``).
+    """``(1 - rate) F_grounded(x) + rate F_hallucinated(x)`` of one feature's stored reference (``F(x-)`` with
+    ``left``).
 
     Examples
     --------

@@ -20,14 +20,16 @@ MAX_TEST_ENCODER_DIM = 4096
 
 
 def write_refusal(standing: str, score_column: str) -> str | None:
-    """Why no policy should be written for a score of this standing (:func:`~sgi_core.evaluation.verdict.standing_of`), or None.
+    """Why no policy should be written for a score of this standing (:func:`~sgi_core.evaluation.verdict.standing_of`),
+    or None.
 
     Examples
     --------
     >>> write_refusal("separates", "sgi") is None
     True
-    >>> write_refusal("near chance", "sgi")
-    "the AUROC of 'sgi' on this file is near chance (its 95% interval holds 0.5): a threshold on it flags rows no better than a coin flip"
+    >>> print(write_refusal("near chance", "sgi"))  # doctest: +NORMALIZE_WHITESPACE
+    the AUROC of 'sgi' on this file is near chance (its 95% interval holds 0.5): a threshold on it flags rows
+    no better than a coin flip
     """
     if standing not in ("near chance", "inverted"):
         return None

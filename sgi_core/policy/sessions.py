@@ -95,7 +95,7 @@ class CalibrationSession(JsonResult):
     version: int = SCHEMA_VERSION
 
     @classmethod
-    def from_dict(cls, data: dict) -> "CalibrationSession":
+    def from_dict(cls, data: dict) -> CalibrationSession:
         return cls(**{name: data[name] for name in _FIELDS})
 
 

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from sgi_core.columns import count_ordinary, is_ordinary
-from sgi_core.stats.thresholds import robust_range
 from sgi_core.render.names import curve_name
 from sgi_core.scores import BASELINE_LABELS
+from sgi_core.stats.thresholds import robust_range
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

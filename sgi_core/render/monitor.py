@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from sgi_core.policy.references import feature_label
 from sgi_core.monitoring.summary import IF_ONLY_THE_RATE_CHANGED
+from sgi_core.policy.references import feature_label
 from sgi_core.render.numbers import format_ci
 
 #: The corrected rate's assumption, written wherever the number is shown.

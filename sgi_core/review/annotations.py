@@ -249,7 +249,8 @@ class AnnotationStore:
 
     def add(self, key: str, label: str, *, note: str = "", annotator: str = "", queue: str = "",
             design: dict | None = None) -> str:
-        """Append one decision (``label`` in :data:`DECISIONS`) from the Review ``queue``; returns its id (:meth:`retract`).
+        """Append one decision (``label`` in :data:`DECISIONS`) from the Review ``queue``; returns its id
+        (:meth:`retract`).
 
         ``design``: the labelling design the key was drawn under, with its inclusion probability
         (:func:`~sgi_core.review.decision_log.check_design`).

@@ -274,7 +274,8 @@ def combine_labels(file_label, annotation_label, *, source: str) -> CombinedLabe
 
 def with_labels(table, source: str | os.PathLike | bytes, *, label_positive: str | None = None,
                 limits=None) -> tuple:
-    """A :class:`~sgi_core.io.triples.TripleTable` whose ``label`` column holds the labels of ``source``, joined by row key.
+    """A :class:`~sgi_core.io.triples.TripleTable` whose ``label`` column holds the labels of ``source``, joined by
+    row key.
 
     ``source`` is an annotations file or a labels table (:func:`read_label_source`);
     the table's own labels are replaced, and its rows without a label in ``source``

@@ -36,7 +36,8 @@ ACTIVE_METHOD = "active (inverse-probability-weighted prediction-powered)"
 
 
 def active_estimates(matched, design: LabellingDesign, *, confidence: float = 0.95) -> dict[str, ActiveEstimate]:
-    """The active estimates of the base rate, the new rate and their difference (keys ``base``, ``new``, ``difference``).
+    """The active estimates of the base rate, the new rate and their difference (keys ``base``, ``new``,
+    ``difference``).
 
     ``matched`` holds a per-key ``label`` (1 grounded, 0 hallucinated, NaN) in both runs,
     on exactly the keys ``design`` draws (:func:`~sgi_core.runs.design_labels.verified_pair_design`).

@@ -25,8 +25,13 @@ import pandas as pd
 
 from sgi_core.columns import TEXT_COLUMNS
 from sgi_core.errors import SGIInputError
-from sgi_core.runs.sampling_design import DESIGN_COLUMNS, PROBABILITY_TOLERANCE, LabellingDesign, halluc_probability, \
-    make_design
+from sgi_core.runs.sampling_design import (
+    DESIGN_COLUMNS,
+    PROBABILITY_TOLERANCE,
+    LabellingDesign,
+    halluc_probability,
+    make_design,
+)
 
 #: The columns of a sample file, in order.
 SAMPLE_COLUMNS = ("run", "key", *TEXT_COLUMNS, "label", *DESIGN_COLUMNS)
@@ -55,7 +60,8 @@ def pair_design(pair, *, design: str, budget: float, seed: int, predictor: str =
 
 
 def run_units(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """One run's units: its distinct row keys (:func:`~sgi_core.review.annotations.row_key`) and each one's first row."""
+    """One run's units: its distinct row keys (:func:`~sgi_core.review.annotations.row_key`) and each one's first
+    row."""
     from sgi_core.review.annotations import row_keys
 
     keys = pd.Series(row_keys(frame))

@@ -35,7 +35,8 @@ def carried_names() -> tuple[str, ...]:
 
 
 def trivial_names(columns) -> tuple[str, ...]:
-    """The trivial scores a frame with ``columns`` allows: the baselines with a response and a context, θ(r,q) with its column.
+    """The trivial scores a frame with ``columns`` allows: the baselines with a response and a context, θ(r,q) with
+    its column.
 
     Examples
     --------

@@ -127,7 +127,7 @@ def _checked(y, pred, pi):
     y = as_scores(y, name="y")
     pred = as_scores(pred, name="pred", n=len(y))
     pi = as_scores(pi, name="pi", n=len(y))
-    for name, values, bad in (("pred", pred, ~np.isfinite(pred)), ("pi", pi, ~((pi > 0) & (pi <= 1)))):
+    for name, bad in (("pred", ~np.isfinite(pred)), ("pi", ~((pi > 0) & (pi <= 1)))):
         if bad.any():
             raise SGIInputError(f"'{name}' must be {'finite' if name == 'pred' else 'in (0, 1]'} for every unit",
                                 column=name, rows=(np.flatnonzero(bad) + 1).tolist(),

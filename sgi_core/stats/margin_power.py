@@ -1,4 +1,5 @@
-"""What a comparison of two runs' hallucination rates can detect: the smallest passable margin and the keys a margin needs.
+"""What a comparison of two runs' hallucination rates can detect: the smallest passable margin and the keys a
+margin needs.
 
 The gate passes a run when the upper bound of the interval of ``d = rate_new - rate_base``
 is at most a margin ``M``. Write ``v`` for the variance of one key's contribution to the
@@ -239,7 +240,8 @@ def ppi_power(residual_variance: float, unlabelled_variance: float, n_keys: int,
     0.13
     """
     n_keys = check_int(n_keys, "n_keys", "ppi_power", minimum=1)
-    confidence, power = check_fraction(confidence, "confidence", "ppi_power"), check_fraction(power, "power", "ppi_power")
+    confidence = check_fraction(confidence, "confidence", "ppi_power")
+    power = check_fraction(power, "power", "ppi_power")
     if not (residual_variance >= 0 and unlabelled_variance >= 0):
         raise SGIInputError(f"ppi_power needs variances >= 0. Got {residual_variance!r} and {unlabelled_variance!r}.")
     margin = _z(confidence) * math.sqrt(residual_variance / n_keys + unlabelled_variance)

@@ -6,11 +6,11 @@ import json
 import pytest
 
 from dashboard.views import monitor_views
-from sgi_core.policy.references import feature_label, feature_values
 from sgi_core.monitoring.store import default_db_path, policy_runs
 from sgi_core.monitoring.summary import monitor_run
 from sgi_core.policy.file import policy_to_json
 from sgi_core.policy.making import make_policy
+from sgi_core.policy.references import feature_label, feature_values
 from sgi_core.render import monitor_report
 from tests.dashboard.conftest import MODEL, array, assert_clean, figures, goto, metric
 

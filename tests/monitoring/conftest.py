@@ -29,7 +29,8 @@ def scored_truthfulqa(minilm, tmp_path_factory):
     from sgi_core.io.triples import load_triples
     from sgi_core.scoring import score_table
 
-    drawn = pd.read_csv(TRUTHFULQA).sample(TRUTHFULQA_ROWS, random_state=0)[["question", "context", "response", "label"]]
+    drawn = pd.read_csv(TRUTHFULQA).sample(TRUTHFULQA_ROWS, random_state=0)
+    drawn = drawn[["question", "context", "response", "label"]]
     path = tmp_path_factory.mktemp("truthfulqa") / "truthfulqa_draw.csv"
     drawn.to_csv(path, index=False)
     return score_table(load_triples(path), minilm)
@@ -37,7 +38,8 @@ def scored_truthfulqa(minilm, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def scored_paperlike(minilm, tmp_path_factory):
-    """HaluEval answers as the paper's loader keeps them (20 characters or more), none of the bundled sample's questions."""
+    """HaluEval answers as the paper's loader keeps them (20 characters or more), none of the bundled sample's
+    questions."""
     if not PAPERLIKE.exists():
         pytest.skip("../shared/data is not beside the repository")
     from sgi_core.io.triples import load_triples

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.policy.references import feature_values
 from sgi_core.monitoring.sample import sample_order
 from sgi_core.monitoring.summary import monitor_run
 from sgi_core.policy.making import make_policy
+from sgi_core.policy.references import feature_values
 from sgi_core.render.monitor import EXIT_CODES
 from sgi_core.scores.baselines import neg_response_length
 

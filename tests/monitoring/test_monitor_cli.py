@@ -59,7 +59,8 @@ def test_an_unlabelled_run_is_unverified_asks_for_its_sample_and_is_recorded(tmp
     assert headline["ci"] == corrected["ci"] and corrected["role"] == "if only the rate changed"
     low, high = corrected["ci"]
     share = result["flag_share"]
-    assert low <= 0.2 <= high and share["estimate"] == share["n_flagged"] / share["n_scored"] and share["n_scored"] == 400
+    assert low <= 0.2 <= high and share["estimate"] == share["n_flagged"] / share["n_scored"]
+    assert share["n_scored"] == 400
     assert result["sample"]["size"] == 385 and not result["sample"]["whole_run"]
     assert "label 385 of its 400 rows" in result["what_to_do"]
     (record,) = policy_runs(db)
@@ -215,9 +216,9 @@ def test_help_states_the_exit_codes_and_the_default_sample(capsys):
 
 
 def test_a_policy_on_a_score_the_tool_computes_is_monitored_on_a_plain_file(tmp_path, capsys):
-    from sgi_core.policy.references import feature_values
     from sgi_core.policy.file import policy_to_json
     from sgi_core.policy.making import make_policy
+    from sgi_core.policy.references import feature_values
     from sgi_core.scores.baselines import neg_response_length
 
     source = _rows(600, 0.5, 12)

@@ -43,7 +43,8 @@ def _policy_dict():
      r"policy field 'heldout_auroc_ci' must be a lower bound no higher than its upper bound; got \[0.99, 0.2\]"),
     (lambda d: d.update(heldout_auroc=0.95, heldout_auroc_ci=[0.6, 0.7]),
      r"policy field 'heldout_auroc' must be inside its own interval heldout_auroc_ci \[0.6, 0.7\]; got 0.95"),
-    (lambda d: d.update(heldout_auroc_ci=[0.6, None]), "policy field 'heldout_auroc_ci' must be two numbers or two nulls"),
+    (lambda d: d.update(heldout_auroc_ci=[0.6, None]),
+     "policy field 'heldout_auroc_ci' must be two numbers or two nulls"),
     (lambda d: d.update(heldout_auroc=None), "policy field 'heldout_auroc' must be a number where heldout_auroc_ci"),
     (lambda d: d.update(precision=0.99), "policy field 'precision' must be the rate its held-out counts give"),
     (lambda d: d.update(recall=0.01), "policy field 'recall' must be the rate its held-out counts give"),
@@ -98,8 +99,8 @@ def test_an_older_policy_loads_without_counts_or_references():
 
 def test_gate_scoring_the_file_itself_writes_every_feature_into_the_policy(tmp_path):
     from sgi_core.cli import main
-    from sgi_core.policy.references import FEATURE_NAMES
     from sgi_core.policy.file import load_policy
+    from sgi_core.policy.references import FEATURE_NAMES
     from tests.conftest import SAMPLE_CSV
 
     out = tmp_path / "policy.json"

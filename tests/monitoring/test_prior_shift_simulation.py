@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sgi_core.policy.references import feature_values
 from sgi_core.monitoring.summary import monitor_run
 from sgi_core.policy.making import make_policy
+from sgi_core.policy.references import feature_values
 
 FULL = os.environ.get("SGI_MONITOR_SIMULATION") == "full"
 SPLITS, RUNS_PER_RATE = (20, 10) if FULL else (4, 5)

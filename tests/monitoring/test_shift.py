@@ -6,8 +6,8 @@ import pytest
 from scipy import stats
 
 from sgi_core.errors import SGIInputError
-from sgi_core.policy.references import class_cdf, class_references, feature_values, mixture_cdf
 from sgi_core.monitoring.shift import BETA, holm, ks_statistics, shift_check
+from sgi_core.policy.references import class_cdf, class_references, feature_values, mixture_cdf
 
 
 def _reference(rng, n=300, shift=1.0):

@@ -7,15 +7,16 @@ import pandas as pd
 import pytest
 
 from sgi_core.errors import SGIInputError
-from sgi_core.policy.references import MIN_EVENTS_PER_CLASS
 from sgi_core.monitoring.sample import plan_sample, sample_order, sample_problem
 from sgi_core.monitoring.summary import STATUSES, monitor_run, record_validation
 from sgi_core.policy.making import make_policy
+from sgi_core.policy.references import MIN_EVENTS_PER_CLASS
 
 
 def _frame(n, seed=0):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"question": [f"q{i}" for i in range(n)], "context": ["c" * int(v) for v in rng.integers(50, 90, n)],
+    return pd.DataFrame({"question": [f"q{i}" for i in range(n)],
+                         "context": ["c" * int(v) for v in rng.integers(50, 90, n)],
                          "response": ["r" * int(v) for v in rng.integers(5, 40, n)]})
 
 
@@ -40,7 +41,8 @@ def test_the_sample_is_sized_for_the_rate_half_width_at_the_worst_case(n_rows, h
 
 
 def test_plan_refuses_a_half_width_outside_its_range():
-    with pytest.raises(SGIInputError, match=r"'half_width' parameter of plan_sample must be a float in \(0, 0.5\). Got 0.5"):
+    with pytest.raises(SGIInputError,
+                       match=r"'half_width' parameter of plan_sample must be a float in \(0, 0.5\). Got 0.5"):
         plan_sample(100, half_width=0.5)
     with pytest.raises(SGIInputError, match="'n_rows' parameter of plan_sample must be an int >= 0. Got -1"):
         plan_sample(-1)
@@ -51,7 +53,8 @@ def test_the_sample_is_the_review_queues_and_a_prefix_of_it_is_accepted():
     order = sample_order(frame, 3)
     # The same rows whatever the order of the file's rows: the order follows the rows' keys.
     shuffled = frame.sample(frac=1.0, random_state=1)
-    assert shuffled["question"].to_numpy()[sample_order(shuffled, 3)].tolist() == frame["question"].to_numpy()[order].tolist()
+    assert (shuffled["question"].to_numpy()[sample_order(shuffled, 3)].tolist()
+            == frame["question"].to_numpy()[order].tolist())
     plan = plan_sample(40, half_width=0.2, seed=3)  # 25 rows
     labelled = np.zeros(40, dtype=bool)
     labelled[order[:30]] = True

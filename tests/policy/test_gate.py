@@ -48,7 +48,8 @@ def test_run_gate_numbers_and_the_upper_bound_rule():
     assert passing.checks[1].value == pytest.approx(3 / 5) and passing.checks[2].value == pytest.approx(3 / 4)
     failing = run_gate(y, s, _policy(precision=hi + 1e-9, recall=0.75), n_boot=0)
     assert not failing.passed and not failing.checks[1].passed and failing.checks[2].passed
-    assert gate_check_line(failing.checks[1], failing).startswith(f"FAIL precision: 0.600 [{lo:.3f}, {hi:.3f}] flagging sgi < 1")
+    assert gate_check_line(failing.checks[1], failing).startswith(
+        f"FAIL precision: 0.600 [{lo:.3f}, {hi:.3f}] flagging sgi < 1")
 
 
 def test_run_gate_auroc_lower_bound_against_the_minimum():

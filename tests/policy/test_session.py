@@ -60,7 +60,8 @@ def test_fingerprint_covers_triples_and_labels_only(frame):
     (lambda d: d.update(note="x"), "the session has unknown fields note"),
     (lambda d: d.update(threshold="high"), "threshold have the wrong type"),
     (lambda d: d.update(threshold=True), "threshold have the wrong type"),
-    (lambda d: d.update(calibrator={"method": "platt"}), "the calibrator cannot be used: it must be an object with exactly the fields"),
+    (lambda d: d.update(calibrator={"method": "platt"}),
+     "the calibrator cannot be used: it must be an object with exactly the fields"),
 ])
 def test_bad_sessions_are_refused(frame, calibrator, mutate, message):
     data = new_session(model="minilm", calibrator=calibrator, threshold=1.0, frame=frame).to_dict()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import os
 import signal
 import stat
@@ -11,11 +10,14 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from sgi_core.errors import SGIInputError
+from sgi_core.io.triples import load_triples
 from sgi_core.review.annotations import (
     AnnotationFileWarning,
     AnnotationStore,
@@ -26,8 +28,6 @@ from sgi_core.review.annotations import (
     row_key,
     row_keys,
 )
-from sgi_core.io.triples import load_triples
-from sgi_core.errors import SGIInputError
 from sgi_core.review.label_sources import (
     combine_labels,
     join_labels,

@@ -1,4 +1,5 @@
-"""Labels in and out: ``--labels FILE`` opened safely, an import that adds only this file's new labels, a readable export."""
+"""Labels in and out: ``--labels FILE`` opened safely, an import that adds only this file's new labels, a readable
+export."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Rates that add up: each named estimate (labels only, prediction-powered) shows both runs' rates and new - base of them."""
+"""Rates that add up: each named estimate (labels only, prediction-powered) shows both runs' rates and new - base
+of them."""
 
 import re
 
