@@ -198,8 +198,9 @@ def test_compare_does_not_let_a_policy_validate_runs_it_was_not_validated_on(pol
     held = load_policy(policy)
     same = SimpleNamespace(frame=_rows(300, 0.3, 7, labelled=False), source="same.csv")
     moved = SimpleNamespace(frame=_rows(300, 0.3, 8, shift=0.3, labelled=False), source="moved.csv")
-    assert _validating(held, SimpleNamespace(base=same, new=same)) is held
-    assert _validating(held, SimpleNamespace(base=same, new=moved)) is None
+    files = ("same.csv", "moved.csv")
+    assert _validating(held, SimpleNamespace(base=same, new=same), files) is held
+    assert _validating(held, SimpleNamespace(base=same, new=moved), files) is None
     assert "moved.csv: the run's distribution is not a mixture" in capsys.readouterr().err
 
 
