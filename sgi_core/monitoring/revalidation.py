@@ -180,7 +180,7 @@ def revalidate_active(frame, score, threshold: float, design, *, n_boot: int = 1
     from sgi_core.results import UndefinedStatisticWarning
     from sgi_core.runs.active_labels import ACTIVE_METHOD, active_run_rate
     from sgi_core.runs.design_labels import run_units
-    from sgi_core.stats.design_weighted import design_weighted_rates
+    from sgi_core.stats.design_weighted import METHOD, design_weighted_rates
 
     first = run_units(frame)[1]
     y = frame["label"].to_numpy(dtype=np.float64)[first]
@@ -191,7 +191,7 @@ def revalidate_active(frame, score, threshold: float, design, *, n_boot: int = 1
         rates = design_weighted_rates(y[keep], s[keep], design.pi[keep], threshold, n_boot=n_boot, seed=seed,
                                       confidence=confidence)
         rate = active_run_rate(frame, design, confidence=confidence)
-    validation = validate_on_labels("score", [RunAuroc(ACTIVE_RUN_NAME, rates.auroc, tuple(rates.auroc_ci),
+    validation = validate_on_labels("score", [RunAuroc(ACTIVE_RUN_NAME, rates.auroc.value, rates.auroc.interval,
                                                        rates.n_grounded, rates.n_hallucinated)])
     method = f"{ACTIVE_METHOD}, predictor {design.predictor}, {design.n_drawn} keys"
     if math.isnan(rate.ci[0]):
@@ -202,7 +202,7 @@ def revalidate_active(frame, score, threshold: float, design, *, n_boot: int = 1
     if len(first) < len(frame):
         method += f"; over the run's {len(first):,} distinct answers (rows repeating an answer count once)"
     return Revalidation(
-        int(keep.sum()), rates.n_grounded, rates.n_hallucinated, rates.auroc, tuple(rates.auroc_ci),
-        rates.precision, tuple(rates.precision_ci), rates.recall, tuple(rates.recall_ci),
+        int(keep.sum()), rates.n_grounded, rates.n_hallucinated, rates.auroc.value, rates.auroc.interval,
+        rates.precision.value, rates.precision.interval, rates.recall.value, rates.recall.interval,
         float(min(max(rate.estimate, 0.0), 1.0)), tuple(map(float, rate_ci)), method, validation.validated,
-        validation.reason, f"{rates.method} ({rates.n_boot} resamples)")
+        validation.reason, f"{METHOD} ({rates.n_boot} resamples)")

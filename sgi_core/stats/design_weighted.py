@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sgi_core.errors import SGIInputError
-from sgi_core.results import JsonResult, warn_undefined
+from sgi_core.results import Estimate, JsonResult, warn_undefined
 from sgi_core.stats.checks import as_scores, check_fraction, check_int
 from sgi_core.stats.ranking import separation_floor
 
@@ -54,31 +54,26 @@ class DesignWeightedRates(JsonResult):
 
     Attributes
     ----------
-    auroc, auroc_ci : float, (float, float)
+    auroc : Estimate
         Grounded positive, higher score = grounded.
-    precision, precision_ci, recall, recall_ci : float, (float, float)
+    precision, recall : Estimate
         At the threshold, hallucinated positive (flagged: ``score < threshold``).
     n_grounded, n_hallucinated : int
         Labelled units of each class.
     effective_grounded, effective_hallucinated : float
         Kish effective sizes ``(sum w)^2 / sum w^2`` of each class.
     n_boot : int
-    method : str
     confidence : float
     """
 
-    auroc: float
-    auroc_ci: tuple[float, float]
-    precision: float
-    precision_ci: tuple[float, float]
-    recall: float
-    recall_ci: tuple[float, float]
+    auroc: Estimate
+    precision: Estimate
+    recall: Estimate
     n_grounded: int
     n_hallucinated: int
     effective_grounded: float
     effective_hallucinated: float
     n_boot: int
-    method: str
     confidence: float
 
 
@@ -150,7 +145,7 @@ def design_weighted_rates(y_true, y_score, pi, threshold: float, *, n_boot: int 
     Examples
     --------
     >>> res = design_weighted_rates([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1], [0.5, 1.0, 1.0, 0.5], 0.45, n_boot=0)
-    >>> round(res.auroc, 4), round(res.precision, 4), round(res.recall, 4)  # weights 2, 1, 1, 2: AUROC 8 / 9
+    >>> round(res.auroc.value, 4), round(res.precision.value, 4), round(res.recall.value, 4)  # AUROC 8 / 9
     (0.8889, 0.6667, 0.6667)
     """
     func = "design_weighted_rates"
@@ -182,9 +177,10 @@ def design_weighted_rates(y_true, y_score, pi, threshold: float, *, n_boot: int 
         intervals = [_percentile(r, tail) for r in replicates]
         effective = (round(_kish(w[~halluc])), round(_kish(w[halluc])))
         intervals[0] = separation_floor(area, *effective, intervals[0], confidence=confidence)
-    return DesignWeightedRates(area, intervals[0], precision, intervals[1], recall, intervals[2], n_grounded,
-                               n_halluc, _kish(w[~halluc]), _kish(w[halluc]), n_boot if n_boot else 0, METHOD,
-                               confidence)
+    method = METHOD if n_boot and not math.isnan(intervals[0][0]) else ""
+    return DesignWeightedRates(Estimate(area, intervals[0], method), Estimate(precision, intervals[1], method),
+                               Estimate(recall, intervals[2], method), n_grounded, n_halluc, _kish(w[~halluc]),
+                               _kish(w[halluc]), n_boot if n_boot else 0, confidence)
 
 
 def _percentile(replicates: np.ndarray, tail: float) -> tuple[float, float]:

@@ -45,24 +45,24 @@ def test_invariances():
     assert weighted_auroc(y, -s, w) == pytest.approx(1.0 - base)
     # Equal probabilities give the unweighted figures.
     res = design_weighted_rates(y, s, np.full(40, 0.3), 0.2, n_boot=0)
-    assert res.auroc == pytest.approx(roc_auc_score(y, s))
+    assert res.auroc.value == pytest.approx(roc_auc_score(y, s))
     flagged, halluc = s < 0.2, y == 0
-    assert res.precision == pytest.approx((flagged & halluc).sum() / flagged.sum())
-    assert res.recall == pytest.approx((flagged & halluc).sum() / halluc.sum())
+    assert res.precision.value == pytest.approx((flagged & halluc).sum() / flagged.sum())
+    assert res.recall.value == pytest.approx((flagged & halluc).sum() / halluc.sum())
     assert res.effective_grounded == pytest.approx((y == 1).sum())
 
 
 def test_an_empty_denominator_is_nan_and_one_class_has_no_interval():
     with pytest.warns(UndefinedStatisticWarning, match="at least 2 labelled units of each class"):
         res = design_weighted_rates([1, 1, 1, 0], [0.9, 0.8, 0.7, 0.6], [0.5] * 4, 0.1, n_boot=50)
-    assert math.isnan(res.precision) and res.recall == 0.0 and math.isnan(res.auroc_ci[0])
-    assert res.auroc == 1.0
+    assert math.isnan(res.precision.value) and res.recall.value == 0.0 and math.isnan(res.auroc.interval[0])
+    assert res.auroc.value == 1.0
 
 
 def test_a_perfect_separation_keeps_the_width_of_its_effective_size():
     y = np.array([1.0] * 6 + [0.0] * 6)
     res = design_weighted_rates(y, np.arange(12)[::-1], np.full(12, 0.5), 0.0, n_boot=200)
-    assert res.auroc == 1.0 and res.auroc_ci[0] < 0.8  # the Wilson interval of 6 of 6, not the point 1
+    assert res.auroc.value == 1.0 and res.auroc.interval[0] < 0.8  # the Wilson interval of 6 of 6, not the point 1
 
 
 def test_the_interval_is_reproducible_from_its_seed():
@@ -70,8 +70,8 @@ def test_the_interval_is_reproducible_from_its_seed():
     y = rng.integers(0, 2, 50).astype(float)
     s, pi = rng.normal(y, 1.0), rng.uniform(0.1, 1.0, 50)
     one, two = (design_weighted_rates(y, s, pi, 0.3, n_boot=300, seed=9) for _ in range(2))
-    assert one == two and one.auroc_ci[0] < one.auroc < one.auroc_ci[1]
-    assert design_weighted_rates(y, s, pi, 0.3, n_boot=300, seed=10).auroc_ci != one.auroc_ci
+    assert one == two and one.auroc.interval[0] < one.auroc.value < one.auroc.interval[1]
+    assert design_weighted_rates(y, s, pi, 0.3, n_boot=300, seed=10).auroc.interval != one.auroc.interval
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -97,7 +97,7 @@ def test_the_poisson_bootstrap_covers_the_population_auroc_under_an_active_desig
         pi = inclusion_probabilities(np.sqrt(s * (1 - s)), 100)
         drawn = rng.random(1000) < pi
         res = design_weighted_rates(y[drawn], s[drawn], pi[drawn], 0.5, n_boot=400, seed=rep)
-        covered.append(res.auroc_ci[0] <= truth <= res.auroc_ci[1])
-        widths.append(res.auroc_ci[1] - res.auroc_ci[0])
+        covered.append(res.auroc.interval[0] <= truth <= res.auroc.interval[1])
+        widths.append(res.auroc.interval[1] - res.auroc.interval[0])
     print(f"coverage {np.mean(covered):.3f}, median width {np.median(widths):.3f}")
     assert np.mean(covered) >= 0.92
