@@ -54,6 +54,8 @@ class GroundingFolder:
         The SHA-256 of the copied files' bytes: what the score cache is keyed by.
     source : Path
         The user's folder, resolved: what messages and records name.
+    snapshot_files : tuple
+        :attr:`~sgi_core.models.snapshot.FolderSnapshot.files` of the copy at ``path``.
     """
 
     path: Path
@@ -63,6 +65,7 @@ class GroundingFolder:
     weights: tuple[str, ...]
     fingerprint: str
     source: Path
+    snapshot_files: tuple = field(default=(), repr=False)
 
     @property
     def safetensors(self) -> bool:
@@ -136,7 +139,8 @@ def _check_config(folder: Path, config: dict, own_code: bool) -> None:
                                                     "(BERT, RoBERTa, DeBERTa-v2, ModernBERT, T5 classes)")
 
 
-def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: bool = False) -> GroundingFolder:
+def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: bool = False,
+                snapshot=None) -> GroundingFolder:
     """Check a grounding model folder and read its config and manifest (nothing is loaded).
 
     Parameters
@@ -148,6 +152,9 @@ def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: 
     trust_model_code : bool
         The user's consent to unpickle ``.bin``/``.ckpt``/``.pt`` weights and to load a
         folder the JSON trust check refuses. ``auto_map`` code is refused regardless.
+    snapshot : FolderSnapshot, optional
+        A snapshot of ``path`` another process made and :func:`~sgi_core.models.snapshot.reuse_snapshot`
+        verified: checked and loaded in place, not copied again.
 
     Raises
     ------
@@ -169,7 +176,7 @@ def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: 
     if not name or not all(ch.isalnum() or ch == "_" for ch in name):
         raise SGIInputError(f"the grounding model name {name!r} may hold only letters, digits and '_'",
                             hint="Name it on the command line as NAME=DIR, e.g. --grounding-model nli=./models/nli")
-    snapshot = snapshot_folder(folder)
+    snapshot = snapshot_folder(folder) if snapshot is None else snapshot
     with snapshot.checking() as copy:
         if not (copy / "config.json").is_file():
             raise SGIInputError(f"model folder '{copy}' has no config.json",
@@ -178,7 +185,7 @@ def read_folder(path: str | Path, *, name: str | None = None, trust_model_code: 
         config = _json_object(copy / "config.json", copy)
         manifest = _json_object(copy / MANIFEST_NAME, copy) if (copy / MANIFEST_NAME).is_file() else {}
         weights = weight_files(copy, trust_model_code=trust_model_code)
-    checked = GroundingFolder(copy, name, config, manifest, weights, snapshot.fingerprint, folder)
+    checked = GroundingFolder(copy, name, config, manifest, weights, snapshot.fingerprint, folder, snapshot.files)
     snapshot.bind(checked)
     return checked
 

@@ -179,7 +179,8 @@ def _max_length(adapter: Adapter, tokenizer, config: dict, folder) -> int:
 
 
 def load_grounding_model(path, *, name: str | None = None, trust_model_code: bool = False, device: str | None = None,
-                         backend: str = "auto", self_test: bool = True, network: bool = True) -> GroundingModel:
+                         backend: str = "auto", self_test: bool = True, network: bool = True,
+                         snapshot=None) -> GroundingModel:
     """Check, load and self-test a grounding model folder.
 
     Parameters
@@ -207,6 +208,9 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
         tokenizer, as a Ray driver needs them before its actors load the folder themselves
         (:mod:`sgi_core.pipelines.ray_models`). The model then has no network and no
         session, and :meth:`GroundingModel.support` refuses to run.
+    snapshot : FolderSnapshot, optional
+        Another process's verified snapshot of ``path`` to read in place
+        (:func:`~sgi_core.grounding.folder.read_folder`).
 
     Raises
     ------
@@ -224,7 +228,7 @@ def load_grounding_model(path, *, name: str | None = None, trust_model_code: boo
         raise ValueError("the self-test needs the network: load_grounding_model(network=False) takes self_test=False")
     resolved = resolve_device(device)
     backend = resolve_grounding_backend(backend, resolved)
-    folder = read_folder(path, name=name, trust_model_code=trust_model_code)
+    folder = read_folder(path, name=name, trust_model_code=trust_model_code, snapshot=snapshot)
     adapter = detect_adapter(folder)
     entry = ADAPTER_KINDS[adapter.kind]
     try:

@@ -14,6 +14,15 @@ its bytes, so two folders with the same names, sizes and times but other weights
 share cached scores. A file's digest is remembered by its device, inode, size and
 modification and change times (the change time cannot be set back by a user), so an
 unchanged folder is hashed once per process.
+
+Another process of the same user on the same machine (a Ray actor beside its driver) may
+read a snapshot in place instead of copying the folder again (:func:`reuse_snapshot`): only
+where the snapshot is still private (a real folder of this user's, closed to others), holds
+exactly the files the snapshot wrote, each a regular file of this user's whose device, inode,
+size and modification and change times are those it had once written, and their recorded
+digests give the fingerprint. A file written since has another change time, so the bytes read
+are the bytes hashed, under the same rule as the per-process memo; anything else is refused,
+and the caller copies the folder as usual.
 """
 
 from __future__ import annotations
@@ -51,19 +60,29 @@ class FolderSnapshot:
         The private copy the check and the loader read.
     fingerprint : str
         ``folder:`` plus SHA-256 over (relative name, SHA-256 of the bytes) of each file.
+    files : tuple of (str, str, tuple of int)
+        Each copied file's relative name, SHA-256 and stat key (device, inode, size,
+        modification and change times in ns) once written: what :func:`reuse_snapshot` checks.
+    owned : bool
+        False for another process's snapshot read in place (:func:`reuse_snapshot`): that
+        process deletes it, never this one.
     """
 
     source: Path
     path: Path
     fingerprint: str
+    files: tuple = ()
+    owned: bool = True
 
     def bind(self, owner: object) -> None:
-        """Delete the copy when ``owner`` (the loaded model) is collected, or at exit."""
-        weakref.finalize(owner, shutil.rmtree, self.path, True)
+        """Delete the copy when ``owner`` (the loaded model) is collected, or at exit (a copy this process made)."""
+        if self.owned:
+            weakref.finalize(owner, shutil.rmtree, self.path, True)
 
     def remove(self) -> None:
-        """Delete the copy now (a load that failed)."""
-        shutil.rmtree(self.path, ignore_errors=True)
+        """Delete the copy now (a load that failed), if this process made it."""
+        if self.owned:
+            shutil.rmtree(self.path, ignore_errors=True)
 
     @contextmanager
     def checking(self):
@@ -177,7 +196,7 @@ def snapshot_folder(folder: str | os.PathLike) -> FolderSnapshot:
     root = _root(folder)
     files = [(path, _regular_target(path, root)) for path in _visible_files(root)]
     copy = Path(tempfile.mkdtemp(prefix="sgi-model-"))
-    entries = []
+    entries, written = [], []
     try:
         for path, target in files:
             relative = path.relative_to(root)
@@ -187,10 +206,80 @@ def snapshot_folder(folder: str | os.PathLike) -> FolderSnapshot:
             if _stat_key(target) == before:  # a file written during the copy is hashed again next time
                 _DIGESTS[before] = digest
             entries.append((relative.as_posix(), digest))
+            written.append((relative.as_posix(), digest, _stat_key(copy / relative)))
     except OSError as err:
         shutil.rmtree(copy, ignore_errors=True)
         raise SGIInputError(f"cannot copy model folder '{root}': {err}") from None
     except BaseException:
         shutil.rmtree(copy, ignore_errors=True)
         raise
-    return FolderSnapshot(root, copy, _fingerprint(entries))
+    return FolderSnapshot(root, copy, _fingerprint(entries), tuple(written))
+
+
+def _private(info: os.stat_result) -> bool:
+    """This user's, and closed to everyone else."""
+    return info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def reuse_snapshot(path: str | os.PathLike, files, fingerprint: str, *,
+                   source: str | os.PathLike) -> FolderSnapshot | None:
+    """Another process's snapshot of ``source``, to read in place, where it provably holds the bytes it hashed.
+
+    Parameters
+    ----------
+    path : path-like
+        The snapshot (:attr:`FolderSnapshot.path` of the process that made it).
+    files : sequence of (str, str, tuple of int)
+        Its :attr:`FolderSnapshot.files`.
+    fingerprint : str
+        The fingerprint that process checked.
+    source : path-like
+        The user's folder it copies (named in messages).
+
+    Returns
+    -------
+    FolderSnapshot or None
+        Not :attr:`~FolderSnapshot.owned` (never deleted here), or None unless: ``path``
+        and every folder in it are real folders of this user's closed to others; it holds
+        exactly ``files`` (hidden ones included), each a regular file of this user's, closed
+        to others, with its recorded stat key (a write since changes the change time); and
+        the recorded digests give ``fingerprint``.
+
+    Examples
+    --------
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     _ = (Path(folder) / "config.json").write_text("{}")
+    ...     made = snapshot_folder(folder)
+    ...     same = reuse_snapshot(made.path, made.files, made.fingerprint, source=folder)
+    ...     _ = (made.path / "config.json").write_text("{}")  # the same bytes, written again
+    ...     again = reuse_snapshot(made.path, made.files, made.fingerprint, source=folder)
+    ...     made.remove()
+    >>> (same.path == made.path, same.owned, again)
+    (True, False, None)
+    """
+    root = Path(path)
+    expected = {name: tuple(key) for name, _, key in files}
+    if not expected or _fingerprint([(name, digest) for name, digest, _ in files]) != fingerprint:
+        return None
+    seen = 0
+    try:
+        if not (stat.S_ISDIR((info := os.lstat(root)).st_mode) and _private(info)):
+            return None
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in dirnames:
+                info = os.lstat(Path(dirpath) / name)
+                if not (stat.S_ISDIR(info.st_mode) and _private(info)):  # a link to a folder is not walked: refused
+                    return None
+            for name in filenames:
+                file = Path(dirpath) / name
+                info = os.lstat(file)
+                key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+                if not (stat.S_ISREG(info.st_mode) and _private(info)) or expected.get(
+                        file.relative_to(root).as_posix()) != key:
+                    return None
+                seen += 1
+    except OSError:
+        return None
+    if seen != len(expected):
+        return None
+    return FolderSnapshot(Path(source).expanduser().resolve(), root, fingerprint, tuple(files), owned=False)

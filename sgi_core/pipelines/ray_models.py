@@ -1,13 +1,16 @@
-"""Grounding models on Ray actors: checked once on the driver, loaded again by each actor from the same folder.
+"""Grounding models on Ray actors: checked once on the driver, loaded again by each actor.
 
-The driver loads each grounding model folder with the grounding package's own loader
+The driver checks each grounding model folder with the grounding package's own loader
 (:func:`sgi_core.grounding.runtime.load_grounding_model`: the folder's private copy, the
-trust check, the content fingerprint and the self-test). :func:`checked_models` turns the
-loaded models into :class:`CheckedModel` records, which travel to the actors; each actor
-loads the user's folder again, with no second self-test, and refuses it unless the
-fingerprint of its own copy is the one the driver checked, so a folder changed after the
-check never scores a row. The record of a scored file then carries the driver's
-self-test and the backend the actor ran.
+trust check, the content fingerprint, and the self-test on a built network unless it is
+turned off, when nothing that scores is built). :func:`checked_models` turns the checked
+models into :class:`CheckedModel` records, which travel to the actors; each actor loads the
+model with no second self-test: from the driver's private copy in place where
+:func:`~sgi_core.models.snapshot.reuse_snapshot` proves it unchanged since the driver hashed
+it (an actor on the driver's machine), else from its own copy of the user's folder, refused
+unless its fingerprint is the one the driver checked; either way a folder changed after the
+check never scores a row. The record of a scored file then carries the driver's self-test and
+the backend the actor ran.
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ class CheckedModel:
         The driver's self-test, recorded with every actor's model.
     trust_model_code : bool
         The user's consent to unpickle weights, as given to the driver.
+    snapshot : str
+        The driver's private copy of the folder ("" for none).
+    snapshot_files : tuple
+        Its files' names, digests and stat keys once written
+        (:attr:`~sgi_core.models.snapshot.FolderSnapshot.files`).
     """
 
     name: str
@@ -49,9 +57,12 @@ class CheckedModel:
     backend: str
     self_test: SelfTest
     trust_model_code: bool = False
+    snapshot: str = ""
+    snapshot_files: tuple = ()
 
     def load(self, device: str | None):
-        """The model loaded from :attr:`source` on ``device``, refused unless its fingerprint is the driver's.
+        """The model loaded on ``device`` from the driver's copy where it is provably unchanged, else from
+        :attr:`source`, refused unless its fingerprint is the driver's.
 
         Raises
         ------
@@ -59,9 +70,19 @@ class CheckedModel:
             When the folder's content changed since the driver checked it, or it no longer loads.
         """
         from sgi_core.grounding.runtime import load_grounding_model
+        from sgi_core.models.snapshot import reuse_snapshot
 
+        def unchanged():
+            return reuse_snapshot(self.snapshot, self.snapshot_files, self.fingerprint, source=self.source) \
+                if self.snapshot else None
+
+        reused = unchanged()
         model = load_grounding_model(self.source, name=self.name, trust_model_code=self.trust_model_code,
-                                     device=device, backend=self.backend, self_test=False)
+                                     device=device, backend=self.backend, self_test=False, snapshot=reused)
+        if reused is not None and unchanged() is None:
+            raise SGIInputError(f"the checked copy of the grounding model folder '{self.source}' changed while it "
+                                "loaded", source=self.source, hint="Leave the model's files alone while it scores, "
+                                                                   "and run again")
         if model.folder.fingerprint != self.fingerprint:
             raise SGIInputError(f"the grounding model folder '{self.source}' changed after it was checked: its "
                                 f"content fingerprint is {model.folder.fingerprint}, the checked one "
@@ -88,5 +109,6 @@ def checked_models(resources: Mapping[str, tuple], *, backend: str, trust_model_
     from sgi_core.grounding.onnx_network import grounding_backend
 
     return tuple(CheckedModel(model.name, str(model.folder.source), model.folder.fingerprint,
-                              grounding_backend(backend), model.self_test, trust_model_code)
+                              grounding_backend(backend), model.self_test, trust_model_code, str(model.folder.path),
+                              model.folder.snapshot_files)
                  for model in resources.get(GROUNDING_FIELD, ()))

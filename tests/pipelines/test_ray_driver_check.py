@@ -55,3 +55,34 @@ def test_a_ray_driver_with_the_self_test_builds_the_network_and_runs_it(nli_fold
     # The tiny model's random weights fail the self-test: it ran, on a network.
     with pytest.raises(SGIInputError, match="does not separate entailments from contradictions"):
         load_from_arguments([f"nli={nli_folder}"], args)
+
+
+def test_an_actor_beside_the_driver_reads_its_checked_copy_in_place(nli_folder):
+    driver = load_grounding_model(nli_folder, backend="torch", self_test=False, network=False)
+    (spec,) = checked_models({"grounding_models": (driver,)}, backend="torch", trust_model_code=False)
+    assert spec.snapshot == str(driver.folder.path) and spec.snapshot_files
+    actor = spec.load("cpu")
+    assert actor.folder.path == driver.folder.path and actor.folder.source == driver.folder.source
+    del actor
+    assert (driver.folder.path / "config.json").is_file()  # the driver's copy outlives the actor's model
+
+
+def test_a_changed_copy_is_not_read_and_the_actor_copies_the_folder_and_checks_it(nli_folder, tmp_path):
+    import shutil
+
+    driver = load_grounding_model(nli_folder, backend="torch", self_test=False, network=False)
+    (spec,) = checked_models({"grounding_models": (driver,)}, backend="torch", trust_model_code=False)
+    config = driver.folder.path / "config.json"
+    config.write_bytes(config.read_bytes())  # the same bytes written again: not provably unchanged
+    actor = spec.load("cpu")
+    assert actor.folder.path != driver.folder.path and actor.folder.fingerprint == driver.folder.fingerprint
+    # The user's folder changed too: refused, as without a copy to read.
+    changed = tmp_path / "nli"
+    shutil.copytree(nli_folder, changed)
+    moved = load_grounding_model(changed, backend="torch", self_test=False, network=False)
+    (moved_spec,) = checked_models({"grounding_models": (moved,)}, backend="torch", trust_model_code=False)
+    (changed / "extra.txt").write_text("new")
+    config = moved.folder.path / "config.json"
+    config.write_bytes(config.read_bytes())
+    with pytest.raises(SGIInputError, match="changed after it was checked"):
+        moved_spec.load("cpu")
