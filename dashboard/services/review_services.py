@@ -212,15 +212,17 @@ def queue_scores(key: state.DataKey, model_name: str, _table: TripleTable, _fram
     """Scores a queue can follow by name, each oriented higher = grounded, as the report judges them.
 
     The chooser (:func:`sgi_core.scores.selection.judged_scores`) names them: SGI, the
-    trivial scores, the registered, judge and grounding-model columns the file carries, then
-    its other numeric columns as they are; :func:`~sgi_core.scores.oriented.oriented_scores`
+    trivial scores, the registered, judge and grounding-model columns the file carries but the
+    angles, then its other numeric columns as they are; :func:`~sgi_core.scores.oriented.oriented_scores`
     orients them. The baselines are the app's cached ones, not computed again.
     """
     file_only = [column for column in _table.frame.columns if column not in _frame.columns]
     both = _frame.join(_table.frame[file_only]) if file_only else _frame
     others = [column for column in services.numeric_columns(_table) if not is_score_column(str(column))
               and not str(column).startswith(GROUNDING_PREFIX)]  # a grounding model's chunk count is not a score
-    specs = judged_scores(both.columns, trivial=False, others=others)
+    # The angles are drawn raw beside the scores (``row_profile``), so they are not followed as scores twice.
+    specs = [spec for spec in judged_scores(both.columns, trivial=False, others=others)
+             if spec.name not in ANGLE_COLUMNS]
     oriented = oriented_scores(both, specs, source=_table.source)
     scores = {"sgi": oriented["sgi"].to_numpy()}
     base = services.baselines(key, model_name, _frame)

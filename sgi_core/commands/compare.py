@@ -82,7 +82,8 @@ def run(args) -> int:
         if policy is not None and policy.model != (pair.model or args.model):
             print(f"note: the policy's threshold is in {policy.model}'s units; these runs were scored with "
                   f"{pair.model or args.model} (pass --model {policy.model})", file=sys.stderr)
-        comparison = compare_runs(pair.matched, threshold=threshold, policy=_validating(policy, pair, (args.base, args.new)), model=pair.model,
+        validated = _validating(policy, pair, (args.base, args.new))
+        comparison = compare_runs(pair.matched, threshold=threshold, policy=validated, model=pair.model,
                                   n_boot=args.n_boot, seed=args.seed, prediction_powered=not pair.targeted_labels,
                                   label_order=pair.label_order)
         if args.labels:
@@ -152,7 +153,8 @@ def _html(args, pair, comparison) -> str:
                        key=comparison.match.key, model=made[0].get("model") or args.model,
                        backend=made[0].get("backend") or made[1].get("backend"),
                        precision=made[0].get("precision") or args.precision,
-                       labels=", ".join(path.name for path in args.labels) if args.labels else "the files' label columns")
+                       labels=(", ".join(path.name for path in args.labels) if args.labels
+                               else "the files' label columns"))
     return comparison_report(comparison, pair.matched, facts)
 
 

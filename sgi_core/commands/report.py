@@ -84,7 +84,6 @@ def run(args) -> int:
             load_options=model_load_options(args), context_strategy=args.context_strategy,
             resources=resources, declared=declared,
         )
-    comparison = _with_families(comparison)
     print(comparison_text(comparison))
     report_json = comparison.to_report_json()
     frame = scored[models[0]]
@@ -114,18 +113,6 @@ def _html(args, table, comparison, frame, model: str) -> str:
     facts = provenance(file=table.source, fingerprint=file_fingerprint(args.input), rows=table.n_rows, model=model,
                        backend=comparison.backends[model], precision=args.precision, labels=labels)
     return file_report(rep, comparison.verdicts[model], frame, {rep.score_col: rep.length_matched}, facts)
-
-
-def _with_families(comparison):
-    """``comparison`` whose reports hold their model's detector families' judgements, as its verdicts read them: the
-    one report the text, the JSON and the HTML report draw."""
-    from dataclasses import replace
-
-    from sgi_core.evaluation.report import with_families
-
-    families = comparison.detectors
-    return replace(comparison, reports={name: with_families(rep, families[name].detectors if name in families else {})
-                                        for name, rep in comparison.reports.items()})
 
 
 def _check_detector_columns(specs, table) -> tuple:

@@ -108,8 +108,8 @@ def onnx_logits(model) -> OnnxLogits | None:
         None, with a warning naming the model, when the network does not export or
         its export does not load.
     """
-    from sgi_core.models.cache_folder import default_cache_dir
     from sgi_core.models import onnx_export
+    from sgi_core.models.cache_folder import default_cache_dir
 
     inputs = model.network_inputs([p for p, _ in SAMPLE_PAIRS], [h for _, h in SAMPLE_PAIRS])
     folder = onnx_export.export_folder(default_cache_dir(), export_source(model), "onnx")

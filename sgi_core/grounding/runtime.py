@@ -101,7 +101,8 @@ class GroundingModel:
         if self.session is not None:
             return self.session(inputs)
         if self.network is None:
-            raise SGIInputError(f"grounding model '{self.name}' was checked, not loaded: it has no network to score with",
+            raise SGIInputError(f"grounding model '{self.name}' was checked, not loaded: it has no network to "
+                                "score with",
                                 hint="Load it with load_grounding_model(..., network=True)")
         return self.entry.logits(self.network(**inputs))
 
@@ -174,7 +175,8 @@ def _max_length(adapter: Adapter, tokenizer, config: dict, folder) -> int:
         return min(limits) if limits else FALLBACK_MAX_LENGTH
     if limits and adapter.max_length > min(limits):
         raise SGIInputError(f"the manifest of model folder '{folder}' sets max_length {adapter.max_length}, beyond "
-                            f"the {min(limits)} tokens the model reads", hint=f"Set max_length to {min(limits)} or less")
+                            f"the {min(limits)} tokens the model reads",
+                            hint=f"Set max_length to {min(limits)} or less")
     return adapter.max_length
 
 

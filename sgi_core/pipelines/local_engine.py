@@ -108,7 +108,8 @@ def read_chunks(
     [[1, 2], [3]]
     """
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
-        raise SGIInputError(f"The 'chunk_rows' parameter of read_chunks must be an int >= 1. Got {chunk_rows!r} instead.")
+        raise SGIInputError("The 'chunk_rows' parameter of read_chunks must be an int >= 1. "
+                            f"Got {chunk_rows!r} instead.")
     name = str(path)
     tables = _validated(raw_chunks(Path(path), name, chunk_rows), name, mapping, label_positive, label_map)
     first = next(tables)
@@ -169,8 +170,8 @@ def score_chunk(table: TripleTable, encoder: Encoder, *, families: tuple[str, ..
     frame, n_new = encoded(score_table, table, encoder, context_strategy=context_strategy)
     for family in chosen:
         columns, n_family_new = encoded(
-            lambda **options: family.compute(DetectorInputs(table, encoder, resources=resources or {},
-                                                            **options)).columns)
+            lambda family=family, **options: family.compute(DetectorInputs(table, encoder, resources=resources or {},
+                                                                           **options)).columns)
         frame, n_new = frame.join(columns), n_new + n_family_new
     return frame, n_new
 

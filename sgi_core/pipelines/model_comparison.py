@@ -10,7 +10,7 @@ import pandas as pd
 from sgi_core.columns import DEFAULT_CONTEXT_STRATEGY
 from sgi_core.detectors.report import DetectorReport, detector_report
 from sgi_core.embedding import EmbeddingCache, ProgressCallback, backend_used, load_encoder
-from sgi_core.evaluation.report import EvaluationReport, evaluate
+from sgi_core.evaluation.report import EvaluationReport, evaluate, with_families
 from sgi_core.evaluation.verdict import Verdict, report_verdict
 from sgi_core.io.triples import TripleTable
 from sgi_core.long_context import TruncationResult, truncation_report
@@ -156,10 +156,11 @@ def compare_models(
                                                        cache=cache, batch_size=batch_size, n_boot=n_boot, seed=seed,
                                                        resources=resources)
             scored[name] = scored[name].join(per_row)
+            # The one report holds the families' judgements: the text, the JSON, the HTML and the verdict read it.
+            reports[name] = with_families(reports[name], detectors[name].detectors)
         # Made once the families are computed, so that a family's score can beat the best trivial score.
-        verdicts[name] = report_verdict(reports[name], scored[name],
-                                        families=detectors[name].detectors if name in detectors else None,
-                                        family_scores=scored[name], n_boot=n_boot, seed=seed)
+        verdicts[name] = report_verdict(reports[name], scored[name], family_scores=scored[name], n_boot=n_boot,
+                                        seed=seed)
     degenerate = {n: f["sgi_status"].astype(str).str.startswith("degenerate").to_numpy() for n, f in scored.items()}
     agreement = (cross_model_agreement({n: f["sgi"].to_numpy() for n, f in scored.items()}, degenerate=degenerate)
                  if len(models) > 1 else None)

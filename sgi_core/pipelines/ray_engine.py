@@ -94,7 +94,8 @@ def _shard_columns(shards: list[Path]) -> list[str]:
                 names = pq.read_schema(shard).names
         except (pa.ArrowException, UnicodeDecodeError, OSError) as err:
             raise SGIInputError(f"cannot read the shard's header: {err}", source=str(shard),
-                                hint="Ray reads UTF-8 comma-separated CSV and Parquet; convert other files to Parquet") from None
+                                hint="Ray reads UTF-8 comma-separated CSV and Parquet; convert other files to "
+                                     "Parquet") from None
         validate_triples(pd.DataFrame(columns=names), source=str(shard), whole_file=False)
         if columns is None:
             columns = names
@@ -258,7 +259,8 @@ def score_with_ray(
                             hint="pip install -r requirements-ray.txt (or pip install '.[ray]')") from None
     start = time.perf_counter()
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
-        raise SGIInputError(f"The 'batch_rows' parameter of score_with_ray must be an int >= 1. Got {batch_rows!r} instead.")
+        raise SGIInputError("The 'batch_rows' parameter of score_with_ray must be an int >= 1. "
+                            f"Got {batch_rows!r} instead.")
     shards = find_shards(input_path)
     columns = _shard_columns(shards)
     output = Path(output).expanduser().resolve()

@@ -132,7 +132,8 @@ def _key_cell(value) -> str:
 
 def _per_key(frame: pd.DataFrame, keys: pd.Series,
              scores: tuple[str, ...]) -> tuple[pd.DataFrame, pd.Series, int, pd.DataFrame]:
-    """Per-key means of ``scores`` (and of ``label``), first row per key, keys with several rows, scored rows per key."""
+    """Per-key means of ``scores`` (and of ``label``), first row per key, keys with several rows, scored rows per
+    key."""
     columns = [c for c in (*scores, "label", LABEL_ORDER) if c in frame.columns]
     values = frame[columns].reset_index(drop=True).apply(pd.to_numeric, errors="coerce").astype(np.float64)
     if "sgi" in columns and STATUS_COLUMN in frame.columns:
@@ -192,9 +193,10 @@ def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> Ma
     if len(keyless_base) or len(keyless_new):
         warnings.warn(f"{len(keyless_base)} base and {len(keyless_new)} new rows have an empty '{key}' and are "
                       "left out of the comparison (listed in the result)", UserWarning, stacklevel=2)
-    base_means, base_first, averaged_base, base_counts = _per_key(base[key_base.to_numpy() != ""], key_base[key_base != ""],
-                                                     scores)
-    new_means, new_first, averaged_new, new_counts = _per_key(new[key_new.to_numpy() != ""], key_new[key_new != ""], scores)
+    base_means, base_first, averaged_base, base_counts = _per_key(base[key_base.to_numpy() != ""],
+                                                                  key_base[key_base != ""], scores)
+    new_means, new_first, averaged_new, new_counts = _per_key(new[key_new.to_numpy() != ""],
+                                                              key_new[key_new != ""], scores)
     # Positions within the keyed rows back to positions in the input tables.
     base_first = pd.Series(np.flatnonzero(key_base != "")[base_first.to_numpy()], index=base_first.index)
     new_first = pd.Series(np.flatnonzero(key_new != "")[new_first.to_numpy()], index=new_first.index)
@@ -217,7 +219,8 @@ def match_runs(base: pd.DataFrame, new: pd.DataFrame, *, key: str, scores) -> Ma
         mixed_label_keys=mixed,
     )
     return MatchedRuns(match, keys.to_numpy(dtype=object), base_kept.reset_index(drop=True),
-                       new_kept.reset_index(drop=True), base_first.loc[keys].to_numpy(), new_first.loc[keys].to_numpy(), scores,
+                       new_kept.reset_index(drop=True), base_first.loc[keys].to_numpy(),
+                       new_first.loc[keys].to_numpy(), scores,
                        base_counts.loc[keys].reset_index(drop=True), new_counts.loc[keys].reset_index(drop=True),
                        _changed_keys(base, new, key_base, key_new, keys))
 

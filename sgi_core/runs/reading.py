@@ -18,8 +18,8 @@ Labels, ids, row numbers, counts and flags are never compared as scores.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -98,8 +98,9 @@ def _is_excluded(column: str, table: TripleTable) -> bool:
     set_aside = column.startswith("input_") and column.removeprefix("input_") in ADDED_COLUMNS
     # A grounding model's chunk count and cut flag describe its scores; they are not scores.
     grounding_count = column.startswith(GROUNDING_PREFIX) and grounding_spec(column) is None
-    return (column in NOT_SCORES or grounding_count or column in TEXT_COLUMNS or column in mapped or column in table.renamed.values()
-            or set_aside or column.lower() in COLUMN_ALIASES["label"] or bool(_ID_NAME.search(column)))
+    return (column in NOT_SCORES or grounding_count or column in TEXT_COLUMNS or column in mapped
+            or column in table.renamed.values() or set_aside or column.lower() in COLUMN_ALIASES["label"]
+            or bool(_ID_NAME.search(column)))
 
 
 def read_run(raw: pd.DataFrame, *, source: str, scorer: Scorer | None, label_positive: str | None = None,

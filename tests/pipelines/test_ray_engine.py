@@ -200,7 +200,8 @@ def test_the_temporary_folder_is_new_and_what_was_at_the_old_name_is_left_alone(
 def test_a_latin1_csv_shard_is_a_one_line_input_error(local_ray, tmp_path):
     rows = "question,context,response\nQué es la crème brûlée?,La crème brûlée est un dessert.,Un dessert à la crème.\n"
     (tmp_path / "latin1.csv").write_bytes(rows.encode("latin-1"))
-    with pytest.raises(SGIInputError, match=r"^the CSV shard is not UTF-8 text, which is all Ray.s CSV reader reads \(file .*latin1\.csv.\)\. "
+    with pytest.raises(SGIInputError, match=r"^the CSV shard is not UTF-8 text, which is all Ray.s CSV reader reads "
+                                            r"\(file .*latin1\.csv.\)\. "
                                             r"Save the shards as UTF-8 or convert them to Parquet"):
         score_with_ray(tmp_path / "latin1.csv", tmp_path / "out", model="hashing-256", use_cache=False)
     assert not (tmp_path / "out").exists() and [p.name for p in tmp_path.iterdir()] == ["latin1.csv"]
