@@ -90,7 +90,8 @@ with label_tab:
                        f"Most uncertain on SGI: P(grounded) nearest 0.5 ({origin})." if origin else
                        "Most uncertain needs a threshold (Calibration session page) or labels to calibrate SGI.")
         try:
-            order = (active_review.active_queue(data.key, st.session_state.get(state.REVIEW_PREDICTOR), float(target),
+            budget = active_review.active_budget(data.key, target, data.table)
+            order = (active_review.active_queue(data.key, st.session_state.get(state.REVIEW_PREDICTOR), float(budget),
                                                 seed, data.table) if strategy == "active" else
                      review_services.queue(data.key, data.model, strategy, seed, score, second, threshold, origin,
                                            scores, data.frame["label"].to_numpy(), probability, data.table))

@@ -288,15 +288,18 @@ def active_controls(data, scores: dict) -> None:
     """The active queue's predictor, and what its labels are: the target number is the sample's expected size."""
     columns = active_review.predictor_columns(data.table, scores)
     if not columns:
-        st.warning("The active queue needs a probability column in the file (a grounding model's or a judge's "
-                   "P(grounded)) to draw from; this file has none.")
+        st.info("The active queue draws where a predictor is unsure, so it needs a probability column in the file "
+                "(values in [0, 1], higher = grounded: a grounding model's or a judge's P(grounded)); this file has "
+                "none. Score it with a grounding model (`python -m sgi_core score FILE -o scored.parquet "
+                "--grounding-model NAME=DIR`) or a judge, or use another queue.")
         st.stop()
     predictor = st.selectbox("Predictor (a probability column, higher = grounded)", columns,
                              key=state.REVIEW_PREDICTOR, **state.PERSIST, format_func=display_name)
-    target = st.session_state.get(state.REVIEW_TARGET, 100)
+    target = active_review.active_budget(data.key, st.session_state.get(state.REVIEW_TARGET, 100), data.table)
     seed = st.session_state.get(state.REVIEW_SEED, 0)
     st.caption(f"The keys `python -m sgi_core sample FILE --design active --predictor {predictor} --n {target} "
-               f"--seed {seed}` draws (the target number of labels below is --n): more where the predictor is unsure, "
+               f"--seed {seed}` draws (the target number of labels below, at most the file's keys, is --n): more where "
+               "the predictor is unsure, "
                "each with the probability it was drawn with. Every label given here keeps that probability, and the "
                "exported table (Import / export) is a --labels file that `compare` and `monitor` weigh back by it. "
                "The pages reading the annotations take these labels as not a random sample.")

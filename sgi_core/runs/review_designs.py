@@ -144,11 +144,21 @@ def pair_predictors(pair) -> list[str]:
     A column is one where every value of both runs lies in [0, 1] ([-1, 0] for a ``neg_`` column)
     (:func:`~sgi_core.runs.sampling_design.halluc_probability`).
     """
+    in_base = set(run_predictors(pair.matched.base, pair.matched.scores))
+    return [column for column in run_predictors(pair.matched.new, pair.matched.scores) if column in in_base]
+
+
+def run_predictors(frame, columns) -> list[str]:
+    """The ``columns`` of one run an active design reads as probabilities without a policy, in their order.
+
+    A column is one of the run's whose every value lies in [0, 1] ([-1, 0] for a ``neg_``
+    column) (:func:`~sgi_core.runs.sampling_design.halluc_probability`); an identifier or a raw
+    score is not one.
+    """
     readable = []
-    for column in pair.matched.scores:
+    for column in columns:
         try:
-            for frame in (pair.matched.base, pair.matched.new):
-                halluc_probability(frame, column)
+            halluc_probability(frame, column)
         except SGIInputError:
             continue
         readable.append(column)

@@ -41,3 +41,23 @@ def test_the_active_queue_shows_the_drawn_keys_and_stores_their_probability(revi
         assert stored["queue"] == "active" and stored["design"] == "active" and stored["predictor"] == "model_prob"
         assert float(stored["inclusion_probability"]) == expected["inclusion_probability"]
         assert (int(stored["seed"]), float(stored["budget"])) == (SEED, BUDGET)
+
+
+def test_the_active_queue_offers_only_probability_columns_and_says_what_a_file_without_one_needs(review):  # noqa: F811
+    sample = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False).head(60)
+    assert "pair_id" in sample.columns  # numeric, but an identifier: not a probability
+    at = upload(review, "no_probability.csv", sample.to_csv(index=False).encode())
+    goto(at, "review")
+    at.selectbox(key="review.strategy").set_value("active").run()
+    assert_clean(at)
+    assert not [box for box in at.selectbox if box.key == "review.predictor"]
+    assert any("needs a probability column in the file" in box.value for box in at.info)
+
+    sample["model_prob"] = np.linspace(0.05, 0.95, 60)
+    at = upload(review, "with_probability.csv", sample.to_csv(index=False).encode())
+    goto(at, "review")
+    at.selectbox(key="review.strategy").set_value("active").run()
+    assert_clean(at)
+    assert at.selectbox(key="review.predictor").options == ["model_prob (file column)"]
+    # The default target (100 labels) is more than the file's 60 answers: the sample is all of them.
+    assert any("--predictor model_prob --n 60 --seed 0" in c.value for c in at.caption)
