@@ -30,7 +30,7 @@ QUEUE_NAMES = {"random": "random (seeded)", "stratified": "stratified over the s
                "disagreement": "most disagreement between two scores",
                "false_alarms": "worst false alarms: labelled grounded, lowest score",
                "missed_hallucinations": "worst misses: labelled hallucinated, highest score",
-               "active": "active: the keys `sample --design active` draws, where the predictor is unsure"}
+               "active": "active (more labels where a predictor is unsure)"}
 LABEL_WORDS = {1.0: "grounded", 0.0: "hallucinated"}
 LABEL_ICONS = {"grounded": ":material/check_circle:", "hallucinated": ":material/report:", "unsure": ":material/help:"}
 
