@@ -1,16 +1,9 @@
 """Grounding models on Ray actors: checked once on the driver, loaded again by each actor.
 
-The driver checks each grounding model folder with the grounding package's own loader
-(:func:`sgi_core.grounding.runtime.load_grounding_model`: the folder's private copy, the
-trust check, the content fingerprint, and the self-test on a built network unless it is
-turned off, when nothing that scores is built). :func:`checked_models` turns the checked
-models into :class:`CheckedModel` records, which travel to the actors; each actor loads the
-model with no second self-test: from the driver's private copy in place where
-:func:`~sgi_core.models.snapshot.reuse_snapshot` proves it unchanged since the driver hashed
-it (an actor on the driver's machine), else from its own copy of the user's folder, refused
-unless its fingerprint is the one the driver checked; either way a folder changed after the
-check never scores a row. The record of a scored file then carries the driver's self-test and
-the backend the actor ran.
+The driver's check (:func:`sgi_core.grounding.runtime.load_grounding_model`) becomes a
+:class:`CheckedModel` record; each actor loads from the driver's copy where
+:func:`~sgi_core.models.snapshot.reuse_snapshot` proves it unchanged, else from its own copy,
+refused unless its fingerprint is the driver's: a folder changed after the check scores no row.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """A scored run in Parquet shards reduced, one bounded batch at a time, to the per-row numbers ``monitor`` reads.
 
-Holding a run to a policy needs, of every row, only numbers and a key: the policy's score,
-the label, the monitored features (:func:`sgi_core.policy.references.feature_values`: the
-response's and the context's lengths, theta(q,c)), the row's key
-(:func:`sgi_core.review.annotations.row_keys`, which orders the sample to label) and the
-answering system. :func:`run_digest` computes them with :func:`sgi_core.io.shards.map_shards`,
-so that a run of any size is read with the texts of one batch in memory, and nothing is scored:
-the shards carry the score.
+Holding a run to a policy needs only numbers and a key per row (score, label, monitored
+features, row key, answering system): :func:`run_digest` reads them a batch of texts at a time
+and scores nothing, since the shards carry the score.
 """
 
 from __future__ import annotations
